@@ -1,0 +1,415 @@
+"""Privacy events: immutable descriptions of what a mechanism did.
+
+An event says *which* randomised release happened and with which parameters; it does not
+say how to account for it. Accountants (:mod:`dpaudit.accounting`) read events and may
+answer "not applicable" for events they cannot bound. This mirrors the split of
+dp-accounting's ``DpEvent`` taxonomy and its accountants.
+
+Leaves
+    :class:`GaussianEvent`, :class:`GaussianSequenceEvent` (many Gaussian releases with
+    per-step μ, stored as one array so 10^6 steps cost one object),
+    :class:`LaplaceEvent`, :class:`RandomizedResponseEvent`,
+    :class:`GaussianReportNoisyMaxEvent`, :class:`LaplaceReportNoisyMaxEvent`,
+    :class:`PureDpEvent`, :class:`ApproxDpEvent`, :class:`NoOpEvent`.
+
+Combinators
+    :class:`ComposedEvent` (sequential, possibly adaptive, composition),
+    :class:`SelfComposedEvent` (k-fold), :class:`ParallelEvent` (the branches touch
+    disjoint data: the guarantee is the worst branch).
+
+Every event validates its parameters on construction and raises ``ValueError`` naming the
+parameter and its valid range.
+
+Example:
+    >>> from dpaudit.events import GaussianEvent, LaplaceEvent, ComposedEvent
+    >>> e = ComposedEvent((GaussianEvent(sigma=2.0), LaplaceEvent(scale=4.0).repeat(3)))
+    >>> e.num_releases
+    4
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Iterable
+
+import numpy as np
+
+__all__ = [
+    "Neighbouring",
+    "PrivacyEvent",
+    "NoOpEvent",
+    "GaussianEvent",
+    "GaussianSequenceEvent",
+    "LaplaceEvent",
+    "RandomizedResponseEvent",
+    "GaussianReportNoisyMaxEvent",
+    "LaplaceReportNoisyMaxEvent",
+    "PureDpEvent",
+    "ApproxDpEvent",
+    "ComposedEvent",
+    "SelfComposedEvent",
+    "ParallelEvent",
+    "check_positive",
+    "check_nonnegative",
+    "check_probability",
+]
+
+
+class Neighbouring(str, Enum):
+    """The neighbouring relation between datasets.
+
+    ``REPLACE``: one record is replaced by another. ``ADD_REMOVE``: one record is added or
+    removed. Where an event's guarantee depends on the relation, the event has an explicit
+    ``neighbouring`` field.
+    """
+
+    REPLACE = "replace"
+    ADD_REMOVE = "add-remove"
+
+
+# ---------------------------------------------------------------------------------------
+# validation helpers (shared by events, mechanisms and the CLI)
+
+
+def _finite(name: str, value: float) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {value!r}") from None
+    if math.isnan(v):
+        raise ValueError(f"{name} must be a number, got NaN")
+    return v
+
+
+def check_positive(name: str, value: float, *, allow_inf: bool = False) -> float:
+    """Return ``float(value)`` if it lies in (0, ∞), else raise ``ValueError``."""
+    v = _finite(name, value)
+    if not (v > 0) or (math.isinf(v) and not allow_inf):
+        raise ValueError(f"{name} must be in (0, inf), got {value!r}")
+    return v
+
+
+def check_nonnegative(name: str, value: float) -> float:
+    """Return ``float(value)`` if it lies in [0, ∞), else raise ``ValueError``."""
+    v = _finite(name, value)
+    if not (v >= 0) or math.isinf(v):
+        raise ValueError(f"{name} must be in [0, inf), got {value!r}")
+    return v
+
+
+def check_probability(name: str, value: float, *, low_open: bool = True, high_open: bool = True) -> float:
+    """Return ``float(value)`` if it is a probability in the stated (open/closed) interval."""
+    v = _finite(name, value)
+    lo_ok = v > 0 if low_open else v >= 0
+    hi_ok = v < 1 if high_open else v <= 1
+    if not (lo_ok and hi_ok):
+        lo = "(0" if low_open else "[0"
+        hi = "1)" if high_open else "1]"
+        raise ValueError(f"{name} must be in {lo}, {hi}, got {value!r}")
+    return v
+
+
+def _check_count(name: str, value: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+    if value < 1:
+        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+    return int(value)
+
+
+# ---------------------------------------------------------------------------------------
+# base
+
+
+@dataclass(frozen=True)
+class PrivacyEvent:
+    """Base class of all events. Events are immutable, hashable values."""
+
+    @property
+    def num_releases(self) -> int:
+        """How many randomised releases the event stands for."""
+        return 1
+
+    def repeat(self, count: int) -> "PrivacyEvent":
+        """The ``count``-fold sequential self-composition of this event."""
+        count = _check_count("count", count)
+        return self if count == 1 else SelfComposedEvent(self, count)
+
+
+@dataclass(frozen=True)
+class NoOpEvent(PrivacyEvent):
+    """A release that reveals nothing about the data (e.g. a data-independent pre-pull)."""
+
+    @property
+    def num_releases(self) -> int:
+        return 0
+
+
+# ---------------------------------------------------------------------------------------
+# leaves
+
+
+@dataclass(frozen=True)
+class GaussianEvent(PrivacyEvent):
+    """Gaussian mechanism ``f(x) + N(0, σ² I)`` with ℓ2-sensitivity ``sensitivity``.
+
+    It is exactly μ-GDP with μ = sensitivity/σ (Dong, Roth & Su 2022, Thm 2.7) under
+    whichever neighbouring relation the sensitivity was computed for.
+    """
+
+    sigma: float
+    sensitivity: float = 1.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sigma", check_positive("sigma", self.sigma))
+        object.__setattr__(self, "sensitivity", check_positive("sensitivity", self.sensitivity))
+
+    @property
+    def mu(self) -> float:
+        return self.sensitivity / self.sigma
+
+    @classmethod
+    def from_mu(cls, mu: float) -> "GaussianEvent":
+        """The Gaussian mechanism with unit sensitivity that is exactly ``mu``-GDP."""
+        return cls(sigma=1.0 / check_positive("mu", mu), sensitivity=1.0)
+
+
+@dataclass(frozen=True, eq=False)
+class GaussianSequenceEvent(PrivacyEvent):
+    """A sequence of Gaussian releases with per-step μ_i = s_i/σ_i, stored as one array.
+
+    Semantically identical to ``ComposedEvent(tuple(GaussianEvent.from_mu(m) for m in mus))``
+    but costs one object for 10^6 steps. Equality and hashing are by value.
+    """
+
+    mus: np.ndarray = field(repr=False)
+
+    def __post_init__(self) -> None:
+        arr = np.array(self.mus, dtype=float, copy=True).reshape(-1)
+        if arr.size == 0:
+            raise ValueError("mus must contain at least one value")
+        if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+            raise ValueError("mus must all be in (0, inf)")
+        arr.setflags(write=False)
+        object.__setattr__(self, "mus", arr)
+
+    @classmethod
+    def from_arrays(cls, sensitivities: Iterable[float] | float, sigmas: Iterable[float]) -> "GaussianSequenceEvent":
+        sig = np.asarray(sigmas, dtype=float)
+        sens = np.broadcast_to(np.asarray(sensitivities, dtype=float), sig.shape)
+        if np.any(~np.isfinite(sig)) or np.any(sig <= 0):
+            raise ValueError("sigmas must all be in (0, inf)")
+        if np.any(~np.isfinite(sens)) or np.any(sens <= 0):
+            raise ValueError("sensitivities must all be in (0, inf)")
+        return cls(sens / sig)
+
+    @property
+    def num_releases(self) -> int:
+        return int(self.mus.size)
+
+    @property
+    def mu(self) -> float:
+        """The exact GDP parameter of the whole sequence, sqrt(Σ μ_i²)."""
+        return float(math.sqrt(math.fsum((self.mus * self.mus).tolist())))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, GaussianSequenceEvent) and np.array_equal(self.mus, other.mus)
+
+    def __hash__(self) -> int:
+        return hash((GaussianSequenceEvent, self.mus.size, self.mus.tobytes()))
+
+    def __repr__(self) -> str:
+        return f"GaussianSequenceEvent(n={self.mus.size}, mu_total={self.mu:.6g})"
+
+
+@dataclass(frozen=True)
+class LaplaceEvent(PrivacyEvent):
+    """Laplace mechanism ``f(x) + Lap(scale)`` per coordinate, ℓ1-sensitivity ``sensitivity``.
+
+    Pure ε-DP with ε = sensitivity/scale.
+    """
+
+    scale: float
+    sensitivity: float = 1.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "scale", check_positive("scale", self.scale))
+        object.__setattr__(self, "sensitivity", check_positive("sensitivity", self.sensitivity))
+
+    @property
+    def epsilon(self) -> float:
+        return self.sensitivity / self.scale
+
+    @classmethod
+    def from_epsilon(cls, epsilon: float) -> "LaplaceEvent":
+        """Unit-sensitivity Laplace mechanism with scale 1/ε."""
+        return cls(scale=1.0 / check_positive("epsilon", epsilon), sensitivity=1.0)
+
+
+@dataclass(frozen=True)
+class RandomizedResponseEvent(PrivacyEvent):
+    """k-ary randomised response: report the true value with probability e^ε/(e^ε + k − 1),
+    each other value with probability 1/(e^ε + k − 1). Pure ε-DP (replace relation on one
+    respondent's value)."""
+
+    epsilon: float
+    num_categories: int = 2
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", check_positive("epsilon", self.epsilon))
+        k = self.num_categories
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2:
+            raise ValueError(f"num_categories must be an integer >= 2, got {k!r}")
+        object.__setattr__(self, "num_categories", int(k))
+
+
+@dataclass(frozen=True)
+class GaussianReportNoisyMaxEvent(PrivacyEvent):
+    """Report-noisy-max with heterogeneous Gaussian noise (seed 004, Appendix C, Algorithm 4).
+
+    Releases argmax_i (f_i(x) + X_i), X_i ~ N(0, σ_i²). Neighbouring inputs change at most
+    one coordinate f_i, by at most s_i. The release is post-processing of a Gaussian
+    mechanism on the changed coordinate, so it is (max_i s_i/σ_i)-GDP.
+    """
+
+    sensitivities: tuple[float, ...]
+    sigmas: tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        s = tuple(float(v) for v in np.atleast_1d(np.asarray(self.sensitivities, dtype=float)))
+        g = tuple(float(v) for v in np.atleast_1d(np.asarray(self.sigmas, dtype=float)))
+        if len(g) < 2:
+            raise ValueError(f"sigmas must have at least 2 entries (one per candidate), got {len(g)}")
+        if len(s) == 1:
+            s = s * len(g)
+        if len(s) != len(g):
+            raise ValueError(f"sensitivities must have 1 or {len(g)} entries, got {len(s)}")
+        for i, v in enumerate(s):
+            check_positive(f"sensitivities[{i}]", v)
+        for i, v in enumerate(g):
+            check_positive(f"sigmas[{i}]", v)
+        object.__setattr__(self, "sensitivities", s)
+        object.__setattr__(self, "sigmas", g)
+
+    @property
+    def mu(self) -> float:
+        """The GDP parameter max_i s_i/σ_i."""
+        return max(si / gi for si, gi in zip(self.sensitivities, self.sigmas))
+
+
+@dataclass(frozen=True)
+class LaplaceReportNoisyMaxEvent(PrivacyEvent):
+    """Report-noisy-max with i.i.d. Laplace(scale) noise over ``num_candidates`` scores.
+
+    Each score has sensitivity ``sensitivity`` (ℓ∞). With ``monotone=True`` under add/remove
+    (all scores move in the same direction, e.g. counting queries) the mechanism is
+    (sensitivity/scale)-DP (Dwork & Roth, Claim 3.9). Otherwise (e.g. a replace relation
+    that lowers one count and raises another) the guarantee is 2·sensitivity/scale, and the
+    factor 2 is approached (seed 002 §5 item 1).
+    """
+
+    scale: float
+    num_candidates: int
+    sensitivity: float = 1.0
+    neighbouring: Neighbouring = Neighbouring.REPLACE
+    monotone: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "scale", check_positive("scale", self.scale))
+        object.__setattr__(self, "sensitivity", check_positive("sensitivity", self.sensitivity))
+        k = self.num_candidates
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2:
+            raise ValueError(f"num_candidates must be an integer >= 2, got {k!r}")
+        object.__setattr__(self, "num_candidates", int(k))
+        object.__setattr__(self, "neighbouring", Neighbouring(self.neighbouring))
+
+    @property
+    def epsilon(self) -> float:
+        base = self.sensitivity / self.scale
+        if self.monotone and self.neighbouring is Neighbouring.ADD_REMOVE:
+            return base
+        return 2.0 * base
+
+
+@dataclass(frozen=True)
+class PureDpEvent(PrivacyEvent):
+    """Any ε-DP release (δ = 0)."""
+
+    epsilon: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", check_nonnegative("epsilon", self.epsilon))
+
+
+@dataclass(frozen=True)
+class ApproxDpEvent(PrivacyEvent):
+    """Any (ε, δ)-DP release, known only through that one pair."""
+
+    epsilon: float
+    delta: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", check_nonnegative("epsilon", self.epsilon))
+        object.__setattr__(self, "delta", check_probability("delta", self.delta, low_open=False))
+
+
+# ---------------------------------------------------------------------------------------
+# combinators
+
+
+@dataclass(frozen=True)
+class ComposedEvent(PrivacyEvent):
+    """Sequential (possibly adaptive) composition of the given events."""
+
+    events: tuple[PrivacyEvent, ...]
+
+    def __post_init__(self) -> None:
+        evs = tuple(self.events)
+        for i, e in enumerate(evs):
+            if not isinstance(e, PrivacyEvent):
+                raise ValueError(f"events[{i}] must be a PrivacyEvent, got {type(e).__name__}")
+        object.__setattr__(self, "events", evs)
+
+    @property
+    def num_releases(self) -> int:
+        return sum(e.num_releases for e in self.events)
+
+
+@dataclass(frozen=True)
+class SelfComposedEvent(PrivacyEvent):
+    """``count``-fold sequential composition of ``event`` with itself."""
+
+    event: PrivacyEvent
+    count: int
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.event, PrivacyEvent):
+            raise ValueError(f"event must be a PrivacyEvent, got {type(self.event).__name__}")
+        object.__setattr__(self, "count", _check_count("count", self.count))
+
+    @property
+    def num_releases(self) -> int:
+        return self.count * self.event.num_releases
+
+
+@dataclass(frozen=True)
+class ParallelEvent(PrivacyEvent):
+    """The branches run on disjoint parts of the data: each individual is affected by at most
+    one branch, so the guarantee is that of the worst branch (parallel composition)."""
+
+    events: tuple[PrivacyEvent, ...]
+
+    def __post_init__(self) -> None:
+        evs = tuple(self.events)
+        if not evs:
+            raise ValueError("events must contain at least one event")
+        for i, e in enumerate(evs):
+            if not isinstance(e, PrivacyEvent):
+                raise ValueError(f"events[{i}] must be a PrivacyEvent, got {type(e).__name__}")
+        object.__setattr__(self, "events", evs)
+
+    @property
+    def num_releases(self) -> int:
+        return sum(e.num_releases for e in self.events)
