@@ -30,9 +30,9 @@ Example:
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Iterable
 
 import numpy as np
 
@@ -132,7 +132,7 @@ class PrivacyEvent:
         """How many randomised releases the event stands for."""
         return 1
 
-    def repeat(self, count: int) -> "PrivacyEvent":
+    def repeat(self, count: int) -> PrivacyEvent:
         """The ``count``-fold sequential self-composition of this event."""
         count = _check_count("count", count)
         return self if count == 1 else SelfComposedEvent(self, count)
@@ -171,7 +171,7 @@ class GaussianEvent(PrivacyEvent):
         return self.sensitivity / self.sigma
 
     @classmethod
-    def from_mu(cls, mu: float) -> "GaussianEvent":
+    def from_mu(cls, mu: float) -> GaussianEvent:
         """The Gaussian mechanism with unit sensitivity that is exactly ``mu``-GDP."""
         return cls(sigma=1.0 / check_positive("mu", mu), sensitivity=1.0)
 
@@ -196,7 +196,9 @@ class GaussianSequenceEvent(PrivacyEvent):
         object.__setattr__(self, "mus", arr)
 
     @classmethod
-    def from_arrays(cls, sensitivities: Iterable[float] | float, sigmas: Iterable[float]) -> "GaussianSequenceEvent":
+    def from_arrays(
+        cls, sensitivities: Iterable[float] | float, sigmas: Iterable[float]
+    ) -> GaussianSequenceEvent:
         sig = np.asarray(sigmas, dtype=float)
         sens = np.broadcast_to(np.asarray(sensitivities, dtype=float), sig.shape)
         if np.any(~np.isfinite(sig)) or np.any(sig <= 0):
@@ -243,7 +245,7 @@ class LaplaceEvent(PrivacyEvent):
         return self.sensitivity / self.scale
 
     @classmethod
-    def from_epsilon(cls, epsilon: float) -> "LaplaceEvent":
+    def from_epsilon(cls, epsilon: float) -> LaplaceEvent:
         """Unit-sensitivity Laplace mechanism with scale 1/ε."""
         return cls(scale=1.0 / check_positive("epsilon", epsilon), sensitivity=1.0)
 

@@ -15,15 +15,16 @@ Example:
     >>> _ = ledger.record(LaplaceEvent(scale=1.0), units=range(4, 12), label="epoch 1")
     >>> ledger.charges()[5]
     1
-    >>> ledger.report(delta=1e-6).best.value  # one ε = 1 release per unit
+    >>> round(ledger.report(delta=1e-6).bounds["basic"].value, 12)  # one ε = 1 release per unit
     1.0
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Hashable, Iterable
+from typing import TYPE_CHECKING
 
 from dpaudit.events import ComposedEvent, NoOpEvent, ParallelEvent, PrivacyEvent
 
@@ -135,7 +136,7 @@ class Ledger:
         ordered = sorted(branches, key=repr)
         return ordered[0] if len(ordered) == 1 else ParallelEvent(tuple(ordered))
 
-    def report(self, *, delta: float | None = None, epsilon: float | None = None) -> "AccountingReport":
+    def report(self, *, delta: float | None = None, epsilon: float | None = None) -> AccountingReport:
         """Account for the whole ledger under every method (see :func:`dpaudit.accounting.account`)."""
         from dpaudit.accounting import account
 

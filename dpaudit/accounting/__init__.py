@@ -1,0 +1,176 @@
+"""Certified (ε, δ) for any event under every composition method that applies.
+
+Methods: ``basic``, ``advanced`` (Dwork–Rothblum–Vadhan, heterogeneous), ``rdp`` (continuous
+orders, Balle et al. 2020 conversion), ``gdp`` (exact f-DP composition of GDP events) and
+``pld`` (dp-accounting, pessimistic). Every method bounds each per-unit composition of the
+event's normal form (:mod:`dpaudit.accounting.composition`) and takes the worst, because
+parallel composition is the maximum over data units. A method that cannot bound an event
+reports why instead of a number; ``best`` is the minimum over the methods that apply — each
+is a valid upper bound, so their minimum is too.
+
+Example:
+    >>> from dpaudit.accounting import account
+    >>> from dpaudit.events import GaussianEvent
+    >>> r = account(GaussianEvent.from_mu(0.5).repeat(4), delta=1e-6)
+    >>> r.best.method, round(r.best.value, 4), round(r.mu, 6)
+    ('gdp', 4.8866, 1.0)
+    >>> sorted(r.bounds)
+    ['advanced', 'basic', 'gdp', 'pld', 'rdp']
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from types import ModuleType
+from typing import Any
+
+from dpaudit.accounting import advanced, basic, gdp, pld, rdp
+from dpaudit.accounting.composition import Composition, NotApplicable, normal_form
+from dpaudit.events import PrivacyEvent, check_nonnegative, check_probability
+
+__all__ = [
+    "Bound",
+    "AccountingReport",
+    "account",
+    "epsilon_under",
+    "delta_under",
+    "METHODS",
+    "NotApplicable",
+    "Composition",
+    "normal_form",
+]
+
+METHODS: dict[str, ModuleType] = {m.NAME: m for m in (basic, advanced, rdp, gdp, pld)}
+
+
+@dataclass(frozen=True)
+class Bound:
+    """One method's answer: ``value`` (ε or δ) or, if not applicable, ``reason``."""
+
+    method: str
+    value: float | None
+    reason: str | None = None
+    seconds: float = 0.0
+
+    @property
+    def applicable(self) -> bool:
+        return self.value is not None
+
+
+@dataclass(frozen=True)
+class AccountingReport:
+    """Every method's bound for one question: ε at ``delta``, or δ at ``epsilon``."""
+
+    quantity: str  # "epsilon" (given delta) or "delta" (given epsilon)
+    delta: float | None
+    epsilon: float | None
+    mu: float | None
+    bounds: dict[str, Bound]
+    num_releases: int
+    extras: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def best(self) -> Bound:
+        valid = [b for b in self.bounds.values() if b.applicable]
+        if not valid:
+            return Bound("none", None, "no method applies to this event")
+        return min(valid, key=lambda b: (b.value, b.method))
+
+    def value(self, method: str) -> float | None:
+        return self.bounds[method].value
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict: ``mu``, the input (``delta`` or ``epsilon``), ``bounds`` (method →
+        value or None; extras included), ``best``, and ``reasons`` for inapplicable methods."""
+        out: dict[str, Any] = {"mu": self.mu}
+        if self.quantity == "epsilon":
+            out["delta"] = self.delta
+        else:
+            out["epsilon"] = self.epsilon
+        out["quantity"] = self.quantity
+        out["bounds"] = {k: b.value for k, b in self.bounds.items()}
+        out["bounds"].update(self.extras)
+        best = self.best
+        out["best"] = {"method": best.method, "value": best.value}
+        out["reasons"] = {k: b.reason for k, b in self.bounds.items() if not b.applicable}
+        out["num_releases"] = self.num_releases
+        return out
+
+    def asdict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _worst(module: ModuleType, comps: tuple[Composition, ...], fn: str, arg: float) -> float:
+    return max(getattr(module, fn)(c, arg) for c in comps)
+
+
+def epsilon_under(method: str, event: PrivacyEvent, delta: float) -> float:
+    """Certified ε at ``delta`` under one method (raises NotApplicable)."""
+    delta = check_probability("delta", delta)
+    return _worst(_method(method), normal_form(event), "epsilon", delta)
+
+
+def delta_under(method: str, event: PrivacyEvent, epsilon: float) -> float:
+    """Certified δ at ``epsilon`` under one method (raises NotApplicable)."""
+    epsilon = check_nonnegative("epsilon", epsilon)
+    return _worst(_method(method), normal_form(event), "delta", epsilon)
+
+
+def _method(name: str) -> ModuleType:
+    try:
+        return METHODS[name]
+    except KeyError:
+        raise ValueError(f"method must be one of {sorted(METHODS)}, got {name!r}") from None
+
+
+def account(
+    event: PrivacyEvent,
+    *,
+    delta: float | None = None,
+    epsilon: float | None = None,
+    methods: Iterable[str] | None = None,
+    extras: dict[str, float] | None = None,
+) -> AccountingReport:
+    """Bound ``event`` under every method: ε at ``delta`` or δ at ``epsilon`` (exactly one).
+
+    ``extras`` are additional named values (e.g. a paper's published bound) carried into the
+    report for comparison; they are never used for ``best``.
+    """
+    if (delta is None) == (epsilon is None):
+        raise ValueError("give exactly one of delta (to get epsilon) or epsilon (to get delta)")
+    if delta is not None:
+        delta = check_probability("delta", delta)
+        fn, arg, quantity = "epsilon", delta, "epsilon"
+    else:
+        epsilon = check_nonnegative("epsilon", epsilon)
+        fn, arg, quantity = "delta", epsilon, "delta"
+    if not isinstance(event, PrivacyEvent):
+        raise ValueError(f"event must be a PrivacyEvent, got {type(event).__name__}")
+    comps = normal_form(event)
+    names = list(METHODS) if methods is None else [_method(m).NAME for m in methods]
+    bounds: dict[str, Bound] = {}
+    for name in names:
+        t0 = time.perf_counter()
+        try:
+            value = _worst(METHODS[name], comps, fn, arg)
+            if not math.isfinite(value):
+                raise NotApplicable(f"{name} produced a non-finite value")
+            bounds[name] = Bound(name, float(value), None, time.perf_counter() - t0)
+        except NotApplicable as exc:
+            bounds[name] = Bound(name, None, str(exc), time.perf_counter() - t0)
+    try:
+        mu = max(gdp.mu(c) for c in comps)
+    except NotApplicable:
+        mu = None
+    return AccountingReport(
+        quantity=quantity,
+        delta=delta,
+        epsilon=epsilon,
+        mu=mu,
+        bounds=bounds,
+        num_releases=event.num_releases,
+        extras=dict(extras or {}),
+    )
