@@ -1,0 +1,47 @@
+"""Noise mechanisms that sample (vectorised, seeded), record their privacy events in a ledger,
+and expose what an auditor needs (privacy-loss functions, exact output distributions).
+
+Output mechanisms: :class:`LaplaceMechanism`, :class:`GaussianMechanism`,
+:class:`RandomizedResponse`, :class:`LaplaceReportNoisyMax`, :class:`GaussianReportNoisyMax`,
+:class:`ExponentialMechanism`. Continual release: :class:`BinaryTreeCounter`,
+:class:`HybridCounter`, :class:`LazyEpochSums`, :class:`GlobalEpochSums`. Local randomizers:
+:class:`LaplaceVectorRandomizer`, :class:`GaussianVectorRandomizer`,
+:class:`CascadeClickRandomizer`, :class:`LeastPulledLaplaceRandomizer`.
+
+The floating-point samplers here are for simulation and auditing; they are not hardened
+against floating-point attacks and must not be used to release real sensitive data.
+"""
+
+from mechanisms.base import NoiseMechanism, Norm
+from mechanisms.counting import BinaryTreeCounter, HybridCounter
+from mechanisms.exponential import ExponentialMechanism
+from mechanisms.gaussian import GaussianMechanism
+from mechanisms.laplace import LaplaceMechanism
+from mechanisms.lazy import GlobalEpochSums, LazyEpochSums
+from mechanisms.local import (
+    CascadeClickRandomizer,
+    GaussianVectorRandomizer,
+    LaplaceVectorRandomizer,
+    LeastPulledLaplaceRandomizer,
+)
+from mechanisms.randomized_response import RandomizedResponse
+from mechanisms.report_noisy_max import GaussianReportNoisyMax, LaplaceReportNoisyMax
+
+__all__ = [
+    "NoiseMechanism",
+    "Norm",
+    "LaplaceMechanism",
+    "GaussianMechanism",
+    "RandomizedResponse",
+    "LaplaceReportNoisyMax",
+    "GaussianReportNoisyMax",
+    "ExponentialMechanism",
+    "BinaryTreeCounter",
+    "HybridCounter",
+    "LazyEpochSums",
+    "GlobalEpochSums",
+    "LaplaceVectorRandomizer",
+    "GaussianVectorRandomizer",
+    "CascadeClickRandomizer",
+    "LeastPulledLaplaceRandomizer",
+]
