@@ -41,6 +41,7 @@ __all__ = [
     "NotApplicable",
     "Composition",
     "normal_form",
+    "epsilon_curves",
 ]
 
 METHODS: dict[str, ModuleType] = {m.NAME: m for m in (basic, advanced, rdp, gdp, pld)}
@@ -174,3 +175,22 @@ def account(
         num_releases=event.num_releases,
         extras=dict(extras or {}),
     )
+
+
+def epsilon_curves(event: PrivacyEvent, deltas: Iterable[float],
+                   methods: Iterable[str] | None = None) -> dict[str, list[float | None]]:
+    """ε(δ) on a grid of δ for every method (None where a method does not apply)."""
+    ds = [check_probability("delta", d) for d in deltas]
+    comps = normal_form(event)
+    out: dict[str, list[float | None]] = {}
+    for name in (list(METHODS) if methods is None else list(methods)):
+        module = _method(name)
+        try:
+            if hasattr(module, "epsilon_curve"):
+                per = [module.epsilon_curve(c, ds) for c in comps]
+                out[name] = [max(v) for v in zip(*per)]
+            else:
+                out[name] = [_worst(module, comps, "epsilon", d) for d in ds]
+        except NotApplicable:
+            out[name] = [None] * len(ds)
+    return out

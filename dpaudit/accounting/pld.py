@@ -81,3 +81,9 @@ def delta(comp: Composition, eps: float) -> float:
     except MemoryError as exc:  # pragma: no cover
         raise NotApplicable(f"PLD discretisation needs more memory than available ({exc})") from None
     return 0.0 if p is None else min(1.0, float(p.get_delta_for_epsilon(eps)))
+
+
+def epsilon_curve(comp: Composition, deltas) -> list[float]:
+    """ε at each δ, building the PLD once."""
+    p = build(comp)
+    return [0.0 if p is None else max(0.0, float(p.get_epsilon_for_delta(d))) for d in deltas]

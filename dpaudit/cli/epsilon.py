@@ -1,0 +1,173 @@
+"""``dpaudit epsilon``: certified ε (or δ) of a configuration under every method."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+from dpaudit.accounting import AccountingReport, account, epsilon_curves
+from dpaudit.cli.common import emit_json, fmt, integer, number, number_list
+from dpaudit.events import GaussianEvent, GaussianReportNoisyMaxEvent, LaplaceEvent, PrivacyEvent
+
+METHOD_NOTES = {
+    "basic": "sum of per-step (eps_i, delta_i)",
+    "advanced": "Dwork-Rothblum-Vadhan, optimised split",
+    "rdp": "Renyi DP, continuous orders, Balle et al. 2020 conversion",
+    "gdp": "exact Gaussian-DP composition",
+    "pld": "dp-accounting PLD, pessimistic",
+    "paper": "as published: Theorem 4 mu = sqrt(T/(c(b+1)))",
+    "paper_rdp": "as published: Theorem 8",
+    "paper_standard": "as published: Corollary 1 (Theorem 7 + advanced composition)",
+}
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("epsilon", help="certified privacy of a configuration under every method")
+    kinds = p.add_subparsers(dest="kind", required=True, metavar="SUBCOMMAND",
+                             parser_class=type(p))
+
+    ts = kinds.add_parser("ts", help="Gaussian Thompson sampling with (b, c) (seed 004)")
+    ts.add_argument("--horizon", "-T", type=integer("--horizon", 1), required=True)
+    ts.add_argument("--arms", "-N", type=integer("--arms", 2), required=True)
+    ts.add_argument("--prepulls", "-b", type=integer("--prepulls", 0), default=0)
+    ts.add_argument("--variance-scale", "-c", type=number("--variance-scale", 1.0), default=1.0)
+
+    g = kinds.add_parser("gaussian", help="k-fold Gaussian mechanism")
+    g.add_argument("--mu", type=number("--mu", 0.0, low_open=True))
+    g.add_argument("--sensitivity", type=number("--sensitivity", 0.0, low_open=True))
+    g.add_argument("--sigma", type=number("--sigma", 0.0, low_open=True))
+    g.add_argument("--steps", type=integer("--steps", 1), default=1)
+
+    lap = kinds.add_parser("laplace", help="k-fold Laplace mechanism")
+    lap.add_argument("--epsilon0", type=number("--epsilon0", 0.0, low_open=True))
+    lap.add_argument("--sensitivity", type=number("--sensitivity", 0.0, low_open=True))
+    lap.add_argument("--scale", type=number("--scale", 0.0, low_open=True))
+    lap.add_argument("--steps", type=integer("--steps", 1), default=1)
+
+    r = kinds.add_parser("rnm-gaussian", help="report-noisy-max with heterogeneous Gaussian noise")
+    r.add_argument("--sensitivities", type=number_list("--sensitivities"), required=True)
+    r.add_argument("--sigmas", type=number_list("--sigmas"), required=True)
+    r.add_argument("--steps", type=integer("--steps", 1), default=1)
+
+    for q in (ts, g, lap, r):
+        target = q.add_mutually_exclusive_group(required=True)
+        target.add_argument("--delta", type=number("--delta", 0.0, 1.0, low_open=True, high_open=True),
+                            help="report epsilon at this delta")
+        target.add_argument("--epsilon", type=number("--epsilon", 0.0),
+                            help="report delta at this epsilon")
+        q.add_argument("--json", action="store_true", help="print one JSON object")
+        q.add_argument("--plot", metavar="FILE.png", help="draw epsilon(delta) for every method")
+        q.set_defaults(handler=run)
+
+
+def _event(args: argparse.Namespace) -> tuple[PrivacyEvent, object | None]:
+    if args.kind == "ts":
+        from dpaudit.thompson import ThompsonConfig
+
+        cfg = ThompsonConfig(args.horizon, args.arms, args.prepulls, args.variance_scale)
+        return cfg.event(), cfg
+    if args.kind == "gaussian":
+        if args.mu is not None:
+            if args.sensitivity is not None or args.sigma is not None:
+                raise ValueError("give either --mu or --sensitivity with --sigma, not both")
+            ev: PrivacyEvent = GaussianEvent.from_mu(args.mu)
+        elif args.sigma is not None:
+            ev = GaussianEvent(sigma=args.sigma, sensitivity=args.sensitivity or 1.0)
+        else:
+            raise ValueError("give --mu, or --sigma (with optional --sensitivity, default 1)")
+        return ev.repeat(args.steps), None
+    if args.kind == "laplace":
+        if args.epsilon0 is not None:
+            if args.scale is not None or args.sensitivity is not None:
+                raise ValueError("give either --epsilon0 or --sensitivity with --scale, not both")
+            ev = LaplaceEvent.from_epsilon(args.epsilon0)
+        elif args.scale is not None:
+            ev = LaplaceEvent(scale=args.scale, sensitivity=args.sensitivity or 1.0)
+        else:
+            raise ValueError("give --epsilon0, or --scale (with optional --sensitivity, default 1)")
+        return ev.repeat(args.steps), None
+    if args.kind == "rnm-gaussian":
+        s, g = args.sensitivities, args.sigmas
+        if len(s) not in (1, len(g)):
+            raise ValueError(f"--sensitivities must have 1 or {len(g)} entries (one per --sigmas), got {len(s)}")
+        return GaussianReportNoisyMaxEvent(tuple(s), tuple(g)).repeat(args.steps), None
+    raise ValueError(f"unknown subcommand {args.kind!r}")  # pragma: no cover
+
+
+def _report(args: argparse.Namespace, event: PrivacyEvent, cfg: object | None) -> AccountingReport:
+    if cfg is not None:
+        from dpaudit.thompson import thompson_report
+
+        return thompson_report(cfg, delta=args.delta, epsilon=args.epsilon)
+    return account(event, delta=args.delta, epsilon=args.epsilon)
+
+
+def _table(report: AccountingReport, cfg: object | None) -> str:
+    given = f"delta = {report.delta:g}" if report.quantity == "epsilon" else f"epsilon = {report.epsilon:g}"
+    lines = []
+    if cfg is not None:
+        lines.append(f"Thompson sampling T={cfg.horizon} N={cfg.arms} b={cfg.prepulls} c={cfg.variance_scale:g}: "
+                     f"certified mu = {cfg.mu_tight:.6f} (paper: {cfg.mu_paper:.6f}); "
+                     f"{cfg.private_rounds} private rounds")
+    elif report.mu is not None:
+        lines.append(f"GDP mu = {report.mu:.6f}")
+    lines.append(f"{report.quantity} at {given} ({report.num_releases} releases)")
+    lines.append(f"  {'method':<15} {report.quantity:>16}  note")
+    for name, b in report.bounds.items():
+        note = METHOD_NOTES.get(name, "") if b.applicable else f"not applicable: {b.reason}"
+        lines.append(f"  {name:<15} {fmt(b.value):>16}  {note}")
+    for name, v in report.extras.items():
+        lines.append(f"  {name:<15} {fmt(v):>16}  {METHOD_NOTES.get(name, '')} (not certified)")
+    best = report.best
+    lines.append(f"  {'best':<15} {fmt(best.value):>16}  certified by {best.method}")
+    return "\n".join(lines)
+
+
+def plot_curves(event: PrivacyEvent, cfg: object | None, path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    deltas = np.logspace(-12, math.log10(0.5), 25)
+    curves = epsilon_curves(event, deltas)
+    if cfg is not None:
+        from dpaudit.thompson import epsilon_curves as ts_curves
+
+        extra = ts_curves(cfg, deltas)
+        curves.update({k: list(v) for k, v in extra.items() if k != "gdp"})
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    for name, ys in curves.items():
+        pts = [(d, y) for d, y in zip(deltas, ys) if y is not None]
+        if pts:
+            style = "--" if name.startswith("paper") else "-"
+            ax.plot(*zip(*pts), style, label=name)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("delta")
+    ax.set_ylabel("certified epsilon")
+    ax.set_title("epsilon(delta) by composition method")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def run(args: argparse.Namespace) -> int:
+    event, cfg = _event(args)
+    report = _report(args, event, cfg)
+    if args.plot:
+        plot_curves(event, cfg, args.plot)
+    if args.json:
+        d = report.to_dict()
+        if cfg is not None:
+            d["mu"] = cfg.mu_tight
+            d["mu_paper"] = cfg.mu_paper
+        emit_json(d)
+    else:
+        print(_table(report, cfg))
+        if args.plot:
+            print(f"plot written to {args.plot}")
+    return 0

@@ -1,0 +1,263 @@
+"""The privacy of Thompson sampling with Gaussian priors (seed 004), certified and as published.
+
+Setting (seed 004, Algorithms 1–2): N arms, horizon T, rewards in [0, 1]; neighbouring reward
+streams differ in one reward r_τ; the released output is the action sequence. The (b, c)
+variant pre-pulls every arm b times (deterministic outputs) and then samples
+θ_i ~ N(μ̂_i, c/(n_i + 1)) with μ̂_i = S_i/(n_i + 1), playing argmax_i θ_i.
+
+**Per-round privacy.** Changing r_τ (observed on arm j) changes only S_j, by at most 1, so
+μ̂_j moves by at most 1/(n_j + 1) while θ_j has standard deviation sqrt(c/(n_j + 1)); the
+round's action is post-processing of that one Gaussian coordinate, hence
+(1/sqrt(c(n_j + 1)))-GDP given the history. Rounds before r_τ is observed do not depend on it.
+
+**Tight count (the toolkit's certified μ).** With b ≥ 1 the worst case puts r_τ in the
+pre-pull phase of an arm that is never pulled again: n_j = b in every one of the T − bN
+sampling rounds, so by adaptive GDP composition the algorithm is
+
+    μ_tight = sqrt((T − bN)/(c(b + 1)))-GDP.
+
+If r_τ instead falls in the sampling phase, at most T − bN − 1 later rounds see it, each with
+n_j ≥ b + 1: sqrt((T − bN − 1)/(c(b + 2))), which is smaller. The pre-pull rounds release
+nothing that depends on the data, so they cost nothing. With b = 0 the changed reward is
+seen only after its own round, when n_j ≥ 1: at most T − 1 rounds at 1/sqrt(2c) each, so
+μ_tight = sqrt((T − 1)/(2c)). Both cases are attained (up to the post-processing of the argmax)
+by a stream in which arm j is never pulled after r_τ, so the count cannot be improved
+without using the argmax structure.
+
+**As published.** Theorem 4 states μ_paper = sqrt(T/(c(b + 1))): it counts the pre-pull
+rounds as private and, at b = 0, allows n_j = 0 — so at (b, c) = (0, 1) it gives sqrt(T),
+a factor √2 above the paper's own Theorem 3 (sqrt(T/2)) and the count above (sqrt((T−1)/2)).
+Theorem 8 (RDP) states ε = αT/4 + log(1/δ)/(α − 1) for Algorithm 1 (per-round RDP α/4 with
+Mironov's conversion); here it is generalised to (b, c) with per-round α·r²/2 and T
+rounds, minimised over α in closed form. Corollary 1 ("standard DP") composes Theorem 7's
+per-round ε₀ = ½·sqrt(log((N−1)/(2δ₀)))·r by advanced composition (r the per-round ratio,
+1/√2 for Algorithm 1),
+ε_TS = ε₀ sqrt(2T log(1/(δ_TS − Tδ₀))) + Tε₀(e^{ε₀} − 1), minimised over δ₀. Theorem 7
+rests on Theorem 6, which :mod:`dpaudit.rnm_gaussian` checks against the exact privacy
+profile; the published numbers are reported for comparison only and never certified.
+
+Example:
+    >>> from dpaudit.thompson import ThompsonConfig, thompson_report
+    >>> cfg = ThompsonConfig(horizon=100_000, arms=5, prepulls=100, variance_scale=10)
+    >>> round(cfg.mu_paper, 4), round(cfg.mu_tight, 4)
+    (9.9504, 9.9255)
+    >>> r = thompson_report(cfg, delta=1e-6)
+    >>> r.best.method, round(r.best.value, 3), round(r.extras["paper"], 3)
+    ('gdp', 95.621, 95.987)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import optimize
+
+from dpaudit.accounting import AccountingReport, account
+from dpaudit.accounting.search import delta_from_epsilon
+from dpaudit.conversions import gdp_delta, gdp_epsilon
+from dpaudit.events import (
+    ComposedEvent,
+    GaussianEvent,
+    GaussianReportNoisyMaxEvent,
+    NoOpEvent,
+    PrivacyEvent,
+    check_nonnegative,
+    check_probability,
+)
+
+__all__ = [
+    "ThompsonConfig",
+    "thompson_report",
+    "theorem8_epsilon",
+    "theorem8_delta",
+    "corollary1_epsilon",
+    "corollary1_delta",
+    "epsilon_curves",
+]
+
+
+def _int_param(name: str, value: object, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+    return int(value)
+
+
+@dataclass(frozen=True)
+class ThompsonConfig:
+    """A (b, c)-modified Gaussian Thompson-sampling configuration (b = 0, c = 1: Algorithm 1)."""
+
+    horizon: int
+    arms: int
+    prepulls: int = 0
+    variance_scale: float = 1.0
+
+    def __post_init__(self) -> None:
+        T = _int_param("horizon", self.horizon, 1)
+        N = _int_param("arms", self.arms, 2)
+        b = _int_param("prepulls", self.prepulls, 0)
+        c = check_nonnegative("variance_scale", self.variance_scale)
+        if not c >= 1.0 or math.isinf(c):
+            raise ValueError(f"variance_scale must be in [1, inf), got {self.variance_scale!r}")
+        if b * N >= T:
+            raise ValueError(
+                f"prepulls*arms must be < horizon (pre-pulls leave no sampling rounds): "
+                f"{b}*{N} >= {T}"
+            )
+        if b == 0 and T < 2:
+            raise ValueError("horizon must be >= 2 when prepulls = 0")
+        object.__setattr__(self, "horizon", T)
+        object.__setattr__(self, "arms", N)
+        object.__setattr__(self, "prepulls", b)
+        object.__setattr__(self, "variance_scale", c)
+
+    # -- per-round worst case --------------------------------------------------------------
+    @property
+    def worst_case_count(self) -> int:
+        """n_j in the worst case: the changed arm's number of observations when it leaks."""
+        return max(self.prepulls, 1)
+
+    @property
+    def per_round_mu(self) -> float:
+        return 1.0 / math.sqrt(self.variance_scale * (self.worst_case_count + 1))
+
+    @property
+    def private_rounds(self) -> int:
+        """Rounds whose output can depend on the changed reward, in the worst case."""
+        if self.prepulls == 0:
+            return self.horizon - 1
+        return self.horizon - self.prepulls * self.arms
+
+    @property
+    def mu_tight(self) -> float:
+        """The toolkit's certified GDP μ (see the module docstring for the proof)."""
+        return math.sqrt(self.private_rounds) * self.per_round_mu * (1 + 1e-15)
+
+    @property
+    def mu_paper(self) -> float:
+        """Theorem 4 of seed 004: sqrt(T/(c(b+1)))."""
+        return math.sqrt(self.horizon / (self.variance_scale * (self.prepulls + 1)))
+
+    def round_event(self) -> GaussianReportNoisyMaxEvent:
+        """One sampling round in the worst case: Gaussian report-noisy-max over the arms with
+        sensitivities 1/(n+1) and σ = sqrt(c/(n+1)), n = the changed arm's count."""
+        n = self.worst_case_count
+        return GaussianReportNoisyMaxEvent(
+            sensitivities=(1.0 / (n + 1),) * self.arms,
+            sigmas=(math.sqrt(self.variance_scale / (n + 1)),) * self.arms,
+        )
+
+    def event(self) -> PrivacyEvent:
+        """The whole run: data-independent pre-pulls, then the private sampling rounds."""
+        rounds = self.round_event().repeat(self.private_rounds)
+        if self.prepulls == 0:
+            return rounds
+        return ComposedEvent((NoOpEvent().repeat(self.prepulls * self.arms), rounds))
+
+    def paper_event(self) -> PrivacyEvent:
+        """The event as Theorem 4 counts it (T rounds of the (b, c) per-round bound)."""
+        return GaussianEvent.from_mu(1.0 / math.sqrt(self.variance_scale * (self.prepulls + 1))).repeat(
+            self.horizon
+        )
+
+
+# ---------------------------------------------------------------------------------------
+# published bounds (for comparison only)
+
+
+def _rdp_coefficient(cfg: ThompsonConfig) -> float:
+    """Per-round RDP γ(α) = k·α with the per-round ratio of Lemma 2/4: k = ratio²/2, i.e. 1/4 for
+    Algorithm 1 (ratio 1/√2, Theorem 8) and 1/(2c(b+1)) for b ≥ 1."""
+    return cfg.per_round_mu**2 / 2.0
+
+
+def theorem8_epsilon(cfg: ThompsonConfig, delta: float) -> float:
+    """Theorem 8: ε = min_α kαT + log(1/δ)/(α − 1) = kT + 2 sqrt(kT log(1/δ))."""
+    delta = check_probability("delta", delta)
+    kt = _rdp_coefficient(cfg) * cfg.horizon
+    return kt + 2.0 * math.sqrt(kt * math.log(1.0 / delta))
+
+
+def theorem8_delta(cfg: ThompsonConfig, epsilon: float) -> float:
+    """Inverse of :func:`theorem8_epsilon`: δ = exp(−(√ε − √(kT))²) for ε ≥ kT, else 1."""
+    epsilon = check_nonnegative("epsilon", epsilon)
+    kt = _rdp_coefficient(cfg) * cfg.horizon
+    if epsilon <= kt:
+        return 1.0
+    return math.exp(-((epsilon - kt) ** 2) / (4.0 * kt))
+
+
+def _theorem7_eps0(cfg: ThompsonConfig, delta0: float) -> float:
+    """Theorem 6 with max s_i/σ_i = the per-round ratio (Theorem 7: 1/(2√2)·sqrt(log((N−1)/(2δ₀))))."""
+    return 0.5 * math.sqrt(math.log((cfg.arms - 1) / (2.0 * delta0))) * cfg.per_round_mu
+
+
+def corollary1_epsilon(cfg: ThompsonConfig, delta: float) -> float:
+    """Corollary 1 ("standard DP"), minimised over the per-round δ₀ ∈ (0, δ/T)."""
+    delta = check_probability("delta", delta)
+    T = cfg.horizon
+    hi = min(delta / T, (cfg.arms - 1) / 2.0) * (1 - 1e-12)
+
+    def value(log_d0: float) -> float:
+        d0 = math.exp(log_d0)
+        e0 = _theorem7_eps0(cfg, d0)
+        slack = delta - T * d0
+        return e0 * math.sqrt(2.0 * T * math.log(1.0 / slack)) + T * e0 * math.expm1(e0)
+
+    lo_log, hi_log = math.log(hi) - 80.0, math.log(hi)
+    grid = np.linspace(lo_log, hi_log, 400)
+    vals = np.array([value(x) for x in grid])
+    i = int(np.argmin(vals))
+    a, b = grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)]
+    res = optimize.minimize_scalar(value, bounds=(a, b), method="bounded")
+    return float(min(vals[i], res.fun))
+
+
+def corollary1_delta(cfg: ThompsonConfig, epsilon: float) -> float:
+    """Smallest δ_TS at which :func:`corollary1_epsilon` reaches ``epsilon`` (1.0 if none)."""
+    return delta_from_epsilon(lambda d: corollary1_epsilon(cfg, d), epsilon, iters=60)
+
+
+# ---------------------------------------------------------------------------------------
+# reports
+
+
+def thompson_report(
+    cfg: ThompsonConfig,
+    *,
+    delta: float | None = None,
+    epsilon: float | None = None,
+    methods: list[str] | None = None,
+) -> AccountingReport:
+    """Every certified bound for ``cfg`` plus the published ones as extras
+    (``paper`` = Theorem 4 GDP, ``paper_rdp`` = Theorem 8, ``paper_standard`` = Corollary 1)."""
+    if delta is not None:
+        delta = check_probability("delta", delta)
+        extras = {
+            "paper": float(gdp_epsilon(cfg.mu_paper, delta)),
+            "paper_rdp": theorem8_epsilon(cfg, delta),
+            "paper_standard": corollary1_epsilon(cfg, delta),
+        }
+    elif epsilon is not None:
+        epsilon = check_nonnegative("epsilon", epsilon)
+        extras = {
+            "paper": gdp_delta(cfg.mu_paper, epsilon),
+            "paper_rdp": theorem8_delta(cfg, epsilon),
+            "paper_standard": corollary1_delta(cfg, epsilon),
+        }
+    else:
+        raise ValueError("give exactly one of delta (to get epsilon) or epsilon (to get delta)")
+    return account(cfg.event(), delta=delta, epsilon=epsilon, methods=methods, extras=extras)
+
+
+def epsilon_curves(cfg: ThompsonConfig, deltas: np.ndarray) -> dict[str, np.ndarray]:
+    """ε(δ) for the certified GDP (tight μ), the paper's GDP, Theorem 8 and Corollary 1 —
+    the curves of seed 004's Figures 1 and 4."""
+    deltas = np.asarray(deltas, dtype=float)
+    return {
+        "gdp": np.array([gdp_epsilon(cfg.mu_tight, d) for d in deltas]),
+        "paper": np.array([gdp_epsilon(cfg.mu_paper, d) for d in deltas]),
+        "paper_rdp": np.array([theorem8_epsilon(cfg, d) for d in deltas]),
+        "paper_standard": np.array([corollary1_epsilon(cfg, d) for d in deltas]),
+    }
