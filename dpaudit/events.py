@@ -48,6 +48,7 @@ __all__ = [
     "LaplaceReportNoisyMaxEvent",
     "PureDpEvent",
     "ApproxDpEvent",
+    "NonPrivateEvent",
     "ComposedEvent",
     "SelfComposedEvent",
     "ParallelEvent",
@@ -355,6 +356,18 @@ class ApproxDpEvent(PrivacyEvent):
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_nonnegative("epsilon", self.epsilon))
         object.__setattr__(self, "delta", check_probability("delta", self.delta, low_open=False))
+
+
+@dataclass(frozen=True)
+class NonPrivateEvent(PrivacyEvent):
+    """A release with unbounded privacy loss (e.g. a report whose length reveals a private
+    value). No method can certify it; recording it keeps the ledger honest."""
+
+    reason: str
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.reason, str) or not self.reason.strip():
+            raise ValueError("reason must be a non-empty string saying what leaks")
 
 
 # ---------------------------------------------------------------------------------------

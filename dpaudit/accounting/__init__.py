@@ -29,7 +29,7 @@ from typing import Any
 
 from dpaudit.accounting import advanced, basic, gdp, pld, rdp
 from dpaudit.accounting.composition import Composition, NotApplicable, normal_form
-from dpaudit.events import PrivacyEvent, check_nonnegative, check_probability
+from dpaudit.events import NonPrivateEvent, PrivacyEvent, check_nonnegative, check_probability
 
 __all__ = [
     "Bound",
@@ -105,6 +105,10 @@ class AccountingReport:
 
 
 def _worst(module: ModuleType, comps: tuple[Composition, ...], fn: str, arg: float) -> float:
+    for c in comps:
+        for leaf, _ in c:
+            if isinstance(leaf, NonPrivateEvent):
+                raise NotApplicable(f"not differentially private (unbounded privacy loss): {leaf.reason}")
     return max(getattr(module, fn)(c, arg) for c in comps)
 
 
@@ -162,8 +166,9 @@ def account(
             bounds[name] = Bound(name, float(value), None, time.perf_counter() - t0)
         except NotApplicable as exc:
             bounds[name] = Bound(name, None, str(exc), time.perf_counter() - t0)
+    non_private = any(isinstance(leaf, NonPrivateEvent) for c in comps for leaf, _ in c)
     try:
-        mu = max(gdp.mu(c) for c in comps)
+        mu = None if non_private else max(gdp.mu(c) for c in comps)
     except NotApplicable:
         mu = None
     return AccountingReport(
