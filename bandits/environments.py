@@ -1,0 +1,269 @@
+"""Stochastic K-armed bandit environments with common random numbers.
+
+Every stochastic environment turns i.i.d. uniforms ``U[t, i] ~ U(0, 1)`` into rewards by the
+inverse CDF of arm ``i``. The simulator draws those uniforms from one reward stream per
+repetition, so for a given seed *every* policy (and every environment) sees the same
+uniforms at (repetition, round, arm): a paired, common-random-numbers design. Rewards of a
+round are drawn for all arms, including the ones not pulled, which is what makes a
+neighbouring stream ("replace the reward of round τ on arm j") well defined.
+
+Environments
+    :class:`BernoulliEnv` (``r = 1{U < μ_i}``),
+    :class:`TruncatedExponentialEnv` (density ∝ λ e^{−λx} on [0, 1], i.e. Exp(λ) conditioned
+    on x ≤ 1 — *not* clipped),
+    :class:`RewardTableEnv` (a fixed table of rewards, e.g. an adversarial or neighbouring
+    stream).
+
+:func:`parse_env` reads the command-line spec ``"bernoulli:0.75,0.5"`` /
+``"truncexp:0.1,1,2"``.
+
+Example:
+    >>> import numpy as np
+    >>> env = parse_env("truncexp:0.1,1,2,5,10")
+    >>> np.round(env.means, 3).tolist()
+    [0.492, 0.418, 0.343, 0.193, 0.1]
+    >>> env.best_arm, env.n_arms
+    (0, 5)
+    >>> BernoulliEnv((0.2, 0.7)).rewards_from_uniforms(np.array([[0.1, 0.9]])).tolist()
+    [[1.0, 0.0]]
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = [
+    "Environment",
+    "BernoulliEnv",
+    "TruncatedExponentialEnv",
+    "RewardTableEnv",
+    "parse_env",
+    "truncexp_mean",
+]
+
+
+def _check_unit(name: str, value: float) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number in [0, 1], got {value!r}") from None
+    if not (0.0 <= v <= 1.0):
+        raise ValueError(f"{name} must be in [0, 1], got {value!r}")
+    return v
+
+
+def _check_rate(name: str, value: float) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number in (0, inf), got {value!r}") from None
+    if not (v > 0) or math.isinf(v):
+        raise ValueError(f"{name} must be in (0, inf), got {value!r}")
+    return v
+
+
+def truncexp_mean(rate: float) -> float:
+    """Mean of Exp(``rate``) conditioned on x ≤ 1: 1/λ − e^{−λ}/(1 − e^{−λ}).
+
+    >>> round(truncexp_mean(0.1), 4), round(truncexp_mean(10.0), 4)
+    (0.4917, 0.1)
+    """
+    lam = _check_rate("rate", rate)
+    return 1.0 / lam - 1.0 / math.expm1(lam)  # e^{-λ}/(1-e^{-λ}) = 1/(e^λ - 1)
+
+
+@dataclass(frozen=True)
+class Environment:
+    """Base class: a stationary K-armed bandit with rewards in [0, 1].
+
+    Subclasses define :attr:`means` and :meth:`reward_chunk`. Rounds are 0-based.
+    """
+
+    @property
+    def means(self) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @property
+    def n_arms(self) -> int:
+        return int(self.means.size)
+
+    @property
+    def best_mean(self) -> float:
+        return float(self.means.max())
+
+    @property
+    def best_arm(self) -> int:
+        return int(self.means.argmax())
+
+    @property
+    def gaps(self) -> np.ndarray:
+        """Δ_i = μ* − μ_i."""
+        return self.best_mean - self.means
+
+    @property
+    def spec(self) -> str:
+        """A short, parseable description (``parse_env(env.spec)`` rebuilds stochastic envs)."""
+        raise NotImplementedError  # pragma: no cover
+
+    def rewards_from_uniforms(self, u: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
+        """Map uniforms of shape (rounds, arms) to rewards by the per-arm inverse CDF."""
+        raise NotImplementedError
+
+    def reward_chunk(self, rep: int, t0: int, t1: int, rng: np.random.Generator) -> np.ndarray:
+        """Rewards of rounds ``t0 .. t1-1`` of repetition ``rep``, shape (t1 − t0, n_arms).
+
+        Stochastic environments draw ``rng.random((t1 - t0, n_arms))`` and apply the inverse
+        CDF; since NumPy generators fill arrays sequentially, consecutive calls over
+        consecutive chunks give the same table whatever the chunk sizes.
+        """
+        return self.rewards_from_uniforms(rng.random((t1 - t0, self.n_arms)))
+
+
+@dataclass(frozen=True)
+class BernoulliEnv(Environment):
+    """Bernoulli arms: reward of arm i in round t is ``1{U[t, i] < p_i}``.
+
+    >>> BernoulliEnv((0.75, 0.625, 0.5, 0.375, 0.25)).gaps.tolist()
+    [0.0, 0.125, 0.25, 0.375, 0.5]
+    """
+
+    probs: tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        p = tuple(_check_unit(f"probs[{i}]", v) for i, v in enumerate(np.atleast_1d(self.probs)))
+        if len(p) < 2:
+            raise ValueError(f"probs must have at least 2 arms, got {len(p)}")
+        object.__setattr__(self, "probs", p)
+
+    @property
+    def means(self) -> np.ndarray:
+        return np.array(self.probs, dtype=float)
+
+    @property
+    def spec(self) -> str:
+        return "bernoulli:" + ",".join(repr(p) for p in self.probs)
+
+    def rewards_from_uniforms(self, u: np.ndarray) -> np.ndarray:
+        return (u < self.means).astype(float)
+
+
+@dataclass(frozen=True)
+class TruncatedExponentialEnv(Environment):
+    """Exp(λ_i) conditioned on x ≤ 1 (seed 004 §5.2), sampled by inverse CDF.
+
+    F(x) = (1 − e^{−λx}) / (1 − e^{−λ}) on [0, 1], so x = −log(1 − u(1 − e^{−λ}))/λ.
+
+    >>> env = TruncatedExponentialEnv((1.0, 5.0))
+    >>> np.round(env.rewards_from_uniforms(np.array([[0.0, 1.0]])), 12).tolist()
+    [[0.0, 1.0]]
+    """
+
+    rates: tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        r = tuple(_check_rate(f"rates[{i}]", v) for i, v in enumerate(np.atleast_1d(self.rates)))
+        if len(r) < 2:
+            raise ValueError(f"rates must have at least 2 arms, got {len(r)}")
+        object.__setattr__(self, "rates", r)
+
+    @property
+    def means(self) -> np.ndarray:
+        return np.array([truncexp_mean(r) for r in self.rates], dtype=float)
+
+    @property
+    def spec(self) -> str:
+        return "truncexp:" + ",".join(repr(r) for r in self.rates)
+
+    def rewards_from_uniforms(self, u: np.ndarray) -> np.ndarray:
+        lam = np.array(self.rates, dtype=float)
+        x = -np.log1p(u * np.expm1(-lam)) / lam
+        return np.clip(x, 0.0, 1.0)  # guards the last ulp only; the law is not clipped
+
+
+@dataclass(frozen=True, eq=False)
+class RewardTableEnv(Environment):
+    """A fixed reward table: shape (T, N) shared by all repetitions, or (R, T, N) per repetition.
+
+    ``arm_means`` are the means used for regret (default: column means of the table). Use it
+    for neighbouring streams built by hand, replayed data or adversarial sequences.
+
+    >>> env = RewardTableEnv(np.array([[1.0, 0.0], [0.0, 0.0]]))
+    >>> env.means.tolist(), env.horizon
+    ([0.5, 0.0], 2)
+    """
+
+    table: np.ndarray = field(repr=False)
+    arm_means: tuple[float, ...] | None = None
+
+    def __post_init__(self) -> None:
+        tab = np.array(self.table, dtype=float, copy=True)
+        if tab.ndim not in (2, 3):
+            raise ValueError(f"table must have shape (T, N) or (R, T, N), got shape {tab.shape}")
+        if tab.shape[-1] < 2 or tab.shape[-2] < 1:
+            raise ValueError(f"table needs >= 1 round and >= 2 arms, got shape {tab.shape}")
+        if not np.all(np.isfinite(tab)) or tab.min() < 0.0 or tab.max() > 1.0:
+            raise ValueError("table entries must be in [0, 1]")
+        tab.setflags(write=False)
+        object.__setattr__(self, "table", tab)
+        if self.arm_means is not None:
+            m = tuple(_check_unit(f"arm_means[{i}]", v) for i, v in enumerate(self.arm_means))
+            if len(m) != tab.shape[-1]:
+                raise ValueError(f"arm_means must have {tab.shape[-1]} entries, got {len(m)}")
+            object.__setattr__(self, "arm_means", m)
+
+    @property
+    def horizon(self) -> int:
+        return int(self.table.shape[-2])
+
+    @property
+    def means(self) -> np.ndarray:
+        if self.arm_means is not None:
+            return np.array(self.arm_means, dtype=float)
+        return self.table.reshape(-1, self.table.shape[-1]).mean(axis=0)
+
+    @property
+    def spec(self) -> str:
+        return f"table:{'x'.join(str(s) for s in self.table.shape)}"
+
+    def reward_chunk(self, rep: int, t0: int, t1: int, rng: np.random.Generator) -> np.ndarray:
+        if t1 > self.horizon:
+            raise ValueError(f"horizon must be <= the table's {self.horizon} rounds, got {t1}")
+        if self.table.ndim == 3:
+            if rep >= self.table.shape[0]:
+                raise ValueError(f"repetitions must be <= the table's {self.table.shape[0]}, got rep {rep}")
+            return self.table[rep, t0:t1]
+        return self.table[t0:t1]
+
+
+_KINDS = {"bernoulli": BernoulliEnv, "truncexp": TruncatedExponentialEnv}
+
+
+def parse_env(spec: str) -> Environment:
+    """Parse ``"bernoulli:p1,p2,..."`` or ``"truncexp:λ1,λ2,..."`` into an environment.
+
+    >>> parse_env("bernoulli:0.75,0.25")
+    BernoulliEnv(probs=(0.75, 0.25))
+    >>> parse_env("gauss:0.1,0.2")
+    Traceback (most recent call last):
+    ...
+    ValueError: spec kind must be one of ['bernoulli', 'truncexp'], got 'gauss'
+    """
+    if not isinstance(spec, str) or ":" not in spec:
+        raise ValueError(f"spec must look like 'bernoulli:0.75,0.5' or 'truncexp:0.1,1', got {spec!r}")
+    kind, _, body = spec.partition(":")
+    kind = kind.strip().lower()
+    if kind not in _KINDS:
+        raise ValueError(f"spec kind must be one of {sorted(_KINDS)}, got {kind!r}")
+    parts = [p.strip() for p in body.split(",")]
+    if any(p == "" for p in parts):
+        raise ValueError(f"spec parameters must be a comma-separated list of numbers, got {body!r}")
+    values = []
+    for p in parts:
+        try:
+            values.append(float(p))
+        except ValueError:
+            raise ValueError(f"spec parameter {p!r} is not a number (in {spec!r})") from None
+    return _KINDS[kind](tuple(values))
