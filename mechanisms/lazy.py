@@ -57,12 +57,12 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from scipy import integrate
 
 from dpaudit.events import LaplaceEvent, LaplaceReportNoisyMaxEvent, Neighbouring, PrivacyEvent
 from dpaudit.ledger import Ledger
 from mechanisms.base import check_batch, check_neighbouring, check_rng, record_release
 from mechanisms.counting import NodeNoise, NoiseKind, _calibrate, _check_int
+from mechanisms.report_noisy_max import laplace_rnm_log_output_distribution
 
 __all__ = [
     "EpochRelease",
@@ -241,7 +241,8 @@ class LazyEpochSums:
 
 
 def rnm_log_probability(winner: int, sums: object, scale: float) -> float:
-    """``log P(argmax_j (s_j + Lap_j(scale)) = winner)`` by numerical integration (small K).
+    """``log P(argmax_j (s_j + Lap_j(scale)) = winner)`` (exact for K = 2, quadrature otherwise;
+    see :func:`mechanisms.report_noisy_max.laplace_rnm_log_output_distribution`).
 
     >>> round(float(np.exp(rnm_log_probability(0, [0.0, 0.0], 1.0))), 6)
     0.5
@@ -252,21 +253,7 @@ def rnm_log_probability(winner: int, sums: object, scale: float) -> float:
     w = _check_int("winner", winner, 0)
     if w >= s.size:
         raise ValueError(f"winner must be in [0, {s.size}), got {winner}")
-    b = float(scale)
-    if not b > 0:
-        raise ValueError(f"scale must be in (0, inf), got {scale!r}")
-    others = np.delete(s, w)
-
-    def cdf(z: np.ndarray) -> np.ndarray:
-        return np.where(z < 0, 0.5 * np.exp(np.minimum(z, 0) / b), 1 - 0.5 * np.exp(-np.maximum(z, 0) / b))
-
-    def integrand(z: float) -> float:
-        return float(np.exp(-abs(z - s[w]) / b) / (2 * b) * np.prod(cdf(z - others)))
-
-    lo, hi = float(s.min()) - 40 * b, float(s.max()) + 40 * b
-    pts = sorted(set(s.tolist()))
-    val, _ = integrate.quad(integrand, lo, hi, points=pts, limit=200, epsabs=1e-14, epsrel=1e-11)
-    return float(np.log(val))
+    return float(laplace_rnm_log_output_distribution(s, scale)[w])
 
 
 def rnm_privacy_loss(winner: int, sums: object, sums_prime: object, scale: float) -> float:

@@ -51,7 +51,7 @@ from functools import lru_cache
 
 import numpy as np
 from scipy import integrate, optimize
-from scipy.special import log_ndtr, logsumexp
+from scipy.special import logsumexp
 
 from dpaudit.events import (
     GaussianReportNoisyMaxEvent,
@@ -59,6 +59,7 @@ from dpaudit.events import (
     Neighbouring,
     check_positive,
 )
+from dpaudit.rnm_gaussian import argmax_log_distribution
 from mechanisms.base import NoiseMechanism, Norm, Size, check_batch, check_neighbouring, check_rng
 
 __all__ = [
@@ -71,7 +72,6 @@ __all__ = [
 ]
 
 _LOG_HALF = math.log(0.5)
-_GAUSS_DEPTH = 80  # e-folds below the peak covered by the Gaussian-RNM quadrature
 
 
 # ---------------------------------------------------------------------------------------
@@ -158,75 +158,10 @@ def laplace_rnm_log_output_distribution(scores: object, scale: float) -> np.ndar
 # Gaussian: mode-centred Gauss–Legendre in log space
 
 
-def _mills(t: np.ndarray) -> np.ndarray:
-    """φ(t)/Φ(t), stable for very negative t."""
-    return np.exp(-0.5 * t * t - 0.5 * math.log(2 * math.pi) - log_ndtr(t))
-
-
 def gaussian_rnm_log_output_distribution(scores: object, sigmas: object) -> np.ndarray:
-    """log P(argmax_i (scores_i + σ_i Z_i) = i) for every i, by 1-D quadrature (~1e-14 rel.)."""
-    f = np.asarray(scores, dtype=float).reshape(-1)
-    sg = np.broadcast_to(np.asarray(sigmas, dtype=float), f.shape).astype(float)
-    if f.size < 2 or not np.all(np.isfinite(f)):
-        raise ValueError(f"scores must be a finite vector with at least 2 entries, got shape {f.shape}")
-    if not np.all(np.isfinite(sg)) or np.any(sg <= 0):
-        raise ValueError("sigmas must all be in (0, inf)")
-    k = f.size
-    off = ~np.eye(k, dtype=bool)
-    # t_ij(z) = (f_i − f_j + σ_i z)/σ_j; r_ij = σ_i/σ_j ; for j = i we mask the term out.
-    r = sg[:, None] / sg[None, :]
-    c = (f[:, None] - f[None, :]) / sg[None, :]
-
-    def dh(z: np.ndarray) -> np.ndarray:  # h_i'(z), decreasing in z
-        t = c + r * z[:, None]
-        return -z + np.where(off, r * _mills(t), 0.0).sum(axis=1)
-
-    lo = np.zeros(k)  # h'(0) >= 0
-    hi = np.ones(k)
-    for _ in range(200):
-        neg = dh(hi) < 0
-        if neg.all():
-            break
-        hi = np.where(neg, hi, 2 * hi)
-    for _ in range(80):
-        mid = 0.5 * (lo + hi)
-        pos = dh(mid) > 0
-        lo = np.where(pos, mid, lo)
-        hi = np.where(pos, hi, mid)
-    mode = 0.5 * (lo + hi)
-
-    def h(z: np.ndarray) -> np.ndarray:  # h_i(z) for z of shape (k, m)
-        t = c[:, None, :] + r[:, None, :] * z[:, :, None]
-        lt = np.where(off[:, None, :], log_ndtr(t), 0.0)
-        return -0.5 * z * z - 0.5 * math.log(2 * math.pi) + lt.sum(axis=2)
-
-    h_star = h(mode[:, None])[:, 0]
-    # Panel edges where h drops by 1, 2, …, _GAUSS_DEPTH below its maximum on each side: the
-    # integrand changes by a factor e per panel whatever the local curvature. h'' <= −1 puts
-    # every level within sqrt(2·depth) of the mode; the mass beyond is < e^{-depth} relative.
-    levels = np.arange(1, _GAUSS_DEPTH + 1, dtype=float)
-    reach = math.sqrt(2.0 * _GAUSS_DEPTH) + 1e-9
-    target = h_star[:, None] - levels[None, :]
-    sides = []
-    for sign in (1.0, -1.0):
-        near = np.repeat(mode[:, None], levels.size, axis=1)
-        far = near + sign * reach
-        for _ in range(60):
-            mid = 0.5 * (near + far)
-            above = h(mid) > target
-            near = np.where(above, mid, near)
-            far = np.where(above, far, mid)
-        sides.append(0.5 * (near + far))
-    edges = np.concatenate([sides[1][:, ::-1], mode[:, None], sides[0]], axis=1)  # (k, 2·depth + 1)
-    nodes, weights = _gl(20)
-    a, bnd = edges[:, :-1, None], edges[:, 1:, None]
-    z = (a + 0.5 * (bnd - a) * (nodes + 1.0)).reshape(k, -1)
-    w = (0.5 * (bnd - a) * weights).reshape(k, -1)
-    return logsumexp(h(z), b=w, axis=1)
-
-
-# ---------------------------------------------------------------------------------------
-# helpers shared by both RNM classes
+    """log P(argmax_i (scores_i + σ_i Z_i) = i) for every i (≤1e-12 relative; see
+    :func:`dpaudit.rnm_gaussian.argmax_log_distribution`, which this delegates to)."""
+    return argmax_log_distribution(scores, sigmas)
 
 
 def _scores(name: str, x: object, k: int) -> np.ndarray:
