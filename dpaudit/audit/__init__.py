@@ -87,3 +87,11 @@ __all__ = [
     "threshold_grid",
     "threshold_rates",
 ]
+
+# audit runner, neighbours, per-mechanism targets (appended; see dpaudit.audit.runner)
+from dpaudit.audit.neighbours import NeighbourPair  # noqa: E402
+from dpaudit.audit.report import AuditReport, Certified, Empirical  # noqa: E402
+from dpaudit.audit.runner import AuditTarget, run_audit, run_audit_with_rates  # noqa: E402
+
+__all__ += ["AuditReport", "AuditTarget", "Certified", "Empirical", "NeighbourPair", "run_audit",
+            "run_audit_with_rates"]

@@ -20,14 +20,22 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def number(name: str, low: float | None = None, high: float | None = None, *, low_open: bool = False,
-           high_open: bool = False):
+def number(
+    name: str,
+    low: float | None = None,
+    high: float | None = None,
+    *,
+    low_open: bool = False,
+    high_open: bool = False,
+):
     """An argparse ``type`` that parses a finite float and checks its range, naming the option."""
 
     def rng() -> str:
         lo = "-inf" if low is None else f"{low:g}"
         hi = "inf" if high is None else f"{high:g}"
-        return f"{'(' if low_open or low is None else '['}{lo}, {hi}{')' if high_open or high is None else ']'}"
+        left = "(" if low_open or low is None else "["
+        right = ")" if high_open or high is None else "]"
+        return f"{left}{lo}, {hi}{right}"
 
     def parse(text: str) -> float:
         try:

@@ -89,7 +89,9 @@ def _event(args: argparse.Namespace) -> tuple[PrivacyEvent, object | None]:
     if args.kind == "rnm-gaussian":
         s, g = args.sensitivities, args.sigmas
         if len(s) not in (1, len(g)):
-            raise ValueError(f"--sensitivities must have 1 or {len(g)} entries (one per --sigmas), got {len(s)}")
+            raise ValueError(
+                f"--sensitivities must have 1 or {len(g)} entries (one per --sigmas), got {len(s)}"
+            )
         return GaussianReportNoisyMaxEvent(tuple(s), tuple(g)).repeat(args.steps), None
     raise ValueError(f"unknown subcommand {args.kind!r}")  # pragma: no cover
 
@@ -106,9 +108,11 @@ def _table(report: AccountingReport, cfg: object | None) -> str:
     given = f"delta = {report.delta:g}" if report.quantity == "epsilon" else f"epsilon = {report.epsilon:g}"
     lines = []
     if cfg is not None:
-        lines.append(f"Thompson sampling T={cfg.horizon} N={cfg.arms} b={cfg.prepulls} c={cfg.variance_scale:g}: "
-                     f"certified mu = {cfg.mu_tight:.6f} (paper: {cfg.mu_paper:.6f}); "
-                     f"{cfg.private_rounds} private rounds")
+        lines.append(
+            f"Thompson sampling T={cfg.horizon} N={cfg.arms} b={cfg.prepulls} c={cfg.variance_scale:g}: "
+            f"certified mu = {cfg.mu_tight:.6f} (paper: {cfg.mu_paper:.6f}); "
+            f"{cfg.private_rounds} private rounds"
+        )
     elif report.mu is not None:
         lines.append(f"GDP mu = {report.mu:.6f}")
     lines.append(f"{report.quantity} at {given} ({report.num_releases} releases)")

@@ -1,0 +1,101 @@
+"""Plot an audit: the empirical trade-off region against the certified trade-off curve.
+
+Every threshold test of the audit gives a confidence box [FPR_lo, FPR_hi] × [FNR_lo, FNR_hi]
+(simultaneous Clopper–Pearson bounds). The certified claim is drawn as its trade-off curve:
+the GDP curve ``G_μ(α) = Φ(Φ⁻¹(1 − α) − μ)`` for μ claims, the piecewise-linear
+``max(0, 1 − δ − e^ε α, e^{−ε}(1 − δ − α))`` for (ε, δ) claims. A box lying entirely below
+the curve (its upper-right corner below it) refutes the claim. Both axes are drawn twice:
+linear (the whole region) and logarithmic (the small-error corner where violations of small-δ
+claims live).
+
+Example:
+    >>> import os, tempfile
+    >>> from dpaudit.audit.runner import run_audit_with_rates
+    >>> from dpaudit.audit.targets import gaussian_target
+    >>> report, rates = run_audit_with_rates(gaussian_target(sigma=1.0), trials=20_000, seed=0)
+    >>> path = os.path.join(tempfile.mkdtemp(), "audit.png")
+    >>> plot_audit(report, rates, path) == path and os.path.getsize(path) > 10_000
+    True
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dpaudit.audit.bounds import ThresholdRates, gdp_tradeoff_curve
+from dpaudit.audit.report import AuditReport
+from dpaudit.audit.runner import epsilon_dp_tradeoff_curve
+
+__all__ = ["plot_audit"]
+
+
+def plot_audit(report: AuditReport, rates: ThresholdRates, path: str, *, max_boxes: int = 400) -> str:
+    """Write a PNG of the confidence boxes of ``rates`` and the certified curve of ``report``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.collections import PatchCollection
+    from matplotlib.patches import Rectangle
+
+    c = report.certified
+    curves: list[tuple[str, Any]] = []
+    if c.mu is not None:
+        curves.append((f"certified {c.mu:.4g}-GDP ({c.source})", gdp_tradeoff_curve(c.mu)))
+    if c.epsilon is not None and c.delta is not None:
+        curves.append(
+            (
+                f"certified ({c.epsilon:.4g}, {c.delta:.3g})-DP ({c.source})",
+                epsilon_dp_tradeoff_curve(c.epsilon, c.delta),
+            )
+        )
+    fl, fh = np.asarray(rates.fpr_lower), np.asarray(rates.fpr_upper)
+    nl, nh = np.asarray(rates.fnr_lower), np.asarray(rates.fnr_upper)
+    idx = np.arange(fl.size)
+    if idx.size > max_boxes:
+        idx = np.unique(np.linspace(0, idx.size - 1, max_boxes).round().astype(int))
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.8))
+    for ax, log in zip(axes, (False, True)):
+        boxes = [Rectangle((fl[i], nl[i]), max(fh[i] - fl[i], 1e-12), max(nh[i] - nl[i], 1e-12)) for i in idx]
+        ax.add_collection(
+            PatchCollection(boxes, facecolor="tab:blue", edgecolor="tab:blue", alpha=0.35, linewidth=0.6)
+        )
+        ax.plot(
+            fh[idx],
+            nh[idx],
+            ".",
+            color="tab:blue",
+            ms=2,
+            label=f"empirical boxes ({rates.tests} tests, {rates.confidence:.0%} simultaneous)",
+        )
+        lo = 1e-7 if log else 0.0
+        alpha = np.geomspace(max(lo, 1e-9), 1.0, 400) if log else np.linspace(0.0, 1.0, 400)
+        for (label, f), col in zip(curves, ("tab:red", "tab:orange")):
+            ax.plot(alpha, np.asarray(f(alpha)), "-", color=col, lw=1.6, label=label)
+        if log:
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            pos = np.concatenate([fl[fl > 0], nl[nl > 0]])
+            floor = max(1e-9, float(pos.min()) / 3) if pos.size else 1e-6
+            ax.set_xlim(floor, 1.0)
+            ax.set_ylim(floor, 1.0)
+        else:
+            ax.set_xlim(0.0, 1.0)
+            ax.set_ylim(0.0, 1.0)
+        ax.set_xlabel("false-positive rate (type I error)")
+        ax.set_ylabel("false-negative rate (type II error)")
+        ax.grid(True, which="both", alpha=0.3)
+    e = report.empirical
+    axes[0].set_title(
+        f"{report.target}: {report.verdict} — μ_lb={e.mu_lower:.3g}, ε_lb(δ={e.delta:g})="
+        f"{e.epsilon_lower:.3g}",
+        fontsize=9,
+    )
+    axes[1].set_title(f"{e.trials:,} trials, statistic: {e.statistic}", fontsize=9)
+    axes[0].legend(fontsize=7, loc="upper right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

@@ -1,0 +1,432 @@
+"""Per-mechanism audit setups: mechanism + adversarial neighbours + statistic + certified claim.
+
+Every factory returns an :class:`~dpaudit.audit.runner.AuditTarget` for :func:`run_audit`.
+``claim=None`` audits the toolkit's own certified value (source ``"dpaudit"``); pass
+:func:`claim_mu` or :func:`claim_epsilon` to audit a user's or a paper's claim instead.
+``mechanism=`` replaces the sampler (not the claim): that is how a planted bug is audited —
+e.g. a Gaussian mechanism whose σ is 10 % below the σ its certificate was computed for.
+
+Targets:
+
+* :func:`gaussian_target` — ``x + N(0, σ²)``, certified μ = Δ/σ (and ε(δ) of μ-GDP);
+* :func:`laplace_target` — ``x + Lap(b)``, certified ε = Δ/b at δ = 0;
+* :func:`randomized_response_target` — k-ary RR, certified ε at δ = 0;
+* :func:`rnm_laplace_target` — Laplace report-noisy-max over counts; the toolkit certifies
+  2Δ/b under replace (Δ/b under monotone add/remove); seed 002 Theorem 8 claims Δ/b
+  (:func:`published_claim`);
+* :func:`rnm_gaussian_target` — heterogeneous Gaussian RNM, certified μ = max s_i/σ_i; seed 004
+  Theorem 6 (:func:`published_claim`);
+* :func:`cascade_target` — seed 001 Algorithms 2–3 local randomizer (the number of reports is the
+  click position).
+
+White-box privacy loss is the statistic wherever the mechanism exposes it; discrete outputs
+declare the finite support of that statistic (exact output distributions), so the runner uses
+the cut family of that support instead of a 600-test grid.
+
+Example:
+    >>> from dpaudit.audit.targets import laplace_target, claim_epsilon
+    >>> t = laplace_target(scale=1.0)
+    >>> t.certified.epsilon, t.delta, t.certified.source
+    (1.0, 0.0, 'dpaudit')
+    >>> laplace_target(scale=1.0, claim=claim_epsilon(0.5, 0.0)).certified.source
+    'claim'
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import numpy as np
+
+from dpaudit.audit.neighbours import (
+    NeighbourPair,
+    cascade_pair,
+    gaussian_rnm_adversarial,
+    identical,
+    laplace_rnm_adversarial,
+    laplace_rnm_pair,
+    randomized_response_pair,
+    scalar_pair,
+)
+from dpaudit.audit.report import Certified
+from dpaudit.audit.runner import AuditTarget, choose_statistic
+from dpaudit.conversions import gdp_epsilon
+
+__all__ = [
+    "DEFAULT_GDP_DELTA",
+    "claim_mu",
+    "claim_epsilon",
+    "published_claim",
+    "gaussian_target",
+    "laplace_target",
+    "randomized_response_target",
+    "rnm_laplace_target",
+    "rnm_gaussian_target",
+    "cascade_target",
+]
+
+DEFAULT_GDP_DELTA = 1e-5
+"""δ at which ε is audited for GDP (Gaussian) claims when no ε claim fixes it."""
+
+
+def claim_mu(mu: float, delta: float = DEFAULT_GDP_DELTA, source: str = "claim") -> Certified:
+    """A μ-GDP claim (its implied ε at ``delta`` is audited too).
+
+    >>> round(claim_mu(1.0).epsilon, 4)
+    4.3772
+    """
+    m = float(mu)
+    if not (m > 0 and math.isfinite(m)):
+        raise ValueError(f"claim mu must be in (0, inf), got {mu!r}")
+    d = float(delta)
+    if not (0.0 < d < 1.0):
+        raise ValueError(f"delta must be in (0, 1) for a mu claim, got {delta!r}")
+    return Certified(mu=m, epsilon=float(gdp_epsilon(m, d)), delta=d, source=source)
+
+
+def claim_epsilon(epsilon: float, delta: float = 0.0, source: str = "claim") -> Certified:
+    """An (ε, δ)-DP claim.
+
+    >>> claim_epsilon(1.0, 1e-6)
+    Certified(mu=None, epsilon=1.0, delta=1e-06, source='claim')
+    """
+    e, d = float(epsilon), float(delta)
+    if not (e >= 0 and math.isfinite(e)):
+        raise ValueError(f"claim epsilon must be in [0, inf), got {epsilon!r}")
+    if not (0.0 <= d < 1.0):
+        raise ValueError(f"claim delta must be in [0, 1), got {delta!r}")
+    return Certified(mu=None, epsilon=e, delta=d, source=source)
+
+
+def _pair_or(pair: NeighbourPair | None, default: NeighbourPair) -> NeighbourPair:
+    return default if pair is None else pair
+
+
+def gaussian_target(
+    sigma: float = 1.0,
+    sensitivity: float = 1.0,
+    *,
+    claim: Certified | None = None,
+    delta: float | None = None,
+    mechanism: Any = None,
+    pair: NeighbourPair | None = None,
+    statistic: str = "auto",
+) -> AuditTarget:
+    """Gaussian mechanism ``x + N(0, σ²)``; neighbours 0 vs Δ; certified μ = Δ/σ.
+
+    >>> gaussian_target(sigma=2.0).certified.mu
+    0.5
+    """
+    from mechanisms import GaussianMechanism
+
+    claimed = GaussianMechanism(sigma=sigma, sensitivity=sensitivity)
+    mech = claimed if mechanism is None else mechanism
+    p = _pair_or(pair, scalar_pair(sensitivity))
+    if claim is None:
+        claim = claim_mu(claimed.mu, DEFAULT_GDP_DELTA if delta is None else delta, source="dpaudit")
+    d = claim.delta if claim.delta is not None else (DEFAULT_GDP_DELTA if delta is None else delta)
+    true_mu = abs(float(np.asarray(p.x_prime, float) - np.asarray(p.x, float))) / getattr(
+        mech, "sigma", sigma
+    )
+    return AuditTarget(
+        "gaussian",
+        mech,
+        p,
+        choose_statistic(mech, p, statistic),
+        claim,
+        d,
+        details={
+            "parameters": {"sigma": sigma, "sensitivity": sensitivity},
+            "exact": {
+                "mu": true_mu,
+                "epsilon": float(gdp_epsilon(true_mu, d)) if d > 0 and true_mu > 0 else None,
+            },
+        },
+    )
+
+
+def laplace_target(
+    scale: float = 1.0,
+    sensitivity: float = 1.0,
+    *,
+    claim: Certified | None = None,
+    mechanism: Any = None,
+    pair: NeighbourPair | None = None,
+    statistic: str = "auto",
+) -> AuditTarget:
+    """Laplace mechanism ``x + Lap(b)``; neighbours 0 vs Δ; certified ε = Δ/b at δ = 0."""
+    from mechanisms import LaplaceMechanism
+
+    claimed = LaplaceMechanism(scale=scale, sensitivity=sensitivity)
+    mech = claimed if mechanism is None else mechanism
+    p = _pair_or(pair, scalar_pair(sensitivity))
+    if claim is None:
+        claim = claim_epsilon(claimed.epsilon, 0.0, source="dpaudit")
+    true_eps = abs(float(np.asarray(p.x_prime, float) - np.asarray(p.x, float))) / getattr(
+        mech, "scale", scale
+    )
+    return AuditTarget(
+        "laplace",
+        mech,
+        p,
+        choose_statistic(mech, p, statistic),
+        claim,
+        claim.delta if claim.delta is not None else 0.0,
+        details={"parameters": {"scale": scale, "sensitivity": sensitivity}, "exact": {"epsilon": true_eps}},
+    )
+
+
+def _discrete_support(statistic: Any, num_outputs: int) -> tuple[float, ...]:
+    """The statistic's value at every possible output 0..num_outputs−1 (fixed before sampling)."""
+    return tuple(np.unique(statistic(np.arange(num_outputs))).tolist())
+
+
+def randomized_response_target(
+    epsilon: float,
+    num_categories: int = 2,
+    *,
+    claim: Certified | None = None,
+    mechanism: Any = None,
+    pair: NeighbourPair | None = None,
+) -> AuditTarget:
+    """k-ary randomised response; neighbours value 0 vs 1; certified ε at δ = 0."""
+    from mechanisms import RandomizedResponse
+
+    claimed = RandomizedResponse(epsilon=epsilon, num_categories=num_categories)
+    mech = claimed if mechanism is None else mechanism
+    p = _pair_or(pair, randomized_response_pair(getattr(mech, "epsilon", epsilon)))
+    if claim is None:
+        claim = claim_epsilon(claimed.epsilon, 0.0, source="dpaudit")
+    stat = choose_statistic(claimed, p)  # white-box loss of the claimed mechanism (fixed support)
+    return AuditTarget(
+        "randomized-response",
+        mech,
+        p,
+        stat,
+        claim,
+        claim.delta or 0.0,
+        support=_discrete_support(stat, claimed.num_categories),
+        details={"parameters": {"epsilon": epsilon, "num_categories": num_categories}},
+    )
+
+
+def rnm_laplace_target(
+    scale: float = 1.0,
+    arms: int = 2,
+    neighbouring: Literal["replace", "add-remove"] = "replace",
+    *,
+    trials: int = 200_000,
+    epoch_length: int | None = None,
+    gap: int | None = None,
+    claim: Certified | None = None,
+    confidence: float = 0.95,
+    mechanism: Any = None,
+) -> AuditTarget:
+    """Laplace report-noisy-max over K counts (seed 002 RNM-FTNL's selection step).
+
+    Neighbours ``(g, 0, …)`` vs ``(g − 1, 1, …)`` under replace (``(g, 0, …)`` vs ``(g, 1, …)``
+    under add/remove); ``gap`` fixes g, otherwise g ∈ [1, epoch_length or 64] is chosen for the
+    best predicted bound with ``trials`` (exact distributions only, no audit samples). The
+    toolkit certifies ε = 2Δ/b under replace and Δ/b under (monotone) add/remove.
+    """
+    from mechanisms import LaplaceReportNoisyMax
+    from mechanisms.report_noisy_max import laplace_rnm_worst_case_loss
+
+    if neighbouring not in ("replace", "add-remove"):
+        raise ValueError(f"neighbouring must be 'replace' or 'add-remove', got {neighbouring!r}")
+    claimed = LaplaceReportNoisyMax(
+        scale, arms, neighbouring=neighbouring, monotone=neighbouring == "add-remove"
+    )
+    mech = claimed if mechanism is None else mechanism
+    if claim is None:
+        claim = claim_epsilon(claimed.epsilon, 0.0, source="dpaudit")
+    d = claim.delta or 0.0
+    if gap is not None:
+        if epoch_length is not None and gap > epoch_length:
+            raise ValueError(f"gap must be in [1, epoch_length={epoch_length}], got {gap}")
+        p = laplace_rnm_pair(arms, gap, neighbouring)
+        lp, lq = claimed.log_output_distribution(p.x), claimed.log_output_distribution(p.x_prime)
+        p = NeighbourPair(p.x, p.x_prime, p.relation, p.description, float(np.max(np.abs(lp - lq))))
+    else:
+        p = laplace_rnm_adversarial(
+            scale,
+            arms,
+            neighbouring,
+            trials_per_side=max(1, trials // 2),
+            epoch_length=epoch_length,
+            confidence=confidence,
+            delta=d,
+            kind="mu" if claim.mu is not None else "epsilon",
+        )
+    details: dict[str, Any] = {
+        "parameters": {
+            "scale": scale,
+            "arms": arms,
+            "neighbouring": neighbouring,
+            "epoch_length": epoch_length,
+        },
+        "exact": {"pair_loss": p.exact_loss},
+    }
+    if arms == 2 and epoch_length is not None:
+        details["exact"]["worst_case_loss_at_epoch_length"] = laplace_rnm_worst_case_loss(
+            1.0 / scale, epoch_length, neighbouring
+        )
+    stat = choose_statistic(claimed, p)
+    return AuditTarget(
+        "rnm-laplace", mech, p, stat, claim, d, support=_discrete_support(stat, arms), details=details
+    )
+
+
+def rnm_gaussian_target(
+    sensitivities: Sequence[float] | float,
+    sigmas: Sequence[float],
+    *,
+    values: Sequence[float] | None = None,
+    trials: int = 200_000,
+    claim: Certified | None = None,
+    delta: float | None = None,
+    confidence: float = 0.95,
+    mechanism: Any = None,
+) -> AuditTarget:
+    """Heterogeneous Gaussian report-noisy-max (seed 004 Algorithm 4 / one TS round).
+
+    Without ``values`` the neighbour pair is searched (:func:`gaussian_rnm_adversarial`: the
+    exact worst case of :mod:`dpaudit.rnm_gaussian` at the audited δ and a scan of common gaps,
+    best predicted bound wins). The toolkit certifies μ = max s_i/σ_i.
+    """
+    from dpaudit.rnm_gaussian import exact_epsilon, exact_privacy_profile, gdp_bound
+    from mechanisms import GaussianReportNoisyMax
+
+    sig = [float(v) for v in np.atleast_1d(np.asarray(sigmas, dtype=float))]
+    s = np.atleast_1d(np.asarray(sensitivities, dtype=float))
+    if s.size not in (1, len(sig)):
+        raise ValueError(f"sensitivities must have 1 or {len(sig)} entries (one per sigma), got {s.size}")
+    claimed = GaussianReportNoisyMax(tuple(sig), tuple(np.broadcast_to(s, (len(sig),)).tolist()))
+    mech = claimed if mechanism is None else mechanism
+    if claim is None:
+        claim = claim_mu(
+            gdp_bound(claimed.sensitivities, sig),
+            DEFAULT_GDP_DELTA if delta is None else delta,
+            source="dpaudit",
+        )
+    d = claim.delta if claim.delta is not None else (DEFAULT_GDP_DELTA if delta is None else delta)
+    p = gaussian_rnm_adversarial(
+        claimed.sensitivities,
+        sig,
+        trials_per_side=max(1, trials // 2),
+        values=values,
+        confidence=confidence,
+        delta=d,
+        kind="mu" if claim.mu is not None else "epsilon",
+    )
+    exact: dict[str, Any] = {"pair_pure_epsilon": p.exact_loss}
+    if d > 0:
+        exact["pair_epsilon_at_delta"] = exact_epsilon(p.x, p.x_prime, sig, d)
+        if claim.epsilon is not None:
+            exact["pair_delta_at_claimed_epsilon"] = float(
+                exact_privacy_profile(p.x, p.x_prime, sig, [claim.epsilon]).deltas[0]
+            )
+    stat = choose_statistic(claimed, p)
+    return AuditTarget(
+        "rnm-gaussian",
+        mech,
+        p,
+        stat,
+        claim,
+        d,
+        support=_discrete_support(stat, len(sig)),
+        details={
+            "parameters": {
+                "sensitivities": list(claimed.sensitivities),
+                "sigmas": sig,
+                "values": None if values is None else list(values),
+            },
+            "exact": exact,
+        },
+    )
+
+
+def cascade_target(
+    num_positions: int,
+    epsilon: float,
+    delta: float | None = None,
+    *,
+    report: Literal["observed", "all-positions"] = "observed",
+    click: int | None = 1,
+    click_prime: int | None = None,
+    claim: Certified | None = None,
+) -> AuditTarget:
+    """Seed 001 local randomizer: Algorithm 2 (Laplace, ``delta=None``) or Algorithm 3
+    (Gaussian, ``delta`` given), one user's click at ``click`` vs ``click_prime``.
+
+    The default claim is the paper's: ε-LDP (Alg. 2) or (ε, δ)-LDP (Alg. 3) — which is also what
+    the recorded event certifies, since it accounts only for the noisy values, not for how many
+    there are. The statistic is the white-box privacy loss (``±inf`` when the lengths differ).
+    """
+    from mechanisms import CascadeClickRandomizer
+
+    if delta is None:
+        mech = CascadeClickRandomizer.alg2(num_positions, epsilon)
+        alg = "Algorithm 2 (Laplace)"
+    else:
+        mech = CascadeClickRandomizer.alg3(num_positions, epsilon, delta)
+        alg = "Algorithm 3 (Gaussian)"
+    if report != "observed":
+        mech = CascadeClickRandomizer(mech.num_positions, mech.noise, mech.scale, report=report)
+    if claim is None:
+        claim = claim_epsilon(epsilon, 0.0 if delta is None else delta, source="seed 001 " + alg)
+    p = (
+        cascade_pair(click, click_prime, mech.num_positions, report)
+        if click != click_prime
+        else identical(click)
+    )
+    stat = choose_statistic(mech, p)
+    support = None
+    if mech.num_values(click) != mech.num_values(click_prime):
+        support = (-math.inf, math.inf)  # the loss is ±inf: the length alone tells the inputs apart
+    return AuditTarget(
+        "cascade",
+        mech,
+        p,
+        stat,
+        claim,
+        claim.delta or 0.0,
+        support=support,
+        details={
+            "parameters": {
+                "num_positions": num_positions,
+                "epsilon": epsilon,
+                "delta": delta,
+                "report": report,
+                "algorithm": alg,
+            },
+            "lengths": [mech.num_values(click), mech.num_values(click_prime)],
+            "exact": {"pair_loss": p.exact_loss},
+        },
+    )
+
+
+def published_claim(target: str, **kw: Any) -> Certified:
+    """Claims of the seed papers, as published.
+
+    * ``"rnm-laplace"`` (seed 002 Theorem 8): Lap(1/ε) RNM is ε-DP → ε = 1/``scale``, δ = 0.
+    * ``"rnm-gaussian"`` (seed 004 Theorem 6): ε = ½·√(log((n−1)/(2δ)))·max s_i/σ_i at ``delta``.
+
+    >>> published_claim("rnm-laplace", scale=1.0)
+    Certified(mu=None, epsilon=1.0, delta=0.0, source='seed 002 Theorem 8')
+    >>> c = published_claim("rnm-gaussian", sensitivities=0.5, sigmas=[2 ** -0.5] * 2, delta=0.01)
+    >>> round(c.epsilon, 4)
+    0.6993
+    """
+    if target == "rnm-laplace":
+        return claim_epsilon(1.0 / float(kw["scale"]), 0.0, source="seed 002 Theorem 8")
+    if target == "rnm-gaussian":
+        from dpaudit.rnm_gaussian import published_bound_theorem6
+
+        d = float(kw["delta"])
+        return claim_epsilon(
+            published_bound_theorem6(kw["sensitivities"], kw["sigmas"], d), d, source="seed 004 Theorem 6/7"
+        )
+    raise ValueError(f"no published claim for target {target!r}; known: 'rnm-laplace', 'rnm-gaussian'")

@@ -1,0 +1,152 @@
+"""Runner: seeding, executors (dask), null/coverage checks, planted bugs, tightness."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from dpaudit.audit.neighbours import identical
+from dpaudit.audit.report import CONSISTENT, VIOLATED
+from dpaudit.audit.runner import collect_statistics, plan_batches, run_audit, run_audit_with_rates
+from dpaudit.audit.targets import (
+    claim_epsilon,
+    gaussian_target,
+    laplace_target,
+    randomized_response_target,
+    rnm_laplace_target,
+)
+from mechanisms import GaussianMechanism, LaplaceMechanism
+
+
+@dataclass(frozen=True)
+class NoisierClaimGaussian(GaussianMechanism):
+    """Planted bug: certified for ``sigma`` but samples with ``actual_sigma``."""
+
+    actual_sigma: float = 1.0
+
+    def sample(self, x, rng, size=None):
+        return GaussianMechanism(self.actual_sigma, self.sensitivity).sample(x, rng, size)
+
+
+@dataclass(frozen=True)
+class NoisierClaimLaplace(LaplaceMechanism):
+    actual_scale: float = 1.0
+
+    def sample(self, x, rng, size=None):
+        return LaplaceMechanism(self.actual_scale, self.sensitivity).sample(x, rng, size)
+
+
+def test_plan_batches_and_seeding_independent_of_batching_order():
+    assert plan_batches(7, 3) == [3, 3, 1]
+    t = gaussian_target(sigma=1.0)
+    a = collect_statistics(t, 1000, seed=3, batch_size=128)
+    b = collect_statistics(t, 1000, seed=3, batch_size=128)
+    assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+    c = collect_statistics(t, 1000, seed=4, batch_size=128)
+    assert not np.array_equal(a[0], c[0])
+
+
+def test_same_result_with_thread_pool_and_dask_executor():
+    from dask.distributed import Client, LocalCluster
+
+    target = rnm_laplace_target(1.0, 2, trials=40_000, epoch_length=16)
+    plain = run_audit(target, trials=40_000, seed=11, batch_size=5_000)
+    with ThreadPoolExecutor(2) as ex:
+        threaded = run_audit(target, trials=40_000, seed=11, batch_size=5_000, executor=ex)
+    with (
+        LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster,
+        Client(cluster) as client,
+    ):
+        dasked = run_audit(target, trials=40_000, seed=11, batch_size=5_000, executor=client.get_executor())
+        g = gaussian_target(sigma=1.0)
+        g_dask = run_audit(g, trials=20_000, seed=2, batch_size=4_000, executor=client.get_executor())
+    assert plain.empirical == threaded.empirical == dasked.empirical
+    assert g_dask.empirical == run_audit(g, trials=20_000, seed=2, batch_size=4_000).empirical
+    assert dasked.details["executor"] is not None
+
+
+def test_progress_bar_runs(capsys):
+    run_audit(gaussian_target(sigma=1.0), trials=2_000, seed=0, batch_size=500, progress=True)
+
+
+def test_identical_inputs_give_zero():
+    for t in (
+        gaussian_target(sigma=1.0, pair=identical(0.0)),
+        gaussian_target(sigma=1.0, pair=identical(0.0), statistic="identity"),
+        laplace_target(scale=1.0, pair=identical(0.0)),
+        randomized_response_target(1.0, pair=identical(0)),
+    ):
+        r = run_audit(t, trials=100_000, seed=5)
+        assert r.empirical.epsilon_lower == 0.0 and r.empirical.mu_lower == 0.0, t.name
+        assert r.verdict == CONSISTENT
+
+
+def test_correct_mechanisms_are_consistent_and_statistic_reported():
+    for t, stat in (
+        (gaussian_target(sigma=2.0), "privacy loss of GaussianMechanism"),
+        (gaussian_target(sigma=2.0, statistic="identity"), "identity"),
+        (laplace_target(scale=0.5), "privacy loss of LaplaceMechanism"),
+        (randomized_response_target(1.5, 3), "privacy loss of RandomizedResponse"),
+        (rnm_laplace_target(1.0, 3, trials=100_000), "privacy loss of LaplaceReportNoisyMax"),
+    ):
+        r = run_audit(t, trials=100_000, seed=1)
+        assert r.verdict == CONSISTENT, (t.name, r.empirical)
+        assert r.empirical.statistic == stat
+        assert r.empirical.epsilon_lower > 0
+
+
+def test_coverage_end_to_end_over_seeds():
+    """95 % bounds: the true value may be exceeded in at most ~5 % of 20 seeds (we allow 2)."""
+    lap = laplace_target(scale=1.0)  # true eps = 1 exactly
+    gau = gaussian_target(sigma=1.0)  # true mu = 1 exactly
+    lap_over = gau_over = 0
+    lap_lb, gau_lb = [], []
+    for seed in range(20):
+        r = run_audit(lap, trials=20_000, seed=seed)
+        lap_over += r.empirical.epsilon_lower > 1.0
+        lap_lb.append(r.empirical.epsilon_lower)
+        g = run_audit(gau, trials=20_000, seed=100 + seed)
+        gau_over += g.empirical.mu_lower > 1.0
+        gau_lb.append(g.empirical.mu_lower)
+    assert lap_over <= 2 and gau_over <= 2
+    assert np.median(lap_lb) > 0.7 and np.median(gau_lb) > 0.8  # and the bounds are not vacuous
+
+
+def test_planted_bug_gaussian_sigma_10_percent_low_is_violated():
+    buggy = NoisierClaimGaussian(sigma=1.0, actual_sigma=0.9)
+    r = run_audit(gaussian_target(sigma=1.0, mechanism=buggy), trials=200_000, seed=0)
+    assert r.certified.mu == 1.0
+    assert r.verdict == VIOLATED and r.empirical.mu_lower > 1.0
+    assert r.details["curve_audit"]["violated"]
+
+
+def test_planted_bug_laplace_scale_20_percent_low_is_violated():
+    buggy = NoisierClaimLaplace(scale=1.0, actual_scale=0.8)
+    r = run_audit(laplace_target(scale=1.0, mechanism=buggy), trials=200_000, seed=0)
+    assert r.certified.epsilon == 1.0 and r.certified.delta == 0.0
+    assert r.verdict == VIOLATED and 1.0 < r.empirical.epsilon_lower <= 1.25
+
+
+def test_tightness_gaussian_mu_one_million_trials():
+    r, rates = run_audit_with_rates(gaussian_target(sigma=1.0), trials=1_000_000, seed=0)
+    assert r.verdict == CONSISTENT
+    assert 0.85 <= r.empirical.mu_lower <= 1.0
+    assert r.fraction_recovered == pytest.approx(r.empirical.mu_lower)
+    assert r.to_dict()["fraction_recovered"] >= 0.85
+    assert rates.tests == 600
+
+
+def test_user_claim_replaces_certified_value():
+    r = run_audit(laplace_target(scale=1.0, claim=claim_epsilon(0.5)), trials=100_000, seed=0)
+    assert r.certified.source == "claim" and r.verdict == VIOLATED
+
+
+def test_bad_inputs():
+    t = gaussian_target(sigma=1.0)
+    with pytest.raises(ValueError, match="trials"):
+        run_audit(t, trials=1)
+    with pytest.raises(ValueError, match="confidence"):
+        run_audit(t, trials=100, confidence=1.5)
