@@ -1,0 +1,296 @@
+"""``dpaudit audit TARGET``: empirically audit a mechanism's certified (or claimed) privacy.
+
+Targets: ``gaussian``, ``laplace``, ``randomized-response``, ``rnm-laplace``,
+``rnm-gaussian``, ``cascade`` (seed 001 local randomizer). The claim is the toolkit's own
+certified value unless ``--claim-mu M`` or ``--claim-epsilon E [--claim-delta D]`` (or
+``--claim-published`` for the seed papers' theorems) is given. ``--json`` prints one object
+with ``certified``, ``empirical`` and ``verdict`` (and no progress bar).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from dpaudit.audit.report import AuditReport, Certified
+from dpaudit.cli.common import emit_json, fmt, integer, number, number_list
+
+TARGETS = ("gaussian", "laplace", "randomized-response", "rnm-laplace", "rnm-gaussian", "cascade")
+
+
+def _values(text: str) -> list[float]:
+    import math
+
+    out = []
+    for p in (t.strip() for t in text.split(",") if t.strip()):
+        try:
+            v = float(p)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"--values must be a comma-separated list of finite numbers, got {p!r}"
+            ) from None
+        if not math.isfinite(v):
+            raise argparse.ArgumentTypeError(f"--values entries must be finite numbers, got {p!r}")
+        out.append(v)
+    if not out:
+        raise argparse.ArgumentTypeError("--values must be a comma-separated list of finite numbers")
+    return out
+
+
+def _click(name: str):
+    def parse(text: str) -> int | None:
+        if text.strip().lower() in ("none", "inf", "no-click"):
+            return None
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{name} must be an integer >= 1 or 'none', got {text!r}"
+            ) from None
+        if v < 1:
+            raise argparse.ArgumentTypeError(f"{name} must be an integer >= 1 or 'none', got {text!r}")
+        return v
+
+    return parse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("audit", help="empirical lower bounds on privacy vs the certified claim")
+    kinds = p.add_subparsers(dest="target", required=True, metavar="TARGET", parser_class=type(p))
+    pos = number  # alias for brevity
+    g = kinds.add_parser("gaussian", help="Gaussian mechanism x + N(0, sigma^2)")
+    g.add_argument("--sigma", type=pos("--sigma", 0.0, low_open=True), required=True)
+    g.add_argument("--sensitivity", type=pos("--sensitivity", 0.0, low_open=True), default=1.0)
+    g.add_argument("--statistic", choices=("auto", "identity"), default="auto")
+
+    lap = kinds.add_parser("laplace", help="Laplace mechanism x + Lap(scale)")
+    lap.add_argument("--scale", type=pos("--scale", 0.0, low_open=True), required=True)
+    lap.add_argument("--sensitivity", type=pos("--sensitivity", 0.0, low_open=True), default=1.0)
+    lap.add_argument("--statistic", choices=("auto", "identity"), default="auto")
+
+    rr = kinds.add_parser("randomized-response", help="k-ary randomised response")
+    rr.add_argument("--epsilon", type=pos("--epsilon", 0.0, low_open=True), required=True)
+    rr.add_argument("--categories", type=integer("--categories", 2), default=2)
+
+    rl = kinds.add_parser("rnm-laplace", help="Laplace report-noisy-max over counts (seed 002)")
+    rl.add_argument("--scale", type=pos("--scale", 0.0, low_open=True), required=True)
+    rl.add_argument("--arms", type=integer("--arms", 2), default=2)
+    rl.add_argument("--neighbouring", choices=("replace", "add-remove"), default="replace")
+    rl.add_argument(
+        "--epoch-length",
+        type=integer("--epoch-length", 1),
+        default=None,
+        help="counts are over an epoch of this many rounds (gap g <= epoch length)",
+    )
+    rl.add_argument(
+        "--gap",
+        type=integer("--gap", 1),
+        default=None,
+        help="audit counts (g,0,...) vs (g-1,1,...); default: best for --trials",
+    )
+
+    rg = kinds.add_parser(
+        "rnm-gaussian", help="report-noisy-max with heterogeneous Gaussian noise (seed 004)"
+    )
+    rg.add_argument("--sensitivities", type=number_list("--sensitivities"), required=True)
+    rg.add_argument("--sigmas", type=number_list("--sigmas"), required=True)
+    rg.add_argument(
+        "--values",
+        type=_values,
+        default=None,
+        help="query values f; default: search the most distinguishable neighbour pair",
+    )
+
+    ca = kinds.add_parser("cascade", help="seed 001 Algorithms 2-3 local randomizer (click feedback)")
+    ca.add_argument("--positions", type=integer("--positions", 1), required=True)
+    ca.add_argument("--epsilon", type=pos("--epsilon", 0.0, low_open=True), required=True)
+    ca.add_argument(
+        "--noise-delta",
+        type=pos("--noise-delta", 0.0, 1.0, low_open=True, high_open=True),
+        default=None,
+        help="Algorithm 3 (Gaussian) with this delta; default Algorithm 2 (Laplace)",
+    )
+    ca.add_argument("--report", choices=("observed", "all-positions"), default="observed")
+    ca.add_argument("--click", type=_click("--click"), default=1)
+    ca.add_argument("--click-prime", type=_click("--click-prime"), default=None)
+
+    for q in (g, lap, rr, rl, rg, ca):
+        claim = q.add_mutually_exclusive_group()
+        claim.add_argument(
+            "--claim-mu", type=pos("--claim-mu", 0.0, low_open=True), help="audit a mu-GDP claim"
+        )
+        claim.add_argument(
+            "--claim-epsilon", type=pos("--claim-epsilon", 0.0), help="audit an (eps, delta) claim"
+        )
+        if q in (rl, rg):
+            claim.add_argument(
+                "--claim-published",
+                action="store_true",
+                help="audit the seed paper's theorem (seed 002 Thm 8 / seed 004 Thm 6)",
+            )
+        q.add_argument("--claim-delta", type=pos("--claim-delta", 0.0, 1.0, high_open=True), default=None)
+        q.add_argument(
+            "--delta",
+            type=pos("--delta", 0.0, 1.0, low_open=True, high_open=True),
+            default=None,
+            help="delta at which eps is audited for mu claims (default 1e-5)",
+        )
+        q.add_argument(
+            "--trials",
+            type=integer("--trials", 100),
+            default=200_000,
+            help="mechanism runs, half on each neighbour (default 200000)",
+        )
+        q.add_argument("--seed", type=integer("--seed", 0), default=0)
+        q.add_argument(
+            "--confidence", type=pos("--confidence", 0.0, 1.0, low_open=True, high_open=True), default=0.95
+        )
+        q.add_argument("--batch-size", type=integer("--batch-size", 1), default=1 << 18)
+        q.add_argument("--plot", metavar="FILE.png", help="draw the empirical trade-off region vs the claim")
+        q.add_argument("--json", action="store_true", help="print one JSON object (no progress bar)")
+        q.set_defaults(handler=run)
+
+
+def _claim(args: argparse.Namespace) -> Certified | None:
+    from dpaudit.audit.targets import DEFAULT_GDP_DELTA, claim_epsilon, claim_mu, published_claim
+
+    if getattr(args, "claim_published", False):
+        if args.target == "rnm-laplace":
+            if args.claim_delta not in (None, 0.0):
+                raise ValueError(
+                    "--claim-delta must be 0 (or omitted) with --claim-published for rnm-laplace"
+                )
+            return published_claim("rnm-laplace", scale=args.scale)
+        if args.claim_delta is None or args.claim_delta <= 0:
+            raise ValueError("--claim-published for rnm-gaussian needs --claim-delta in (0, 1)")
+        s, sg = args.sensitivities, args.sigmas
+        return published_claim(
+            "rnm-gaussian", sensitivities=s[0] if len(s) == 1 else s, sigmas=sg, delta=args.claim_delta
+        )
+    if args.claim_mu is not None:
+        if args.claim_delta is not None:
+            raise ValueError("--claim-delta goes with --claim-epsilon; with --claim-mu use --delta")
+        return claim_mu(args.claim_mu, args.delta if args.delta is not None else DEFAULT_GDP_DELTA)
+    if args.claim_epsilon is not None:
+        return claim_epsilon(args.claim_epsilon, args.claim_delta or 0.0)
+    if args.claim_delta is not None:
+        raise ValueError("--claim-delta needs --claim-epsilon (or --claim-published)")
+    return None
+
+
+def build_target(args: argparse.Namespace) -> Any:
+    """The :class:`~dpaudit.audit.runner.AuditTarget` described by parsed arguments."""
+    from dpaudit.audit import targets as t
+
+    claim = _claim(args)
+    if args.target == "gaussian":
+        return t.gaussian_target(
+            args.sigma, args.sensitivity, claim=claim, delta=args.delta, statistic=args.statistic
+        )
+    if args.target == "laplace":
+        return t.laplace_target(args.scale, args.sensitivity, claim=claim, statistic=args.statistic)
+    if args.target == "randomized-response":
+        return t.randomized_response_target(args.epsilon, args.categories, claim=claim)
+    if args.target == "rnm-laplace":
+        if args.gap is not None and args.epoch_length is not None and args.gap > args.epoch_length:
+            raise ValueError(f"--gap must be in [1, --epoch-length={args.epoch_length}], got {args.gap}")
+        return t.rnm_laplace_target(
+            args.scale,
+            args.arms,
+            args.neighbouring,
+            trials=args.trials,
+            epoch_length=args.epoch_length,
+            gap=args.gap,
+            claim=claim,
+            confidence=args.confidence,
+        )
+    if args.target == "rnm-gaussian":
+        s, sg = args.sensitivities, args.sigmas
+        if len(sg) < 2:
+            raise ValueError(f"--sigmas must have at least 2 entries (one per candidate), got {len(sg)}")
+        if len(s) not in (1, len(sg)):
+            raise ValueError(
+                f"--sensitivities must have 1 or {len(sg)} entries (one per --sigmas), got {len(s)}"
+            )
+        if args.values is not None and len(args.values) != len(sg):
+            raise ValueError(
+                f"--values must have {len(sg)} entries (one per --sigmas), got {len(args.values)}"
+            )
+        return t.rnm_gaussian_target(
+            s[0] if len(s) == 1 else s,
+            sg,
+            values=args.values,
+            trials=args.trials,
+            claim=claim,
+            delta=args.delta,
+            confidence=args.confidence,
+        )
+    if args.target == "cascade":
+        return t.cascade_target(
+            args.positions,
+            args.epsilon,
+            args.noise_delta,
+            report=args.report,
+            click=args.click,
+            click_prime=args.click_prime,
+            claim=claim,
+        )
+    raise ValueError(f"unknown target {args.target!r}")  # pragma: no cover
+
+
+def _text(report: AuditReport) -> str:
+    c, e = report.certified, report.empirical
+    nb = report.details.get("neighbours", {})
+    lines = [f"audit of {report.target}: {report.verdict.upper()}"]
+    lines.append(f"  neighbours  : {nb.get('description', '')} [{nb.get('relation', '')}]")
+    claim = []
+    if c.mu is not None:
+        claim.append(f"mu = {fmt(c.mu)}")
+    if c.epsilon is not None:
+        claim.append(f"epsilon = {fmt(c.epsilon)} at delta = {c.delta:g}")
+    lines.append(f"  certified   : {', '.join(claim)} (source: {c.source})")
+    lines.append(
+        f"  empirical   : mu >= {fmt(e.mu_lower)}, epsilon >= {fmt(e.epsilon_lower)} at delta = {e.delta:g} "
+        f"({e.confidence:.0%} confidence, {e.trials:,} trials)"
+    )
+    lines.append(f"  statistic   : {e.statistic}; {e.method}")
+    if report.fraction_recovered is not None:
+        lines.append(
+            f"  recovered   : {report.fraction_recovered:.1%} of the certified "
+            f"{'mu' if c.mu is not None else 'epsilon'}"
+        )
+    exact = report.details.get("exact")
+    if exact:
+        lines.append(
+            "  exact       : "
+            + ", ".join(
+                f"{k} = {fmt(v) if isinstance(v, float) else v}" for k, v in exact.items() if v is not None
+            )
+        )
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    from dpaudit.audit.runner import run_audit_with_rates
+
+    target = build_target(args)
+    report, rates = run_audit_with_rates(
+        target,
+        trials=args.trials,
+        seed=args.seed,
+        confidence=args.confidence,
+        batch_size=args.batch_size,
+        progress=not args.json and sys.stderr.isatty(),
+    )
+    if args.plot:
+        from dpaudit.audit.plot import plot_audit
+
+        plot_audit(report, rates, args.plot)
+    if args.json:
+        emit_json(report.to_dict())
+    else:
+        print(_text(report))
+        if args.plot:
+            print(f"plot written to {args.plot}")
+    return 0
