@@ -1,0 +1,243 @@
+"""`dpaudit run ts` and `dpaudit tune ts`: outputs, defaults and one-line errors with exit status 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+import bandits.report
+from dpaudit.audit.report import AuditReport, Certified, Empirical
+from dpaudit.cli.main import main
+from dpaudit.conversions import gdp_mu
+from dpaudit.thompson import ThompsonConfig
+
+
+class FakeAuditor:
+    """Stands in for bandits.audit.audit_thompson: records its calls, returns 'consistent'."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[tuple, dict]] = []
+
+    def __call__(self, policy, horizon, arms, **kw):
+        self.calls.append(((policy, horizon, arms), kw))
+        mu = ThompsonConfig(horizon, arms, policy.b, policy.c).mu_tight
+        return AuditReport.build(
+            target="thompson",
+            certified=Certified(mu=mu),
+            empirical=Empirical(
+                epsilon_lower=0.1,
+                mu_lower=0.2,
+                delta=kw["delta"],
+                confidence=kw["confidence"],
+                trials=kw["trials"],
+                method="fake",
+                statistic="fake",
+            ),
+        )
+
+
+def run_cli(capsys, *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def fake_audit(monkeypatch):
+    fake = FakeAuditor()
+    monkeypatch.setattr(bandits.report, "_default_auditor", lambda: fake)
+    return fake
+
+
+def test_run_ts_json_keys_and_reduced_audit(capsys, fake_audit):
+    code, out, err = run_cli(
+        capsys,
+        "run",
+        "ts",
+        "--horizon",
+        "5000",
+        "--reps",
+        "2",
+        "--target-mu",
+        "2",
+        "--audit-trials",
+        "20",
+        "--json",
+    )
+    assert code == 0
+    assert err == ""  # --json: no progress bars
+    d = json.loads(out)
+    assert {"regret", "privacy", "audit", "config"} <= set(d)
+    assert {"mean", "stderr", "checkpoints"} <= set(d["regret"])
+    assert d["regret"]["checkpoints"]["t"][-1] == 5000
+    assert {"mu", "mu_paper", "epsilon", "delta", "bounds"} <= set(d["privacy"])
+    assert {"certified", "empirical", "verdict"} <= set(d["audit"])
+    c = d["config"]
+    b = c["prepulls"]
+    assert b == round(6 * 5000**0.5 / 2)  # the rule of thumb
+    assert 2 * (1 - 1e-12) <= d["privacy"]["mu"] <= 2.0
+    assert d["privacy"]["mu"] == ThompsonConfig(5000, 5, b, c["variance_scale"]).mu_tight
+    # default audit horizon: all pre-pulls plus 2000 private rounds, capped at T
+    assert c["audit_horizon"] == d["audit"]["horizon"] == min(5000, 5 * b + 2000)
+    (policy, horizon, arms), kw = fake_audit.calls[0]
+    assert (policy.b, policy.c, horizon, arms, kw["trials"]) == (
+        b,
+        c["variance_scale"],
+        c["audit_horizon"],
+        5,
+        20,
+    )
+
+
+def test_run_ts_defaults_are_seed004_section51_at_1gdp(capsys):
+    code, out, _ = run_cli(capsys, "run", "ts", "--reps", "1", "--audit-trials", "0", "--json")
+    assert code == 0
+    d = json.loads(out)
+    c = d["config"]
+    assert c["env"] == "bernoulli:0.75,0.625,0.5,0.375,0.25" and c["horizon"] == 100_000
+    assert (c["prepulls"], round(c["variance_scale"], 3)) == (1897, 47.69)
+    assert 1 - 1e-12 <= d["privacy"]["mu"] <= 1.0
+    assert d["privacy"]["epsilon"] == pytest.approx(4.8866, abs=1e-3)  # 1-GDP at delta = 1e-6
+    assert d["audit"] is None
+
+
+def test_run_ts_explicit_b_c_text_output_and_plot(capsys, tmp_path, fake_audit):
+    path = tmp_path / "run.png"
+    code, out, _ = run_cli(
+        capsys,
+        "run",
+        "ts",
+        "--env",
+        "truncexp:0.1,1,2",
+        "--horizon",
+        "3000",
+        "--reps",
+        "2",
+        "--prepulls",
+        "10",
+        "--variance-scale",
+        "4",
+        "--audit-trials",
+        "5",
+        "--audit-horizon",
+        "500",
+        "--plot",
+        str(path),
+    )
+    assert code == 0
+    mu = ThompsonConfig(3000, 3, 10, 4.0).mu_tight
+    assert f"mu = {mu:.6f}-GDP" in out
+    assert "audit: CONSISTENT (5 trials per neighbouring stream at T = 500)" in out
+    assert "reduced horizon T = 500" in out
+    assert path.stat().st_size > 5_000
+
+
+def test_tune_ts_json(capsys):
+    code, out, _ = run_cli(
+        capsys,
+        "tune",
+        "ts",
+        "--target-mu",
+        "1",
+        "--horizon",
+        "5000",
+        "--reps",
+        "2",
+        "--candidates",
+        "6",
+        "--json",
+    )
+    assert code == 0
+    d = json.loads(out)
+    cands = d["candidates"]
+    assert len(cands) == 6 and cands[0]["b"] == 0
+    for k in ("b", "c", "mu", "regret_mean", "regret_stderr"):
+        assert k in cands[0] and k in d["best"]
+    assert all(x["mu"] <= 1.0 and x["c"] >= 1.0 for x in cands)
+    assert d["best"]["regret_mean"] == min(x["regret_mean"] for x in cands)
+
+
+def test_tune_ts_epsilon_target_arms_and_plot(capsys, tmp_path):
+    path = tmp_path / "tune.png"
+    code, out, _ = run_cli(
+        capsys,
+        "tune",
+        "ts",
+        "--target-epsilon",
+        "4",
+        "--delta",
+        "1e-5",
+        "--horizon",
+        "3000",
+        "--arms",
+        "3",
+        "--reps",
+        "2",
+        "--candidates",
+        "4",
+        "--plot",
+        str(path),
+    )
+    assert code == 0
+    mu = gdp_mu(4.0, 1e-5)
+    assert f"mu = {mu:.6g}" in out and "N = 3" in out and "bernoulli:0.75,0.5,0.25" in out
+    assert "best: b =" in out
+    assert path.stat().st_size > 10_000
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["run", "ts", "--env", "bernoulli:1.5,0.2"], "--env"),
+        (["run", "ts", "--env", "poisson:1,2"], "--env"),
+        (["run", "ts", "--prepulls", "1", "--variance-scale", "0.5"], "--variance-scale must be in [1, inf)"),
+        (["run", "ts", "--prepulls", "20000"], "--prepulls must be in [0, 19999]"),
+        (
+            ["run", "ts", "--horizon", "100", "--prepulls", "20", "--variance-scale", "2"],
+            "--prepulls must be in [0, 19]",
+        ),
+        (["run", "ts", "--prepulls", "18000"], "--prepulls must be in [0, 16666]"),
+        (["run", "ts", "--reps", "-2"], "--reps must be an integer >= 1"),
+        (["run", "ts", "--reps", "ten"], "--reps must be an integer >= 1"),
+        (["run", "ts", "--horizon", "1e5x"], "--horizon must be an integer >= 2"),
+        (["run", "ts", "--target-mu", "-1"], "--target-mu must be in (0, inf)"),
+        (["run", "ts", "--target-mu", "abc"], "--target-mu must be a number"),
+        (["run", "ts", "--audit-trials", "-5"], "--audit-trials must be an integer >= 0"),
+        (["run", "ts", "--delta", "2"], "--delta must be in (0, 1)"),
+        (["run", "ts", "--variance-scale", "3"], "--variance-scale needs --prepulls"),
+        (["run", "ts", "--prepulls", "2", "--variance-scale", "3", "--target-mu", "1"], "not both"),
+        (
+            ["run", "ts", "--prepulls", "100", "--variance-scale", "3", "--audit-horizon", "400"],
+            "--audit-horizon",
+        ),
+        (["tune", "ts"], "--target-mu"),
+        (["tune", "ts", "--target-epsilon", "1"], "--delta"),
+        (["tune", "ts", "--target-mu", "1", "--delta", "1e-5"], "--delta"),
+        (["tune", "ts", "--target-mu", "0"], "--target-mu must be in (0, inf)"),
+        (["tune", "ts", "--target-mu", "1", "--arms", "3", "--env", "bernoulli:0.5,0.4"], "--arms"),
+        (["tune", "ts", "--target-mu", "1", "--reps", "0"], "--reps must be an integer >= 1"),
+        (["tune", "ts", "--target-mu", "1", "--env", "truncexp:-1,2"], "--env"),
+    ],
+)
+def test_bad_input_is_one_line_with_status_2(capsys, args, needle):
+    code, out, err = run_cli(capsys, *args)
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("dpaudit: error:") and needle in lines[0], lines[0]
+    assert out == ""
+
+
+def test_bad_input_subprocess_has_no_traceback():
+    p = subprocess.run(
+        [sys.executable, "-m", "dpaudit.cli.main", "run", "ts", "--prepulls", "5", "--variance-scale", "0.9"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert p.returncode == 2
+    assert "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1
+    assert "--variance-scale must be in [1, inf)" in p.stderr
