@@ -122,4 +122,24 @@ def delta(comp: Composition, eps: float) -> float:
         return np.minimum(conv, kl)
 
     _, best = _minimise(log_delta, ORDERS)
-    return float(min(1.0, math.exp(best + 1e-12)))
+    out = math.exp(best + 1e-12)
+    # exp underflows to 0 for log δ < -745; a certified δ of 0 claims (ε, 0)-DP, which is
+    # false whenever a Gaussian step is present or ε is below the total pure ε. Round up to the
+    # smallest positive double there (as conversions.gdp_delta does); keep 0 only when it is
+    # exact (pure steps only and ε ≥ Σ ε_i).
+    if out == 0.0 and not _pure_total_at_most(comp, eps):
+        out = 5e-324
+    return float(min(1.0, out))
+
+
+def _pure_total_at_most(comp: Composition, eps: float) -> bool:
+    """True if ``comp`` has only pure-DP leaves and their ε's sum to at most ``eps``."""
+    if comp.gaussian_mu_squared() > 0:
+        return False
+    total = []
+    for leaf, count in comp.gaussian_part()[2]:
+        e = pure_epsilon(leaf)
+        if e is None:
+            return False
+        total.append(count * e)
+    return math.fsum(total) <= eps
