@@ -49,6 +49,7 @@ Example (tiny scale; the benchmark runs T = 1000 and 10^5 trajectories per neigh
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Sequence
@@ -309,7 +310,8 @@ def trajectory_losses(actions: np.ndarray, tables: NeighbourTables, c: float) ->
     The posterior before round t follows from the pull counts (constant columns), with the arm
     that observed r_τ holding ``values[0]`` (R) or ``values[1]`` (R′). Pre-pull rounds and
     rounds up to τ are identical under both tables and contribute 0. For N > 2 arms the
-    (state, action) pairs are de-duplicated before the quadrature.
+    (state, action) pairs are canonicalised (exchangeable arms' counts sorted) and de-duplicated
+    before the quadrature (:func:`audit_thompson` de-duplicates across all its batches).
 
     >>> import numpy as np
     >>> from bandits import GaussianTS
@@ -344,26 +346,115 @@ def trajectory_losses(actions: np.ndarray, tables: NeighbourTables, c: float) ->
         per_grid[valid] = lp[0] - lp[1]
         key = ((obs[:, None] * (T - t0) + np.arange(T - t0)[None, :]) * M + n1) * 2 + act
         return per_grid[key].sum(axis=1)
-    onehot = a[:, :, None] == np.arange(N)
-    counts = np.cumsum(onehot, axis=1, dtype=np.int32) - onehot  # pulls before round t
-    cnt = counts[:, t0:].reshape(-1, N)
-    acts = act.reshape(-1)
-    hold_arm = np.repeat(obs, T - t0)
-    base = int(T) + 1  # de-duplicate (counts, holder, action)
-    key = np.zeros(cnt.shape[0], dtype=np.int64)
-    for i in range(N):
-        key = key * base + cnt[:, i]
-    key = (key * N + hold_arm) * N + acts
-    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    cnt, acts, hold_arm = cnt[first], acts[first], hold_arm[first]
+    keys, inv = _batch_states(a, tables)
+    return _state_losses(keys, tables, c)[inv].sum(axis=1)
+
+
+# (state, action) pairs for N > 2 arms. With constant columns the posterior before round t is a
+# function of (holder of r_τ, pull counts); the log-probability of the action taken is computed
+# once per distinct canonical (holder, counts, action) — per batch, and in the audit once per
+# distinct state over *all* batches — and scattered back to the rounds that visit it.
+
+STATE_CHUNK = 8192  # distinct states per loss task (fixed: results do not depend on the executor)
+
+
+def _packable(T: int, N: int) -> bool:
+    return N * N * T**N < 2**62
+
+
+def _pack(hold: np.ndarray, counts: np.ndarray, acts: np.ndarray, T: int) -> np.ndarray:
+    """One exact key per (holder, counts, action) row: a mixed-radix int64 (counts < T) when it
+    fits, else the raw int32 row as a fixed-size ``np.void`` (same equality, any N and T)."""
+    N = counts.shape[1]
+    if _packable(T, N):
+        key = hold.astype(np.int64)
+        for i in range(N):
+            key = key * T + counts[:, i]
+        return key * N + acts
+    rows = np.column_stack([hold, counts, acts]).astype(np.int32)
+    return np.ascontiguousarray(rows).view(np.dtype((np.void, 4 * (N + 2)))).ravel()
+
+
+def _unpack(keys: np.ndarray, T: int, N: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    if keys.dtype == np.int64:
+        k = keys.copy()
+        acts = k % N
+        k //= N
+        counts = np.empty((k.size, N), dtype=np.int64)
+        for i in range(N - 1, -1, -1):
+            counts[:, i] = k % T
+            k //= T
+        return k, counts, acts
+    rows = np.ascontiguousarray(keys).view(np.int32).reshape(-1, N + 2).astype(np.int64)
+    return rows[:, 0], rows[:, 1:-1], rows[:, -1]
+
+
+def _canonicalise(hold: np.ndarray, counts: np.ndarray, acts: np.ndarray, columns: np.ndarray) -> None:
+    """In place: sort the counts of exchangeable arms (same constant column, not the holder).
+
+    Such arms with equal counts have equal posteriors, so permuting their counts permutes the
+    argmax distribution; the action is moved to the first arm of the group holding its count.
+    """
+    N = counts.shape[1]
+    for h in np.unique(hold):
+        sel = np.flatnonzero(hold == h)
+        for v in np.unique(columns):
+            grp = np.flatnonzero((columns == v) & (np.arange(N) != h))
+            if grp.size < 2:
+                continue
+            sub = counts[np.ix_(sel, grp)]
+            srt = np.sort(sub, axis=1)
+            a = acts[sel]
+            mine = np.isin(a, grp)
+            own = counts[sel, a]
+            pos = (srt < own[:, None]).sum(axis=1)
+            acts[sel] = np.where(mine, grp[np.minimum(pos, grp.size - 1)], a)
+            counts[np.ix_(sel, grp)] = srt
+
+
+def _batch_states(a: np.ndarray, tables: NeighbourTables) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct canonical (holder, counts, action) keys of the sampling rounds of ``a`` (R, T)
+    and, per round, the index of its key: shape (R, T − first_private_round), int32."""
+    R, T = a.shape
+    N = tables.null.shape[1]
+    t0 = tables.first_private_round
+    obs = np.full(R, tables.observer) if tables.observer is not None else a[:, tables.tau]
+    if _packable(T, N):  # the packed counts are a running sum of per-arm weights T^(N−1−i)
+        inc = (T ** np.arange(N - 1, -1, -1, dtype=np.int64))[a]
+        packed = np.cumsum(inc, axis=1)
+        packed -= inc  # pulls before round t
+        packed = packed[:, t0:]
+        packed += (obs.astype(np.int64) * T**N)[:, None]
+        packed *= N
+        packed += a[:, t0:]
+        raw, inv1 = np.unique(packed.reshape(-1), return_inverse=True)
+        h, cn, ac = _unpack(raw, T, N)
+    else:
+        onehot = a[:, :, None] == np.arange(N, dtype=a.dtype)
+        counts = np.cumsum(onehot, axis=1, dtype=np.int32)
+        counts -= onehot  # pulls before round t
+        cnt = counts[:, t0:].reshape(-1, N)
+        acts = a[:, t0:].reshape(-1)
+        hold = np.repeat(obs, T - t0)
+        raw, first, inv1 = np.unique(_pack(hold, cnt, acts, T), return_index=True, return_inverse=True)
+        h, cn, ac = hold[first], cnt[first].astype(np.int64), acts[first].astype(np.int64)
+    _canonicalise(h, cn, ac, np.asarray(tables.columns))
+    keys, inv2 = np.unique(_pack(h, cn, ac, T), return_inverse=True)
+    return keys, inv2.reshape(-1)[inv1.reshape(-1)].astype(np.int32).reshape(R, T - t0)
+
+
+def _state_losses(keys: np.ndarray, tables: NeighbourTables, c: float) -> np.ndarray:
+    """log P(action | state, R) − log P(action | state, R′) for each packed state key."""
+    T, N = tables.null.shape
+    hold_arm, cnt, acts = _unpack(keys, T, N)
     hold = (np.arange(N)[None, :] == hold_arm[:, None]).astype(float)
     cf = cnt.astype(float)
+    cols = np.asarray(tables.columns)
     lp = []
     for v in tables.values:
         mu, sg = _posterior(cf, hold, cols, v, c)
         lp.append(log_action_probabilities(mu, sg, acts))
-    per = (lp[0] - lp[1])[inverse.reshape(-1)]
-    return per.reshape(R, T - t0).sum(axis=1)
+    return lp[0] - lp[1]
 
 
 def black_box_statistic(actions: np.ndarray, tables: NeighbourTables) -> np.ndarray:
@@ -383,17 +474,31 @@ def black_box_statistic(actions: np.ndarray, tables: NeighbourTables) -> np.ndar
 def _batch(policy: GaussianTS, tables: NeighbourTables, horizon: int, side: int, root: Sequence[int],
            index: int, size: int, model_c: float) -> dict[str, np.ndarray]:  # fmt: skip
     """Sample ``size`` trajectories on table ``side`` (0: R, 1: R′) with the real policy code;
-    return both statistics. Module-level: picklable for process executors."""
+    return the black-box statistic and the white-box loss L (2 arms) or the batch's distinct
+    states and per-round state indices (N > 2 arms, losses computed once per distinct state by
+    :func:`audit_thompson`). Module-level: picklable for process executors."""
     seq = np.random.SeedSequence(root[0], spawn_key=tuple(root[1:]) + (side, index))
     env = RewardTableEnv(tables.null if side == 0 else tables.alt)
-    res = simulate(policy, env, horizon, repetitions=size, seed=seq, record_actions=True,
-                   checkpoints=1, progress=False, rep_chunk=min(size, 1024))  # fmt: skip
+    res = simulate(_step_engine(policy), env, horizon, repetitions=size, seed=seq, record_actions=True,
+                   checkpoints=1, progress=False, rep_chunk=size)  # fmt: skip
     assert res.actions is not None
-    L = trajectory_losses(res.actions, tables, model_c)
-    bb = black_box_statistic(res.actions, tables).astype(float)
+    out = {"bb": black_box_statistic(res.actions, tables).astype(float)}
+    if tables.null.shape[1] == 2:
+        out["L"] = trajectory_losses(res.actions, tables, model_c)
+    else:
+        out["keys"], out["inv"] = _batch_states(res.actions, tables)
     jseq = np.random.SeedSequence(root[0], spawn_key=tuple(root[1:]) + (2, side, index))
-    jit = np.random.Generator(np.random.PCG64(jseq)).random((size, 2))
-    return {"L": L, "bb": bb, "jitter": jit}
+    out["jitter"] = np.random.Generator(np.random.PCG64(jseq)).random((size, 2))
+    return out
+
+
+def _step_engine(policy: GaussianTS) -> GaussianTS:
+    """The same policy with the plain step engine: bit-identical actions (``GaussianTS.engine``),
+    and faster here — the audit's neighbours make the sampled arm switch too often for the
+    speculative engine to pay off."""
+    if getattr(policy, "engine", "step") == "speculative":
+        return dataclasses.replace(policy, engine="step")
+    return policy
 
 
 # ---------------------------------------------------------------------------------------
@@ -406,6 +511,25 @@ def _bounds(null: np.ndarray, alt: np.ndarray, delta: float, confidence: float) 
     eps = epsilon_lower_bound(null, alt, delta=delta, confidence=confidence, selection=sel)
     return {"mu_lower": mu.mu, "epsilon_lower": eps.epsilon, "mu_bound": asdict(mu),
             "epsilon_bound": asdict(eps)}  # fmt: skip
+
+
+def _run_tasks(fn: Any, args: list[tuple[Any, ...]], executor: Executor | None, progress: bool, desc: str,
+               sizes: list[int], unit: str) -> list[Any]:  # fmt: skip
+    """``[fn(*a) for a in args]``, on ``executor`` if given, with a progress bar."""
+    from tqdm.auto import tqdm
+
+    out = []
+    with tqdm(total=sum(sizes), disable=not progress, desc=desc, unit=unit, leave=False) as bar:
+        if executor is None:
+            for a, n in zip(args, sizes):
+                out.append(fn(*a))
+                bar.update(n)
+        else:
+            futs = [executor.submit(fn, *a) for a in args]
+            for f, n in zip(futs, sizes):
+                out.append(f.result())
+                bar.update(n)
+    return out
 
 
 def audit_thompson(
@@ -458,21 +582,24 @@ def audit_thompson(
     jobs = [(side, i, min(BATCH, trials - i * BATCH)) for side in (0, 1) for i in range(-(-trials // BATCH))]
     args = [(policy, tables, horizon, side, root, i, n, policy.c) for side, i, n in jobs]
 
-    from tqdm.auto import tqdm
-
-    with tqdm(total=2 * trials, disable=not progress, desc="ts-audit", unit="traj", leave=False) as bar:
-        if executor is None:
-            parts = []
-            for a in args:
-                parts.append(_batch(*a))
-                bar.update(a[-2])
-        else:
-            futs = [executor.submit(_batch, *a) for a in args]
-            parts = []
-            for a, f in zip(args, futs):
-                parts.append(f.result())
-                bar.update(a[-2])
+    parts = _run_tasks(_batch, args, executor, progress, "ts-audit", [a[-2] for a in args], "traj")
     sim_time = time.perf_counter() - start
+    n_states = None
+    if arms > 2:
+        # one loss per distinct (holder, counts, action) state over all batches of both sides
+        sizes = [p["keys"].size for p in parts]
+        uniq, ginv = np.unique(np.concatenate([p.pop("keys") for p in parts]), return_inverse=True)
+        ginv = ginv.reshape(-1)
+        n_states = int(uniq.size)
+        chunks = [(uniq[i : i + STATE_CHUNK], tables, policy.c) for i in range(0, uniq.size, STATE_CHUNK)]
+        vals = _run_tasks(_state_losses, chunks, executor, progress, "ts-audit states",
+                          [ch[0].size for ch in chunks], "state")  # fmt: skip
+        per_state = np.concatenate(vals) if vals else np.empty(0)
+        off = 0
+        for p, n in zip(parts, sizes):
+            p["L"] = per_state[ginv[off : off + n]][p.pop("inv")].sum(axis=1)
+            off += n
+    loss_time = time.perf_counter() - start - sim_time
     half = len(jobs) // 2
     cat = lambda k, s: np.concatenate([p[k] for p in (parts[:half] if s == 0 else parts[half:])])  # noqa: E731
     L0, L1 = cat("L", 0), cat("L", 1)
@@ -515,7 +642,8 @@ def audit_thompson(
                          "mu_gaussian_fit": float(math.sqrt(max(0.0, L0.mean() - L1.mean())))},
         "likelihood_ratio_check": lr_check,
         "trials_per_neighbour": trials, "seconds": time.perf_counter() - start,
-        "seconds_sampling_and_losses": sim_time,
+        "seconds_sampling_and_losses": sim_time + loss_time, "seconds_sampling": sim_time,
+        "seconds_state_losses": loss_time, "distinct_states": n_states,
     }  # fmt: skip
     emp = Empirical(epsilon_lower=white["epsilon_lower"], mu_lower=white["mu_lower"], delta=delta,
                     confidence=confidence, trials=2 * trials,

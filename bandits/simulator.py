@@ -36,7 +36,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from bandits.environments import Environment
+from bandits.environments import Environment, RewardTableEnv
 from bandits.policies import Policy
 
 __all__ = [
@@ -255,7 +255,9 @@ def _run_reps(
     """Simulate repetitions ``reps`` (one vectorised block). Module-level: picklable."""
     R, N = len(reps), env.n_arms
     streams = [rep_streams(root, r) for r in reps]
-    reward_rngs = [np.random.Generator(np.random.PCG64(s.rewards)) for s in streams]
+    # a RewardTableEnv with one (T, N) table draws nothing: share it, build no reward RNGs
+    shared = isinstance(env, RewardTableEnv) and env.table.ndim == 2
+    reward_rngs = [None] * R if shared else [np.random.Generator(np.random.PCG64(s.rewards)) for s in streams]
     agent = policy.agent(N, horizon, [s.policy for s in streams])
     gaps, mu_star = env.gaps, env.best_mean
     C = checkpoints.size
@@ -268,11 +270,15 @@ def _run_reps(
     ci = 0
     for t0 in range(0, horizon, chunk_size):
         t1 = min(horizon, t0 + chunk_size)
-        table = np.empty((R, t1 - t0, N))
-        for i, (r, g) in enumerate(zip(reps, reward_rngs)):
-            table[i] = env.reward_chunk(r, t0, t1, g)
-        if replace is not None and t0 <= replace.round < t1:
-            table[:, replace.round - t0, replace.arm] = replace.value
+        if shared and not (replace is not None and t0 <= replace.round < t1):
+            # read-only view of the shared table (reward_chunk validates the horizon), no copies
+            table = np.broadcast_to(env.reward_chunk(reps[0], t0, t1, None), (R, t1 - t0, N))
+        else:
+            table = np.empty((R, t1 - t0, N))
+            for i, (r, g) in enumerate(zip(reps, reward_rngs)):
+                table[i] = env.reward_chunk(r, t0, t1, g)
+            if replace is not None and t0 <= replace.round < t1:
+                table[:, replace.round - t0, replace.arm] = replace.value
         a = agent.run_chunk(t0, t1, table)  # (R, t1 - t0)
         obs = np.take_along_axis(table, a[:, :, None], axis=2)[:, :, 0]
         g = np.cumsum(gaps[a], axis=1)

@@ -77,7 +77,8 @@ def _exact_sequence_logprob(seq, table, b, c, N):
     return lp
 
 
-@pytest.mark.parametrize("N,b,T,c", [(2, 1, 7, 1.0), (2, 0, 6, 2.0), (3, 1, 6, 1.0)])
+@pytest.mark.parametrize("N,b,T,c", [(2, 1, 7, 1.0), (2, 0, 6, 2.0), (3, 1, 6, 1.0), (4, 1, 7, 1.0),
+                                     (4, 0, 4, 1.5)])
 def test_white_box_loss_exact_by_enumeration(N: int, b: int, T: int, c: float) -> None:
     pol = GaussianTS(b=b, c=c)
     tab = TSNeighbour(leader_reward=0.7).tables(pol, T, N)
@@ -141,3 +142,50 @@ def test_claim_override_and_validation() -> None:
         TSNeighbour(arm=0)
     with pytest.raises(ValueError):
         TSNeighbour(values=(0.5, 0.5))
+
+
+def _losses_without_dedup(a, tab, c):
+    """Reference: every sampling round's log-probability computed directly (no state cache)."""
+    from bandits.audit import _posterior
+
+    a = np.asarray(a, dtype=np.intp)
+    R, T = a.shape
+    N, t0 = tab.null.shape[1], tab.first_private_round
+    obs = np.full(R, tab.observer) if tab.observer is not None else a[:, tab.tau]
+    onehot = a[:, :, None] == np.arange(N)
+    cnt = (np.cumsum(onehot, axis=1) - onehot)[:, t0:].reshape(-1, N).astype(float)
+    hold = (np.arange(N)[None, :] == np.repeat(obs, T - t0)[:, None]).astype(float)
+    acts = a[:, t0:].reshape(-1)
+    cols = np.asarray(tab.columns)
+    lp = [log_action_probabilities(*_posterior(cnt, hold, cols, v, c), acts) for v in tab.values]
+    return (lp[0] - lp[1]).reshape(R, T - t0).sum(axis=1)
+
+
+@pytest.mark.parametrize("N,b", [(5, 1), (4, 0)])
+def test_state_cache_and_canonical_states_match_direct_computation(N: int, b: int, monkeypatch) -> None:
+    import bandits.audit as audit_mod
+
+    pol = GaussianTS(b=b, c=1.0)
+    T = 60
+    tab = TSNeighbour(leader_reward=0.8).tables(pol, T, N)
+    env = RewardTableEnv(tab.null)
+    res = simulate(pol, env, T, repetitions=300, seed=11, record_actions=True, progress=False)
+    ref = _losses_without_dedup(res.actions, tab, 1.0)
+    got = trajectory_losses(res.actions, tab, 1.0)
+    np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12)
+    keys, inv = audit_mod._batch_states(res.actions, tab)
+    assert keys.size < inv.size and inv.shape == (300, T - tab.first_private_round)
+    monkeypatch.setattr(audit_mod, "_packable", lambda T, N: False)  # wide-key fallback (large N, T)
+    keys2, inv2 = audit_mod._batch_states(res.actions, tab)
+    assert keys2.dtype.kind == "V" and keys2.size == keys.size
+    np.testing.assert_allclose(trajectory_losses(res.actions, tab, 1.0), ref, rtol=0, atol=1e-12)
+
+
+def test_five_arm_audit_is_executor_independent() -> None:
+    kw = dict(trials=2100, seed=2, progress=False)  # two batches per side: states shared across batches
+    a = audit_thompson(GaussianTS(b=1, c=1.0), 30, 5, **kw)
+    with ThreadPoolExecutor(2) as ex:
+        b = audit_thompson(GaussianTS(b=1, c=1.0), 30, 5, executor=ex, **kw)
+    assert a.empirical == b.empirical
+    assert a.details["distinct_states"] == b.details["distinct_states"] > 0
+    assert a.details["monte_carlo_profile"] == b.details["monte_carlo_profile"]
