@@ -55,6 +55,8 @@ __all__ = [
     "check_positive",
     "check_nonnegative",
     "check_probability",
+    "check_integer",
+    "check_flag",
 ]
 
 
@@ -112,12 +114,18 @@ def check_probability(name: str, value: float, *, low_open: bool = True, high_op
     return v
 
 
-def _check_count(name: str, value: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-    if value < 1:
-        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+def check_integer(name: str, value: object, minimum: int = 1) -> int:
+    """Return ``int(value)`` if it is an integer (not a bool) ≥ ``minimum``, else raise."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
     return int(value)
+
+
+def check_flag(name: str, value: object) -> bool:
+    """Return ``bool(value)`` if it is a boolean, else raise ``ValueError``."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
 
 
 # ---------------------------------------------------------------------------------------
@@ -135,7 +143,7 @@ class PrivacyEvent:
 
     def repeat(self, count: int) -> PrivacyEvent:
         """The ``count``-fold sequential self-composition of this event."""
-        count = _check_count("count", count)
+        count = check_integer("count", count)
         return self if count == 1 else SelfComposedEvent(self, count)
 
 
@@ -262,10 +270,7 @@ class RandomizedResponseEvent(PrivacyEvent):
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_positive("epsilon", self.epsilon))
-        k = self.num_categories
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2:
-            raise ValueError(f"num_categories must be an integer >= 2, got {k!r}")
-        object.__setattr__(self, "num_categories", int(k))
+        object.__setattr__(self, "num_categories", check_integer("num_categories", self.num_categories, 2))
 
 
 @dataclass(frozen=True)
@@ -322,11 +327,9 @@ class LaplaceReportNoisyMaxEvent(PrivacyEvent):
     def __post_init__(self) -> None:
         object.__setattr__(self, "scale", check_positive("scale", self.scale))
         object.__setattr__(self, "sensitivity", check_positive("sensitivity", self.sensitivity))
-        k = self.num_candidates
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2:
-            raise ValueError(f"num_candidates must be an integer >= 2, got {k!r}")
-        object.__setattr__(self, "num_candidates", int(k))
+        object.__setattr__(self, "num_candidates", check_integer("num_candidates", self.num_candidates, 2))
         object.__setattr__(self, "neighbouring", Neighbouring(self.neighbouring))
+        object.__setattr__(self, "monotone", check_flag("monotone", self.monotone))
 
     @property
     def epsilon(self) -> float:
@@ -402,7 +405,7 @@ class SelfComposedEvent(PrivacyEvent):
     def __post_init__(self) -> None:
         if not isinstance(self.event, PrivacyEvent):
             raise ValueError(f"event must be a PrivacyEvent, got {type(self.event).__name__}")
-        object.__setattr__(self, "count", _check_count("count", self.count))
+        object.__setattr__(self, "count", check_integer("count", self.count))
 
     @property
     def num_releases(self) -> int:

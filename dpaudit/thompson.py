@@ -63,6 +63,7 @@ from dpaudit.events import (
     GaussianReportNoisyMaxEvent,
     NoOpEvent,
     PrivacyEvent,
+    check_integer,
     check_nonnegative,
     check_probability,
 )
@@ -78,12 +79,6 @@ __all__ = [
 ]
 
 
-def _int_param(name: str, value: object, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    return int(value)
-
-
 @dataclass(frozen=True)
 class ThompsonConfig:
     """A (b, c)-modified Gaussian Thompson-sampling configuration (b = 0, c = 1: Algorithm 1)."""
@@ -94,9 +89,9 @@ class ThompsonConfig:
     variance_scale: float = 1.0
 
     def __post_init__(self) -> None:
-        T = _int_param("horizon", self.horizon, 1)
-        N = _int_param("arms", self.arms, 2)
-        b = _int_param("prepulls", self.prepulls, 0)
+        T = check_integer("horizon", self.horizon, 1)
+        N = check_integer("arms", self.arms, 2)
+        b = check_integer("prepulls", self.prepulls, 0)
         c = check_nonnegative("variance_scale", self.variance_scale)
         if not c >= 1.0 or math.isinf(c):
             raise ValueError(f"variance_scale must be in [1, inf), got {self.variance_scale!r}")

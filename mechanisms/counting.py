@@ -93,6 +93,7 @@ from dpaudit.events import (
     LaplaceEvent,
     Neighbouring,
     PrivacyEvent,
+    check_integer,
     check_positive,
 )
 from dpaudit.ledger import Ledger
@@ -115,10 +116,7 @@ TreeKind = Literal["binary", "full"]
 # shared helpers (also used by mechanisms.lazy and mechanisms.local)
 
 
-def _check_int(name: str, value: object, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
+_check_int = check_integer
 
 
 def _check_shape(shape: int | Sequence[int]) -> tuple[int, ...]:

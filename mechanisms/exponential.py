@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import logsumexp
 
-from dpaudit.events import Neighbouring, PureDpEvent, check_positive
+from dpaudit.events import Neighbouring, PureDpEvent, check_flag, check_integer, check_positive
 from mechanisms.base import NoiseMechanism, Norm, Size, check_batch, check_neighbouring, check_rng
 
 __all__ = ["ExponentialMechanism"]
@@ -63,14 +63,9 @@ class ExponentialMechanism(NoiseMechanism):
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_positive("epsilon", self.epsilon))
         object.__setattr__(self, "sensitivity", check_positive("sensitivity", self.sensitivity))
-        k = self.num_candidates
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2:
-            raise ValueError(f"num_candidates must be an integer >= 2, got {k!r}")
-        object.__setattr__(self, "num_candidates", int(k))
+        object.__setattr__(self, "num_candidates", check_integer("num_candidates", self.num_candidates, 2))
         object.__setattr__(self, "neighbouring", check_neighbouring(self.neighbouring))
-        if not isinstance(self.monotone, (bool, np.bool_)):
-            raise ValueError(f"monotone must be True or False, got {self.monotone!r}")
-        object.__setattr__(self, "monotone", bool(self.monotone))
+        object.__setattr__(self, "monotone", check_flag("monotone", self.monotone))
 
     @property
     def _monotone_add_remove(self) -> bool:

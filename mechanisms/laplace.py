@@ -40,16 +40,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpaudit.events import LaplaceEvent, Neighbouring, check_positive
+from dpaudit.events import LaplaceEvent, Neighbouring, check_integer, check_positive
 from mechanisms.base import NoiseMechanism, Norm, Size, check_batch, check_neighbouring, check_norm, check_rng
 
 __all__ = ["LaplaceMechanism", "l1_bound", "norm_of", "check_dim", "as_vector"]
 
 
 def check_dim(dim: int) -> int:
-    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim < 1:
-        raise ValueError(f"dim must be an integer >= 1, got {dim!r}")
-    return int(dim)
+    return check_integer("dim", dim)
 
 
 def l1_bound(sensitivity: float, norm: Norm, dim: int) -> float:

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpaudit.events import Neighbouring, RandomizedResponseEvent, check_positive
+from dpaudit.events import Neighbouring, RandomizedResponseEvent, check_integer, check_positive
 from mechanisms.base import NoiseMechanism, Norm, Size, check_batch, check_neighbouring, check_rng
 
 __all__ = ["RandomizedResponse"]
@@ -50,10 +50,7 @@ class RandomizedResponse(NoiseMechanism):
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_positive("epsilon", self.epsilon))
-        k = self.num_categories
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2:
-            raise ValueError(f"num_categories must be an integer >= 2, got {k!r}")
-        object.__setattr__(self, "num_categories", int(k))
+        object.__setattr__(self, "num_categories", check_integer("num_categories", self.num_categories, 2))
         nb = check_neighbouring(self.neighbouring)
         if nb is not Neighbouring.REPLACE:
             raise ValueError(f"neighbouring must be 'replace' for randomised response, got {nb.value!r}")
