@@ -42,7 +42,15 @@ from dpaudit.events import (
     check_positive,
 )
 
-__all__ = ["Policy", "Agent", "GaussianTS", "GaussianTSAgent", "BetaTS", "UCB1"]
+__all__ = [
+    "Policy",
+    "Agent",
+    "GaussianTS",
+    "GaussianTSAgent",
+    "play_gaussian_ts_together",
+    "BetaTS",
+    "UCB1",
+]
 
 
 def _generators(seeds: Sequence[np.random.SeedSequence]) -> list[np.random.Generator]:
@@ -288,11 +296,23 @@ class GaussianTSAgent(Agent):
         only if the arm switched in fewer than 1/``_MIN_ADVANCE`` of this chunk's rounds.
         Both paths give the same actions, so this only affects speed.
         """
-        if self.policy.engine == "step":
-            return super().run_chunk(t0, t1, table)
         self.prepare(t0, t1)
+        return self.play(t0, t1, table)
+
+    def use_noise(self, t0: int, Z: np.ndarray) -> None:
+        """Use ``Z`` (shape (R, C, N), read only) as the pre-drawn noise of rounds ``t0 ..
+        t0+C-1`` instead of drawing it (:meth:`prepare`); ``Z[r]`` must be what repetition r's
+        generator would draw, e.g. shared by several agents with the same seeds."""
+        self._Z = Z
+        self._t0 = t0
+
+    def play(self, t0: int, t1: int, table: np.ndarray) -> np.ndarray:
+        """:meth:`run_chunk` with the noise already in place (:meth:`prepare`/:meth:`use_noise`)."""
         C, R = t1 - t0, self.n_reps
         actions = np.empty((R, C), dtype=np.intp)
+        if self.policy.engine == "step":
+            self._step_loop(t0, 0, table, actions)
+            return actions
         start = self._prepull(t0, t1, table, actions) if t0 < self._prepull_end else t0
         k = start - t0
         if k < C:
@@ -301,12 +321,17 @@ class GaussianTSAgent(Agent):
             if k < C:
                 self._refresh()
                 self._step_loop(t0, k, table, actions)
-            a = actions[:, start - t0 :]
-            if a.shape[1] > 1:
-                switches = np.count_nonzero(a[:, 1:] != a[:, :-1])
-                self._speculating = bool(switches * self._MIN_ADVANCE < a.size)
+            self._choose_engine(t0, actions)
         self._refresh()
         return actions
+
+    def _choose_engine(self, t0: int, actions: np.ndarray) -> None:
+        """Speculate in the next chunk only if the sampling rounds of this one (actions of
+        rounds t0 ..) switched arm in fewer than 1/``_MIN_ADVANCE`` of the rounds."""
+        a = actions[:, max(self._prepull_end - t0, 0) :]
+        if a.shape[1] > 1:
+            switches = np.count_nonzero(a[:, 1:] != a[:, :-1])
+            self._speculating = bool(switches * self._MIN_ADVANCE < a.size)
 
     def _refresh(self) -> None:
         """Recompute the step-loop caches μ̂ = S/(n+1), scale = sqrt(c)/sqrt(n+1)."""
@@ -433,6 +458,77 @@ class GaussianTSAgent(Agent):
             scale[idx] = sqrtc / np.sqrt(n1)
             actions[live, k] = arm
         return kmax
+
+
+def play_gaussian_ts_together(
+    agents: Sequence[GaussianTSAgent], t0: int, t1: int, table: np.ndarray, Z: np.ndarray
+) -> list[np.ndarray]:
+    """Play rounds ``t0 .. t1-1`` of several Gaussian-TS agents (any (b, c), the same R
+    repetitions) in one step loop over stacked rows (agent × repetition); return each agent's
+    actions, shape (R, t1−t0).
+
+    All agents see the same reward ``table`` (R, t1−t0, N) and the same noise ``Z`` (R, t1−t0, N)
+    — common random numbers: Z[r] is what repetition r's generator draws for the chunk, whatever
+    the policy, so one draw serves every agent. Per row the arithmetic is that of
+    :meth:`GaussianTSAgent.select`/:meth:`GaussianTSAgent.update` (with that row's b and
+    sqrt(c)), so each agent's actions and state are bit-identical to playing it alone (tested);
+    the gain is that the per-round Python overhead is paid once for all agents. Use it for agents
+    whose speculation would fail (heavy exploration); the engine choice of each agent for its
+    next chunk is updated as :meth:`GaussianTSAgent.run_chunk` would.
+    """
+    if not agents:
+        return []
+    R, C, N = table.shape
+    K = len(agents)
+    if any(a.n_reps != R or a.n_arms != N for a in agents):
+        raise ValueError("agents must have the table's repetitions and arms")
+    rows = K * R
+    S = np.concatenate([a.S for a in agents])  # (K·R, N), row k·R + r
+    n = np.concatenate([a.n for a in agents])
+    sqrtc = np.repeat(np.array([a._sqrtc for a in agents]), R)  # (K·R,)
+    n1 = n + 1.0
+    mu = S / n1
+    scale = sqrtc[:, None] / np.sqrt(n1)
+    Sf, nf, muf, scf = S.reshape(-1), n.reshape(-1), mu.reshape(-1), scale.reshape(-1)
+    mu3, scale3 = mu.reshape(K, R, N), scale.reshape(K, R, N)
+    th = np.empty((rows, N))
+    th3 = th.reshape(K, R, N)
+    Zt = np.ascontiguousarray(Z.transpose(1, 0, 2))  # (C, R, N): round k is one block
+    Tt = np.ascontiguousarray(table.transpose(1, 0, 2)).reshape(C, R * N)
+    offs = np.arange(rows) * N
+    roffs = np.tile(np.arange(R) * N, K)  # the row's repetition in a (R, N) table block
+    # pre-pull rows (round t < b·N) play arm t // b
+    pend = np.repeat(np.array([a._prepull_end for a in agents]), R)
+    bs = np.repeat(np.array([max(a.policy.b, 1) for a in agents]), R)
+    pmax = min(int(pend.max()), t1)
+    actions = np.empty((rows, C), dtype=np.intp)
+    for k in range(C):
+        t = t0 + k
+        np.multiply(Zt[k], scale3, out=th3)
+        th3 += mu3
+        arms = th.argmax(axis=1)
+        if t < pmax:
+            pp = np.flatnonzero(pend > t)
+            arms[pp] = t // bs[pp]
+        idx = offs + arms
+        s_new = Sf[idx] + Tt[k].take(roffs + arms)  # S[idx] += reward, as in update()
+        n_new = nf[idx] + 1.0
+        Sf[idx] = s_new
+        nf[idx] = n_new
+        n1 = n_new + 1.0
+        muf[idx] = s_new / n1
+        scf[idx] = sqrtc / np.sqrt(n1)
+        actions[:, k] = arms
+    out = []
+    for i, a in enumerate(agents):
+        a.S[...] = S[i * R : (i + 1) * R]
+        a.n[...] = n[i * R : (i + 1) * R]
+        a._refresh()
+        act = actions[i * R : (i + 1) * R]
+        if t1 > a._prepull_end:
+            a._choose_engine(t0, act)
+        out.append(act)
+    return out
 
 
 # ---------------------------------------------------------------------------------------

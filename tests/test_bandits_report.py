@@ -227,6 +227,19 @@ def test_tuner_common_random_numbers_and_reduced_scale_findings(tmp_path):
     assert path.stat().st_size > 10_000
 
 
+def test_tuner_batch_is_bit_identical_to_separate_simulations():
+    env = parse_env(SPEC)
+    kw = dict(target_mu=1.0, reps=3, seed=5, progress=False)
+    batched = tune_thompson(env, 8000, **kw)
+    separate = tune_thompson(env, 8000, batch=False, **kw)
+    assert batched.table() == separate.table()
+    assert [c.to_dict() for c in batched.candidates] == [c.to_dict() for c in separate.candidates]
+    for a, b in zip(batched.simulations, separate.simulations):
+        assert np.array_equal(a.pseudo_regret, b.pseudo_regret)
+        assert np.array_equal(a.empirical_regret, b.empirical_regret)
+        assert np.array_equal(a.pulls, b.pulls)
+
+
 def test_tuner_best_depends_on_budget():
     env = parse_env(SPEC)
     lo = tune_thompson(env, 10_000, target_mu=1.0, reps=3, progress=False, prepulls=[3, 10, 30, 100, 300])

@@ -26,7 +26,8 @@ from bandits import (
     simulate,
     truncexp_mean,
 )
-from bandits.simulator import log_checkpoints
+from bandits import policies as policies_mod
+from bandits.simulator import log_checkpoints, simulate_many
 from dpaudit.events import GaussianReportNoisyMaxEvent, NoOpEvent
 
 SEC51 = BernoulliEnv((0.75, 0.625, 0.5, 0.375, 0.25))
@@ -242,6 +243,73 @@ def test_engine_switches_to_step_loop_under_heavy_exploration():
     light.run_chunk(2000, 4000, tab[:, 2000:])
     assert light._speculating is True
     assert np.array_equal(heavy.S, ref.S) and np.array_equal(heavy.n, ref.n)
+
+
+# (b, c): heavy exploration (step loop, played together), light (speculation), pre-pulls ending
+# mid-chunk and spanning chunks, a candidate that switches engines, and the step engine
+MANY = [(0, 5e4), (1, 2e4), (3, 500.0), (40, 60.0), (70, 15.0), (150, 1.0), (500, 1.0), (7, 3.0)]
+
+
+@pytest.mark.parametrize("env", [SEC51, SEC52])
+def test_simulate_many_is_bit_identical_to_separate_simulations(env, monkeypatch):
+    calls = {"together": 0, "speculate": 0}
+    together, speculate = policies_mod.play_gaussian_ts_together, policies_mod.GaussianTSAgent._speculate
+
+    def count_together(agents, *a):
+        calls["together"] += len(agents)
+        return together(agents, *a)
+
+    def count_speculate(self, *a):
+        calls["speculate"] += 1
+        return speculate(self, *a)
+
+    monkeypatch.setattr("bandits.simulator.play_gaussian_ts_together", count_together)
+    monkeypatch.setattr(policies_mod.GaussianTSAgent, "_speculate", count_speculate)
+    T = 6000
+    pols = [GaussianTS(b=b, c=c) for b, c in MANY] + [GaussianTS(b=2, c=50.0, engine="step"), UCB1()]
+    kw = dict(record_actions=True, progress=False, chunk_size=1100, checkpoints=[1, 17, 1100, 4000, T])
+    many = simulate_many(pols, env, T, 4, 8, **kw)
+    assert calls["together"] > 0 and calls["speculate"] > 0  # both engines are exercised
+    for pol, m in zip(pols, many):
+        ref = simulate(pol, env, T, 4, 8, **kw)
+        assert m.policy == ref.policy and np.array_equal(m.checkpoints, ref.checkpoints)
+        assert np.array_equal(m.actions, ref.actions), pol.name
+        assert np.array_equal(m.pseudo_regret, ref.pseudo_regret)
+        assert np.array_equal(m.empirical_regret, ref.empirical_regret)
+        assert np.array_equal(m.pulls, ref.pulls)
+
+
+def test_simulate_many_with_replacement_executor_and_rep_blocks():
+    pols = [GaussianTS(b=b, c=c) for b, c in MANY[:5]] + [BetaTS()]
+    rep = RewardReplacement(round=1500, arm=2, value=1.0)
+    kw = dict(record_actions=True, progress=False, replace=rep, chunk_size=2048)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        many = simulate_many(pols, SEC51, 3000, 5, 1, executor=pool, rep_chunk=2, **kw)
+    for pol, m in zip(pols, many):
+        ref = simulate(pol, SEC51, 3000, 5, 1, **kw)
+        assert np.array_equal(m.actions, ref.actions) and m.replacement == rep
+        assert np.array_equal(m.empirical_regret, ref.empirical_regret)
+    assert simulate_many([], SEC51, 10) == []
+    with pytest.raises(ValueError, match="policy must be"):
+        simulate_many([GaussianTS(), "ts"], SEC51, 10)
+
+
+def test_play_together_leaves_each_agent_as_if_played_alone():
+    T, R, N = 3000, 3, SEC51.n_arms
+    seeds = [rep_streams(2, r).policy for r in range(R)]
+    tab = np.stack([reward_table(SEC51, T, 2, r) for r in range(R)])
+    conf = [(0, 1e4), (4, 300.0), (900, 2.0)]  # the last one is still pre-pulling after round 3000
+    alone = [GaussianTS(b=b, c=c, engine="step").agent(N, T, seeds) for b, c in conf]
+    both = [GaussianTS(b=b, c=c).agent(N, T, seeds) for b, c in conf]
+    g = [np.random.Generator(np.random.PCG64(s)) for s in seeds]
+    for t0, t1 in ((0, 1000), (1000, T)):
+        Z = np.stack([x.standard_normal((t1 - t0, N)) for x in g])
+        acts = policies_mod.play_gaussian_ts_together(both, t0, t1, tab[:, t0:t1], Z)
+        for a, ag, act in zip(alone, both, acts):
+            assert np.array_equal(a.run_chunk(t0, t1, tab[:, t0:t1]), act)
+            assert np.array_equal(a.S, ag.S) and np.array_equal(a.n, ag.n)
+            assert np.array_equal(a._mu, ag._mu) and np.array_equal(a._scale, ag._scale)
+    assert both[0]._speculating is False and both[2]._speculating is True  # b = 900: no sampling yet
 
 
 def test_ucb1_and_beta_ts_behave():

@@ -39,7 +39,9 @@ def test_gaussian_epsilon_query_reports_delta(capsys):
 
 
 def test_laplace_table_and_not_applicable_are_explained(capsys):
-    code, out, _ = run_cli(capsys, "epsilon", "laplace", "--epsilon0", "0.1", "--steps", "100", "--delta", "1e-5")
+    code, out, _ = run_cli(
+        capsys, "epsilon", "laplace", "--epsilon0", "0.1", "--steps", "100", "--delta", "1e-5"
+    )
     assert code == 0
     assert "basic" in out and "10.000000" in out
     assert "best" in out
