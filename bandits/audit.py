@@ -329,23 +329,27 @@ def trajectory_losses(actions: np.ndarray, tables: NeighbourTables, c: float) ->
     cols = np.asarray(tables.columns)
     act = a[:, t0:]
     if N == 2:
-        # state = (holder, t, n_1): a lookup table over the grid of visited counts
-        n1 = (np.cumsum(a == 1, axis=1, dtype=np.int32) - (a == 1))[:, t0:]
-        M = int(n1.max()) + 1
-        grid = (np.arange(2), np.arange(t0, T), np.arange(M), np.arange(2))
-        hh, tt, mm, aa = np.meshgrid(*grid, indexing="ij")
-        cnt = np.stack([tt - mm, mm], axis=-1).reshape(-1, 2).astype(float)
-        hold = (np.arange(2)[None, :] == hh.reshape(-1)[:, None]).astype(float)
-        grid_act = aa.reshape(-1)
-        valid = cnt[:, 0] >= 0
-        per_grid = np.zeros(cnt.shape[0])
-        lp = []
-        for v in tables.values:
-            mu, sg = _posterior(cnt[valid], hold[valid], cols, v, c)
-            lp.append(log_action_probabilities(mu, sg, grid_act[valid]))
-        per_grid[valid] = lp[0] - lp[1]
-        key = ((obs[:, None] * (T - t0) + np.arange(T - t0)[None, :]) * M + n1) * 2 + act
-        return per_grid[key].sum(axis=1)
+        # state = (holder, t, n_1): a lookup table over the counts visited in each round, i.e. the
+        # ragged grid n_1 ∈ [lo_t, hi_t] — its size follows the spread of the trajectories, not
+        # T × max n_1 (a dense grid needs O(T²) memory once both arms are pulled often)
+        n1 = (np.cumsum(a == 1, axis=1, dtype=np.int64) - (a == 1))[:, t0:]
+        lo, hi = n1.min(axis=0), n1.max(axis=0)
+        width = hi - lo + 1
+        start = np.cumsum(width) - width
+        K = int(width.sum())
+        t_of = np.repeat(np.arange(t0, T), width)
+        n_of = np.arange(K) - np.repeat(start, width) + np.repeat(lo, width)
+        cnt = np.stack([t_of - n_of, n_of], axis=-1).astype(float)
+        per_grid = np.empty((2, K, 2))
+        for h in range(2):
+            hold = np.zeros((K, 2))
+            hold[:, h] = 1.0
+            for act_ in range(2):
+                lp = [log_action_probabilities(*_posterior(cnt, hold, cols, v, c), np.full(K, act_))
+                      for v in tables.values]  # fmt: skip
+                per_grid[h, :, act_] = lp[0] - lp[1]
+        key = ((obs[:, None] * K + (start - lo)[None, :] + n1) * 2 + act)
+        return per_grid.reshape(-1)[key].sum(axis=1)
     keys, inv = _batch_states(a, tables)
     return _state_losses(keys, tables, c)[inv].sum(axis=1)
 

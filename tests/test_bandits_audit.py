@@ -189,3 +189,24 @@ def test_five_arm_audit_is_executor_independent() -> None:
     assert a.empirical == b.empirical
     assert a.details["distinct_states"] == b.details["distinct_states"] > 0
     assert a.details["monte_carlo_profile"] == b.details["monte_carlo_profile"]
+
+
+def test_two_arm_losses_use_memory_of_the_visited_counts_not_a_dense_grid() -> None:
+    """Regression: the 2-arm lookup table once spanned every (t, n_1) up to max n_1 — O(T²)
+    memory, which killed a 2000-trajectory audit at T = 11485, b = 1897 (24 GiB). It now spans
+    only the counts visited in each round; the losses equal the direct computation."""
+    import tracemalloc
+
+    b, T, R = 600, 4000, 200
+    pol = GaussianTS(b=b, c=3.0)
+    tab = TSNeighbour(leader_reward=0.5, arm_reward=0.5).tables(pol, T, 2)
+    rng = np.random.default_rng(0)
+    pre = np.repeat(np.arange(2), b)
+    a = np.concatenate([np.tile(pre, (R, 1)), rng.integers(0, 2, (R, T - 2 * b))], axis=1)
+    tracemalloc.start()
+    got = trajectory_losses(a, tab, 3.0)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    # the dense grid needed 2 * 2800 * 2600 * 2 states (> 1 GB of intermediates)
+    assert peak < 100 * 2**20, f"peak {peak / 2**20:.0f} MiB"
+    np.testing.assert_allclose(got, _losses_without_dedup(a, tab, 3.0), rtol=0, atol=1e-12)
