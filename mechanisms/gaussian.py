@@ -29,25 +29,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
 from dpaudit.events import GaussianEvent, Neighbouring, check_positive
-from mechanisms.base import NoiseMechanism, Norm, Size, check_batch, check_neighbouring, check_norm, check_rng
-from mechanisms.laplace import as_vector, check_dim, norm_of
+from mechanisms.additive import AdditiveNoiseMechanism, checked_fields, l2_bound
+from mechanisms.base import Norm
 
-__all__ = ["GaussianMechanism", "l2_bound"]
-
-
-def l2_bound(sensitivity: float, norm: Norm, dim: int) -> float:
-    """The ℓ2-sensitivity implied by ``sensitivity`` in ``norm`` for outputs of dimension ``dim``."""
-    if norm is Norm.LINF:
-        return sensitivity * math.sqrt(dim)
-    return sensitivity  # ℓ2 ≤ ℓ1
+__all__ = ["GaussianMechanism"]
 
 
 @dataclass(frozen=True)
-class GaussianMechanism(NoiseMechanism):
+class GaussianMechanism(AdditiveNoiseMechanism):
     """``x + N(0, σ² I)``.
 
     Attributes:
@@ -64,12 +58,7 @@ class GaussianMechanism(NoiseMechanism):
     dim: int = 1
     neighbouring: Neighbouring = Neighbouring.REPLACE
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "sigma", check_positive("sigma", self.sigma))
-        object.__setattr__(self, "sensitivity", check_positive("sensitivity", self.sensitivity))
-        object.__setattr__(self, "norm", check_norm(self.norm))
-        object.__setattr__(self, "dim", check_dim(self.dim))
-        object.__setattr__(self, "neighbouring", check_neighbouring(self.neighbouring))
+    noise_parameter: ClassVar[str] = "sigma"
 
     @classmethod
     def from_mu(
@@ -83,10 +72,8 @@ class GaussianMechanism(NoiseMechanism):
     ) -> GaussianMechanism:
         """The Gaussian mechanism that is exactly ``mu``-GDP: σ = ℓ2-sensitivity / μ."""
         m = check_positive("mu", mu)
-        n = check_norm(norm)
-        d = check_dim(dim)
-        s = check_positive("sensitivity", sensitivity)
-        return cls(l2_bound(s, n, d) / m, s, n, d, check_neighbouring(neighbouring))
+        s, n, d, nb = checked_fields(sensitivity, norm, dim, neighbouring)
+        return cls(l2_bound(s, n, d) / m, s, n, d, nb)
 
     @property
     def l2_sensitivity(self) -> float:
@@ -101,30 +88,13 @@ class GaussianMechanism(NoiseMechanism):
     def event(self) -> GaussianEvent:
         return GaussianEvent(sigma=self.sigma, sensitivity=self.l2_sensitivity)
 
-    def sample(self, x: object, rng: np.random.Generator, size: Size = None) -> np.ndarray:
-        """Outputs of shape ``size + x.shape``. Records nothing (use :meth:`release`)."""
-        rng = check_rng(rng)
-        xv = as_vector("x", x, self.dim)
-        return xv + self.sigma * rng.standard_normal(size=check_batch(size) + xv.shape)
+    def _noise(self, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+        return self.sigma * rng.standard_normal(size=shape)
 
-    def log_density(self, output: object, x: object) -> np.ndarray:
-        """log p(output | x), vectorised over leading batch dimensions of ``output``."""
-        xv = as_vector("x", x, self.dim)
-        z = (np.asarray(output, dtype=float) - xv) / self.sigma
-        per = -0.5 * z * z - math.log(self.sigma) - 0.5 * math.log(2 * math.pi)
-        return per if xv.ndim == 0 else per.sum(axis=-1)
+    def _log_density_terms(self, output: np.ndarray, x: np.ndarray) -> np.ndarray:
+        z = (output - x) / self.sigma
+        return -0.5 * z * z - math.log(self.sigma) - 0.5 * math.log(2 * math.pi)
 
-    def privacy_loss(self, output: object, x: object, x_prime: object) -> np.ndarray:
-        """``log p(output|x) − log p(output|x')`` per output; ``x, x'`` must be neighbours."""
-        xv = as_vector("x", x, self.dim)
-        xp = as_vector("x_prime", x_prime, self.dim)
-        dist = norm_of(xv - xp, self.norm)
-        if dist > self.sensitivity * (1 + 1e-12):
-            raise ValueError(
-                f"x and x_prime are {dist:.6g} apart in {self.norm.value}, more than sensitivity "
-                f"{self.sensitivity:.6g}: they are not neighbours for this mechanism"
-            )
-        o = np.asarray(output, dtype=float)
+    def _loss_terms(self, output: np.ndarray, x: np.ndarray, x_prime: np.ndarray) -> np.ndarray:
         # (‖o−x'‖² − ‖o−x‖²)/(2σ²) = (x − x')·(o − (x + x')/2) / σ², stable form
-        per = (xv - xp) * (o - 0.5 * (xv + xp)) / (self.sigma**2)
-        return per if xv.ndim == 0 else per.sum(axis=-1)
+        return (x - x_prime) * (output - 0.5 * (x + x_prime)) / (self.sigma**2)

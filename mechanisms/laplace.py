@@ -37,50 +37,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
-from dpaudit.events import LaplaceEvent, Neighbouring, check_integer, check_positive
-from mechanisms.base import NoiseMechanism, Norm, Size, check_batch, check_neighbouring, check_norm, check_rng
+from dpaudit.events import LaplaceEvent, Neighbouring, check_positive
+from mechanisms.additive import AdditiveNoiseMechanism, checked_fields, l1_bound
+from mechanisms.base import Norm
 
-__all__ = ["LaplaceMechanism", "l1_bound", "norm_of", "check_dim", "as_vector"]
-
-
-def check_dim(dim: int) -> int:
-    return check_integer("dim", dim)
-
-
-def l1_bound(sensitivity: float, norm: Norm, dim: int) -> float:
-    """The ℓ1-sensitivity implied by ``sensitivity`` in ``norm`` for outputs of dimension ``dim``."""
-    if norm is Norm.L1:
-        return sensitivity
-    if norm is Norm.L2:
-        return sensitivity * math.sqrt(dim)
-    return sensitivity * dim
-
-
-def norm_of(diff: np.ndarray, norm: Norm) -> float:
-    """``‖diff‖`` in the given norm (``diff`` is a 1-D vector)."""
-    a = np.abs(np.asarray(diff, dtype=float)).reshape(-1)
-    if norm is Norm.L1:
-        return float(a.sum())
-    if norm is Norm.L2:
-        return float(np.sqrt((a * a).sum()))
-    return float(a.max()) if a.size else 0.0
-
-
-def as_vector(name: str, x: object, dim: int) -> np.ndarray:
-    """``x`` as a finite float array of shape ``()`` (``dim == 1`` scalars) or ``(dim,)``."""
-    arr = np.asarray(x, dtype=float)
-    if arr.shape not in ((dim,),) and not (dim == 1 and arr.shape == ()):
-        raise ValueError(f"{name} must have shape ({dim},){' or ()' if dim == 1 else ''}, got {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite")
-    return arr
+__all__ = ["LaplaceMechanism"]
 
 
 @dataclass(frozen=True)
-class LaplaceMechanism(NoiseMechanism):
+class LaplaceMechanism(AdditiveNoiseMechanism):
     """``x + Lap(scale)`` i.i.d. per coordinate.
 
     Attributes:
@@ -97,12 +66,7 @@ class LaplaceMechanism(NoiseMechanism):
     dim: int = 1
     neighbouring: Neighbouring = Neighbouring.REPLACE
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "scale", check_positive("scale", self.scale))
-        object.__setattr__(self, "sensitivity", check_positive("sensitivity", self.sensitivity))
-        object.__setattr__(self, "norm", check_norm(self.norm))
-        object.__setattr__(self, "dim", check_dim(self.dim))
-        object.__setattr__(self, "neighbouring", check_neighbouring(self.neighbouring))
+    noise_parameter: ClassVar[str] = "scale"
 
     @classmethod
     def from_epsilon(
@@ -116,10 +80,8 @@ class LaplaceMechanism(NoiseMechanism):
     ) -> LaplaceMechanism:
         """The Laplace mechanism that is exactly ``epsilon``-DP: scale = ℓ1-sensitivity / ε."""
         eps = check_positive("epsilon", epsilon)
-        n = check_norm(norm)
-        d = check_dim(dim)
-        s = check_positive("sensitivity", sensitivity)
-        return cls(l1_bound(s, n, d) / eps, s, n, d, check_neighbouring(neighbouring))
+        s, n, d, nb = checked_fields(sensitivity, norm, dim, neighbouring)
+        return cls(l1_bound(s, n, d) / eps, s, n, d, nb)
 
     @property
     def l1_sensitivity(self) -> float:
@@ -134,33 +96,12 @@ class LaplaceMechanism(NoiseMechanism):
     def event(self) -> LaplaceEvent:
         return LaplaceEvent(scale=self.scale, sensitivity=self.l1_sensitivity)
 
-    def sample(self, x: object, rng: np.random.Generator, size: Size = None) -> np.ndarray:
-        """Outputs of shape ``size + x.shape``. Records nothing (use :meth:`release`)."""
-        rng = check_rng(rng)
-        xv = as_vector("x", x, self.dim)
-        return xv + rng.laplace(0.0, self.scale, size=check_batch(size) + xv.shape)
+    def _noise(self, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+        return rng.laplace(0.0, self.scale, size=shape)
 
-    def log_density(self, output: object, x: object) -> np.ndarray:
-        """log p(output | x), vectorised over leading batch dimensions of ``output``."""
-        xv = as_vector("x", x, self.dim)
-        o = np.asarray(output, dtype=float)
-        per = -np.abs(o - xv) / self.scale - math.log(2.0 * self.scale)
-        return per if xv.ndim == 0 else per.sum(axis=-1)
+    def _log_density_terms(self, output: np.ndarray, x: np.ndarray) -> np.ndarray:
+        return -np.abs(output - x) / self.scale - math.log(2.0 * self.scale)
 
-    def privacy_loss(self, output: object, x: object, x_prime: object) -> np.ndarray:
-        """``log p(output|x) − log p(output|x')`` for each output (leading dims are a batch).
-
-        ``x`` and ``x'`` must be neighbours: ``‖x − x'‖ ≤ sensitivity`` in ``norm``
-        (else ``ValueError``), so the result lies in [−ε, ε].
-        """
-        xv = as_vector("x", x, self.dim)
-        xp = as_vector("x_prime", x_prime, self.dim)
-        dist = norm_of(xv - xp, self.norm)
-        if dist > self.sensitivity * (1 + 1e-12):
-            raise ValueError(
-                f"x and x_prime are {dist:.6g} apart in {self.norm.value}, more than sensitivity "
-                f"{self.sensitivity:.6g}: they are not neighbours for this mechanism"
-            )
-        o = np.asarray(output, dtype=float)
-        per = (np.abs(o - xp) - np.abs(o - xv)) / self.scale
-        return per if xv.ndim == 0 else per.sum(axis=-1)
+    def _loss_terms(self, output: np.ndarray, x: np.ndarray, x_prime: np.ndarray) -> np.ndarray:
+        # bounded by ‖x − x'‖₁/scale ≤ ε
+        return (np.abs(output - x_prime) - np.abs(output - x)) / self.scale

@@ -54,10 +54,11 @@ Example:
 
 from __future__ import annotations
 
+import abc
 import math
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 
@@ -70,7 +71,18 @@ from dpaudit.events import (
     check_probability,
 )
 from dpaudit.ledger import Ledger
-from mechanisms.base import NoiseMechanism, Norm, check_batch, check_neighbouring, check_rng, record_release
+from mechanisms.additive import AdditiveNoiseMechanism, norm_of
+from mechanisms.base import (
+    NoiseMechanism,
+    Norm,
+    check_batch,
+    check_neighbouring,
+    check_norm,
+    check_rng,
+    record_release,
+)
+from mechanisms.gaussian import GaussianMechanism
+from mechanisms.laplace import LaplaceMechanism
 
 __all__ = [
     "LaplaceVectorRandomizer",
@@ -116,8 +128,57 @@ def _vector_input(x: object, domain: tuple[float, float] | None) -> np.ndarray:
     return arr
 
 
+class _VectorRandomizer(NoiseMechanism):
+    """``x + noise`` on a reported vector of any length d: the output mechanism of dimension d
+    (:meth:`mechanism`), plus an optional input ``domain`` whose diameter in ``norm`` the declared
+    sensitivity must cover. Subclasses are frozen dataclasses naming their noise parameter."""
+
+    noise_parameter: ClassVar[str]
+    required_norm: ClassVar[Norm]
+    domain: tuple[float, float] | None
+
+    def __post_init__(self) -> None:
+        name = self.noise_parameter
+        object.__setattr__(self, name, check_positive(name, getattr(self, name)))
+        object.__setattr__(self, "sensitivity", check_positive("sensitivity", self.sensitivity))
+        object.__setattr__(self, "domain", _check_domain(self.domain))
+        object.__setattr__(self, "neighbouring", check_neighbouring(self.neighbouring))
+        norm = check_norm(self.norm)
+        if norm is not self.required_norm:
+            raise ValueError(
+                f"norm must be {self.required_norm.value!r} for {type(self).__name__}, got {self.norm!r}"
+            )
+        object.__setattr__(self, "norm", norm)
+
+    @abc.abstractmethod
+    def mechanism(self, dim: int) -> AdditiveNoiseMechanism:
+        """The output mechanism that randomizes a report of length ``dim``."""
+
+    def _check(self, x: object) -> np.ndarray:
+        arr = _vector_input(x, self.domain)
+        if self.domain is not None:
+            d = max(arr.size, 1)
+            diam = norm_of(np.full(d, self.domain[1] - self.domain[0]), self.norm)
+            if diam > self.sensitivity * (1 + 1e-12):
+                raise ValueError(
+                    f"declared sensitivity {self.sensitivity} is below the {self.norm.value} diameter "
+                    f"{diam:.6g} of [{self.domain[0]}, {self.domain[1]}]^{d}"
+                )
+        return arr
+
+    def sample(self, x: object, rng: np.random.Generator, size: int | tuple[int, ...] | None = None):
+        arr = self._check(x)
+        return self.mechanism(max(arr.size, 1)).sample(arr, rng, size)
+
+    def privacy_loss(self, y: object, x: object, x_prime: object) -> np.ndarray:
+        """``log p(y | x) − log p(y | x')`` (batch dimensions of ``y`` kept); ``x`` and ``x'``
+        must be neighbours (within ``sensitivity`` in ``norm``)."""
+        a, b = self._check(x), self._check(x_prime)
+        return self.mechanism(max(a.size, 1)).privacy_loss(y, a, b)
+
+
 @dataclass(frozen=True)
-class LaplaceVectorRandomizer(NoiseMechanism):
+class LaplaceVectorRandomizer(_VectorRandomizer):
     """``x + Lap(scale)`` on every coordinate of a reported vector (ℓ1 sensitivity)."""
 
     scale: float
@@ -126,13 +187,8 @@ class LaplaceVectorRandomizer(NoiseMechanism):
     neighbouring: Neighbouring = Neighbouring.REPLACE
     norm: Norm = Norm.L1
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "scale", check_positive("scale", self.scale))
-        object.__setattr__(self, "sensitivity", check_positive("sensitivity", self.sensitivity))
-        object.__setattr__(self, "domain", _check_domain(self.domain))
-        object.__setattr__(self, "neighbouring", check_neighbouring(self.neighbouring))
-        if Norm(self.norm) is not Norm.L1:
-            raise ValueError(f"norm must be 'l1' for the Laplace mechanism, got {self.norm!r}")
+    noise_parameter: ClassVar[str] = "scale"
+    required_norm: ClassVar[Norm] = Norm.L1
 
     @classmethod
     def from_epsilon(
@@ -150,32 +206,12 @@ class LaplaceVectorRandomizer(NoiseMechanism):
     def event(self) -> PrivacyEvent:
         return LaplaceEvent(scale=self.scale, sensitivity=self.sensitivity)
 
-    def _check(self, x: object) -> np.ndarray:
-        arr = _vector_input(x, self.domain)
-        if self.domain is not None:
-            diam = max(arr.size, 1) * (self.domain[1] - self.domain[0])
-            if diam > self.sensitivity * (1 + 1e-12):
-                raise ValueError(
-                    f"declared sensitivity {self.sensitivity} is below the l1 diameter {diam} of "
-                    f"[{self.domain[0]}, {self.domain[1]}]^{max(arr.size, 1)}"
-                )
-        return arr
-
-    def sample(self, x: object, rng: np.random.Generator, size: int | tuple[int, ...] | None = None):
-        arr = self._check(x)
-        rng = check_rng(rng)
-        return arr + rng.laplace(0.0, self.scale, size=check_batch(size) + arr.shape)
-
-    def privacy_loss(self, y: object, x: object, x_prime: object) -> np.ndarray:
-        """``log p(y | x) − log p(y | x')`` (batch dimensions of ``y`` kept)."""
-        a, b = self._check(x), self._check(x_prime)
-        yy = np.asarray(y, dtype=float)
-        val = (np.abs(yy - b) - np.abs(yy - a)) / self.scale
-        return val.sum(axis=-1) if a.ndim else val
+    def mechanism(self, dim: int) -> LaplaceMechanism:
+        return LaplaceMechanism(self.scale, self.sensitivity, Norm.L1, dim, self.neighbouring)
 
 
 @dataclass(frozen=True)
-class GaussianVectorRandomizer(NoiseMechanism):
+class GaussianVectorRandomizer(_VectorRandomizer):
     """``x + N(0, σ² I)`` on a reported vector with ℓ2 sensitivity ``sensitivity``."""
 
     sigma: float
@@ -184,13 +220,8 @@ class GaussianVectorRandomizer(NoiseMechanism):
     neighbouring: Neighbouring = Neighbouring.REPLACE
     norm: Norm = Norm.L2
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "sigma", check_positive("sigma", self.sigma))
-        object.__setattr__(self, "sensitivity", check_positive("sensitivity", self.sensitivity))
-        object.__setattr__(self, "domain", _check_domain(self.domain))
-        object.__setattr__(self, "neighbouring", check_neighbouring(self.neighbouring))
-        if Norm(self.norm) is not Norm.L2:
-            raise ValueError(f"norm must be 'l2' for the Gaussian mechanism, got {self.norm!r}")
+    noise_parameter: ClassVar[str] = "sigma"
+    required_norm: ClassVar[Norm] = Norm.L2
 
     @classmethod
     def classical(
@@ -212,28 +243,8 @@ class GaussianVectorRandomizer(NoiseMechanism):
     def event(self) -> PrivacyEvent:
         return GaussianEvent(sigma=self.sigma, sensitivity=self.sensitivity)
 
-    def _check(self, x: object) -> np.ndarray:
-        arr = _vector_input(x, self.domain)
-        if self.domain is not None:
-            diam = math.sqrt(max(arr.size, 1)) * (self.domain[1] - self.domain[0])
-            if diam > self.sensitivity * (1 + 1e-12):
-                raise ValueError(
-                    f"declared sensitivity {self.sensitivity} is below the l2 diameter {diam:.6g} of "
-                    f"[{self.domain[0]}, {self.domain[1]}]^{max(arr.size, 1)}"
-                )
-        return arr
-
-    def sample(self, x: object, rng: np.random.Generator, size: int | tuple[int, ...] | None = None):
-        arr = self._check(x)
-        rng = check_rng(rng)
-        return arr + rng.normal(0.0, self.sigma, size=check_batch(size) + arr.shape)
-
-    def privacy_loss(self, y: object, x: object, x_prime: object) -> np.ndarray:
-        """``log p(y | x) − log p(y | x')`` (batch dimensions of ``y`` kept)."""
-        a, b = self._check(x), self._check(x_prime)
-        yy = np.asarray(y, dtype=float)
-        val = ((yy - b) ** 2 - (yy - a) ** 2) / (2 * self.sigma**2)
-        return val.sum(axis=-1) if a.ndim else val
+    def mechanism(self, dim: int) -> GaussianMechanism:
+        return GaussianMechanism(self.sigma, self.sensitivity, Norm.L2, dim, self.neighbouring)
 
 
 @dataclass(frozen=True)
