@@ -386,14 +386,9 @@ class ThresholdRates:
     def tests(self) -> int:
         return len(self.thresholds)
 
-    def epsilon_lower_bound(self, delta: float) -> EpsilonLowerBound:
-        """The best ε lower bound at ``delta`` over the family (valid: simultaneous bounds)."""
-        d = _delta(delta)
-        eps = np.asarray(epsilon_from_rates(np.asarray(self.fpr_upper), np.asarray(self.fnr_upper), d))
-        i = int(np.argmax(eps))
-        return EpsilonLowerBound(
-            epsilon=float(eps[i]),
-            delta=d,
+    def _test_record(self, i: int) -> dict[str, Any]:
+        """The fields of a lower bound that describe test ``i`` of the family."""
+        return dict(
             confidence=self.confidence,
             threshold=self.thresholds[i],
             fpr_upper=self.fpr_upper[i],
@@ -408,25 +403,18 @@ class ThresholdRates:
             tests=self.tests,
         )
 
+    def epsilon_lower_bound(self, delta: float) -> EpsilonLowerBound:
+        """The best ε lower bound at ``delta`` over the family (valid: simultaneous bounds)."""
+        d = _delta(delta)
+        eps = np.asarray(epsilon_from_rates(np.asarray(self.fpr_upper), np.asarray(self.fnr_upper), d))
+        i = int(np.argmax(eps))
+        return EpsilonLowerBound(epsilon=float(eps[i]), delta=d, **self._test_record(i))
+
     def mu_lower_bound(self) -> MuLowerBound:
         """The best GDP μ lower bound over the family."""
         mus = np.asarray(mu_from_rates(np.asarray(self.fpr_upper), np.asarray(self.fnr_upper)))
         i = int(np.argmax(mus))
-        return MuLowerBound(
-            mu=float(mus[i]),
-            confidence=self.confidence,
-            threshold=self.thresholds[i],
-            fpr_upper=self.fpr_upper[i],
-            fnr_upper=self.fnr_upper[i],
-            trials=self.null_trials + self.alt_trials,
-            method=f"clopper-pearson, {self.method}",
-            orientation=self.orientations[i],
-            false_positives=self.false_positives[i],
-            false_negatives=self.false_negatives[i],
-            null_trials=self.null_trials,
-            alt_trials=self.alt_trials,
-            tests=self.tests,
-        )
+        return MuLowerBound(mu=float(mus[i]), **self._test_record(i))
 
 
 def _rates(
