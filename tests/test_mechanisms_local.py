@@ -187,3 +187,15 @@ def test_least_pulled_theorem3_tightness():
     assert math.log(p1 / p0) == pytest.approx(eps, abs=0.03)
     assert r.privacy_loss(5.0, 1.0, 0.0) == pytest.approx(eps)
     assert r.privacy_loss(-5.0, 1.0, 0.0) == pytest.approx(-eps)
+
+
+@pytest.mark.parametrize("make", [lambda: LaplaceVectorRandomizer(scale=1.0, sensitivity=1.0),
+                                  lambda: GaussianVectorRandomizer(sigma=1.0, sensitivity=1.0)])
+def test_vector_randomizer_privacy_loss_requires_neighbours(make):
+    r = make()
+    y = np.zeros((5, 2))
+    assert r.privacy_loss(y, np.zeros(2), np.array([0.5, 0.5])).shape == (5,)  # within 1 in l1 and l2
+    with pytest.raises(ValueError, match="not neighbours"):
+        r.privacy_loss(y, np.zeros(2), np.array([1.0, 1.0]))  # 2 in l1, 1.41 in l2
+    with pytest.raises(ValueError, match="shape"):
+        r.privacy_loss(y, np.zeros(2), np.zeros(3))
