@@ -30,6 +30,7 @@ Example:
 
 from __future__ import annotations
 
+import abc
 import math
 from dataclasses import dataclass, field
 
@@ -37,6 +38,7 @@ import numpy as np
 
 __all__ = [
     "Environment",
+    "StochasticEnv",
     "BernoulliEnv",
     "TruncatedExponentialEnv",
     "RewardTableEnv",
@@ -76,15 +78,16 @@ def truncexp_mean(rate: float) -> float:
 
 
 @dataclass(frozen=True)
-class Environment:
+class Environment(abc.ABC):
     """Base class: a stationary K-armed bandit with rewards in [0, 1].
 
-    Subclasses define :attr:`means` and :meth:`reward_chunk`. Rounds are 0-based.
+    Subclasses define :attr:`means`, :attr:`spec` and :meth:`reward_chunk`. Rounds are 0-based.
     """
 
     @property
-    def means(self) -> np.ndarray:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def means(self) -> np.ndarray:
+        """The arms' mean rewards, shape (K,)."""
 
     @property
     def n_arms(self) -> int:
@@ -104,13 +107,22 @@ class Environment:
         return self.best_mean - self.means
 
     @property
+    @abc.abstractmethod
     def spec(self) -> str:
         """A short, parseable description (``parse_env(env.spec)`` rebuilds stochastic envs)."""
-        raise NotImplementedError  # pragma: no cover
 
-    def rewards_from_uniforms(self, u: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
+    @abc.abstractmethod
+    def reward_chunk(self, rep: int, t0: int, t1: int, rng: np.random.Generator) -> np.ndarray:
+        """Rewards of rounds ``t0 .. t1-1`` of repetition ``rep``, shape (t1 − t0, n_arms)."""
+
+
+@dataclass(frozen=True)
+class StochasticEnv(Environment):
+    """Base class of environments with i.i.d. rewards drawn by a per-arm inverse CDF."""
+
+    @abc.abstractmethod
+    def rewards_from_uniforms(self, u: np.ndarray) -> np.ndarray:
         """Map uniforms of shape (rounds, arms) to rewards by the per-arm inverse CDF."""
-        raise NotImplementedError
 
     def reward_chunk(self, rep: int, t0: int, t1: int, rng: np.random.Generator) -> np.ndarray:
         """Rewards of rounds ``t0 .. t1-1`` of repetition ``rep``, shape (t1 − t0, n_arms).
@@ -123,7 +135,7 @@ class Environment:
 
 
 @dataclass(frozen=True)
-class BernoulliEnv(Environment):
+class BernoulliEnv(StochasticEnv):
     """Bernoulli arms: reward of arm i in round t is ``1{U[t, i] < p_i}``.
 
     >>> BernoulliEnv((0.75, 0.625, 0.5, 0.375, 0.25)).gaps.tolist()
@@ -151,7 +163,7 @@ class BernoulliEnv(Environment):
 
 
 @dataclass(frozen=True)
-class TruncatedExponentialEnv(Environment):
+class TruncatedExponentialEnv(StochasticEnv):
     """Exp(λ_i) conditioned on x ≤ 1 (seed 004 §5.2), sampled by inverse CDF.
 
     F(x) = (1 − e^{−λx}) / (1 − e^{−λ}) on [0, 1], so x = −log(1 − u(1 − e^{−λ}))/λ.

@@ -28,6 +28,7 @@ Example:
 
 from __future__ import annotations
 
+import abc
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -57,7 +58,7 @@ def _generators(seeds: Sequence[np.random.SeedSequence]) -> list[np.random.Gener
     return [np.random.Generator(np.random.PCG64(s)) for s in seeds]
 
 
-class Agent:
+class Agent(abc.ABC):
     """Mutable per-run state of a policy for R repetitions (arrays of shape (R, N))."""
 
     def __init__(self, n_arms: int, horizon: int, seeds: Sequence[np.random.SeedSequence]) -> None:
@@ -69,12 +70,15 @@ class Agent:
 
     def prepare(self, t0: int, t1: int) -> None:
         """Pre-draw the randomness of rounds ``t0 .. t1-1`` (default: none)."""
+        return None
 
-    def select(self, t: int) -> np.ndarray:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def select(self, t: int) -> np.ndarray:
+        """The arms pulled in round ``t``, shape (R,)."""
 
-    def update(self, t: int, arms: np.ndarray, rewards: np.ndarray) -> None:  # pragma: no cover
-        raise NotImplementedError
+    @abc.abstractmethod
+    def update(self, t: int, arms: np.ndarray, rewards: np.ndarray) -> None:
+        """Observe ``rewards`` (shape (R,)) of the ``arms`` pulled in round ``t``."""
 
     def run_chunk(self, t0: int, t1: int, table: np.ndarray) -> np.ndarray:
         """Play rounds ``t0 .. t1-1`` against ``table`` (shape (R, t1−t0, N)); return the arms
@@ -93,17 +97,18 @@ class Agent:
 
 
 @dataclass(frozen=True)
-class Policy:
+class Policy(abc.ABC):
     """Base class of policy configurations (immutable, picklable)."""
 
     @property
-    def name(self) -> str:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def name(self) -> str:
+        """A short label for tables and progress bars."""
 
+    @abc.abstractmethod
     def agent(self, n_arms: int, horizon: int, seeds: Sequence[np.random.SeedSequence]) -> Agent:
         """A fresh agent for ``len(seeds)`` repetitions; ``seeds[r]`` seeds repetition r's
         policy randomness."""
-        raise NotImplementedError  # pragma: no cover
 
     def privacy_events(self, horizon: int, n_arms: int) -> PrivacyEvent | None:
         """The releases made by the policy about the reward stream (None: not private)."""
