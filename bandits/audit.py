@@ -340,8 +340,8 @@ def trajectory_losses(actions: np.ndarray, tables: NeighbourTables, c: float) ->
         t_of = np.repeat(np.arange(t0, T), width)
         n_of = np.arange(K) - np.repeat(start, width) + np.repeat(lo, width)
         cnt = np.stack([t_of - n_of, n_of], axis=-1).astype(float)
-        per_grid = np.empty((2, K, 2))
-        for h in range(2):
+        per_grid = np.zeros((2, K, 2))
+        for h in np.unique(obs):  # the holder(s) of r_τ that occur (one when it is fixed)
             hold = np.zeros((K, 2))
             hold[:, h] = 1.0
             for act_ in range(2):
