@@ -1,0 +1,81 @@
+"""Small numerical helpers shared by the accounting, the auditor and the bandit analyses.
+
+One implementation of each: :func:`bisect` (vectorised bisection of a monotone predicate that
+keeps a bracket whose two ends stay on their own side) and :func:`expand_bracket` (doubling
+until the predicate flips). Every root search in the toolkit that must end on a *known side* of
+the root — a certified value is the feasible end, never the midpoint — goes through them.
+
+Example:
+    >>> import numpy as np
+    >>> lo, hi = bisect(lambda x: x * x <= 2.0, 0.0, 2.0)
+    >>> float(lo) <= 2 ** 0.5 <= float(hi), float(hi - lo) < 1e-15
+    (True, True)
+    >>> lo, hi = bisect(lambda x: x <= np.array([1.0, 3.0]), np.zeros(2), np.full(2, 4.0), xtol=1e-9)
+    >>> np.round(hi, 6).tolist()
+    [1.0, 3.0]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+__all__ = ["bisect", "expand_bracket"]
+
+Predicate = Callable[[np.ndarray], np.ndarray]
+
+
+def bisect(
+    below: Predicate,
+    lo: float | np.ndarray,
+    hi: float | np.ndarray,
+    *,
+    iters: int = 200,
+    xtol: float = 0.0,
+    rtol: float = 0.0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Bisection of a monotone predicate, elementwise over arrays.
+
+    ``below(x)`` is True on ``[lo, root)`` and False on ``[root, hi]`` (a step function of x);
+    the caller guarantees ``below(lo)`` and ``not below(hi)`` — they are not evaluated. Each
+    step replaces ``lo`` or ``hi`` by the midpoint, so the invariant is kept exactly: the
+    returned ``lo`` is always on the True side and ``hi`` on the False side. It stops after
+    ``iters`` halvings, when ``hi − lo ≤ max(xtol, rtol·|hi|)`` everywhere, or when no float lies
+    strictly between the ends.
+
+    Returns ``(lo, hi)`` as float arrays of the broadcast shape (0-d for scalar input).
+    """
+    lo_a, hi_a = np.broadcast_arrays(np.asarray(lo, dtype=float), np.asarray(hi, dtype=float))
+    lo_a, hi_a = lo_a.copy(), hi_a.copy()
+    for _ in range(int(iters)):
+        mid = 0.5 * (lo_a + hi_a)
+        open_ = (mid > lo_a) & (mid < hi_a) & (hi_a - lo_a > np.maximum(xtol, rtol * np.abs(hi_a)))
+        if not np.any(open_):
+            break
+        up = np.asarray(below(mid), dtype=bool)
+        lo_a = np.where(open_ & up, mid, lo_a)
+        hi_a = np.where(open_ & ~up, mid, hi_a)
+    return lo_a, hi_a
+
+
+def expand_bracket(
+    below: Predicate, start: float | np.ndarray, *, factor: float = 2.0, limit: float = 1e300
+) -> np.ndarray:
+    """The first ``start·factorᵏ`` (k ≥ 0) at which ``below`` is False, elementwise.
+
+    ``start`` must be positive. Raises ``ValueError`` if ``below`` is still True at ``limit``.
+
+    >>> float(expand_bracket(lambda x: x < 10.0, 1.0))
+    16.0
+    """
+    x = np.array(start, dtype=float, copy=True)
+    if np.any(~(x > 0)):
+        raise ValueError(f"start must be positive, got {start!r}")
+    while True:
+        more = np.asarray(below(x), dtype=bool)
+        if not np.any(more):
+            return x
+        if np.any(x[more] * factor > limit):
+            raise ValueError(f"no bracket below {limit:g}: the predicate is still true there")
+        x = np.where(more, x * factor, x)
