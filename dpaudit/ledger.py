@@ -1,11 +1,22 @@
 """The privacy ledger: what was released, when, and whose data it touched.
 
-Mechanisms record one :class:`LedgerEntry` per release (or per batch of identical releases)
-with labels: the round, the arm, and the data units it touched. ``units=None`` means the
-release may depend on every unit of data (e.g. a Thompson-sampling draw that depends on all
-past rewards). The ledger turns its entries into one :class:`~dpaudit.events.PrivacyEvent`:
-for each data unit, the sequential composition of the releases that touched it; across
-units, parallel composition (the worst unit). Units with the same composition are merged.
+Mechanisms record one :class:`LedgerEntry` per release (or per batch of releases that charge
+every unit they name once, such as one epoch's noisy sum or a block of local reports) with
+labels: the round, the arm, and the data units it touched. ``units=None`` means the release
+may depend on every unit of data (e.g. a Thompson-sampling draw that depends on all past
+rewards); a ``range`` of integers is stored as such (a run of 10⁶ rounds costs one object);
+any other collection of hashable labels is stored as a frozenset.
+
+The ledger turns its entries into one :class:`~dpaudit.events.PrivacyEvent`: for each data
+unit, the sequential composition of the releases that touched it; across units, parallel
+composition (the worst unit). Units with the same composition are grouped first
+(:meth:`Ledger.groups`, a sweep over the integer ranges), so the cost grows with the number of
+entries, not with the number of units.
+
+:class:`RunLedgers` holds one ledger per repetition of a vectorised simulation and offers a
+vectorised recorder: :meth:`RunLedgers.charge_rounds` marks "these repetitions released this
+event about round t's data" for many repetitions at once, and :meth:`RunLedgers.flush` turns the
+marks into one range entry per run of consecutive rounds.
 
 Example:
     >>> from dpaudit.ledger import Ledger
@@ -15,6 +26,8 @@ Example:
     >>> _ = ledger.record(LaplaceEvent(scale=1.0), units=range(4, 12), label="epoch 1")
     >>> ledger.charges()[5]
     1
+    >>> [(g.num_units, g.first_unit) for g in ledger.groups()]
+    [(4, 0), (8, 4)]
     >>> round(ledger.report(delta=1e-6).bounds["basic"].value, 12)  # one ε = 1 release per unit
     1.0
 """
@@ -22,35 +35,84 @@ Example:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from dpaudit.events import ComposedEvent, NoOpEvent, ParallelEvent, PrivacyEvent
+import numpy as np
+
+from dpaudit.events import ComposedEvent, NoOpEvent, ParallelEvent, PrivacyEvent, check_integer
 
 if TYPE_CHECKING:  # pragma: no cover
     from dpaudit.accounting import AccountingReport
 
-__all__ = ["LedgerEntry", "Ledger"]
+__all__ = ["LedgerEntry", "Ledger", "UnitGroup", "RunLedgers"]
+
+Units = frozenset | range | None
 
 
 @dataclass(frozen=True)
 class LedgerEntry:
-    """One recorded release.
+    """One recorded release (or batch of releases charging each named unit once).
 
     Attributes:
-        event: what was released.
+        event: what was released (per unit it touched).
         label: free text (e.g. ``"epoch 3 of arm 1"``).
         round: the round (time step) of the release, if any.
         arm: the arm (or candidate) the release concerns, if any.
-        units: the data units whose data the release depends on; ``None`` = all of them.
+        units: the data units whose data the release depends on: ``None`` = all of them, a
+            ``range`` of integer units, or a frozenset of unit labels.
     """
 
     event: PrivacyEvent
     label: str = ""
     round: int | None = None
     arm: int | None = None
-    units: frozenset[Hashable] | None = None
+    units: Units = None
+
+    def touches(self, unit: Hashable) -> bool:
+        """Whether this release depends on ``unit``."""
+        return self.units is None or unit in self.units
+
+
+@dataclass(frozen=True)
+class UnitGroup:
+    """Units that experienced exactly the same releases: the entry indices (global entries
+    included), how many units, and the first of them (in sorted order where sortable)."""
+
+    entries: tuple[int, ...]
+    num_units: int
+    first_unit: Hashable
+
+
+def _normalise_units(units: Iterable[Hashable] | None) -> Units:
+    if units is None:
+        return None
+    if isinstance(units, (str, bytes)):
+        raise ValueError(
+            "units must be None (all units), a range or a collection of unit labels, not a string "
+            f"(got {units!r}; write units=[{units!r}] for one unit)"
+        )
+    if isinstance(units, range):
+        if units.step != 1:
+            units = frozenset(units)
+        elif len(units) == 0:
+            raise ValueError("units must be None (all units) or a non-empty collection")
+        else:
+            return units
+    try:
+        unit_set = frozenset(units)
+    except TypeError:
+        raise ValueError(
+            f"units must be None, a range or an iterable of hashable labels, got {units!r}"
+        ) from None
+    if not unit_set:
+        raise ValueError("units must be None (all units) or a non-empty collection")
+    return unit_set
+
+
+def _is_int(u: object) -> bool:
+    return isinstance(u, (int, np.integer)) and not isinstance(u, bool)
 
 
 class Ledger:
@@ -73,13 +135,11 @@ class Ledger:
         arm: int | None = None,
         units: Iterable[Hashable] | None = None,
     ) -> LedgerEntry:
-        """Append one entry and return it."""
+        """Append one entry and return it. ``units``: None (every unit), a ``range`` or a
+        collection of unit labels (a string is refused: it is not a collection of units)."""
         if not isinstance(event, PrivacyEvent):
             raise ValueError(f"event must be a PrivacyEvent, got {type(event).__name__}")
-        unit_set = None if units is None else frozenset(units)
-        if unit_set is not None and not unit_set:
-            raise ValueError("units must be None (all units) or a non-empty collection")
-        entry = LedgerEntry(event=event, label=label, round=round, arm=arm, units=unit_set)
+        entry = LedgerEntry(event=event, label=label, round=round, arm=arm, units=_normalise_units(units))
         self._entries.append(entry)
         return entry
 
@@ -118,21 +178,31 @@ class Ledger:
 
     def event_for(self, unit: Hashable) -> PrivacyEvent:
         """The sequential composition of every release that touched ``unit``."""
-        evs = tuple(e.event for e in self._entries if e.units is None or unit in e.units)
-        return _compose(evs)
+        return _compose(tuple(e.event for e in self._entries if e.touches(unit)))
+
+    def groups(self) -> list[UnitGroup]:
+        """The distinct per-unit sets of entries, with how many units share each.
+
+        Global entries (``units=None``) belong to every group; if no entry names units, one
+        group with ``num_units = 0`` and ``first_unit = None`` stands for "every unit".
+        """
+        glob = tuple(i for i, e in enumerate(self._entries) if e.units is None)
+        named = [(i, e.units) for i, e in enumerate(self._entries) if e.units is not None]
+        if not named:
+            return [UnitGroup(glob, 0, None)]
+        if all(isinstance(u, range) or all(_is_int(x) for x in u) for _, u in named):
+            per_key = _sweep_integer_units(named)
+        else:
+            per_key = _group_by_unit(named)
+        return [UnitGroup(tuple(sorted(set(k) | set(glob))), n, first) for k, (n, first) in per_key.items()]
+
+    def group_event(self, group: UnitGroup) -> PrivacyEvent:
+        """The sequential composition of the releases of one :class:`UnitGroup`."""
+        return _compose(tuple(self._entries[i].event for i in group.entries))
 
     def event(self) -> PrivacyEvent:
         """One event for the whole ledger: per-unit composition, parallel across units."""
-        if all(e.units is None for e in self._entries):
-            return _compose(tuple(e.event for e in self._entries))
-        global_idx = tuple(i for i, e in enumerate(self._entries) if e.units is None)
-        per_unit: dict[Hashable, list[int]] = {}
-        for i, e in enumerate(self._entries):
-            if e.units is not None:
-                for u in e.units:
-                    per_unit.setdefault(u, []).append(i)
-        groups = {tuple(sorted(set(idx) | set(global_idx))) for idx in per_unit.values()}
-        branches = {_compose(tuple(self._entries[i].event for i in g)) for g in groups}
+        branches = {self.group_event(g) for g in self.groups()}
         ordered = sorted(branches, key=repr)
         return ordered[0] if len(ordered) == 1 else ParallelEvent(tuple(ordered))
 
@@ -143,6 +213,58 @@ class Ledger:
         return account(self.event(), delta=delta, epsilon=epsilon)
 
 
+def _sweep_integer_units(named: list[tuple[int, frozenset | range]]) -> dict[frozenset, tuple[int, int]]:
+    """Group integer units by the set of entries covering them: a sweep over interval ends.
+
+    Every entry contributes half-open intervals (a range is one; a frozenset of integers is
+    one interval per run of consecutive values). Between consecutive interval ends the active
+    set of entries is constant, so each elementary segment is one candidate group.
+    """
+    starts: list[tuple[int, int]] = []
+    stops: list[tuple[int, int]] = []
+    for i, u in named:
+        if isinstance(u, range):
+            starts.append((u.start, i))
+            stops.append((u.stop, i))
+            continue
+        vals = np.sort(np.fromiter((int(x) for x in u), dtype=np.int64, count=len(u)))
+        breaks = np.flatnonzero(np.diff(vals) != 1) + 1
+        for run in np.split(vals, breaks):
+            starts.append((int(run[0]), i))
+            stops.append((int(run[-1]) + 1, i))
+    points = sorted({p for p, _ in starts} | {p for p, _ in stops})
+    starts.sort()
+    stops.sort()
+    active: set[int] = set()
+    out: dict[frozenset, tuple[int, int]] = {}
+    si = ei = 0
+    for a, b in zip(points[:-1], points[1:]):
+        while ei < len(stops) and stops[ei][0] <= a:
+            active.discard(stops[ei][1])
+            ei += 1
+        while si < len(starts) and starts[si][0] <= a:
+            active.add(starts[si][1])
+            si += 1
+        if active:
+            key = frozenset(active)
+            n, first = out.get(key, (0, a))
+            out[key] = (n + (b - a), first)
+    return out
+
+
+def _group_by_unit(named: list[tuple[int, frozenset | range]]) -> dict[frozenset, tuple[int, Hashable]]:
+    per_unit: dict[Hashable, list[int]] = {}
+    for i, u in named:
+        for x in u:
+            per_unit.setdefault(x, []).append(i)
+    out: dict[frozenset, tuple[int, Hashable]] = {}
+    for unit, idx in per_unit.items():
+        key = frozenset(idx)
+        n, first = out.get(key, (0, unit))
+        out[key] = (n + 1, first)
+    return out
+
+
 def _compose(events: tuple[PrivacyEvent, ...]) -> PrivacyEvent:
     events = tuple(e for e in events if not isinstance(e, NoOpEvent))
     if not events:
@@ -150,3 +272,82 @@ def _compose(events: tuple[PrivacyEvent, ...]) -> PrivacyEvent:
     if len(events) == 1:
         return events[0]
     return ComposedEvent(events)
+
+
+class RunLedgers:
+    """One :class:`Ledger` per repetition of a vectorised run, with a vectorised recorder.
+
+    Mechanisms inside a vectorised agent release for many repetitions at once. Recording one
+    entry per repetition and round would cost more than the simulation, so per-round releases
+    are *marked* (:meth:`charge_rounds`) and coalesced by :meth:`flush` into one range entry per
+    (repetition, event, run of consecutive rounds). Rare releases (an epoch's noisy sum) go
+    straight to :meth:`record`.
+
+    >>> from dpaudit.events import LaplaceEvent
+    >>> import numpy as np
+    >>> led = RunLedgers(2)
+    >>> ev = LaplaceEvent(scale=1.0)
+    >>> for t in range(5):
+    ...     led.charge_rounds(ev, np.array([0, 1]) if t != 2 else np.array([0]), t, label="report")
+    >>> led.flush()
+    >>> [e.units for e in led[0].entries], [e.units for e in led[1].entries]
+    ([range(0, 5)], [range(0, 2), range(3, 5)])
+    """
+
+    def __init__(self, repetitions: int) -> None:
+        self.repetitions = check_integer("repetitions", repetitions)
+        self._ledgers = tuple(Ledger() for _ in range(self.repetitions))
+        # (event, label) -> (start, stop) arrays over repetitions: the run of consecutive
+        # marked rounds being built, [start, stop); stop = -1 where none is open
+        self._open: dict[tuple[PrivacyEvent, str], tuple[np.ndarray, np.ndarray]] = {}
+
+    def __len__(self) -> int:
+        return self.repetitions
+
+    def __getitem__(self, rep: int) -> Ledger:
+        return self._ledgers[rep]
+
+    def __iter__(self):
+        return iter(self._ledgers)
+
+    def record(
+        self,
+        rows: Sequence[int] | np.ndarray,
+        event: PrivacyEvent,
+        *,
+        units: Iterable[Hashable] | None | Sequence[Iterable[Hashable] | None] = None,
+        per_row_units: bool = False,
+        label: str = "",
+        round: int | None = None,
+        arm: int | None = None,
+    ) -> None:
+        """Record ``event`` in the ledger of every repetition in ``rows``; ``units`` is shared,
+        or (``per_row_units=True``) one collection per row."""
+        rows_l = [int(r) for r in np.asarray(rows).reshape(-1)]
+        for k, r in enumerate(rows_l):
+            u = units[k] if per_row_units else units  # type: ignore[index]
+            self._ledgers[r].record(event, label=label, round=round, arm=arm, units=u)
+
+    def charge_rounds(self, event: PrivacyEvent, rows: np.ndarray, round: int, *, label: str = "") -> None:
+        """Mark that repetitions ``rows`` released ``event`` about the data of round ``round``
+        (integer unit ``round``). Consecutive rounds coalesce into one range entry; the work
+        is vectorised over ``rows`` except where a run breaks."""
+        key = (event, label)
+        if key not in self._open:
+            self._open[key] = (np.zeros(self.repetitions, np.int64), np.full(self.repetitions, -1, np.int64))
+        start, stop = self._open[key]
+        t = int(round)
+        rows = np.asarray(rows, dtype=np.intp).reshape(-1)
+        cont = stop[rows] == t
+        fresh = rows[~cont]
+        for r in fresh[stop[fresh] >= 0].tolist():  # a run broke: write it
+            self._ledgers[r].record(event, label=label, units=range(int(start[r]), int(stop[r])))
+        start[fresh] = t
+        stop[rows] = t + 1
+
+    def flush(self) -> None:
+        """Write every open run of marked rounds as a range entry."""
+        for (event, label), (start, stop) in self._open.items():
+            for r in np.flatnonzero(stop >= 0).tolist():
+                self._ledgers[r].record(event, label=label, units=range(int(start[r]), int(stop[r])))
+        self._open.clear()
