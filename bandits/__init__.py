@@ -1,4 +1,11 @@
-"""Bandit algorithms and a vectorised regret simulator (dpaudit's first client).
+"""Private bandit algorithms on one pipeline: policy → mechanisms → ledger → certified privacy → audit.
+
+* :mod:`bandits.actions` — action structures (one arm, a set, a list) and feedback models;
+* :mod:`bandits.environments` — stochastic environments with common random numbers;
+* :mod:`bandits.policy` — the policy contract (:class:`Policy`, :class:`Agent`, :class:`RunContext`);
+* :mod:`bandits.simulator` — regret simulation vectorised across repetitions;
+* :mod:`bandits.run` — one run end to end (regret, certified privacy, ledger check, audit);
+* :mod:`bandits.registry` — every algorithm the ``dpaudit run`` command knows.
 
 >>> from bandits import GaussianTS, parse_env, simulate
 >>> res = simulate(GaussianTS(), parse_env("bernoulli:0.75,0.25"), 1000, repetitions=3, progress=False)
@@ -6,6 +13,7 @@
 3
 """
 
+from bandits.actions import ActionStructure, Feedback, Ranking, SingleArm, TopK
 from bandits.environments import (
     BernoulliEnv,
     Environment,
@@ -14,18 +22,19 @@ from bandits.environments import (
     parse_env,
     truncexp_mean,
 )
-from bandits.policies import UCB1, Agent, BetaTS, GaussianTS, Policy
-from bandits.simulator import (
-    RepStreams,
-    RewardReplacement,
-    SimulationResult,
-    log_checkpoints,
-    rep_streams,
-    reward_table,
-    simulate,
-)
+from bandits.gaussian_ts import GaussianTS
+from bandits.neighbours import RewardReplacement, RoundReplacement
+from bandits.policy import Agent, Outcomes, Policy, RunContext
+from bandits.reference import UCB1, BetaTS
+from bandits.simulator import SimulationResult, log_checkpoints, reward_table, simulate, simulate_many
+from bandits.streams import RepStreams, rep_streams
 
 __all__ = [
+    "ActionStructure",
+    "Feedback",
+    "SingleArm",
+    "TopK",
+    "Ranking",
     "Environment",
     "BernoulliEnv",
     "TruncatedExponentialEnv",
@@ -34,13 +43,17 @@ __all__ = [
     "truncexp_mean",
     "Policy",
     "Agent",
+    "Outcomes",
+    "RunContext",
     "GaussianTS",
     "BetaTS",
     "UCB1",
     "RewardReplacement",
+    "RoundReplacement",
     "RepStreams",
     "SimulationResult",
     "simulate",
+    "simulate_many",
     "rep_streams",
     "reward_table",
     "log_checkpoints",

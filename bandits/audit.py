@@ -61,7 +61,7 @@ import numpy as np
 from scipy import special
 
 from bandits.environments import RewardTableEnv
-from bandits.policies import GaussianTS
+from bandits.gaussian_ts import GaussianTS
 from bandits.simulator import simulate
 from dpaudit.audit.bounds import (
     Bonferroni,

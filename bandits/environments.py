@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from bandits.actions import ActionStructure, SingleArm
+
 __all__ = [
     "Environment",
     "StochasticEnv",
@@ -81,7 +83,9 @@ def truncexp_mean(rate: float) -> float:
 class Environment(abc.ABC):
     """Base class: a stationary K-armed bandit with rewards in [0, 1].
 
-    Subclasses define :attr:`means`, :attr:`spec` and :meth:`reward_chunk`. Rounds are 0-based.
+    Subclasses define :attr:`means`, :attr:`spec` and :meth:`reward_chunk` (one outcome vector
+    of all arms per round); :attr:`structure` says what an action is (one arm by default).
+    Rounds are 0-based.
     """
 
     @property
@@ -105,6 +109,16 @@ class Environment(abc.ABC):
     def gaps(self) -> np.ndarray:
         """Δ_i = μ* − μ_i."""
         return self.best_mean - self.means
+
+    @property
+    def structure(self) -> ActionStructure:
+        """The problem's actions (default: play one arm). Combinatorial problems override it."""
+        return SingleArm()
+
+    @property
+    def optimum(self) -> float:
+        """The largest expected reward of one action (the regret benchmark)."""
+        return self.structure.optimum(self.means)
 
     @property
     @abc.abstractmethod

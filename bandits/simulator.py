@@ -1,21 +1,23 @@
 """Regret simulation, vectorised across repetitions, with common random numbers.
 
-Randomness layout (no global RNG anywhere). From one root ``SeedSequence(seed)``,
-repetition ``r`` owns ``SeedSequence(entropy, spawn_key=(r,))`` and its three streams
+Randomness layout (no global RNG anywhere; :mod:`bandits.streams`): repetition ``r`` owns three
+seed streams — outcomes, the policy's randomness, its mechanisms' privacy noise — that do not
+depend on how many repetitions run, how they are grouped or which executor runs them. So
+repetition r's outcomes are the same for every policy (common random numbers); and a
+*neighbouring stream* (``replace=``, :mod:`bandits.neighbours`) changes exactly one unit of
+privacy while leaving the policy randomness untouched.
 
-* ``(r, 0)`` rewards — uniforms turned into rewards by the environment's inverse CDF,
-  drawn as a (T, N) table in time chunks (chunk sizes do not change the numbers);
-* ``(r, 1)`` policy sampling (e.g. the Gaussian-TS θ's);
-* ``(r, 2)`` privacy noise of mechanisms a policy may hold.
+Every run builds a :class:`~bandits.policy.RunContext` per block of repetitions (ready
+generators and one ledger per repetition), plays the policy's agent chunk by chunk against the
+outcome table with the policy's feedback model, and returns the regret curves, the pull counts,
+optionally the actions, and every repetition's ledger of recorded releases.
 
-So repetition r's rewards are the same for every policy and for every number of
-repetitions, chunking or executor (common random numbers); and a *neighbouring stream*
-(``replace=RewardReplacement(round=τ, arm=j, value=v)``) changes exactly one reward while
-leaving the policy randomness untouched.
+Memory: the chunk of rounds held at once is sized to ``memory`` bytes (about 32 bytes per
+round × repetition × arm for Gaussian TS's engine); chunking never changes the results.
 
 Example:
     >>> from bandits.environments import BernoulliEnv
-    >>> from bandits.policies import GaussianTS
+    >>> from bandits.gaussian_ts import GaussianTS
     >>> env = BernoulliEnv((0.75, 0.625, 0.5, 0.375, 0.25))
     >>> res = simulate(GaussianTS(), env, 2000, repetitions=4, seed=1, progress=False)
     >>> res.pseudo_regret.shape == (4, res.checkpoints.size), int(res.checkpoints[-1])
@@ -32,89 +34,47 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from dataclasses import asdict, dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
+from bandits.actions import SingleArm
 from bandits.environments import Environment, RewardTableEnv
-from bandits.policies import GaussianTSAgent, Policy, play_gaussian_ts_together
+from bandits.gaussian_ts import GaussianTSAgent, play_gaussian_ts_together
+from bandits.neighbours import Replacement, RewardReplacement, RoundReplacement
+from bandits.policy import Outcomes, Policy, RunContext
+from bandits.streams import RepStreams, rep_streams, root_seed
+from dpaudit.events import check_integer
+from dpaudit.ledger import Ledger, RunLedgers
+from mechanisms.randomness import RepRandom
 
 __all__ = [
-    "RewardReplacement",
-    "RepStreams",
     "SimulationResult",
     "simulate",
     "simulate_many",
-    "rep_streams",
     "reward_table",
     "log_checkpoints",
+    "chunk_rounds",
+    "DEFAULT_CHUNK",
+    "DEFAULT_MEMORY",
 ]
 
 DEFAULT_CHUNK = 8192
+DEFAULT_MEMORY = 128 * 2**20
+BYTES_PER_CELL = 32
+"""Bytes held per round × repetition × arm of a chunk (reward table, noise, the speculative
+engine's padded copies), measured for Gaussian TS: 1.3 GB at 8192 × 100 × 50."""
 
 
-@dataclass(frozen=True)
-class RewardReplacement:
-    """Replace the reward of ``round`` (0-based) on ``arm`` by ``value`` in every repetition.
+def chunk_rounds(reps: int, n_arms: int, memory: int = DEFAULT_MEMORY) -> int:
+    """Rounds per chunk so that a block of ``reps`` repetitions holds about ``memory`` bytes
+    (at least 64, at most :data:`DEFAULT_CHUNK`).
 
-    >>> RewardReplacement(round=3, arm=1, value=1.0)
-    RewardReplacement(round=3, arm=1, value=1.0)
-    >>> RewardReplacement(round=-1, arm=0, value=0.0)
-    Traceback (most recent call last):
-    ...
-    ValueError: round must be an integer >= 0, got -1
+    >>> chunk_rounds(10, 5), chunk_rounds(100, 50)
+    (8192, 838)
     """
-
-    round: int
-    arm: int
-    value: float
-
-    def __post_init__(self) -> None:
-        for name in ("round", "arm"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
-                raise ValueError(f"{name} must be an integer >= 0, got {v!r}")
-            object.__setattr__(self, name, int(v))
-        try:
-            val = float(self.value)
-        except (TypeError, ValueError):
-            raise ValueError(f"value must be a number in [0, 1], got {self.value!r}") from None
-        if not (0.0 <= val <= 1.0):
-            raise ValueError(f"value must be in [0, 1], got {self.value!r}")
-        object.__setattr__(self, "value", val)
-
-
-class RepStreams(NamedTuple):
-    """The three seed sequences of one repetition."""
-
-    rewards: np.random.SeedSequence
-    policy: np.random.SeedSequence
-    privacy: np.random.SeedSequence
-
-
-def _root(seed: int | np.random.SeedSequence | None) -> np.random.SeedSequence:
-    if isinstance(seed, np.random.SeedSequence):
-        return seed
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
-        raise ValueError(f"seed must be a non-negative integer, a SeedSequence or None, got {seed!r}")
-    return np.random.SeedSequence(seed)
-
-
-def rep_streams(seed: int | np.random.SeedSequence, rep: int) -> RepStreams:
-    """The seed sequences of repetition ``rep`` (independent of how many repetitions run).
-
-    >>> a, b = rep_streams(7, 3), rep_streams(7, 3)
-    >>> a.policy.generate_state(1).tolist() == b.policy.generate_state(1).tolist()
-    True
-    """
-    root = _root(seed)
-    key = tuple(root.spawn_key) + (int(rep),)
-    return RepStreams(
-        *(
-            np.random.SeedSequence(root.entropy, spawn_key=key + (k,), pool_size=root.pool_size)
-            for k in range(3)
-        )
-    )
+    per_round = BYTES_PER_CELL * max(1, reps) * max(1, n_arms)
+    return int(min(DEFAULT_CHUNK, max(64, check_integer("memory", memory) // per_round)))
 
 
 def reward_table(
@@ -122,12 +82,12 @@ def reward_table(
     horizon: int,
     seed: int | np.random.SeedSequence,
     rep: int = 0,
-    replace: RewardReplacement | None = None,
+    replace: Replacement | None = None,
 ) -> np.ndarray:
-    """The (T, N) reward table that :func:`simulate` uses for repetition ``rep``.
+    """The (T, N) outcome table that :func:`simulate` uses for repetition ``rep``.
 
     >>> from bandits.environments import BernoulliEnv
-    >>> from bandits.policies import UCB1
+    >>> from bandits.reference import UCB1
     >>> env = BernoulliEnv((0.9, 0.1))
     >>> tab = reward_table(env, 5, seed=3)
     >>> res = simulate(UCB1(), env, 5, repetitions=1, seed=3, record_actions=True, progress=False)
@@ -137,8 +97,9 @@ def reward_table(
     """
     rng = np.random.Generator(np.random.PCG64(rep_streams(seed, rep).rewards))
     tab = np.array(env.reward_chunk(rep, 0, horizon, rng), dtype=float)
-    if replace is not None and replace.round < horizon:
-        tab[replace.round, replace.arm] = replace.value
+    if replace is not None:
+        replace.check(horizon, env.n_arms)
+        replace.apply(tab[None], 0)
     return tab
 
 
@@ -148,10 +109,8 @@ def log_checkpoints(horizon: int, num: int = 50) -> np.ndarray:
     >>> log_checkpoints(1000, 4).tolist()
     [1, 10, 100, 1000]
     """
-    if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1:
-        raise ValueError(f"horizon must be an integer >= 1, got {horizon!r}")
-    if isinstance(num, bool) or not isinstance(num, (int, np.integer)) or num < 1:
-        raise ValueError(f"checkpoints must be an integer >= 1, got {num!r}")
+    horizon = check_integer("horizon", horizon)
+    num = check_integer("checkpoints", num)
     pts = np.unique(np.round(np.geomspace(1, horizon, num)).astype(np.int64))
     return np.unique(np.append(pts, horizon))
 
@@ -161,8 +120,9 @@ class SimulationResult:
     """Regret curves of one (policy, environment) pair over R repetitions.
 
     Arrays: ``checkpoints`` (C,) round counts; ``pseudo_regret`` and ``empirical_regret``
-    (R, C): Σ_{s<t}(μ* − μ_{a_s}) and μ*·t − Σ_{s<t} r_s; ``pulls`` (R, N) final counts;
-    ``actions`` (R, T) or None.
+    (R, C): Σ_{s<t}(opt − E[reward of a_s]) and opt·t − Σ_{s<t} r_s; ``pulls`` (R, N) how often
+    each arm was played (in a set or list, each member counts); ``actions`` (R, T, *action
+    shape) or None; ``ledgers``: each repetition's recorded releases.
     """
 
     policy: str
@@ -176,8 +136,9 @@ class SimulationResult:
     empirical_regret: np.ndarray = field(repr=False)
     pulls: np.ndarray = field(repr=False)
     actions: np.ndarray | None = field(default=None, repr=False)
-    replacement: RewardReplacement | None = None
+    replacement: Replacement | None = None
     elapsed: float = 0.0
+    ledgers: tuple[Ledger, ...] = field(default=(), repr=False)
 
     def _curves(self, kind: str) -> np.ndarray:
         if kind == "pseudo":
@@ -207,11 +168,11 @@ class SimulationResult:
         return float(self.mean(kind)[-1])
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-serialisable dict (arrays as nested lists).
+        """A JSON-serialisable dict (arrays as nested lists; ledgers are not included).
 
         >>> import json
         >>> from bandits.environments import BernoulliEnv
-        >>> from bandits.policies import UCB1
+        >>> from bandits.reference import UCB1
         >>> r = simulate(UCB1(), BernoulliEnv((0.5, 0.4)), 10, repetitions=2, progress=False)
         >>> sorted(json.loads(json.dumps(r.to_dict())))[:4]
         ['actions', 'checkpoints', 'elapsed', 'empirical_regret']
@@ -249,43 +210,54 @@ class _Tally:
     ) -> None:
         N = env.n_arms
         self.R, self.N, self.ck = R, N, checkpoints
-        self.gaps, self.mu_star = env.gaps, env.best_mean
+        self.structure, self.means = env.structure, env.means
+        self.single = isinstance(self.structure, SingleArm)
+        self.gaps, self.opt = env.gaps, env.optimum
         C = checkpoints.size
         self.pseudo = np.empty((R, C))
         self.emp = np.empty((R, C))
         self.pulls = np.zeros((R, N), dtype=np.int64)
-        self.acts = np.empty((R, horizon), dtype=_action_dtype(N)) if record_actions else None
+        shape = (R, horizon) + self.structure.shape
+        self.acts = np.empty(shape, dtype=_action_dtype(N)) if record_actions else None
         self.cum_gap = np.zeros(R)
         self.cum_rew = np.zeros(R)
         self.ci = 0
 
+    def _instant(self, a: np.ndarray, table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(regret of each action's expected reward, realised reward), shape (R, C) each."""
+        if self.single:
+            return self.gaps[a], np.take_along_axis(table, a[:, :, None], axis=2)[:, :, 0]
+        gap = self.opt - self.structure.expected_reward(self.means, a)
+        return gap, self.structure.realised_reward(table, a)
+
     def add(self, t0: int, t1: int, a: np.ndarray, table: np.ndarray) -> None:
-        """Record the arms ``a`` (R, t1−t0) pulled against ``table`` (R, t1−t0, N)."""
+        """Record the actions ``a`` (R, t1−t0, ...) played against ``table`` (R, t1−t0, N)."""
         R, N, checkpoints = self.R, self.N, self.ck
-        obs = np.take_along_axis(table, a[:, :, None], axis=2)[:, :, 0]
-        g = np.cumsum(self.gaps[a], axis=1)
-        g += self.cum_gap[:, None]
-        w = np.cumsum(obs, axis=1)
-        w += self.cum_rew[:, None]
+        gap, obs = self._instant(a, table)
+        # running sums continued from the carry, left to right: the same floats whatever the
+        # chunk boundaries (adding the carry after summing the chunk would not be)
+        g = np.cumsum(np.concatenate([self.cum_gap[:, None], gap], axis=1), axis=1)[:, 1:]
+        w = np.cumsum(np.concatenate([self.cum_rew[:, None], obs], axis=1), axis=1)[:, 1:]
         ci = cj = self.ci
         while cj < checkpoints.size and checkpoints[cj] <= t1:
             cj += 1
         if cj > ci:
             loc = checkpoints[ci:cj] - t0 - 1
             self.pseudo[:, ci:cj] = g[:, loc]
-            self.emp[:, ci:cj] = (self.mu_star * checkpoints[ci:cj])[None, :] - w[:, loc]
+            self.emp[:, ci:cj] = (self.opt * checkpoints[ci:cj])[None, :] - w[:, loc]
             self.ci = cj
         self.cum_gap, self.cum_rew = g[:, -1].copy(), w[:, -1].copy()
-        self.pulls += np.bincount((a + (np.arange(R) * N)[:, None]).ravel(), minlength=R * N).reshape(R, N)
+        flat = (a.reshape(R, -1) + (np.arange(R) * N)[:, None]).ravel()
+        self.pulls += np.bincount(flat, minlength=R * N).reshape(R, N)
         if self.acts is not None:
             self.acts[:, t0:t1] = a
 
-    def result(self) -> dict[str, np.ndarray]:
+    def result(self) -> dict[str, Any]:
         return {"pseudo": self.pseudo, "emp": self.emp, "pulls": self.pulls, "actions": self.acts}
 
 
 class _Tables:
-    """The reward tables of repetitions ``reps``, chunk by chunk (as :func:`reward_table`)."""
+    """The outcome tables of repetitions ``reps``, chunk by chunk (as :func:`reward_table`)."""
 
     def __init__(self, env: Environment, reps: Sequence[int], streams: Sequence[RepStreams]) -> None:
         self.env, self.reps = env, list(reps)
@@ -297,17 +269,29 @@ class _Tables:
             else [np.random.Generator(np.random.PCG64(s.rewards)) for s in streams]
         )
 
-    def chunk(self, t0: int, t1: int, replace: RewardReplacement | None) -> np.ndarray:
+    def chunk(self, t0: int, t1: int, replace: Replacement | None) -> np.ndarray:
         env, R, N = self.env, len(self.reps), self.env.n_arms
-        if self.shared and not (replace is not None and t0 <= replace.round < t1):
+        touched = replace is not None and t0 <= replace.round < t1
+        if self.shared and not touched:
             # read-only view of the shared table (reward_chunk validates the horizon), no copies
             return np.broadcast_to(env.reward_chunk(self.reps[0], t0, t1, None), (R, t1 - t0, N))
         table = np.empty((R, t1 - t0, N))
         for i, (r, g) in enumerate(zip(self.reps, self.rngs)):
             table[i] = env.reward_chunk(r, t0, t1, g)
-        if replace is not None and t0 <= replace.round < t1:
-            table[:, replace.round - t0, replace.arm] = replace.value
+        if touched:
+            replace.apply(table, t0)
         return table
+
+
+def _context(env: Environment, horizon: int, streams: Sequence[RepStreams]) -> RunContext:
+    return RunContext(
+        env.n_arms,
+        horizon,
+        env.structure,
+        RepRandom([s.policy for s in streams]),
+        RepRandom([s.privacy for s in streams]),
+        RunLedgers(len(streams)),
+    )
 
 
 def _run_reps(
@@ -318,23 +302,24 @@ def _run_reps(
     root: np.random.SeedSequence,
     checkpoints: np.ndarray,
     record_actions: bool,
-    replace: RewardReplacement | None,
+    replace: Replacement | None,
     chunk_size: int,
     on_progress: Callable[[int], None] | None = None,
-) -> dict[str, np.ndarray]:
+) -> dict[str, Any]:
     """Simulate repetitions ``reps`` (one vectorised block). Module-level: picklable."""
-    R, N = len(reps), env.n_arms
     streams = [rep_streams(root, r) for r in reps]
     tables = _Tables(env, reps, streams)
-    agent = policy.agent(N, horizon, [s.policy for s in streams])
-    tally = _Tally(env, horizon, R, checkpoints, record_actions)
+    run = _context(env, horizon, streams)
+    agent = policy.agent(run)
+    tally = _Tally(env, horizon, len(reps), checkpoints, record_actions)
     for t0 in range(0, horizon, chunk_size):
         t1 = min(horizon, t0 + chunk_size)
         table = tables.chunk(t0, t1, replace)
-        tally.add(t0, t1, agent.run_chunk(t0, t1, table), table)
+        tally.add(t0, t1, agent.run_chunk(t0, t1, Outcomes(table, policy.feedback)), table)
         if on_progress is not None:
-            on_progress((t1 - t0) * R)
-    return tally.result()
+            on_progress((t1 - t0) * len(reps))
+    agent.finish()
+    return {**tally.result(), "ledgers": tuple(run.ledgers)}
 
 
 def _run_reps_many(
@@ -345,41 +330,38 @@ def _run_reps_many(
     root: np.random.SeedSequence,
     checkpoints: np.ndarray,
     record_actions: bool,
-    replace: RewardReplacement | None,
+    replace: Replacement | None,
     chunk_size: int,
     on_progress: Callable[[int], None] | None = None,
-) -> list[dict[str, np.ndarray]]:
+) -> list[dict[str, Any]]:
     """:func:`_run_reps` for several policies at once (one list entry per policy), sharing the
-    reward table and the Gaussian-TS noise of each chunk; see :func:`simulate_many`."""
-    R, N = len(reps), env.n_arms
+    outcome table and the Gaussian-TS noise of each chunk; see :func:`simulate_many`."""
+    R = len(reps)
     streams = [rep_streams(root, r) for r in reps]
     tables = _Tables(env, reps, streams)
-    seeds = [s.policy for s in streams]
-    agents = [p.agent(N, horizon, seeds) for p in policies]
+    runs = [_context(env, horizon, streams) for _ in policies]  # fresh generators per agent
+    agents = [p.agent(run) for p, run in zip(policies, runs)]
     tallies = [_Tally(env, horizon, R, checkpoints, record_actions) for _ in policies]
     gts = [isinstance(a, GaussianTSAgent) for a in agents]
     # one generator per repetition draws the Gaussian-TS noise for all agents: every
     # GaussianTSAgent draws an (R, C, N) block per chunk from these same seeds, whatever (b, c)
-    noise_rngs = [np.random.Generator(np.random.PCG64(s)) for s in seeds] if any(gts) else []
+    shared = RepRandom([s.policy for s in streams]) if any(gts) else None
     sampled = [False] * len(agents)  # has the agent played a sampling round yet?
     for t0 in range(0, horizon, chunk_size):
         t1 = min(horizon, t0 + chunk_size)
         table = tables.chunk(t0, t1, replace)
-        if noise_rngs:
-            Z = np.empty((R, t1 - t0, N))
-            for r, g in enumerate(noise_rngs):
-                g.standard_normal(out=Z[r])
+        Z = shared.standard_normal((t1 - t0, env.n_arms)) if shared is not None else None
         acts: list[np.ndarray | None] = [None] * len(agents)
         together = []
         for i, (a, g) in enumerate(zip(agents, gts)):
             if not g:
-                acts[i] = a.run_chunk(t0, t1, table)
+                acts[i] = a.run_chunk(t0, t1, Outcomes(table, policies[i].feedback))
                 continue
             a.use_noise(t0, Z)
             # the step loop, shared, for agents whose speculation failed in their previous
             # sampling chunk, and for the first one (speculation pays off only for long runs of
             # one arm, and a failed attempt costs more than a shared step loop)
-            if t1 > a._prepull_end and (a.policy.engine == "step" or not (sampled[i] and a._speculating)):
+            if a.shares_step_loop(t1, sampled[i]):
                 together.append(i)
             else:
                 acts[i] = a.play(t0, t1, table)
@@ -388,11 +370,13 @@ def _run_reps_many(
             acts[i] = act
         for i, (a, act) in enumerate(zip(agents, acts)):
             tallies[i].add(t0, t1, act, table)
-            if gts[i] and t1 > a._prepull_end:
+            if gts[i] and a.samples_before(t1):
                 sampled[i] = True
         if on_progress is not None:
             on_progress((t1 - t0) * R * len(agents))
-    return [t.result() for t in tallies]
+    for a in agents:
+        a.finish()
+    return [{**t.result(), "ledgers": tuple(run.ledgers)} for t, run in zip(tallies, runs)]
 
 
 def simulate(
@@ -404,31 +388,46 @@ def simulate(
     *,
     checkpoints: int | Sequence[int] = 50,
     record_actions: bool = False,
-    replace: RewardReplacement | None = None,
+    replace: Replacement | None = None,
     executor: Executor | None = None,
     rep_chunk: int | None = None,
-    chunk_size: int = DEFAULT_CHUNK,
+    chunk_size: int | None = None,
+    memory: int = DEFAULT_MEMORY,
     progress: bool = True,
 ) -> SimulationResult:
     """Run ``policy`` on ``env`` for ``horizon`` rounds, ``repetitions`` times.
 
     Args:
         checkpoints: number of log-spaced checkpoints, or explicit round counts in [1, T].
-        record_actions: keep the (R, T) action sequences (int8 for N ≤ 127).
-        replace: neighbouring stream — the reward of (round, arm) is replaced in every
-            repetition; the policy randomness is unchanged.
+        record_actions: keep the (R, T, ...) actions (int8 for N ≤ 127).
+        replace: neighbouring stream — one reward (:class:`~bandits.neighbours.RewardReplacement`)
+            or one round's outcome vector (:class:`~bandits.neighbours.RoundReplacement`) is
+            replaced in every repetition; the policy randomness is unchanged.
         executor: anything with ``submit`` (e.g. ``concurrent.futures`` executors); blocks of
             ``rep_chunk`` repetitions are submitted as tasks. Results are identical with and
             without an executor.
         rep_chunk: repetitions per vectorised block (default: all, capped at 256; with an
             executor, about R/8).
-        chunk_size: rounds per pre-drawn block of rewards/noise (memory ≈ 32·chunk·R·N bytes for Gaussian TS);
+        chunk_size: rounds per pre-drawn block (default: :func:`chunk_rounds` of ``memory``);
             does not change the results.
+        memory: bytes a block may hold for its chunk of rounds (default 128 MiB).
         progress: show a tqdm progress bar.
     """
     return _simulate(
-        [policy], env, horizon, repetitions, seed, checkpoints, record_actions, replace, executor,
-        rep_chunk, chunk_size, progress, policy.name,
+        [policy],
+        env,
+        horizon,
+        repetitions,
+        seed,
+        checkpoints,
+        record_actions,
+        replace,
+        executor,
+        rep_chunk,
+        chunk_size,
+        memory,
+        progress,
+        policy.name,
     )[0]
 
 
@@ -441,27 +440,27 @@ def simulate_many(
     *,
     checkpoints: int | Sequence[int] = 50,
     record_actions: bool = False,
-    replace: RewardReplacement | None = None,
+    replace: Replacement | None = None,
     executor: Executor | None = None,
     rep_chunk: int | None = None,
-    chunk_size: int = DEFAULT_CHUNK,
+    chunk_size: int | None = None,
+    memory: int = DEFAULT_MEMORY,
     progress: bool = True,
 ) -> list[SimulationResult]:
     """``[simulate(p, env, horizon, repetitions, seed, ...) for p in policies]``, bit-identical
-    (tested), but faster for many :class:`~bandits.policies.GaussianTS` configurations.
+    (tested), but faster for many :class:`~bandits.gaussian_ts.GaussianTS` configurations.
 
-    All policies run in one pass over time: each chunk's reward table and Gaussian-TS noise are
+    All policies run in one pass over time: each chunk's outcome table and Gaussian-TS noise are
     drawn once and shared (common random numbers make them the same for every policy), and the
     Gaussian-TS agents that explore heavily (their speculative engine fails: short runs of one
     arm) are played *together* in one step loop over stacked (policy × repetition) rows with
-    per-row (b, c) (:func:`~bandits.policies.play_gaussian_ts_together`), so the per-round Python
-    overhead is paid once instead of once per policy. The others keep their speculative engine;
-    each agent is re-assigned chunk by chunk with the engine's own rule. Other policies run as in
-    :func:`simulate`. The arguments are those of :func:`simulate`; ``elapsed`` of every result is
-    the time of the whole call.
+    per-row (b, c) (:func:`~bandits.gaussian_ts.play_gaussian_ts_together`), so the per-round
+    Python overhead is paid once instead of once per policy. Every agent gets its own fresh
+    generators, so one policy's draws never shift another's. The arguments are those of
+    :func:`simulate`; ``elapsed`` of every result is the time of the whole call.
 
     >>> from bandits.environments import BernoulliEnv
-    >>> from bandits.policies import GaussianTS
+    >>> from bandits.gaussian_ts import GaussianTS
     >>> env = BernoulliEnv((0.75, 0.625, 0.5, 0.375, 0.25))
     >>> pols = [GaussianTS(b=b, c=c) for b, c in ((0, 500.0), (3, 100.0), (40, 2.0))]
     >>> many = simulate_many(pols, env, 3000, repetitions=3, seed=2, progress=False)
@@ -473,9 +472,54 @@ def simulate_many(
     if not policies:
         return []
     return _simulate(
-        policies, env, horizon, repetitions, seed, checkpoints, record_actions, replace, executor,
-        rep_chunk, chunk_size, progress, f"{len(policies)} policies",
+        policies,
+        env,
+        horizon,
+        repetitions,
+        seed,
+        checkpoints,
+        record_actions,
+        replace,
+        executor,
+        rep_chunk,
+        chunk_size,
+        memory,
+        progress,
+        f"{len(policies)} policies",
     )
+
+
+def _checked(
+    policies: list[Policy],
+    env: Environment,
+    horizon: int,
+    repetitions: int,
+    checkpoints: int | Sequence[int],
+    replace: Replacement | None,
+) -> tuple[int, int, np.ndarray]:
+    """Validate the arguments of :func:`simulate`; return (T, R, checkpoint rounds)."""
+    if not isinstance(env, Environment):
+        raise ValueError(f"env must be a bandits.environments.Environment, got {type(env).__name__}")
+    env.structure.validate(env.n_arms)
+    for policy in policies:
+        if not isinstance(policy, Policy):
+            raise ValueError(f"policy must be a bandits.policy.Policy, got {type(policy).__name__}")
+        policy.check_structure(env.structure)
+    horizon = check_integer("horizon", horizon)
+    repetitions = check_integer("repetitions", repetitions)
+    if isinstance(checkpoints, (int, np.integer)) and not isinstance(checkpoints, bool):
+        ck = log_checkpoints(horizon, int(checkpoints))
+    else:
+        ck = np.unique(np.asarray(checkpoints, dtype=np.int64).reshape(-1))
+        if ck.size == 0 or ck[0] < 1 or ck[-1] > horizon:
+            raise ValueError(f"checkpoints must be round counts in [1, {horizon}], got {checkpoints!r}")
+    if replace is not None:
+        if not isinstance(replace, (RewardReplacement, RoundReplacement)):
+            raise ValueError(
+                f"replace must be a RewardReplacement, RoundReplacement or None, got {type(replace).__name__}"
+            )
+        replace.check(horizon, env.n_arms)
+    return horizon, repetitions, ck
 
 
 def _simulate(
@@ -486,57 +530,35 @@ def _simulate(
     seed: int | np.random.SeedSequence | None,
     checkpoints: int | Sequence[int],
     record_actions: bool,
-    replace: RewardReplacement | None,
+    replace: Replacement | None,
     executor: Executor | None,
     rep_chunk: int | None,
-    chunk_size: int,
+    chunk_size: int | None,
+    memory: int,
     progress: bool,
     desc: str,
 ) -> list[SimulationResult]:
-    for policy in policies:
-        if not isinstance(policy, Policy):
-            raise ValueError(f"policy must be a bandits.policies.Policy, got {type(policy).__name__}")
-    if not isinstance(env, Environment):
-        raise ValueError(f"env must be a bandits.environments.Environment, got {type(env).__name__}")
-    if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1:
-        raise ValueError(f"horizon must be an integer >= 1, got {horizon!r}")
-    if isinstance(repetitions, bool) or not isinstance(repetitions, (int, np.integer)) or repetitions < 1:
-        raise ValueError(f"repetitions must be an integer >= 1, got {repetitions!r}")
-    if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) or chunk_size < 1:
-        raise ValueError(f"chunk_size must be an integer >= 1, got {chunk_size!r}")
-    horizon, repetitions = int(horizon), int(repetitions)
-    if isinstance(checkpoints, (int, np.integer)) and not isinstance(checkpoints, bool):
-        ck = log_checkpoints(horizon, int(checkpoints))
-    else:
-        ck = np.unique(np.asarray(checkpoints, dtype=np.int64).reshape(-1))
-        if ck.size == 0 or ck[0] < 1 or ck[-1] > horizon:
-            raise ValueError(f"checkpoints must be round counts in [1, {horizon}], got {checkpoints!r}")
-    if replace is not None and not isinstance(replace, RewardReplacement):
-        raise ValueError(f"replace must be a RewardReplacement or None, got {type(replace).__name__}")
-    if replace is not None and replace.arm >= env.n_arms:
-        raise ValueError(f"replace.arm must be in [0, {env.n_arms - 1}], got {replace.arm}")
+    horizon, repetitions, ck = _checked(policies, env, horizon, repetitions, checkpoints, replace)
     if rep_chunk is None:
         rep_chunk = min(256, repetitions) if executor is None else max(1, math.ceil(repetitions / 8))
-    elif isinstance(rep_chunk, bool) or not isinstance(rep_chunk, (int, np.integer)) or rep_chunk < 1:
-        raise ValueError(f"rep_chunk must be an integer >= 1, got {rep_chunk!r}")
-    root = _root(seed)
+    rep_chunk = check_integer("rep_chunk", rep_chunk)
+    chunk = (
+        chunk_rounds(min(rep_chunk, repetitions), env.n_arms, memory)
+        if chunk_size is None
+        else (check_integer("chunk_size", chunk_size))
+    )
+    root = root_seed(seed)
     blocks = [list(range(i, min(repetitions, i + rep_chunk))) for i in range(0, repetitions, rep_chunk)]
     single = len(policies) == 1
     run = _run_reps if single else _run_reps_many
     args = (policies[0] if single else policies, env, horizon)
-    tail = (root, ck, record_actions, replace, int(chunk_size))
+    tail = (root, ck, record_actions, replace, chunk)
 
     from tqdm.auto import tqdm
 
     start = time.perf_counter()
-    with tqdm(
-        total=horizon * repetitions * len(policies),
-        disable=not progress,
-        desc=desc,
-        unit="step",
-        unit_scale=True,
-        leave=False,
-    ) as bar:
+    total = horizon * repetitions * len(policies)
+    with tqdm(total=total, disable=not progress, desc=desc, unit="step", unit_scale=True, leave=False) as bar:
         if executor is None:
             parts = [run(*args, blk, *tail, bar.update) for blk in blocks]
         else:
@@ -567,6 +589,7 @@ def _simulate(
                 actions=cat("actions") if record_actions else None,
                 replacement=replace,
                 elapsed=elapsed,
+                ledgers=tuple(led for p in parts for led in p[k]["ledgers"]),
             )
         )
     return out

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from bandits.environments import Environment
-from bandits.policies import GaussianTS
+from bandits.gaussian_ts import GaussianTS
 from bandits.simulator import SimulationResult, log_checkpoints, simulate, simulate_many
 from dpaudit.conversions import gdp_mu
 from dpaudit.thompson import ThompsonConfig

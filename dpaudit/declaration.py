@@ -111,8 +111,12 @@ class PublishedClaim:
         return None
 
     def to_dict(self, delta: float | None = None) -> dict[str, Any]:
-        out: dict[str, Any] = {"source": self.source, "mu": self.mu, "epsilon": self.epsilon,
-                               "delta": self.delta}
+        out: dict[str, Any] = {
+            "source": self.source,
+            "mu": self.mu,
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+        }
         if delta is not None:
             out["epsilon_at_delta"] = self.epsilon_at(delta)
         if self.note:
@@ -176,9 +180,15 @@ class LedgerCheck:
     declared: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"ok": self.ok, "message": self.message, "repetitions": self.repetitions,
-                "groups": self.groups, "units": self.units, "worst": dict(self.worst),
-                "declared": dict(self.declared)}
+        return {
+            "ok": self.ok,
+            "message": self.message,
+            "repetitions": self.repetitions,
+            "groups": self.groups,
+            "units": self.units,
+            "worst": dict(self.worst),
+            "declared": dict(self.declared),
+        }
 
     def raise_if_failed(self) -> None:
         if not self.ok:
@@ -211,13 +221,17 @@ def _covers(declared: PrivacyEvent, observed: PrivacyEvent) -> bool:
     if isinstance(declared, ApproxDpEvent):
         if eo is not None:
             return eo <= declared.epsilon * tol
-        return (isinstance(observed, ApproxDpEvent) and observed.epsilon <= declared.epsilon * tol
-                and observed.delta <= declared.delta * tol)
+        return (
+            isinstance(observed, ApproxDpEvent)
+            and observed.epsilon <= declared.epsilon * tol
+            and observed.delta <= declared.delta * tol
+        )
     if type(declared) is not type(observed):
         return False
     if isinstance(declared, RandomizedResponseEvent):
-        return (observed.epsilon <= declared.epsilon * tol
-                and observed.num_categories >= declared.num_categories)
+        return (
+            observed.epsilon <= declared.epsilon * tol and observed.num_categories >= declared.num_categories
+        )
     if isinstance(declared, (LaplaceEvent, LaplaceReportNoisyMaxEvent)):
         return observed.epsilon <= declared.epsilon * tol
     return observed == declared
@@ -310,8 +324,13 @@ def check_ledgers(ledgers: Iterable[Ledger], declaration: Declaration | PrivacyE
             verdicts = [dominated(obs, d) for d in declared]
             ok = any(v[0] for v in verdicts)
             ratio = min(v[1] for v in verdicts)
-            info = {"unit": g.first_unit, "repetition": rep, "units_alike": g.num_units, **_summary(obs),
-                    "ratio": ratio}
+            info = {
+                "unit": g.first_unit,
+                "repetition": rep,
+                "units_alike": g.num_units,
+                **_summary(obs),
+                "ratio": ratio,
+            }
             if ratio > worst["ratio"]:
                 worst = info
             if not ok and failure is None:
@@ -319,21 +338,24 @@ def check_ledgers(ledgers: Iterable[Ledger], declaration: Declaration | PrivacyE
     decl = max((_summary(d) for d in declared), key=lambda s: (s["mu"], s["epsilon"]))
     if failure is not None:
         unit = "every unit" if failure["unit"] is None else f"unit {failure['unit']!r}"
-        msg = (f"ledger check FAILED: {unit} of repetition {failure['repetition']} was charged "
-               f"{failure['releases']} releases (mu {failure['mu']:.6g}, sum of pure epsilon "
-               f"{failure['epsilon']:.6g}, {failure['non_private']} non-private), which the declaration "
-               f"({decl['releases']} releases, mu {decl['mu']:.6g}, "
-               f"sum of pure epsilon {decl['epsilon']:.6g}) "
-               "does not cover: the implementation released more than it declares")
+        msg = (
+            f"ledger check FAILED: {unit} of repetition {failure['repetition']} was charged "
+            f"{failure['releases']} releases (mu {failure['mu']:.6g}, sum of pure epsilon "
+            f"{failure['epsilon']:.6g}, {failure['non_private']} non-private), which the declaration "
+            f"({decl['releases']} releases, mu {decl['mu']:.6g}, "
+            f"sum of pure epsilon {decl['epsilon']:.6g}) "
+            "does not cover: the implementation released more than it declares"
+        )
         return LedgerCheck(False, msg, reps, groups, units, failure, decl)
     if worst["ratio"] < 0:
         worst = {}
-    msg = (f"ok: every unit's recorded releases are covered by the declaration over {reps} "
-           f"repetition(s) (worst observed/declared ratio {max(worst.get('ratio', 0.0), 0.0):.4g})")
+    msg = (
+        f"ok: every unit's recorded releases are covered by the declaration over {reps} "
+        f"repetition(s) (worst observed/declared ratio {max(worst.get('ratio', 0.0), 0.0):.4g})"
+    )
     return LedgerCheck(True, msg, reps, groups, units, worst, decl)
 
 
 def check_ledger(ledger: Ledger, declaration: Declaration | PrivacyEvent) -> LedgerCheck:
     """:func:`check_ledgers` for one ledger."""
     return check_ledgers([ledger], declaration)
-

@@ -30,6 +30,7 @@ from typing import ClassVar
 import numpy as np
 
 from dpaudit.events import Neighbouring, check_integer, check_positive
+from dpaudit.ledger import RunLedgers
 from mechanisms.base import NoiseMechanism, Norm, Size, check_batch, check_neighbouring, check_norm, check_rng
 
 __all__ = ["AdditiveNoiseMechanism", "as_vector", "check_dim", "l1_bound", "l2_bound", "norm_of"]
@@ -89,6 +90,9 @@ class AdditiveNoiseMechanism(NoiseMechanism):
     ``<noise_parameter>``, ``sensitivity``, ``norm``, ``dim`` and ``neighbouring``."""
 
     noise_parameter: ClassVar[str]
+    standard_noise: ClassVar[str]
+    """The unit-scale law the noise is a multiple of (a :data:`mechanisms.randomness.SAMPLERS`
+    name): ``noise = <noise_parameter> × standard draw``."""
     dim: int
 
     def __post_init__(self) -> None:
@@ -115,6 +119,48 @@ class AdditiveNoiseMechanism(NoiseMechanism):
         rng = check_rng(rng)
         xv = as_vector("x", x, self.dim)
         return xv + self._noise(rng, check_batch(size) + xv.shape)
+
+    def release_batch(
+        self,
+        x: object,
+        standard: object,
+        ledgers: RunLedgers | None,
+        rows: np.ndarray,
+        *,
+        round: int,
+        label: str = "",
+    ) -> np.ndarray:
+        """Releases for many repetitions at once: ``x[k] + noise`` for repetition ``rows[k]``,
+        where ``noise = <noise parameter> × standard[k]`` and ``standard`` holds unit-scale draws
+        of :attr:`standard_noise` taken from each repetition's own stream (e.g. a
+        :class:`~mechanisms.randomness.NoiseTape` or a block pre-drawn with
+        :class:`~mechanisms.randomness.RepRandom`). Each release depends on the data of round
+        ``round``: it is recorded as :attr:`event` about that unit in repetition ``rows[k]``'s
+        ledger (consecutive rounds coalesce; see :class:`dpaudit.ledger.RunLedgers`).
+
+        >>> import numpy as np
+        >>> from dpaudit.ledger import RunLedgers
+        >>> from mechanisms.laplace import LaplaceMechanism
+        >>> led = RunLedgers(3)
+        >>> out = LaplaceMechanism.from_epsilon(0.5).release_batch(
+        ...     np.ones(2), np.array([0.0, 1.0]), led, np.array([0, 2]), round=7)
+        >>> out.tolist(), [len(led[r]) for r in range(3)]
+        ([1.0, 3.0], [0, 0, 0])
+        >>> led.flush(); [led[r].charges() for r in range(3)]
+        [{7: 1}, {}, {7: 1}]
+        """
+        xv = np.asarray(x, dtype=float)
+        z = np.asarray(standard, dtype=float)
+        rows = np.asarray(rows, dtype=np.intp).reshape(-1)
+        if xv.shape != z.shape or xv.shape[:1] != rows.shape:
+            raise ValueError(f"x and standard must have the same shape ({rows.size}, ...) as rows, "
+                             f"got {xv.shape} and {z.shape}")
+        if not np.all(np.isfinite(xv)):
+            raise ValueError("x must be finite")
+        out = xv + getattr(self, self.noise_parameter) * z
+        if ledgers is not None:
+            ledgers.charge_rounds(self.event, rows, round, label=label)
+        return out
 
     def log_density(self, output: object, x: object) -> np.ndarray:
         """log p(output | x), vectorised over leading batch dimensions of ``output``."""

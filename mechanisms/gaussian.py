@@ -59,6 +59,7 @@ class GaussianMechanism(AdditiveNoiseMechanism):
     neighbouring: Neighbouring = Neighbouring.REPLACE
 
     noise_parameter: ClassVar[str] = "sigma"
+    standard_noise: ClassVar[str] = "standard_normal"
 
     @classmethod
     def from_mu(

@@ -67,6 +67,7 @@ class LaplaceMechanism(AdditiveNoiseMechanism):
     neighbouring: Neighbouring = Neighbouring.REPLACE
 
     noise_parameter: ClassVar[str] = "scale"
+    standard_noise: ClassVar[str] = "laplace"
 
     @classmethod
     def from_epsilon(

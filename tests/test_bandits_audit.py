@@ -18,7 +18,7 @@ from bandits.audit import (
     log_action_probabilities,
     trajectory_losses,
 )
-from bandits.policies import GaussianTSAgent
+from bandits.gaussian_ts import GaussianTSAgent
 from dpaudit.rnm_gaussian import argmax_log_distribution
 
 

@@ -1,4 +1,4 @@
-"""Tests for bandits.environments, bandits.policies and bandits.simulator."""
+"""Tests for bandits.environments, the policies (Gaussian TS, references) and bandits.simulator."""
 
 from __future__ import annotations
 
@@ -26,12 +26,21 @@ from bandits import (
     simulate,
     truncexp_mean,
 )
-from bandits import policies as policies_mod
+from bandits import gaussian_ts as policies_mod
+from bandits.policy import Outcomes, RunContext
 from bandits.simulator import log_checkpoints, simulate_many
-from dpaudit.events import GaussianReportNoisyMaxEvent, NoOpEvent
+from dpaudit.events import GaussianReportNoisyMaxEvent
 
 SEC51 = BernoulliEnv((0.75, 0.625, 0.5, 0.375, 0.25))
 SEC52 = TruncatedExponentialEnv((0.1, 1.0, 2.0, 5.0, 10.0))
+
+
+def _agent(policy, env, horizon, seeds):
+    return policy.agent(RunContext.create(env, horizon, seeds))
+
+
+def _chunk(agent, t0, t1, table):
+    return agent.run_chunk(t0, t1, Outcomes(table, agent.policy.feedback))
 
 
 # ---------------------------------------------------------------------------------------
@@ -231,16 +240,16 @@ def test_engine_switches_to_step_loop_under_heavy_exploration():
     env = SEC51
     seeds = [rep_streams(0, r).policy for r in range(4)]
     tab = np.stack([reward_table(env, 4000, 0, r) for r in range(4)])
-    heavy = GaussianTS(c=1e4).agent(env.n_arms, 4000, seeds)
-    light = GaussianTS(c=1.0).agent(env.n_arms, 4000, seeds)
-    ref = GaussianTS(c=1e4, engine="step").agent(env.n_arms, 4000, seeds)
-    a1 = heavy.run_chunk(0, 2000, tab[:, :2000])  # speculation aborted mid-chunk
+    heavy = _agent(GaussianTS(c=1e4), env, 4000, seeds)
+    light = _agent(GaussianTS(c=1.0), env, 4000, seeds)
+    ref = _agent(GaussianTS(c=1e4, engine="step"), env, 4000, seeds)
+    a1 = _chunk(heavy, 0, 2000, tab[:, :2000])  # speculation aborted mid-chunk
     assert heavy._speculating is False
-    a2 = heavy.run_chunk(2000, 4000, tab[:, 2000:])  # step loop all the way
-    b1, b2 = ref.run_chunk(0, 2000, tab[:, :2000]), ref.run_chunk(2000, 4000, tab[:, 2000:])
+    a2 = _chunk(heavy, 2000, 4000, tab[:, 2000:])  # step loop all the way
+    b1, b2 = _chunk(ref, 0, 2000, tab[:, :2000]), _chunk(ref, 2000, 4000, tab[:, 2000:])
     assert np.array_equal(a1, b1) and np.array_equal(a2, b2)
-    light.run_chunk(0, 2000, tab[:, :2000])
-    light.run_chunk(2000, 4000, tab[:, 2000:])
+    _chunk(light, 0, 2000, tab[:, :2000])
+    _chunk(light, 2000, 4000, tab[:, 2000:])
     assert light._speculating is True
     assert np.array_equal(heavy.S, ref.S) and np.array_equal(heavy.n, ref.n)
 
@@ -299,14 +308,14 @@ def test_play_together_leaves_each_agent_as_if_played_alone():
     seeds = [rep_streams(2, r).policy for r in range(R)]
     tab = np.stack([reward_table(SEC51, T, 2, r) for r in range(R)])
     conf = [(0, 1e4), (4, 300.0), (900, 2.0)]  # the last one is still pre-pulling after round 3000
-    alone = [GaussianTS(b=b, c=c, engine="step").agent(N, T, seeds) for b, c in conf]
-    both = [GaussianTS(b=b, c=c).agent(N, T, seeds) for b, c in conf]
+    alone = [_agent(GaussianTS(b=b, c=c, engine="step"), SEC51, T, seeds) for b, c in conf]
+    both = [_agent(GaussianTS(b=b, c=c), SEC51, T, seeds) for b, c in conf]
     g = [np.random.Generator(np.random.PCG64(s)) for s in seeds]
     for t0, t1 in ((0, 1000), (1000, T)):
         Z = np.stack([x.standard_normal((t1 - t0, N)) for x in g])
         acts = policies_mod.play_gaussian_ts_together(both, t0, t1, tab[:, t0:t1], Z)
         for a, ag, act in zip(alone, both, acts):
-            assert np.array_equal(a.run_chunk(t0, t1, tab[:, t0:t1]), act)
+            assert np.array_equal(_chunk(a, t0, t1, tab[:, t0:t1]), act)
             assert np.array_equal(a.S, ag.S) and np.array_equal(a.n, ag.n)
             assert np.array_equal(a._mu, ag._mu) and np.array_equal(a._scale, ag._scale)
     assert both[0]._speculating is False and both[2]._speculating is True  # b = 900: no sampling yet
@@ -355,22 +364,38 @@ def test_neighbouring_stream_changes_one_reward_only():
 # privacy hooks
 
 
-def test_gaussian_ts_privacy_hooks():
-    pol = GaussianTS()
-    ev = pol.privacy_events(1000, 5)
-    assert ev.num_releases == 1000 and isinstance(ev.event, GaussianReportNoisyMaxEvent)
-    assert ev.event.mu == pytest.approx(1 / math.sqrt(2))
-    assert math.sqrt(np.sum(pol.per_round_mu(1000, 5) ** 2)) == pytest.approx(math.sqrt(500))
-    assert pol.paper_gdp_mu(1000) == pytest.approx(math.sqrt(500))
-    mod = GaussianTS(b=10, c=5.0)
-    mus = mod.per_round_mu(1000, 5)
-    assert (mus[:50] == 0).all() and mus[50:] == pytest.approx(1 / math.sqrt(55))
-    assert mod.privacy_events(1000, 5).num_releases == 950
-    assert mod.paper_gdp_mu(1000) == pytest.approx(math.sqrt(1000 / 55))
-    assert isinstance(GaussianTS(b=300).privacy_events(1000, 5), NoOpEvent)
-    assert BetaTS().privacy_events(10, 2) is None
-    r = mod.round_ratios(np.repeat(np.arange(5), 10).tolist() + [0, 0], tau=3, n_arms=5)
-    assert r[:50].tolist() == [0.0] * 50 and r[50:] == pytest.approx([1 / math.sqrt(55), 1 / math.sqrt(60)])
+def test_gaussian_ts_declares_the_single_source_of_truth():
+    """The declaration is dpaudit.thompson's analysis; the paper's claim is Theorem 3 for
+    Algorithm 1 and Theorem 4 otherwise (the old static hook counted round 0 and cited Thm 4)."""
+    from dpaudit.accounting import account
+    from dpaudit.thompson import ThompsonConfig
+
+    d = GaussianTS().declare(1000, 5)
+    assert d.event == ThompsonConfig(1000, 5).event() and d.unit == "one reward"
+    assert d.event.num_releases == 999 and isinstance(d.event.event, GaussianReportNoisyMaxEvent)
+    assert account(d.event, delta=1e-6).mu == pytest.approx(math.sqrt(999 / 2), rel=1e-12)
+    assert d.published.source == "seed 004, Theorem 3" and d.published.mu == pytest.approx(math.sqrt(500))
+    mod = GaussianTS(b=10, c=5.0).declare(1000, 5)
+    assert mod.event.num_releases == 950 + 50 * 0 and mod.published.source == "seed 004, Theorem 4"
+    assert mod.published.mu == pytest.approx(math.sqrt(1000 / 55))
+    with pytest.raises(ValueError, match="prepulls"):
+        GaussianTS(b=300).declare(1000, 5)
+    assert BetaTS().declare(10, 2) is None and UCB1().declare(10, 2) is None
+
+
+def test_gaussian_ts_records_what_it_released():
+    """Each repetition's ledger holds the sampling rounds with the scale the engine used."""
+    from dpaudit.declaration import check_ledgers
+
+    for b, c in ((0, 1.0), (3, 4.0), (40, 2.0)):
+        pol = GaussianTS(b=b, c=c)
+        res = simulate(pol, SEC51, 3000, repetitions=3, seed=1, progress=False, chunk_size=700)
+        assert len(res.ledgers) == 3
+        assert all(led.event().num_releases == pol.config(3000, 5).private_rounds for led in res.ledgers)
+        assert check_ledgers(res.ledgers, pol.declare(3000, 5)).ok
+        many = simulate_many([pol, UCB1()], SEC51, 3000, 3, 1, progress=False, chunk_size=700)
+        assert [e.event for e in many[0].ledgers[0].entries] == [e.event for e in res.ledgers[0].entries]
+        assert all(len(led) == 0 for led in many[1].ledgers)
 
 
 # ---------------------------------------------------------------------------------------
@@ -402,6 +427,8 @@ def test_simulate_validation():
         simulate(UCB1(), SEC51, 10, repetitions=0, progress=False)
     with pytest.raises(ValueError, match="checkpoints must be round counts"):
         simulate(UCB1(), SEC51, 10, checkpoints=[0, 5], progress=False)
+    with pytest.raises(ValueError, match="the neighbouring run would be identical"):
+        simulate(UCB1(), SEC51, 10, replace=RewardReplacement(5000, 1, 0.0), progress=False)
     with pytest.raises(ValueError, match=r"replace.arm must be in \[0, 4\]"):
         simulate(UCB1(), SEC51, 10, replace=RewardReplacement(2, 7, 0.0), progress=False)
     with pytest.raises(ValueError, match=r"value must be in \[0, 1\]"):

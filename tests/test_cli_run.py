@@ -1,4 +1,5 @@
-"""`dpaudit run ts` and `dpaudit tune ts`: outputs, defaults and one-line errors with exit status 2."""
+"""`dpaudit run ALG`, `dpaudit list` and `dpaudit tune ts`: outputs, defaults, regression against the
+JSON of `dpaudit run ts` before the pipeline rewrite, exit statuses (0, 1, 2) and one-line errors."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ import sys
 
 import pytest
 
-import bandits.report
+import dataclasses
+from pathlib import Path
+
+import bandits.registry
 from dpaudit.audit.report import AuditReport, Certified, Empirical
 from dpaudit.cli.main import main
 from dpaudit.conversions import gdp_mu
@@ -21,7 +25,8 @@ class FakeAuditor:
     def __init__(self) -> None:
         self.calls: list[tuple[tuple, dict]] = []
 
-    def __call__(self, policy, horizon, arms, **kw):
+    def __call__(self, policy, horizon, env, **kw):
+        arms = env.n_arms
         self.calls.append(((policy, horizon, arms), kw))
         mu = ThompsonConfig(horizon, arms, policy.b, policy.c).mu_tight
         return AuditReport.build(
@@ -48,7 +53,8 @@ def run_cli(capsys, *args: str) -> tuple[int, str, str]:
 @pytest.fixture
 def fake_audit(monkeypatch):
     fake = FakeAuditor()
-    monkeypatch.setattr(bandits.report, "_default_auditor", lambda: fake)
+    spec = bandits.registry.get("ts")
+    monkeypatch.setitem(bandits.registry._REGISTRY, "ts", dataclasses.replace(spec, auditor=fake))
     return fake
 
 
@@ -79,7 +85,10 @@ def test_run_ts_json_keys_and_reduced_audit(capsys, fake_audit):
     b = c["prepulls"]
     assert b == round(6 * 5000**0.5 / 2)  # the rule of thumb
     assert 2 * (1 - 1e-12) <= d["privacy"]["mu"] <= 2.0
-    assert d["privacy"]["mu"] == ThompsonConfig(5000, 5, b, c["variance_scale"]).mu_tight
+    assert d["privacy"]["mu"] == pytest.approx(
+        ThompsonConfig(5000, 5, b, c["variance_scale"]).mu_tight, rel=1e-15
+    )
+    assert d["ledger_check"]["ok"] is True and d["privacy"]["published"]["source"] == "seed 004, Theorem 4"
     # default audit horizon: all pre-pulls plus 2000 private rounds, capped at T
     assert c["audit_horizon"] == d["audit"]["horizon"] == min(5000, 5 * b + 2000)
     (policy, horizon, arms), kw = fake_audit.calls[0]
@@ -213,6 +222,12 @@ def test_tune_ts_epsilon_target_arms_and_plot(capsys, tmp_path):
             ["run", "ts", "--prepulls", "100", "--variance-scale", "3", "--audit-horizon", "400"],
             "--audit-horizon",
         ),
+        (["run", "nosuch"], "ALG must be one of"),
+        (["run", "ucb1", "--prepulls", "3"], "unrecognized arguments"),
+        (
+            ["run", "ts", "--horizon", "3000", "--audit-horizon", "5000"],
+            "--audit-horizon must be in [2, 3000]",
+        ),
         (["tune", "ts"], "--target-mu"),
         (["tune", "ts", "--target-epsilon", "1"], "--delta"),
         (["tune", "ts", "--target-mu", "1", "--delta", "1e-5"], "--delta"),
@@ -241,3 +256,92 @@ def test_bad_input_subprocess_has_no_traceback():
     assert p.returncode == 2
     assert "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1
     assert "--variance-scale must be in [1, inf)" in p.stderr
+
+
+# ---------------------------------------------------------------------------------------
+# the same numbers as before the pipeline rewrite (JSON saved from `dpaudit run ts` at 6402830)
+
+DATA = Path(__file__).parent / "data"
+REGRESSION = [
+    ("run_ts_T3000_R3_seed5.json", ["-T", "3000", "-R", "3", "--audit-trials", "300", "--seed", "5"]),
+    ("run_ts_default_noaudit.json", ["--audit-trials", "0"]),
+    (
+        "run_ts_b3_c4_T5000_seed1.json",
+        ["-T", "5000", "-R", "2", "-b", "3", "-c", "4", "--audit-trials", "200", "--seed", "1"],
+    ),
+    (
+        "run_ts_truncexp_mu2_T2000.json",
+        ["-T", "2000", "-R", "2", "--env", "truncexp:0.1,1,2", "--target-mu", "2", "--audit-trials", "0"],
+    ),
+]
+
+
+def _close(old, new, path=""):
+    if isinstance(old, dict):
+        for k, v in old.items():
+            _close(v, new[k], f"{path}.{k}")
+    elif isinstance(old, list):
+        assert len(old) == len(new), path
+        for i, (a, b) in enumerate(zip(old, new)):
+            _close(a, b, f"{path}[{i}]")
+    elif isinstance(old, float):
+        assert new == pytest.approx(old, rel=1e-12, abs=1e-12), path
+    else:
+        assert new == old, path
+
+
+@pytest.mark.parametrize(("name", "args"), REGRESSION)
+def test_run_ts_numbers_unchanged(capsys, name, args):
+    """Regret, certified privacy and config equal the saved output (floats to 1e-12: the regret
+    sums are now continued from the carry across chunks, so they no longer depend on the chunk
+    size; the certified mu is the accountant's, one ulp from the old closed form)."""
+    code, out, _ = run_cli(capsys, "run", "ts", *args, "--json")
+    assert code == 0
+    old, new = json.loads((DATA / name).read_text()), json.loads(out)
+    _close(old["regret"], new["regret"], "regret")
+    _close(old["config"], new["config"], "config")
+    for k in ("mu", "mu_paper", "delta", "epsilon", "epsilon_method", "bounds", "private_rounds"):
+        _close(old["privacy"][k], new["privacy"][k], f"privacy.{k}")
+    if old["audit"] is not None:
+        _close(old["audit"]["certified"], new["audit"]["certified"], "audit.certified")
+
+
+def test_list_shows_every_algorithm(capsys):
+    code, out, _ = run_cli(capsys, "list")
+    assert code == 0 and "004_3187e6980906cda4.txt" in out
+    code, out, _ = run_cli(capsys, "list", "--json")
+    algs = {a["key"]: a for a in json.loads(out)["algorithms"]}
+    assert {"ts", "ucb1", "beta-ts"} <= set(algs)
+    assert algs["ts"]["privacy"] == "central GDP" and algs["ts"]["unit"] == "one reward"
+    assert algs["ucb1"]["privacy"] == "none" and algs["ucb1"]["feedback"] == "bandit"
+
+
+@pytest.mark.parametrize("alg", ["ucb1", "beta-ts"])
+def test_non_private_references_report_privacy_none(capsys, alg):
+    code, out, _ = run_cli(capsys, "run", alg, "-T", "2000", "-R", "2", "--json")
+    assert code == 0
+    d = json.loads(out)
+    assert d["privacy"]["private"] is False and d["privacy"]["epsilon"] is None and d["privacy"]["mu"] is None
+    assert d["audit"] is None and d["ledger_check"]["ok"] is True and d["regret"]["mean"] > 0
+    code, out, _ = run_cli(capsys, "run", alg, "-T", "500", "-R", "2")
+    assert "privacy: none" in out
+
+
+def test_audit_violation_exits_1(capsys, monkeypatch):
+    class Liar(FakeAuditor):
+        def __call__(self, policy, horizon, env, **kw):
+            rep = super().__call__(policy, horizon, env, **kw)
+            return dataclasses.replace(rep, verdict="violated")
+
+    spec = bandits.registry.get("ts")
+    monkeypatch.setitem(bandits.registry._REGISTRY, "ts", dataclasses.replace(spec, auditor=Liar()))
+    code, out, _ = run_cli(capsys, "run", "ts", "-T", "2000", "-R", "2", "--audit-trials", "10")
+    assert code == 1 and "VIOLATED" in out
+
+
+def test_run_help_lists_algorithm_options(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["run", "ts", "--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    assert "--prepulls" in out and "--variance-scale" in out and "--audit-horizon" in out

@@ -1,124 +1,271 @@
-"""``dpaudit run ts`` and ``dpaudit tune ts``: private Thompson sampling end to end.
+"""``dpaudit list``, ``dpaudit run ALG`` and ``dpaudit tune ts``: private bandit algorithms end to end.
 
-``dpaudit run ts`` simulates Gaussian Thompson sampling with (b, c) (seed 004, Algorithm 2),
-certifies its privacy and audits it. With no options it runs seed 004's §5.1 instance
-(``bernoulli:0.75,0.625,0.5,0.375,0.25``, T = 10^5, 10 repetitions) at a budget of 1-GDP,
-with b from :func:`bandits.tuner.rule_of_thumb_prepulls` (b = round(6·sqrt(T)/μ), capped so
-that c ≥ 1) and c on the certified frontier. The audit runs the same (b, c) at a shorter
-horizon (``--audit-horizon``, default b·N + 2000 rounds: all pre-pulls plus 2000 private
-rounds) so the whole command stays under a minute; the output says what was audited.
+``dpaudit list`` shows every registered algorithm (:mod:`bandits.registry`) with its paper,
+feedback model, privacy model and unit of privacy. ``dpaudit run ALG`` simulates it, certifies
+its declared privacy under every accounting method (the paper's claim beside it), checks every
+repetition's recorded releases against the declaration, and audits it
+(:func:`bandits.run.run_policy`). With no ``--env`` an algorithm runs its paper's headline
+instance. ``dpaudit tune ts`` enumerates (b, c) on the certified frontier of a target μ (or ε at
+δ) and ranks them by simulated regret (:func:`bandits.tuner.tune_thompson`).
 
-``dpaudit tune ts`` enumerates (b, c) on the certified frontier of a target μ (or ε at δ) and
-ranks them by simulated regret (:func:`bandits.tuner.tune_thompson`).
+The command line is parsed in two stages so that ``dpaudit --help`` imports nothing heavy:
+``run`` takes ``ALG`` and hands the rest to a parser built from that algorithm's options.
 
-Every input error prints one line naming the option and its range and exits with status 2.
+Exit status: 0 ok; 1 a privacy check failed (the audit's verdict is ``violated``, or a run
+recorded releases its declaration does not cover); 2 bad input (one line, no traceback).
 
 Example (the error line goes to stderr; the return value is the exit status):
     >>> from dpaudit.cli.main import main
     >>> main(["run", "ts", "--reps", "-1"])
     2
-    >>> main(["tune", "ts", "--target-mu", "2", "--horizon", "2000", "--reps", "2", "--candidates", "3",
-    ...       "--json"])  # doctest: +ELLIPSIS
-    {
-      "candidates": [
-    ...
-    0
+    >>> main(["run", "nosuch"])
+    2
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from concurrent.futures import Executor
+from typing import Any
 
-import numpy as np
+from dpaudit.cli.common import Parser, UsageError, emit_json, integer, number
 
-from dpaudit.cli.common import UsageError, emit_json, integer, number
-
-DEFAULT_ENV = "bernoulli:0.75,0.625,0.5,0.375,0.25"
-DEFAULT_HORIZON = 100_000
 DEFAULT_REPS = 10
-DEFAULT_MU = 1.0
-DEFAULT_AUDIT_TRIALS = 2000
-DEFAULT_AUDIT_PRIVATE_ROUNDS = 2000
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    run_p = sub.add_parser("run", help="simulate, certify and audit a private algorithm")
-    parser_class = type(run_p)
-    run_kinds = run_p.add_subparsers(
-        dest="kind", required=True, metavar="SUBCOMMAND", parser_class=parser_class
+    run_p = sub.add_parser(
+        "run",
+        help="simulate, certify, check and audit a private bandit algorithm (see 'dpaudit list')",
+        description="dpaudit run ALG [options]: 'dpaudit run ALG --help' lists the options of ALG.",
     )
-    ts = run_kinds.add_parser(
-        "ts",
-        help="Gaussian Thompson sampling with (b, c) (seed 004): regret, certified privacy, audit",
-        description="With no options: seed 004 section 5.1 (Bernoulli, T = 1e5, 10 reps) at 1-GDP.",
+    run_p.add_argument("alg", metavar="ALG", help="an algorithm key from 'dpaudit list' (e.g. ts, ucb1)")
+    run_p.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    run_p.set_defaults(handler=run_alg)
+    list_p = sub.add_parser(
+        "list", help="every algorithm 'dpaudit run' knows, with its paper and privacy model"
     )
-    ts.add_argument(
-        "--env",
-        metavar="SPEC",
-        default=None,
-        help=f"environment, e.g. bernoulli:0.75,0.5 or truncexp:0.1,1,2 (default {DEFAULT_ENV})",
+    list_p.add_argument("--json", action="store_true", help="print one JSON object")
+    list_p.set_defaults(handler=list_algs)
+    _register_tune(sub)
+
+
+# ---------------------------------------------------------------------------------------
+# dpaudit list
+
+
+def list_algs(args: argparse.Namespace) -> int:
+    from bandits.registry import algorithms
+
+    specs = [s.summary() for _, s in sorted(algorithms().items())]
+    if args.json:
+        emit_json({"algorithms": specs})
+        return 0
+    cols = ("key", "paper", "feedback", "privacy", "unit")
+    rows = [[str(s[c] if s[c] is not None else "-") for c in cols] for s in specs]
+    widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(cols)]
+    print("  ".join(c.ljust(w) for c, w in zip(cols, widths)))
+    for r, s in zip(rows, specs):
+        print("  ".join(v.ljust(w) for v, w in zip(r, widths)))
+        print(f"    {s['title']}")
+    print("\n'dpaudit run ALG --help' lists an algorithm's options; papers are in shared/seeds/.")
+    return 0
+
+
+# ---------------------------------------------------------------------------------------
+# dpaudit run ALG
+
+
+def _alg_parser(spec: Any) -> Parser:
+    p = Parser(
+        prog=f"dpaudit run {spec.key}",
+        description=f"{spec.title}. Paper: {spec.paper or '-'}; feedback: {spec.feedback.value}; "
+        f"privacy: {spec.privacy}"
+        + (f" per {spec.unit}" if spec.unit else "")
+        + f". With no --env: {spec.default_env}, T = {spec.default_horizon}.",
     )
-    ts.add_argument("--horizon", "-T", type=integer("--horizon", 2), default=DEFAULT_HORIZON)
-    ts.add_argument("--reps", "-R", type=integer("--reps", 1), default=DEFAULT_REPS)
-    ts.add_argument(
-        "--prepulls",
-        "-b",
-        type=integer("--prepulls", 0),
-        default=None,
-        help="pre-pulls per arm (default: rule of thumb for the budget)",
+    p.add_argument("--env", metavar="SPEC", default=None, help=f"environment (default {spec.default_env})")
+    p.add_argument(
+        "--horizon",
+        "-T",
+        type=integer("--horizon", 2),
+        default=spec.default_horizon,
+        help=f"rounds T (default {spec.default_horizon})",
     )
-    ts.add_argument(
-        "--variance-scale",
-        "-c",
-        type=number("--variance-scale", 1.0),
-        default=None,
-        help="variance scale c >= 1 (needs --prepulls; default: on the budget frontier)",
+    p.add_argument(
+        "--reps",
+        "-R",
+        type=integer("--reps", 1),
+        default=DEFAULT_REPS,
+        help=f"repetitions (default {DEFAULT_REPS})",
     )
-    ts.add_argument(
-        "--target-mu",
-        type=number("--target-mu", 0.0, low_open=True),
-        default=None,
-        help=f"GDP budget used to choose (b, c) (default {DEFAULT_MU:g})",
-    )
-    ts.add_argument(
+    p.add_argument(
         "--delta",
         type=number("--delta", 0.0, 1.0, low_open=True, high_open=True),
         default=1e-6,
-        help="report epsilon at this delta (default 1e-6)",
+        help="report epsilon at this delta; (epsilon, delta) algorithms also use it (default 1e-6)",
     )
-    ts.add_argument(
+    p.add_argument(
         "--audit-trials",
         type=integer("--audit-trials", 0),
-        default=DEFAULT_AUDIT_TRIALS,
-        help=f"neighbouring-run pairs for the audit, 0 to skip (default {DEFAULT_AUDIT_TRIALS})",
+        default=spec.default_audit_trials,
+        help=f"neighbouring-run pairs for the audit, 0 to skip (default {spec.default_audit_trials})",
     )
-    ts.add_argument(
+    p.add_argument(
         "--audit-horizon",
         type=integer("--audit-horizon", 2),
         default=None,
-        help=f"horizon of the audited runs (default b*N + {DEFAULT_AUDIT_PRIVATE_ROUNDS}, at most --horizon)",
+        help="horizon of the audited runs (default: the algorithm's choice, at most --horizon)",
     )
-    ts.add_argument("--seed", type=integer("--seed", 0), default=0)
-    ts.add_argument("--json", action="store_true", help="print one JSON object (no progress bars)")
-    ts.add_argument("--plot", metavar="FILE.png", help="draw the regret curves")
-    ts.set_defaults(handler=run_ts)
+    p.add_argument("--seed", type=integer("--seed", 0), default=0, help="root seed (default 0)")
+    p.add_argument(
+        "--workers",
+        type=integer("--workers", 1),
+        default=1,
+        help="processes for the simulation and the audit (default 1)",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object (no progress bars)")
+    p.add_argument("--plot", metavar="FILE.png", help="draw the regret curves")
+    for o in spec.options:
+        flags = [f"--{o.name}"] + ([o.short] if o.short else [])
+        default_txt = "" if o.default is None or "default" in o.help else f" (default {o.default})"
+        if o.kind is bool:
+            p.add_argument(*flags, dest=o.dest, action="store_true", help=o.help)
+        elif o.choices:
+            p.add_argument(
+                *flags, dest=o.dest, choices=o.choices, default=o.default, help=o.help + default_txt
+            )
+        elif o.kind is int:
+            low = 0 if o.low is None else int(o.low)
+            p.add_argument(
+                *flags,
+                dest=o.dest,
+                type=integer(f"--{o.name}", low),
+                default=o.default,
+                help=o.help + default_txt,
+            )
+        elif o.kind is float:
+            p.add_argument(
+                *flags,
+                dest=o.dest,
+                default=o.default,
+                help=o.help + default_txt,
+                type=number(f"--{o.name}", o.low, o.high, low_open=o.low_open, high_open=o.high_open),
+            )
+        else:
+            p.add_argument(*flags, dest=o.dest, default=o.default, help=o.help + default_txt)
+    return p
 
+
+def _env(spec: Any, text: str | None) -> Any:
+    parse = spec.env_parser
+    if parse is None:
+        from bandits.environments import parse_env as parse
+    try:
+        return parse(spec.default_env if text is None else text)
+    except ValueError as exc:
+        raise UsageError(f"--env: {exc}") from None
+
+
+def _audit_horizon(spec: Any, policy: Any, args: argparse.Namespace, env: Any) -> int:
+    T = args.horizon
+    if args.audit_horizon is not None:
+        if args.audit_horizon > T:
+            raise UsageError(
+                f"--audit-horizon must be in [2, {T}] (at most --horizon), got {args.audit_horizon}"
+            )
+        Ta = args.audit_horizon
+    elif spec.default_audit_horizon is not None:
+        Ta = spec.default_audit_horizon(policy, T, env.n_arms)
+    else:
+        Ta = T
+    if args.audit_trials:
+        try:
+            policy.declare(Ta, env.n_arms, env.structure)
+        except ValueError as exc:
+            raise UsageError(f"--audit-horizon {Ta}: {exc}") from None
+    return Ta
+
+
+def _executor(workers: int) -> Executor | None:
+    if workers <= 1:
+        return None
+    from concurrent.futures import ProcessPoolExecutor
+
+    return ProcessPoolExecutor(workers)
+
+
+def run_alg(args: argparse.Namespace) -> int:
+    from bandits.registry import get
+    from bandits.run import plot_run, run_algorithm
+    from dpaudit.declaration import LedgerCheckError
+
+    spec = get(args.alg)
+    opts = _alg_parser(spec).parse_args(args.rest)
+    env = _env(spec, opts.env)
+    algo = {o.dest: getattr(opts, o.dest) for o in spec.options}
+    policy = spec.configure(algo, env, opts.horizon).policy
+    Ta = _audit_horizon(spec, policy, opts, env)
+    progress = not opts.json and sys.stderr.isatty()
+    executor = _executor(opts.workers)
+    try:
+        report = run_algorithm(
+            spec.key,
+            env,
+            opts.horizon,
+            reps=opts.reps,
+            seed=opts.seed,
+            delta=opts.delta,
+            audit_trials=opts.audit_trials,
+            audit_horizon=Ta,
+            executor=executor,
+            progress=progress,
+            **algo,
+        )
+    except LedgerCheckError as exc:
+        print(f"dpaudit: privacy check failed: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        if executor is not None:
+            executor.shutdown()
+    if opts.plot:
+        plot_run(report, opts.plot)
+    if opts.json:
+        emit_json(report.to_dict())
+    else:
+        print(report.summary())
+        if opts.plot:
+            print(f"plot written to {opts.plot}")
+    return 1 if report.audit is not None and report.audit["verdict"] == "violated" else 0
+
+
+# ---------------------------------------------------------------------------------------
+# dpaudit tune ts
+
+
+def _register_tune(sub: argparse._SubParsersAction) -> None:
     tune_p = sub.add_parser("tune", help="choose the parameters of a private algorithm at a fixed budget")
     tune_kinds = tune_p.add_subparsers(
-        dest="kind", required=True, metavar="SUBCOMMAND", parser_class=parser_class
+        dest="kind", required=True, metavar="SUBCOMMAND", parser_class=type(tune_p)
     )
     tt = tune_kinds.add_parser("ts", help="(b, c) of Gaussian Thompson sampling on the certified frontier")
     target = tt.add_mutually_exclusive_group(required=True)
-    target.add_argument("--target-mu", type=number("--target-mu", 0.0, low_open=True))
-    target.add_argument("--target-epsilon", type=number("--target-epsilon", 0.0, low_open=True))
+    target.add_argument("--target-mu", type=number("--target-mu", 0.0, low_open=True), help="GDP budget mu")
+    target.add_argument(
+        "--target-epsilon",
+        type=number("--target-epsilon", 0.0, low_open=True),
+        help="(epsilon, delta) budget: epsilon (needs --delta)",
+    )
     tt.add_argument(
         "--delta",
         type=number("--delta", 0.0, 1.0, low_open=True, high_open=True),
         default=None,
         help="with --target-epsilon: the delta of the (epsilon, delta) budget",
     )
-    tt.add_argument("--horizon", "-T", type=integer("--horizon", 2), default=DEFAULT_HORIZON)
+    tt.add_argument(
+        "--horizon", "-T", type=integer("--horizon", 2), default=100_000, help="rounds (default 100000)"
+    )
     tt.add_argument(
         "--arms",
         "-N",
@@ -127,15 +274,21 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="number of arms (default: from --env; without --env, Bernoulli means "
         "evenly spaced from 0.75 to 0.25)",
     )
-    tt.add_argument("--env", metavar="SPEC", default=None, help=f"environment (default {DEFAULT_ENV})")
-    tt.add_argument("--reps", "-R", type=integer("--reps", 1), default=DEFAULT_REPS)
+    tt.add_argument("--env", metavar="SPEC", default=None, help="environment (default seed 004 section 5.1)")
+    tt.add_argument(
+        "--reps",
+        "-R",
+        type=integer("--reps", 1),
+        default=DEFAULT_REPS,
+        help=f"repetitions (default {DEFAULT_REPS})",
+    )
     tt.add_argument(
         "--candidates",
         type=integer("--candidates", 1),
         default=10,
         help="number of b values, log-spaced from 0 to the largest feasible (default 10)",
     )
-    tt.add_argument("--seed", type=integer("--seed", 0), default=0)
+    tt.add_argument("--seed", type=integer("--seed", 0), default=0, help="root seed (default 0)")
     tt.add_argument(
         "--workers",
         type=integer("--workers", 1),
@@ -147,95 +300,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     tt.set_defaults(handler=tune_ts)
 
 
-def _env(spec: str | None, arms: int | None = None):
+def _tune_env(spec_text: str | None, arms: int | None) -> Any:
+    import numpy as np
+
+    from bandits.algorithms.thompson import DEFAULT_ENV
     from bandits.environments import parse_env
 
-    if spec is None:
+    if spec_text is None:
         if arms is None or arms == 5:
             return parse_env(DEFAULT_ENV)
-        means = ",".join(f"{m:.6g}" for m in np.linspace(0.75, 0.25, arms))
-        return parse_env(f"bernoulli:{means}")
+        return parse_env("bernoulli:" + ",".join(f"{m:.6g}" for m in np.linspace(0.75, 0.25, arms)))
     try:
-        env = parse_env(spec)
+        env = parse_env(spec_text)
     except ValueError as exc:
         raise UsageError(f"--env: {exc}") from None
     if arms is not None and arms != env.n_arms:
         raise UsageError(f"--arms must equal the number of arms of --env ({env.n_arms}), got {arms}")
     return env
-
-
-def _check_prepulls(b: int, arms: int, horizon: int) -> None:
-    if b * arms >= horizon:
-        raise UsageError(
-            f"--prepulls must be in [0, {(horizon - 1) // arms}] (b*N < T with N = {arms}, "
-            f"T = {horizon}), got {b}"
-        )
-
-
-def run_ts(args: argparse.Namespace) -> int:
-    from bandits.report import plot_run, run_thompson
-    from bandits.tuner import budget_pair, max_prepulls
-
-    env = _env(args.env)
-    T, N = args.horizon, env.n_arms
-    if args.variance_scale is not None and args.target_mu is not None:
-        raise UsageError("give --variance-scale (with --prepulls) or --target-mu, not both")
-    if args.variance_scale is not None and args.prepulls is None:
-        raise UsageError("--variance-scale needs --prepulls")
-    if args.prepulls is not None:
-        _check_prepulls(args.prepulls, N, T)
-    if args.variance_scale is not None:
-        b, c = args.prepulls, args.variance_scale
-        choice = "given on the command line"
-    else:
-        mu = DEFAULT_MU if args.target_mu is None else args.target_mu
-        if T < 2:
-            raise UsageError("--horizon must be >= 2")
-        if args.prepulls is not None:
-            bmax = max_prepulls(T, N, mu)
-            if args.prepulls > bmax:
-                raise UsageError(
-                    f"--prepulls must be in [0, {bmax}] to meet --target-mu {mu:g} with c >= 1, "
-                    f"got {args.prepulls}"
-                )
-            b, c = budget_pair(T, N, mu, args.prepulls)
-            choice = f"b given, c on the certified {mu:g}-GDP frontier"
-        else:
-            b, c = budget_pair(T, N, mu)
-            choice = (
-                f"rule of thumb for {mu:g}-GDP: b = round(6 sqrt(T)/mu) capped at c >= 1, "
-                f"c on the certified frontier (dpaudit tune ts searches instead)"
-            )
-    Ta = args.audit_horizon
-    if Ta is None:
-        Ta = min(T, b * N + DEFAULT_AUDIT_PRIVATE_ROUNDS)
-    elif args.audit_trials and b * N >= Ta:
-        raise UsageError(
-            f"--audit-horizon must be > b*N = {b * N} (pre-pulls leave no private rounds), got {Ta}"
-        )
-    progress = not args.json
-    rep = run_thompson(
-        env,
-        T,
-        reps=args.reps,
-        prepulls=b,
-        variance_scale=c,
-        audit_trials=args.audit_trials,
-        seed=args.seed,
-        delta=args.delta,
-        progress=progress,
-        audit_horizon=Ta,
-        choice=choice,
-    )
-    if args.plot:
-        plot_run(rep, args.plot)
-    if args.json:
-        emit_json(rep.to_dict())
-    else:
-        print(rep.summary())
-        if args.plot:
-            print(f"plot written to {args.plot}")
-    return 0
 
 
 def tune_ts(args: argparse.Namespace) -> int:
@@ -245,14 +326,10 @@ def tune_ts(args: argparse.Namespace) -> int:
         raise UsageError("--target-epsilon needs --delta in (0, 1)")
     if args.target_mu is not None and args.delta is not None:
         raise UsageError("--delta is only used with --target-epsilon")
-    env = _env(args.env, args.arms)
+    env = _tune_env(args.env, args.arms)
     mu = resolve_target_mu(args.target_mu, args.target_epsilon, args.delta)
     bmax = max_prepulls(args.horizon, env.n_arms, mu)
-    executor: Executor | None = None
-    if args.workers > 1:
-        from concurrent.futures import ProcessPoolExecutor
-
-        executor = ProcessPoolExecutor(args.workers)
+    executor = _executor(args.workers)
     try:
         res = tune_thompson(
             env,
@@ -264,7 +341,7 @@ def tune_ts(args: argparse.Namespace) -> int:
             seed=args.seed,
             num=args.candidates,
             executor=executor,
-            progress=not args.json,
+            progress=not args.json and sys.stderr.isatty(),
         )
     finally:
         if executor is not None:

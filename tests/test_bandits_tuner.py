@@ -1,15 +1,13 @@
-"""Run report (bandits.report) and (b, c) tuner (bandits.tuner) at reduced scale."""
+"""The (b, c) tuner of Gaussian Thompson sampling (bandits.tuner) at reduced scale."""
 
 from __future__ import annotations
 
 import json
-import math
 
 import numpy as np
 import pytest
 
 from bandits import GaussianTS, parse_env, simulate
-from bandits.report import plot_run, run_thompson
 from bandits.tuner import (
     budget_pair,
     candidate_prepulls,
@@ -20,128 +18,10 @@ from bandits.tuner import (
     rule_of_thumb_prepulls,
     tune_thompson,
 )
-from dpaudit.audit.report import AuditReport, Certified, Empirical
 from dpaudit.conversions import gdp_epsilon, gdp_mu
 from dpaudit.thompson import ThompsonConfig
 
 SPEC = "bernoulli:0.75,0.625,0.5,0.375,0.25"
-
-
-class FakeAuditor:
-    """Stands in for bandits.audit.audit_thompson: records its calls, returns a fixed verdict."""
-
-    def __init__(self, mu_lower: float = 0.3) -> None:
-        self.calls: list[tuple[tuple, dict]] = []
-        self.mu_lower = mu_lower
-
-    def __call__(self, policy, horizon, arms, **kw):
-        self.calls.append(((policy, horizon, arms), kw))
-        cfg = ThompsonConfig(horizon, arms, policy.b, policy.c)
-        delta = kw["delta"]
-        return AuditReport.build(
-            target="thompson",
-            certified=Certified(
-                mu=cfg.mu_tight, epsilon=float(gdp_epsilon(cfg.mu_tight, delta)), delta=delta
-            ),
-            empirical=Empirical(
-                epsilon_lower=0.1,
-                mu_lower=self.mu_lower,
-                delta=delta,
-                confidence=kw["confidence"],
-                trials=kw["trials"],
-                method="fake",
-                statistic="fake",
-            ),
-        )
-
-
-# ---------------------------------------------------------------------------------------------- report
-
-
-def test_run_report_regret_privacy_and_reduced_horizon_audit():
-    fake = FakeAuditor()
-    rep = run_thompson(
-        SPEC,
-        3000,
-        reps=3,
-        prepulls=20,
-        variance_scale=5.0,
-        audit_trials=50,
-        seed=4,
-        delta=1e-5,
-        progress=False,
-        audit_horizon=400,
-        auditor=fake,
-    )
-    # regret equals a direct simulation with the same seed (common random numbers, no hidden state)
-    sim = simulate(GaussianTS(b=20, c=5.0), parse_env(SPEC), 3000, 3, 4, progress=False)
-    assert rep.regret["mean"] == pytest.approx(sim.final("pseudo"))
-    assert rep.regret["empirical_mean"] == pytest.approx(sim.final("empirical"))
-    assert rep.regret["checkpoints"]["t"] == sim.checkpoints.tolist()
-    assert len(rep.regret["checkpoints"]["pseudo_mean"]) == sim.checkpoints.size
-    # privacy: the tight certified count and the best certified epsilon at delta
-    cfg = ThompsonConfig(3000, 5, 20, 5.0)
-    assert rep.privacy["mu"] == cfg.mu_tight
-    assert rep.privacy["mu"] == pytest.approx(math.sqrt((3000 - 100) / (5.0 * 21)))
-    assert rep.privacy["mu_paper"] == pytest.approx(math.sqrt(3000 / (5.0 * 21)))
-    assert rep.privacy["epsilon"] <= float(gdp_epsilon(cfg.mu_tight, 1e-5)) * (1 + 1e-9)
-    assert rep.privacy["epsilon"] == min(
-        v for k, v in rep.privacy["bounds"].items() if not k.startswith("paper") and v is not None
-    )
-    assert {"gdp", "rdp", "pld", "paper", "paper_rdp", "paper_standard"} <= set(rep.privacy["bounds"])
-    # the audit: called once with the same (b, c) at the reduced horizon, and says so
-    assert len(fake.calls) == 1
-    (policy, horizon, arms), kw = fake.calls[0]
-    assert (policy.b, policy.c, horizon, arms) == (20, 5.0, 400, 5)
-    assert kw["trials"] == 50 and kw["delta"] == 1e-5 and kw["seed"] == 4
-    assert rep.audit["verdict"] == "consistent"
-    assert rep.audit["horizon"] == 400 and "reduced horizon T = 400" in rep.audit["note"]
-    assert rep.audit["certified"]["mu"] == pytest.approx(ThompsonConfig(400, 5, 20, 5.0).mu_tight)
-    d = json.loads(json.dumps(rep.to_dict()))
-    assert set(d) == {"regret", "privacy", "audit", "config", "timing"}
-    assert d["config"]["audit_horizon"] == 400
-    text = rep.summary()
-    assert "CONSISTENT" in text and "T = 400" in text
-
-
-def test_run_report_skips_audit_with_zero_trials_and_reports_violation():
-    def boom(*a, **k):
-        raise AssertionError("the auditor must not be called")
-
-    rep = run_thompson("truncexp:0.1,1", 500, reps=2, audit_trials=0, progress=False, auditor=boom)
-    assert rep.audit is None and "skipped" in rep.summary()
-    bad = run_thompson(
-        "bernoulli:0.6,0.4", 500, reps=2, audit_trials=10, progress=False, auditor=FakeAuditor(mu_lower=1e6)
-    )
-    assert bad.audit["verdict"] == "violated" and "VIOLATED" in bad.summary()
-    assert "audited the run's configuration" in bad.audit["note"]
-
-
-@pytest.mark.parametrize(
-    ("kwargs", "match"),
-    [
-        ({"variance_scale": 0.5}, "variance_scale"),
-        ({"prepulls": 250}, "prepulls"),
-        ({"reps": 0}, "reps"),
-        ({"reps": -3}, "reps"),
-        ({"audit_trials": -1}, "audit_trials"),
-    ],
-)
-def test_run_report_rejects_bad_input(kwargs, match):
-    with pytest.raises(ValueError, match=match):
-        run_thompson("bernoulli:0.6,0.4", 500, progress=False, **kwargs)
-
-
-def test_run_report_rejects_bad_env():
-    with pytest.raises(ValueError, match="spec"):
-        run_thompson("gauss:0.5", 100, progress=False)
-
-
-def test_plot_run_writes_png(tmp_path):
-    rep = run_thompson("bernoulli:0.6,0.4", 300, reps=2, progress=False)
-    path = tmp_path / "run.png"
-    plot_run(rep, str(path))
-    assert path.stat().st_size > 5_000
 
 
 # ----------------------------------------------------------------------------------------------- tuner
@@ -258,20 +138,3 @@ def test_tuner_rejects_bad_input():
         tune_thompson(env, 1000, target_mu=1.0, prepulls=[500], progress=False)
 
 
-def test_run_report_with_the_real_audit():
-    rep = run_thompson(
-        "bernoulli:0.75,0.25",
-        300,
-        reps=2,
-        prepulls=1,
-        variance_scale=1.0,
-        audit_trials=400,
-        audit_horizon=40,
-        progress=False,
-    )
-    a = rep.audit
-    assert a["verdict"] == "consistent"
-    assert a["certified"]["mu"] == pytest.approx(ThompsonConfig(40, 2, 1, 1.0).mu_tight)
-    assert 0 <= a["empirical"]["mu_lower"] <= a["certified"]["mu"]
-    assert a["details"]["b"] == 1 and a["details"]["horizon"] == 40
-    assert json.loads(json.dumps(rep.to_dict(), default=float))["audit"]["horizon"] == 40

@@ -1,34 +1,27 @@
-"""Bandit policies, vectorised across repetitions.
+"""Thompson sampling with Gaussian priors and the (b, c) modification (seed 004, Algorithms 1–2).
 
-A *policy* is a small immutable configuration (:class:`GaussianTS`, :class:`BetaTS`,
-:class:`UCB1`). :meth:`Policy.agent` turns it into an :class:`Agent` that holds the state of
-R independent repetitions as arrays of shape (R, N) and offers three operations:
-
-* ``prepare(t0, t1)`` — pre-draw the policy randomness of rounds ``t0 .. t1-1`` (each
-  repetition from its *own* generator, so results do not depend on how repetitions are
-  grouped);
-* ``select(t) -> arms`` (shape (R,));
-* ``update(t, arms, rewards)``.
-
-``Agent.run_chunk`` plays a block of rounds against a reward table with that plain
-per-round loop. :class:`GaussianTS` overrides it with an exact *speculative* engine (see
-:meth:`GaussianTSAgent.run_chunk`), which gives bit-identical actions several times faster.
-
-Rounds are 0-based: round ``t`` is the (t+1)-th decision.
+:class:`GaussianTS` is the configuration; :class:`GaussianTSAgent` plays R repetitions at once,
+by default with an exact *speculative* engine (bit-identical to the plain per-round loop, several
+times faster); :func:`play_gaussian_ts_together` plays many configurations in one step loop
+(the tuner). The privacy analysis lives in :mod:`dpaudit.thompson` (one source of truth):
+:meth:`GaussianTS.declare` returns it as the run's declaration, and every agent records in each
+repetition's ledger the report-noisy-max releases it really made, with the noise it really used.
 
 Example:
     >>> import numpy as np
+    >>> from bandits.environments import BernoulliEnv
+    >>> from bandits.policy import Outcomes, RunContext
     >>> pol = GaussianTS(b=2, c=4.0)
-    >>> agent = pol.agent(3, 10, np.random.SeedSequence(0).spawn(2))
-    >>> agent.run_chunk(0, 6, np.zeros((2, 6, 3)))[0].tolist()  # pre-pull: arm 0 twice, ...
+    >>> run = RunContext.create(BernoulliEnv((0.5, 0.5, 0.5)), 10, np.random.SeedSequence(0).spawn(2))
+    >>> agent = pol.agent(run)
+    >>> agent.run_chunk(0, 6, Outcomes(np.zeros((2, 6, 3)), pol.feedback))[0].tolist()  # pre-pulls
     [0, 0, 1, 1, 2, 2]
-    >>> pol.per_round_mu(10, 3).round(3).tolist()[5:]
-    [0.0, 0.289, 0.289, 0.289, 0.289]
+    >>> pol.config(10, 3).private_rounds, round(pol.config(10, 3).per_round_mu, 4)  # 1/sqrt(c(b+1))
+    (4, 0.2887)
 """
 
 from __future__ import annotations
 
-import abc
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -36,87 +29,13 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from dpaudit.events import (
-    GaussianReportNoisyMaxEvent,
-    NoOpEvent,
-    PrivacyEvent,
-    check_positive,
-)
+from bandits.actions import ActionStructure
+from bandits.policy import Agent, Outcomes, Policy, RunContext
+from dpaudit.declaration import Declaration, PublishedClaim
+from dpaudit.events import GaussianReportNoisyMaxEvent, Neighbouring, check_positive
+from dpaudit.thompson import ThompsonConfig
 
-__all__ = [
-    "Policy",
-    "Agent",
-    "GaussianTS",
-    "GaussianTSAgent",
-    "play_gaussian_ts_together",
-    "BetaTS",
-    "UCB1",
-]
-
-
-def _generators(seeds: Sequence[np.random.SeedSequence]) -> list[np.random.Generator]:
-    return [np.random.Generator(np.random.PCG64(s)) for s in seeds]
-
-
-class Agent(abc.ABC):
-    """Mutable per-run state of a policy for R repetitions (arrays of shape (R, N))."""
-
-    def __init__(self, n_arms: int, horizon: int, seeds: Sequence[np.random.SeedSequence]) -> None:
-        self.n_arms = int(n_arms)
-        self.horizon = int(horizon)
-        self.n_reps = len(seeds)
-        self._rows = np.arange(self.n_reps)
-        self._offsets = self._rows * self.n_arms
-
-    def prepare(self, t0: int, t1: int) -> None:
-        """Pre-draw the randomness of rounds ``t0 .. t1-1`` (default: none)."""
-        return None
-
-    @abc.abstractmethod
-    def select(self, t: int) -> np.ndarray:
-        """The arms pulled in round ``t``, shape (R,)."""
-
-    @abc.abstractmethod
-    def update(self, t: int, arms: np.ndarray, rewards: np.ndarray) -> None:
-        """Observe ``rewards`` (shape (R,)) of the ``arms`` pulled in round ``t``."""
-
-    def run_chunk(self, t0: int, t1: int, table: np.ndarray) -> np.ndarray:
-        """Play rounds ``t0 .. t1-1`` against ``table`` (shape (R, t1−t0, N)); return the arms
-        pulled, shape (R, t1−t0)."""
-        self.prepare(t0, t1)
-        actions = np.empty((self.n_reps, t1 - t0), dtype=np.intp)
-        self._step_loop(t0, 0, table, actions)
-        return actions
-
-    def _step_loop(self, t0: int, k0: int, table: np.ndarray, actions: np.ndarray) -> None:
-        rows = self._rows
-        for k in range(k0, table.shape[1]):
-            arms = self.select(t0 + k)
-            self.update(t0 + k, arms, table[rows, k, arms])
-            actions[:, k] = arms
-
-
-@dataclass(frozen=True)
-class Policy(abc.ABC):
-    """Base class of policy configurations (immutable, picklable)."""
-
-    @property
-    @abc.abstractmethod
-    def name(self) -> str:
-        """A short label for tables and progress bars."""
-
-    @abc.abstractmethod
-    def agent(self, n_arms: int, horizon: int, seeds: Sequence[np.random.SeedSequence]) -> Agent:
-        """A fresh agent for ``len(seeds)`` repetitions; ``seeds[r]`` seeds repetition r's
-        policy randomness."""
-
-    def privacy_events(self, horizon: int, n_arms: int) -> PrivacyEvent | None:
-        """The releases made by the policy about the reward stream (None: not private)."""
-        return None
-
-
-# ---------------------------------------------------------------------------------------
-# Gaussian-prior Thompson sampling (seed 004, Algorithms 1 and 2)
+__all__ = ["GaussianTS", "GaussianTSAgent", "play_gaussian_ts_together"]
 
 
 @dataclass(frozen=True)
@@ -157,63 +76,32 @@ class GaussianTS(Policy):
             return "gaussian-ts"
         return f"gaussian-ts(b={self.b},c={self.c:g})"
 
-    def agent(self, n_arms: int, horizon: int, seeds: Sequence[np.random.SeedSequence]) -> GaussianTSAgent:
-        return GaussianTSAgent(self, n_arms, horizon, seeds)
+    def agent(self, run: RunContext) -> GaussianTSAgent:
+        return GaussianTSAgent(self, run)
 
-    # -- privacy ---------------------------------------------------------------------------
-    def per_round_mu(self, horizon: int, n_arms: int) -> np.ndarray:
-        """Worst-case per-round ratio sensitivity/σ, shape (T,).
+    def config(self, horizon: int, n_arms: int) -> ThompsonConfig:
+        """The privacy analysis of this (b, c) at (T, N) (:class:`dpaudit.thompson.ThompsonConfig`)."""
+        return ThompsonConfig(horizon, n_arms, self.b, self.c)
 
-        Pre-pull rounds release nothing (0). In a sampling round the changed reward sits in
-        one arm j with n_j ≥ max(b, 1) observations, so μ̂_j moves by ≤ 1/(n_j+1) while
-        σ_j = sqrt(c/(n_j+1)): ratio 1/sqrt(c(n_j+1)) ≤ 1/sqrt(c(max(b,1)+1)).
+    def declare(self, horizon: int, n_arms: int, structure: ActionStructure | None = None) -> Declaration:
+        """Each sampling round that can see the changed reward is a Gaussian report-noisy-max
+        release (worst case: the changed arm keeps its smallest count, n = max(b, 1)); pre-pull
+        rounds are data-independent. One source of truth: :class:`dpaudit.thompson.ThompsonConfig`.
+
+        >>> d = GaussianTS().declare(100, 5)
+        >>> d.event.num_releases, d.unit, d.published.source
+        (99, 'one reward', 'seed 004, Theorem 3')
         """
-        pre = min(self.b * n_arms, horizon)
-        out = np.zeros(horizon)
-        out[pre:] = 1.0 / math.sqrt(self.c * (max(self.b, 1) + 1))
-        return out
-
-    def paper_gdp_mu(self, horizon: int) -> float:
-        """The GDP parameter stated by seed 004: sqrt(T/2) for (b, c) = (0, 1) (Theorem 3),
-        sqrt(T/(c(b+1))) otherwise (Theorem 4)."""
-        if self.b == 0 and self.c == 1.0:
-            return math.sqrt(horizon / 2.0)
-        return math.sqrt(horizon / (self.c * (self.b + 1)))
-
-    def privacy_events(self, horizon: int, n_arms: int) -> PrivacyEvent:
-        """Each sampling round is a Gaussian report-noisy-max release with worst-case
-        sensitivities 1/(n+1) and noise σ = sqrt(c/(n+1)), n = max(b, 1); pre-pull rounds are
-        data-independent. (GDP of the result: sqrt((T − bN)/(c(max(b,1)+1))).)
-
-        >>> ev = GaussianTS().privacy_events(100, 5)
-        >>> ev.num_releases, round(ev.event.mu, 4)
-        (100, 0.7071)
-        """
-        k = horizon - min(self.b * n_arms, horizon)
-        if k == 0:
-            return NoOpEvent()
-        n = max(self.b, 1)
-        rnm = GaussianReportNoisyMaxEvent(
-            sensitivities=(1.0 / (n + 1),) * n_arms, sigmas=(math.sqrt(self.c / (n + 1)),) * n_arms
+        cfg = self.config(horizon, n_arms)
+        mu, source = cfg.published_mu
+        return Declaration(
+            event=cfg.event(),
+            unit="one reward",
+            neighbouring=Neighbouring.REPLACE,
+            published=PublishedClaim(source, mu=mu, note="GDP of the whole action sequence"),
+            note=f"mu = sqrt({cfg.private_rounds}/(c(max(b,1)+1))): {cfg.private_rounds} rounds can see the "
+            "changed reward, each post-processing one Gaussian coordinate (dpaudit.thompson)",
         )
-        return rnm.repeat(k)
-
-    def round_ratios(self, actions: np.ndarray, tau: int, n_arms: int) -> np.ndarray:
-        """Data-dependent per-round ratios for one run: the reward of round ``tau`` (0-based)
-        is changed; it belongs to arm j = actions[tau]; round t > tau (sampling) has ratio
-        1/sqrt(c(n_j(t)+1)) where n_j(t) counts arm j's pulls before t. Shape (T,).
-
-        >>> GaussianTS().round_ratios(np.array([0, 1, 0, 0]), 0, 2).round(3).tolist()
-        [0.0, 0.707, 0.707, 0.577]
-        """
-        a = np.asarray(actions).reshape(-1)
-        if not (0 <= tau < a.size):
-            raise ValueError(f"tau must be in [0, {a.size - 1}], got {tau!r}")
-        j = a[tau]
-        nj = np.concatenate([[0], np.cumsum(a == j)[:-1]])
-        out = 1.0 / np.sqrt(self.c * (nj + 1.0))
-        out[: max(tau + 1, min(self.b * n_arms, a.size))] = 0.0
-        return out
 
 
 class GaussianTSAgent(Agent):
@@ -221,38 +109,36 @@ class GaussianTSAgent(Agent):
 
     _KS = (16, 32, 64, 128, 256, 512)  # speculation lengths (powers of two: cached views)
 
-    def __init__(
-        self, policy: GaussianTS, n_arms: int, horizon: int, seeds: Sequence[np.random.SeedSequence]
-    ) -> None:
-        super().__init__(n_arms, horizon, seeds)
+    def __init__(self, policy: GaussianTS, run: RunContext) -> None:
+        super().__init__(run)
         self.policy = policy
-        self._rngs = _generators(seeds)
         self._sqrtc = math.sqrt(policy.c)
-        shape = (self.n_reps, self.n_arms)
+        shape = (self.reps, self.n_arms)
         self.S = np.zeros(shape)
         self.n = np.zeros(shape)
         self._mu = np.zeros(shape)
         self._scale = np.full(shape, self._sqrtc)
         self._theta = np.empty(shape)
-        self._Z = np.empty((self.n_reps, 0, self.n_arms))
+        self._Z = np.empty((self.reps, 0, self.n_arms))
         self._t0 = 0
         self._prepull_end = min(policy.b * self.n_arms, self.horizon)
         self._K = 64
         self._speculating = True
+        self._offsets = self.rows * self.n_arms
+        # the first round whose action can depend on a reward: after the pre-pulls (b >= 1),
+        # after round 0 (b = 0)
+        self._first_private = max(self._prepull_end, 0 if policy.b else 1)
 
     _MIN_ADVANCE = 6
 
     def prepare(self, t0: int, t1: int) -> None:
         # Z[r, k, i]: repetition r's (t1-t0, N) draw, written in place (chunking-invariant)
-        Z = np.empty((self.n_reps, t1 - t0, self.n_arms))
-        for r, g in enumerate(self._rngs):
-            g.standard_normal(out=Z[r])
-        self._Z = Z
+        self._Z = self.run.random.standard_normal((t1 - t0, self.n_arms))
         self._t0 = t0
 
     def select(self, t: int) -> np.ndarray:
         if t < self._prepull_end:
-            return np.full(self.n_reps, t // self.policy.b, dtype=np.intp)
+            return np.full(self.reps, t // self.policy.b, dtype=np.intp)
         th = np.multiply(self._Z[:, t - self._t0], self._scale, out=self._theta)
         th += self._mu
         return th.argmax(axis=1)
@@ -266,6 +152,53 @@ class GaussianTSAgent(Agent):
         self._mu.reshape(-1)[idx] = S[idx] / n1
         self._scale.reshape(-1)[idx] = self._sqrtc / np.sqrt(n1)
 
+    def _step_loop(self, t0: int, k0: int, table: np.ndarray, actions: np.ndarray) -> None:
+        rows = self.rows
+        for k in range(k0, table.shape[1]):
+            arms = self.select(t0 + k)
+            self.update(t0 + k, arms, table[rows, k, arms])
+            actions[:, k] = arms
+
+    # -- what is released --------------------------------------------------------------------
+    def _record(self, t0: int, t1: int, n_start: np.ndarray) -> None:
+        """Record the chunk's data-dependent rounds in each repetition's ledger.
+
+        Each round is a Gaussian report-noisy-max over the arms: θ_i = μ̂_i + (√c/√(n_i+1))·Z_i,
+        where a changed reward moves μ̂_j by at most 1/(n_j+1). The recorded event uses the
+        scale the engines actually use (``_sqrtc``) and, as an upper bound for every round of
+        the chunk, the smallest count m an arm holding data can have (counts only grow):
+        m = max(b, 1) up to the first private round, else min_i max(n_i, 1) at the chunk start.
+        """
+        k = t1 - max(t0, self._first_private)
+        if k <= 0:
+            return
+        if t0 < self._first_private:
+            m = np.full(self.reps, max(self.policy.b, 1), dtype=np.int64)
+        else:
+            m = np.maximum(n_start, 1.0).min(axis=1).astype(np.int64)
+        for mv in np.unique(m).tolist():
+            n1 = mv + 1.0
+            ev = GaussianReportNoisyMaxEvent(
+                sensitivities=(1.0 / n1,) * self.n_arms, sigmas=(self._sqrtc / math.sqrt(n1),) * self.n_arms
+            )
+            self.run.ledgers.record(
+                np.flatnonzero(m == mv),
+                ev.repeat(k),
+                units=None,
+                label=f"rounds {max(t0, self._first_private)}..{t1 - 1}: argmax of posterior draws",
+            )
+
+    def shares_step_loop(self, t1: int, sampled: bool) -> bool:
+        """Whether :func:`play_gaussian_ts_together` should play this agent's chunk ending at
+        ``t1`` (heavy exploration: its speculation failed, or it has not sampled yet)."""
+        return t1 > self._prepull_end and (
+            self.policy.engine == "step" or not (sampled and self._speculating)
+        )
+
+    def samples_before(self, t1: int) -> bool:
+        """Whether rounds before ``t1`` include sampling rounds (past the pre-pulls)."""
+        return t1 > self._prepull_end
+
     # -- fast path -------------------------------------------------------------------------
     def _prepull(self, t0: int, t1: int, table: np.ndarray, actions: np.ndarray) -> int:
         """Play the deterministic pre-pull rounds inside [t0, t1); return the first other round."""
@@ -274,7 +207,7 @@ class GaussianTSAgent(Agent):
         while t < end:
             arm = t // b
             stop = min(end, (arm + 1) * b)
-            blk = np.empty((self.n_reps, stop - t + 1))
+            blk = np.empty((self.reps, stop - t + 1))
             blk[:, 0] = self.S[:, arm]
             blk[:, 1:] = table[:, t - t0 : stop - t0, arm]
             self.S[:, arm] = np.cumsum(blk, axis=1)[:, -1]  # sequential sums, as in the step loop
@@ -283,7 +216,7 @@ class GaussianTSAgent(Agent):
             t = stop
         return t
 
-    def run_chunk(self, t0: int, t1: int, table: np.ndarray) -> np.ndarray:
+    def run_chunk(self, t0: int, t1: int, outcomes: Outcomes) -> np.ndarray:
         """Exact speculative execution of rounds ``t0 .. t1-1``.
 
         Per repetition, guess that the arm with the highest posterior mean ("leader") is
@@ -302,7 +235,7 @@ class GaussianTSAgent(Agent):
         Both paths give the same actions, so this only affects speed.
         """
         self.prepare(t0, t1)
-        return self.play(t0, t1, table)
+        return self.play(t0, t1, outcomes.table)
 
     def use_noise(self, t0: int, Z: np.ndarray) -> None:
         """Use ``Z`` (shape (R, C, N), read only) as the pre-drawn noise of rounds ``t0 ..
@@ -313,8 +246,9 @@ class GaussianTSAgent(Agent):
 
     def play(self, t0: int, t1: int, table: np.ndarray) -> np.ndarray:
         """:meth:`run_chunk` with the noise already in place (:meth:`prepare`/:meth:`use_noise`)."""
-        C, R = t1 - t0, self.n_reps
+        C, R = t1 - t0, self.reps
         actions = np.empty((R, C), dtype=np.intp)
+        self._record(t0, t1, self.n)
         if self.policy.engine == "step":
             self._step_loop(t0, 0, table, actions)
             return actions
@@ -347,7 +281,7 @@ class GaussianTSAgent(Agent):
     def _speculate(self, k0: int, C: int, table: np.ndarray, actions: np.ndarray) -> int:
         """Speculate from local round k0; return the local round from which the (synchronised)
         step loop must continue (C if the chunk is done)."""
-        R, N, sqrtc = self.n_reps, self.n_arms, self._sqrtc
+        R, N, sqrtc = self.reps, self.n_arms, self._sqrtc
         S, n = self.S, self.n
         kmax = self._KS[-1]
         # arm-major, time-padded copies so that K consecutive rounds are one strided window
@@ -485,8 +419,10 @@ def play_gaussian_ts_together(
         return []
     R, C, N = table.shape
     K = len(agents)
-    if any(a.n_reps != R or a.n_arms != N for a in agents):
+    if any(a.reps != R or a.n_arms != N for a in agents):
         raise ValueError("agents must have the table's repetitions and arms")
+    for a in agents:
+        a._record(t0, t1, a.n)
     rows = K * R
     S = np.concatenate([a.S for a in agents])  # (K·R, N), row k·R + r
     n = np.concatenate([a.n for a in agents])
@@ -534,97 +470,3 @@ def play_gaussian_ts_together(
             a._choose_engine(t0, act)
         out.append(act)
     return out
-
-
-# ---------------------------------------------------------------------------------------
-# reference (non-private) policies
-
-
-@dataclass(frozen=True)
-class BetaTS(Policy):
-    """Beta-Bernoulli Thompson sampling (Agrawal & Goyal 2012) with the Bernoulli-trial trick:
-    a reward r ∈ [0, 1] counts as a success with probability r. Not private.
-
-    >>> BetaTS().name
-    'beta-ts'
-    """
-
-    @property
-    def name(self) -> str:
-        return "beta-ts"
-
-    def agent(self, n_arms: int, horizon: int, seeds: Sequence[np.random.SeedSequence]) -> Agent:
-        return _BetaTSAgent(n_arms, horizon, seeds)
-
-
-class _BetaTSAgent(Agent):
-    def __init__(self, n_arms: int, horizon: int, seeds: Sequence[np.random.SeedSequence]) -> None:
-        super().__init__(n_arms, horizon, seeds)
-        pairs = [s.spawn(2) for s in seeds]  # (posterior draws, Bernoulli-trial uniforms)
-        self._beta_rngs = _generators([p[0] for p in pairs])
-        self._trial_rngs = _generators([p[1] for p in pairs])
-        self.alpha = np.ones((self.n_reps, self.n_arms))
-        self.beta = np.ones((self.n_reps, self.n_arms))
-        self._theta = np.empty((self.n_reps, self.n_arms))
-        self._U = np.empty((0, self.n_reps))
-        self._t0 = 0
-
-    def prepare(self, t0: int, t1: int) -> None:
-        self._U = np.stack([g.random(t1 - t0) for g in self._trial_rngs], axis=1)  # (C, R)
-        self._t0 = t0
-
-    def select(self, t: int) -> np.ndarray:
-        th = self._theta
-        for r, g in enumerate(self._beta_rngs):
-            th[r] = g.beta(self.alpha[r], self.beta[r])
-        return th.argmax(axis=1)
-
-    def update(self, t: int, arms: np.ndarray, rewards: np.ndarray) -> None:
-        idx = self._offsets + arms
-        win = (self._U[t - self._t0] < rewards).astype(float)
-        self.alpha.reshape(-1)[idx] += win
-        self.beta.reshape(-1)[idx] += 1.0 - win
-
-
-@dataclass(frozen=True)
-class UCB1(Policy):
-    """UCB1 (Auer, Cesa-Bianchi & Fischer 2002): pull each arm once, then
-    argmax_i S_i/n_i + sqrt(alpha · ln t / n_i) with t the number of rounds played. Not private,
-    deterministic.
-
-    >>> UCB1().name, UCB1(alpha=1.0).name
-    ('ucb1', 'ucb1(alpha=1)')
-    """
-
-    alpha: float = 2.0
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "alpha", check_positive("alpha", self.alpha))
-
-    @property
-    def name(self) -> str:
-        return "ucb1" if self.alpha == 2.0 else f"ucb1(alpha={self.alpha:g})"
-
-    def agent(self, n_arms: int, horizon: int, seeds: Sequence[np.random.SeedSequence]) -> Agent:
-        return _UCB1Agent(self.alpha, n_arms, horizon, seeds)
-
-
-class _UCB1Agent(Agent):
-    def __init__(
-        self, alpha: float, n_arms: int, horizon: int, seeds: Sequence[np.random.SeedSequence]
-    ) -> None:
-        super().__init__(n_arms, horizon, seeds)
-        self.alpha = alpha
-        self.S = np.zeros((self.n_reps, self.n_arms))
-        self.n = np.zeros((self.n_reps, self.n_arms))
-
-    def select(self, t: int) -> np.ndarray:
-        if t < self.n_arms:
-            return np.full(self.n_reps, t, dtype=np.intp)
-        idx = self.S / self.n + np.sqrt(self.alpha * math.log(t) / self.n)
-        return idx.argmax(axis=1)
-
-    def update(self, t: int, arms: np.ndarray, rewards: np.ndarray) -> None:
-        i = self._offsets + arms
-        self.S.reshape(-1)[i] += rewards
-        self.n.reshape(-1)[i] += 1.0
