@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bandits.actions import ActionStructure, SingleArm
+from dpaudit.events import check_positive, check_probability
 
 __all__ = [
     "Environment",
@@ -50,23 +51,7 @@ __all__ = [
 
 
 def _check_unit(name: str, value: float) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number in [0, 1], got {value!r}") from None
-    if not (0.0 <= v <= 1.0):
-        raise ValueError(f"{name} must be in [0, 1], got {value!r}")
-    return v
-
-
-def _check_rate(name: str, value: float) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number in (0, inf), got {value!r}") from None
-    if not (v > 0) or math.isinf(v):
-        raise ValueError(f"{name} must be in (0, inf), got {value!r}")
-    return v
+    return check_probability(name, value, low_open=False, high_open=False)
 
 
 def truncexp_mean(rate: float) -> float:
@@ -75,7 +60,7 @@ def truncexp_mean(rate: float) -> float:
     >>> round(truncexp_mean(0.1), 4), round(truncexp_mean(10.0), 4)
     (0.4917, 0.1)
     """
-    lam = _check_rate("rate", rate)
+    lam = check_positive("rate", rate)
     return 1.0 / lam - 1.0 / math.expm1(lam)  # e^{-λ}/(1-e^{-λ}) = 1/(e^λ - 1)
 
 
@@ -190,7 +175,7 @@ class TruncatedExponentialEnv(StochasticEnv):
     rates: tuple[float, ...]
 
     def __post_init__(self) -> None:
-        r = tuple(_check_rate(f"rates[{i}]", v) for i, v in enumerate(np.atleast_1d(self.rates)))
+        r = tuple(check_positive(f"rates[{i}]", v) for i, v in enumerate(np.atleast_1d(self.rates)))
         if len(r) < 2:
             raise ValueError(f"rates must have at least 2 arms, got {len(r)}")
         object.__setattr__(self, "rates", r)

@@ -27,19 +27,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpaudit.events import check_integer
+from dpaudit.events import check_integer, check_probability
 
 __all__ = ["RewardReplacement", "RoundReplacement", "Replacement"]
 
 
 def _unit_value(name: str, value: object) -> float:
-    try:
-        v = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number in [0, 1], got {value!r}") from None
-    if not (0.0 <= v <= 1.0):
-        raise ValueError(f"{name} must be in [0, 1], got {value!r}")
-    return v
+    return check_probability(name, value, low_open=False, high_open=False)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)

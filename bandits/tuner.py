@@ -43,6 +43,7 @@ from bandits.environments import Environment
 from bandits.gaussian_ts import GaussianTS
 from bandits.simulator import SimulationResult, log_checkpoints, simulate, simulate_many
 from dpaudit.conversions import gdp_mu
+from dpaudit.events import check_integer, check_positive
 from dpaudit.thompson import ThompsonConfig
 
 __all__ = [
@@ -59,20 +60,8 @@ __all__ = [
 ]
 
 
-def _check_int(name: str, value: object, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    return int(value)
-
-
 def _check_mu(mu: object) -> float:
-    try:
-        m = float(mu)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise ValueError(f"target mu must be a number in (0, inf), got {mu!r}") from None
-    if not (m > 0) or math.isinf(m):
-        raise ValueError(f"target mu must be in (0, inf), got {mu!r}")
-    return m
+    return check_positive("target mu", mu)  # type: ignore[arg-type]
 
 
 def resolve_target_mu(
@@ -110,9 +99,9 @@ def frontier_c(b: int, horizon: int, arms: int, mu: float) -> float:
     >>> ThompsonConfig(100_000, 5, 100, frontier_c(100, 100_000, 5, 1.0)).mu_tight <= 1.0
     True
     """
-    b = _check_int("prepulls", b, 0)
-    T = _check_int("horizon", horizon, 2)
-    N = _check_int("arms", arms, 2)
+    b = check_integer("prepulls", b, 0)
+    T = check_integer("horizon", horizon, 2)
+    N = check_integer("arms", arms, 2)
     mu = _check_mu(mu)
     if b * N >= T:
         raise ValueError(f"prepulls*arms must be < horizon: {b}*{N} >= {T}")
@@ -136,8 +125,8 @@ def max_prepulls(horizon: int, arms: int, mu: float) -> int:
     >>> max_prepulls(100_000, 5, 1.0), max_prepulls(100_000, 5, 5.0)
     (16666, 3332)
     """
-    T = _check_int("horizon", horizon, 2)
-    N = _check_int("arms", arms, 2)
+    T = check_integer("horizon", horizon, 2)
+    N = check_integer("arms", arms, 2)
     mu = _check_mu(mu)
     b = max(0, int(math.floor((T - mu * mu) / (N + mu * mu))))
     b = min(b, (T - 1) // N)
@@ -159,7 +148,7 @@ def candidate_prepulls(horizon: int, arms: int, mu: float, num: int = 10) -> lis
     >>> candidate_prepulls(100_000, 5, 1.0)
     [0, 1, 3, 11, 38, 129, 435, 1467, 4944, 16666]
     """
-    num = _check_int("num", num, 1)
+    num = check_integer("num", num, 1)
     bmax = max_prepulls(horizon, arms, mu)
     if bmax == 0 or num == 1:
         return [0]
@@ -185,8 +174,8 @@ def rule_of_thumb_prepulls(horizon: int, arms: int, mu: float) -> int:
     >>> rule_of_thumb_prepulls(100, 5, 10.0)  # the budget admits (0, 1): no pre-pulls needed
     0
     """
-    T = _check_int("horizon", horizon, 2)
-    N = _check_int("arms", arms, 2)
+    T = check_integer("horizon", horizon, 2)
+    N = check_integer("arms", arms, 2)
     mu = _check_mu(mu)
     if (T - 1) / (2 * mu * mu) <= 1.0:
         return 0
@@ -201,9 +190,9 @@ def budget_pair(horizon: int, arms: int, mu: float, prepulls: int | None = None)
     >>> b, round(c, 3), ThompsonConfig(100_000, 5, b, c).mu_tight <= 1.0
     (1897, 47.69, True)
     """
-    T = _check_int("horizon", horizon, 2)
+    T = check_integer("horizon", horizon, 2)
     mu = _check_mu(mu)
-    b = rule_of_thumb_prepulls(T, arms, mu) if prepulls is None else _check_int("prepulls", prepulls, 0)
+    b = rule_of_thumb_prepulls(T, arms, mu) if prepulls is None else check_integer("prepulls", prepulls, 0)
     if b == 0 and (T - 1) / (2 * mu * mu) < 1.0:
         return 0, 1.0
     return b, frontier_c(b, T, arms, mu)
@@ -351,14 +340,14 @@ def tune_thompson(
     mu = resolve_target_mu(target_mu, target_epsilon, delta)
     if not isinstance(env, Environment):
         raise ValueError(f"env must be a bandits.environments.Environment, got {type(env).__name__}")
-    T = _check_int("horizon", horizon, 2)
-    reps = _check_int("reps", reps, 1)
-    seed = _check_int("seed", seed, 0)
+    T = check_integer("horizon", horizon, 2)
+    reps = check_integer("reps", reps, 1)
+    seed = check_integer("seed", seed, 0)
     N = env.n_arms
     bs = (
         candidate_prepulls(T, N, mu, num)
         if prepulls is None
-        else sorted({_check_int("prepulls", b, 0) for b in prepulls})
+        else sorted({check_integer("prepulls", b, 0) for b in prepulls})
     )
     pairs: list[tuple[int, float, bool]] = []
     for b in bs:
