@@ -22,8 +22,8 @@ Example:
     >>> from bandits.tuner import tune_thompson
     >>> env = parse_env("bernoulli:0.75,0.5")
     >>> res = tune_thompson(env, 2000, target_mu=1.0, reps=2, num=4, progress=False)
-    >>> [c.b for c in res.candidates]
-    [0, 1, 26, 666]
+    >>> [c.b for c in res.candidates]   # grid 0, 1, 26, 666; rule of thumb 268; two refinements
+    [0, 1, 26, 57, 123, 159, 207, 268, 297, 328, 363, 492, 666]
     >>> all(c.mu <= 1.0 for c in res.candidates), res.best.b > 0
     (True, True)
 """
@@ -53,6 +53,7 @@ __all__ = [
     "max_prepulls",
     "candidate_prepulls",
     "rule_of_thumb_prepulls",
+    "refine_prepulls",
     "budget_pair",
     "resolve_target_mu",
     "tune_thompson",
@@ -308,6 +309,93 @@ def _run_one(
     return simulate(GaussianTS(b=b, c=c), env, horizon, reps, seed, checkpoints=checkpoints, progress=False)
 
 
+def _simulate_pairs(
+    pairs: Sequence[tuple[int, float]],
+    env: Environment,
+    T: int,
+    reps: int,
+    seed: int,
+    ck: np.ndarray,
+    executor: Executor | None,
+    progress: bool,
+    batch: bool,
+) -> list[SimulationResult]:
+    """Simulate every (b, c) with the same seed (common random numbers)."""
+    if batch:
+        rep_chunk = None
+        if executor is not None:
+            workers = getattr(executor, "_max_workers", None)
+            workers = workers if isinstance(workers, int) and workers >= 1 else 2
+            rep_chunk = max(1, math.ceil(reps / workers))
+        return simulate_many(
+            [GaussianTS(b=b, c=c) for b, c in pairs],
+            env,
+            T,
+            reps,
+            seed,
+            checkpoints=ck,
+            executor=executor,
+            rep_chunk=rep_chunk,
+            progress=progress,
+        )
+    from tqdm.auto import tqdm
+
+    sims = []
+    with tqdm(total=len(pairs), disable=not progress, desc="tune", unit="cand", leave=False) as bar:
+        if executor is None:
+            for b, c in pairs:
+                sims.append(_run_one(b, c, env, T, reps, seed, ck))
+                bar.update(1)
+        else:
+            futs = [executor.submit(_run_one, b, c, env, T, reps, seed, ck) for b, c in pairs]
+            for f in futs:
+                sims.append(f.result())
+                bar.update(1)
+    return sims
+
+
+def _candidate(
+    b: int, c: float, mu: float, sim: SimulationResult, T: int, N: int, half: int, ck: np.ndarray
+) -> Candidate:
+    cfg = ThompsonConfig(T, N, b, c)
+    pm = sim.mean("pseudo")
+    return Candidate(
+        b=b,
+        c=c,
+        mu=cfg.mu_tight,
+        mu_paper=cfg.mu_paper,
+        regret_mean=sim.final("pseudo"),
+        regret_stderr=float(sim.stderr("pseudo")[-1]),
+        empirical_mean=sim.final("empirical"),
+        empirical_stderr=float(sim.stderr("empirical")[-1]),
+        late_slope=float((pm[-1] - pm[half]) / max(1, T - int(ck[half]))),
+        on_frontier=cfg.mu_tight >= mu * (1 - 1e-9),
+    )
+
+
+def refine_prepulls(tried: Sequence[int], best: int, bmax: int, points: int = 2) -> list[int]:
+    """New b values strictly between the best b's neighbours among ``tried``, log-spaced
+    (a bracketing step: the regret is assumed unimodal in log b around the best grid point).
+
+    >>> refine_prepulls([0, 1, 3, 11, 38, 129], 11, 16666)
+    [5, 7, 17, 25]
+    >>> refine_prepulls([0, 1, 2], 1, 2)
+    []
+    """
+    ts = sorted(set(tried))
+    k = ts.index(best)
+    lo, hi = ts[max(k - 1, 0)], ts[min(k + 1, len(ts) - 1)]
+    if hi == best:
+        hi = min(bmax, max(best + 1, 2 * best))
+    out: set[int] = set()
+    for a, z in ((lo, best), (best, hi)):
+        if z - a < 2:
+            continue
+        grid = np.geomspace(max(a, 1), z, points + 2)[1:-1] if a >= 1 else np.linspace(a, z, points + 2)[1:-1]
+        out |= {int(round(x)) for x in grid}
+    return sorted(b for b in out if b not in ts and 0 <= b <= bmax)
+
+
 def tune_thompson(
     env: Environment,
     horizon: int,
@@ -319,23 +407,26 @@ def tune_thompson(
     seed: int = 0,
     prepulls: Sequence[int] | None = None,
     num: int = 10,
+    refine: int = 2,
     executor: Executor | None = None,
     progress: bool = True,
     batch: bool = True,
 ) -> TuningResult:
-    """Simulate every (b, c) on the certified frontier of ``target_mu`` (or of ``target_epsilon``
-    at ``delta``) and rank them by mean pseudo-regret at ``horizon``.
+    """Simulate (b, c) on the certified frontier of ``target_mu`` (or of ``target_epsilon`` at
+    ``delta``) and rank them by mean pseudo-regret at ``horizon``.
+
+    The grid (``prepulls``, default :func:`candidate_prepulls` with ``num`` points, plus the rule
+    of thumb :func:`rule_of_thumb_prepulls`) is simulated first; then ``refine`` bracketing
+    rounds (:func:`refine_prepulls`) simulate new b between the best grid point's neighbours,
+    with the same seed, so every comparison is paired (common random numbers).
 
     Args:
-        prepulls: the b values to try (default :func:`candidate_prepulls` with ``num``).
         executor: anything with ``submit`` (results are identical with and without it). With
-            ``batch``, the repetitions are split into one task per worker (``_max_workers`` of the
-            ``concurrent.futures`` executors, else 2), each simulating every candidate; without,
-            every candidate is a task.
-        progress: a tqdm bar (stderr): over rounds with ``batch``, over candidates without.
+            ``batch``, the repetitions are split into one task per worker; without, every
+            candidate is a task.
+        progress: a tqdm bar (stderr).
         batch: simulate the candidates together with :func:`~bandits.simulator.simulate_many`
-            (several times faster); ``False`` simulates each separately with
-            :func:`~bandits.simulator.simulate`. The results are bit-identical.
+            (several times faster); ``False`` simulates each separately. Bit-identical results.
     """
     mu = resolve_target_mu(target_mu, target_epsilon, delta)
     if not isinstance(env, Environment):
@@ -343,73 +434,30 @@ def tune_thompson(
     T = check_integer("horizon", horizon, 2)
     reps = check_integer("reps", reps, 1)
     seed = check_integer("seed", seed, 0)
+    refine = check_integer("refine", refine, 0)
     N = env.n_arms
-    bs = (
-        candidate_prepulls(T, N, mu, num)
-        if prepulls is None
-        else sorted({check_integer("prepulls", b, 0) for b in prepulls})
-    )
-    pairs: list[tuple[int, float, bool]] = []
-    for b in bs:
-        b, c = budget_pair(T, N, mu, b)
-        pairs.append((b, c, ThompsonConfig(T, N, b, c).mu_tight >= mu * (1 - 1e-9)))
+    if prepulls is None:
+        bs = sorted(set(candidate_prepulls(T, N, mu, num)) | {rule_of_thumb_prepulls(T, N, mu)})
+    else:
+        bs = sorted({check_integer("prepulls", b, 0) for b in prepulls})
     late = max(1, (9 * T) // 10)
     ck = np.unique(np.append(log_checkpoints(T, 50), late))
-
-    start = time.perf_counter()
-    if batch:
-        rep_chunk = None
-        if executor is not None:
-            workers = getattr(executor, "_max_workers", None)
-            workers = workers if isinstance(workers, int) and workers >= 1 else 2
-            rep_chunk = max(1, math.ceil(reps / workers))
-        sims = simulate_many(
-            [GaussianTS(b=b, c=c) for b, c, _ in pairs],
-            env,
-            T,
-            reps,
-            seed,
-            checkpoints=ck,
-            executor=executor,
-            rep_chunk=rep_chunk,
-            progress=progress,
-        )
-    else:
-        from tqdm.auto import tqdm
-
-        sims = []
-        with tqdm(
-            total=len(pairs), disable=not progress, desc=f"tune mu={mu:g}", unit="cand", leave=False
-        ) as bar:
-            if executor is None:
-                for b, c, _ in pairs:
-                    sims.append(_run_one(b, c, env, T, reps, seed, ck))
-                    bar.update(1)
-            else:
-                futs = [executor.submit(_run_one, b, c, env, T, reps, seed, ck) for b, c, _ in pairs]
-                for f in futs:
-                    sims.append(f.result())
-                    bar.update(1)
-    elapsed = time.perf_counter() - start
     half = int(np.searchsorted(ck, late))
-    cands = []
-    for (b, c, front), sim in zip(pairs, sims):
-        cfg = ThompsonConfig(T, N, b, c)
-        pm = sim.mean("pseudo")
-        cands.append(
-            Candidate(
-                b=b,
-                c=c,
-                mu=cfg.mu_tight,
-                mu_paper=cfg.mu_paper,
-                regret_mean=sim.final("pseudo"),
-                regret_stderr=float(sim.stderr("pseudo")[-1]),
-                empirical_mean=sim.final("empirical"),
-                empirical_stderr=float(sim.stderr("empirical")[-1]),
-                late_slope=float((pm[-1] - pm[half]) / max(1, T - int(ck[half]))),
-                on_frontier=front,
-            )
-        )
+    start = time.perf_counter()
+    found: dict[int, tuple[Candidate, SimulationResult]] = {}
+    for step in range(refine + 1):
+        if step:
+            best = min(found.values(), key=lambda cs: cs[0].regret_mean)[0].b
+            bs = refine_prepulls(list(found), best, max_prepulls(T, N, mu))
+            if not bs:
+                break
+        pairs = [budget_pair(T, N, mu, b) for b in bs]
+        for (b, c), sim in zip(
+            pairs, _simulate_pairs(pairs, env, T, reps, seed, ck, executor, progress, batch)
+        ):
+            found[b] = (_candidate(b, c, mu, sim, T, N, half, ck), sim)
+    elapsed = time.perf_counter() - start
+    order = sorted(found)
     return TuningResult(
         target_mu=mu,
         horizon=T,
@@ -417,8 +465,8 @@ def tune_thompson(
         env=env.spec,
         reps=reps,
         seed=seed,
-        candidates=tuple(cands),
-        simulations=tuple(sims),
+        candidates=tuple(found[b][0] for b in order),
+        simulations=tuple(found[b][1] for b in order),
         elapsed=elapsed,
         target_epsilon=None if target_epsilon is None else float(target_epsilon),
         delta=None if delta is None else float(delta),

@@ -85,7 +85,11 @@ def test_tuner_common_random_numbers_and_reduced_scale_findings(tmp_path):
     env = parse_env(SPEC)
     res = tune_thompson(env, 10_000, target_mu=1.0, reps=5, seed=3, progress=False)
     bs = [c.b for c in res.candidates]
-    assert bs == candidate_prepulls(10_000, 5, 1.0)
+    grid = candidate_prepulls(10_000, 5, 1.0)
+    assert set(grid) | {rule_of_thumb_prepulls(10_000, 5, 1.0)} < set(bs) and bs == sorted(bs)
+    # the refinement brackets the best grid point: the best is never worse than the grid's best
+    grid_best = min(c.regret_mean for c in res.candidates if c.b in grid)
+    assert res.best.regret_mean <= grid_best
     for cand in res.candidates:
         assert cand.mu <= 1.0 and cand.c >= 1.0 and cand.on_frontier
     # same seed for every candidate: each row is exactly simulate(GaussianTS(b, c), seed)

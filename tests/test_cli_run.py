@@ -162,7 +162,7 @@ def test_tune_ts_json(capsys):
     assert code == 0
     d = json.loads(out)
     cands = d["candidates"]
-    assert len(cands) == 6 and cands[0]["b"] == 0
+    assert len(cands) >= 6 and cands[0]["b"] == 0  # the grid, the rule of thumb, the refinement
     for k in ("b", "c", "mu", "regret_mean", "regret_stderr"):
         assert k in cands[0] and k in d["best"]
     assert all(x["mu"] <= 1.0 and x["c"] >= 1.0 for x in cands)
