@@ -4,7 +4,7 @@ The released output of Thompson sampling is the action sequence a_1..a_T; neighb
 streams R, R′ differ in one reward r_τ. :func:`audit_thompson` samples trajectories of the *real*
 policy implementation (:func:`bandits.simulator.simulate` with ``record_actions=True``) on two
 fixed reward tables, computes a white-box and a black-box statistic of every trajectory, turns
-them into valid lower bounds on the GDP μ and on ε at δ (:mod:`dpaudit.audit.bounds`), and
+them into valid lower bounds on the GDP μ and on ε at δ (:mod:`dpaudit.audit.thresholds`), and
 compares them with the toolkit's certified μ (:attr:`dpaudit.thompson.ThompsonConfig.mu_tight`).
 
 **Neighbours chosen to be hard to hide** (:class:`TSNeighbour`). Both tables are *fixed*
@@ -63,14 +63,9 @@ from scipy import special
 from bandits.environments import RewardTableEnv
 from bandits.policies import GaussianTS
 from bandits.simulator import simulate
-from dpaudit.audit.bounds import (
-    Bonferroni,
-    epsilon_lower_bound,
-    epsilon_lower_bound_from_losses,
-    monte_carlo_profile,
-    mu_lower_bound,
-)
+from dpaudit.audit.profile import epsilon_lower_bound_from_losses, monte_carlo_profile
 from dpaudit.audit.report import AuditReport, Certified, Empirical
+from dpaudit.audit.thresholds import Bonferroni, epsilon_lower_bound, mu_lower_bound
 from dpaudit.conversions import gdp_epsilon
 from dpaudit.thompson import ThompsonConfig
 

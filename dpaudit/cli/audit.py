@@ -153,7 +153,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _claim(args: argparse.Namespace) -> Certified | None:
-    from dpaudit.audit.targets import DEFAULT_GDP_DELTA, claim_epsilon, claim_mu, published_claim
+    from dpaudit.audit.claims import DEFAULT_GDP_DELTA, claim_epsilon, claim_mu
+    from mechanisms.audit_targets import published_claim
 
     if getattr(args, "claim_published", False):
         if args.target == "rnm-laplace":
@@ -181,7 +182,7 @@ def _claim(args: argparse.Namespace) -> Certified | None:
 
 def build_target(args: argparse.Namespace) -> Any:
     """The :class:`~dpaudit.audit.runner.AuditTarget` described by parsed arguments."""
-    from dpaudit.audit import targets as t
+    from mechanisms import audit_targets as t
 
     claim = _claim(args)
     if args.target == "gaussian":
