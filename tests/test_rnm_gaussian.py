@@ -24,6 +24,7 @@ from dpaudit.rnm_gaussian import (
     exact_epsilon,
     exact_privacy_profile,
     gdp_bound,
+    log_argmax_probability,
     published_bound_theorem6,
     published_bound_theorem7,
     worst_case_epsilon,
@@ -99,6 +100,47 @@ def test_against_mpmath(f: list[float], s: list[float], i: int) -> None:
     ref = float(_mp_log_prob(f, s, i))
     assert abs(lp[i] - ref) <= 1e-12 * max(1.0, abs(ref))  # relative accuracy of a tiny P
     assert abs(np.exp(lp).sum() - 1.0) < 1e-12
+
+
+@pytest.mark.parametrize(
+    "f, s, i",
+    [([0.99948133, 0.0, 0.0, 0.0, 0.0], [0.02277438, 0.70710678, 0.20851441, 0.20851441, 0.25819889], 1),
+     ([0.0, 0.0, 0.0], [1e-3, 1.0, 1.0], 0)],  # a sharp leader (σ ratio 31; the retired 16-node
+)                                            # bandit rule was off by 4e-7 here) / a narrow candidate
+def test_rows_against_mpmath(f: list[float], s: list[float], i: int) -> None:
+    ref = float(_mp_log_prob(f, s, i))
+    got = log_argmax_probability(np.array([f]), np.array([s]), np.array([i]))[0]
+    assert abs(got - ref) <= 1e-12 * max(1.0, abs(ref))
+
+
+def test_rows_are_independent_of_chunking_and_match_the_vector_form() -> None:
+    rng = np.random.default_rng(9)
+    B, N = 300, 5
+    mu = rng.normal(0.0, 1.0, (B, N))
+    sg = np.exp(rng.uniform(-4.0, 1.0, (B, N)))
+    cand = rng.integers(0, N, B)
+    a = log_argmax_probability(mu, sg, cand)
+    b = log_argmax_probability(mu, sg, cand, rows_per_chunk=7)
+    assert np.array_equal(a, b)
+    for k in range(0, B, 37):
+        assert abs(a[k] - argmax_log_distribution(mu[k], sg[k])[cand[k]]) <= 1e-13 * max(1.0, abs(a[k]))
+    every = np.tile(np.arange(N), 20)  # all candidates of 20 rows: probabilities sum to 1
+    full = log_argmax_probability(np.repeat(mu[:20], N, 0), np.repeat(sg[:20], N, 0), every)
+    assert np.allclose(np.exp(full).reshape(20, N).sum(axis=1), 1.0, rtol=0, atol=1e-12)
+
+
+def test_rows_validation() -> None:
+    mu, sg = np.zeros((2, 3)), np.ones((2, 3))
+    with pytest.raises(ValueError, match="candidates"):
+        log_argmax_probability(mu, sg, np.array([0, 3]))
+    with pytest.raises(ValueError, match="shape"):
+        log_argmax_probability(mu, sg[:1], np.array([0, 1]))
+    with pytest.raises(ValueError, match="sigmas"):
+        log_argmax_probability(mu, -sg, np.array([0, 1]))
+    with pytest.raises(ValueError, match="means"):
+        log_argmax_probability(np.full((2, 3), np.nan), sg, np.array([0, 1]))
+    with pytest.raises(ValueError, match="rows_per_chunk"):
+        log_argmax_probability(mu, sg, np.array([0, 1]), rows_per_chunk=0)
 
 
 def test_against_monte_carlo() -> None:
