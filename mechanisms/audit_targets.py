@@ -49,12 +49,14 @@ from dpaudit.audit.neighbours import NeighbourPair, identical, scalar_pair
 from dpaudit.audit.report import Certified
 from dpaudit.audit.target import AuditTarget, TargetFactory, choose_statistic
 from dpaudit.conversions import gdp_epsilon
+from dpaudit.events import check_positive, check_probability
 from dpaudit.rnm_gaussian import (
     exact_epsilon,
     exact_privacy_profile,
     gdp_bound,
     published_bound_theorem6,
 )
+from mechanisms.base import check_neighbouring
 from mechanisms.gaussian import GaussianMechanism
 from mechanisms.laplace import LaplaceMechanism
 from mechanisms.local import CascadeClickRandomizer
@@ -209,8 +211,7 @@ def rnm_laplace_target(
     best predicted bound with ``trials`` (exact distributions only, no audit samples). The
     toolkit certifies ε = 2Δ/b under replace and Δ/b under (monotone) add/remove.
     """
-    if neighbouring not in ("replace", "add-remove"):
-        raise ValueError(f"neighbouring must be 'replace' or 'add-remove', got {neighbouring!r}")
+    neighbouring = check_neighbouring(neighbouring).value
     claimed = LaplaceReportNoisyMax(
         scale, arms, neighbouring=neighbouring, monotone=neighbouring == "add-remove"
     )
@@ -391,9 +392,9 @@ def published_claim(target: str, **kw: Any) -> Certified:
     0.6993
     """
     if target == "rnm-laplace":
-        return claim_epsilon(1.0 / float(kw["scale"]), 0.0, source="seed 002 Theorem 8")
+        return claim_epsilon(1.0 / check_positive("scale", kw["scale"]), 0.0, source="seed 002 Theorem 8")
     if target == "rnm-gaussian":
-        d = float(kw["delta"])
+        d = check_probability("delta", kw["delta"])
         return claim_epsilon(
             published_bound_theorem6(kw["sensitivities"], kw["sigmas"], d), d, source="seed 004 Theorem 6/7"
         )

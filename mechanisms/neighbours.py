@@ -134,8 +134,8 @@ def gaussian_rnm_pair(
     """
     f = np.asarray(values, dtype=float).reshape(-1)
     s = np.broadcast_to(np.asarray(sensitivities, dtype=float), f.shape)
-    k = int(changed)
-    if not 0 <= k < f.size:
+    k = check_integer("changed", changed, 0)
+    if k >= f.size:
         raise ValueError(f"changed must be in [0, {f.size - 1}], got {changed!r}")
     fp = f.copy()
     fp[k] += (1 if direction >= 0 else -1) * s[k]
