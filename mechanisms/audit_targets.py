@@ -10,12 +10,16 @@ e.g. a Gaussian mechanism whose σ is 10 % below the σ its certificate was comp
 
 Targets:
 
-* :func:`gaussian_target` — ``x + N(0, σ²)``, certified μ = Δ/σ (and ε(δ) of μ-GDP);
-* :func:`laplace_target` — ``x + Lap(b)``, certified ε = Δ/b at δ = 0;
-* :func:`randomized_response_target` — k-ary RR, certified ε at δ = 0;
+* :func:`gaussian_target` — ``x + N(0, σ²)``, certified μ = Δ/σ (Dong, Roth & Su 2022,
+  arXiv:1905.02383, Theorem 2.7) and its ε(δ) (ibid. Corollary 2.13; Balle & Wang 2018,
+  arXiv:1805.06530, Theorem 8);
+* :func:`laplace_target` — ``x + Lap(b)``, certified ε = Δ/b at δ = 0 (Dwork & Roth 2014,
+  Theorem 3.6);
+* :func:`randomized_response_target` — k-ary RR, certified ε at δ = 0 (P(report = v) ∝ e^ε for
+  the true value, 1 otherwise: the likelihood ratio is at most e^ε);
 * :func:`rnm_laplace_target` — Laplace report-noisy-max over counts; the toolkit certifies
-  2Δ/b under replace (Δ/b under monotone add/remove); seed 002 Theorem 8 claims Δ/b
-  (:func:`published_claim`);
+  2Δ/b under replace (Δ/b under monotone add/remove, Dwork & Roth 2014, Claim 3.9); seed 002
+  Theorem 8 claims Δ/b (:func:`published_claim`);
 * :func:`rnm_gaussian_target` — heterogeneous Gaussian RNM, certified μ = max s_i/σ_i; seed 004
   Theorem 6 (:func:`published_claim`);
 * :func:`cascade_target` — seed 001 Algorithms 2–3 local randomizer (the number of reports is the

@@ -22,8 +22,9 @@ DEFAULT_GDP_DELTA = 1e-5
 
 
 def claim_mu(mu: float, delta: float = DEFAULT_GDP_DELTA, source: str = "claim") -> Certified:
-    """A μ-GDP claim; its implied ε at ``delta`` (exact GDP conversion,
-    :func:`dpaudit.conversions.gdp_epsilon`) is audited too.
+    """A μ-GDP claim; its implied ε at ``delta`` is audited too: the exact conversion
+    :func:`dpaudit.conversions.gdp_epsilon`, i.e. the ε solving
+    δ = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (Dong, Roth & Su 2022, Corollary 2.13).
 
     >>> round(claim_mu(1.0).epsilon, 4)
     4.3772

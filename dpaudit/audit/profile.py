@@ -49,14 +49,6 @@ __all__ = [
 ArrayLike = Any
 
 
-def _confidence(value: float) -> float:
-    return check_probability("confidence", value)
-
-
-def _delta(value: float) -> float:
-    return check_probability("delta", value, low_open=False)
-
-
 @dataclass(frozen=True)
 class PrivacyProfileEstimate:
     """δ(ε) = E[(1 − e^{ε−L})₊] estimated from ``trials`` privacy-loss samples ``L`` (o ~ P(x)).
@@ -154,7 +146,7 @@ def monte_carlo_profile(
     >>> all(lo <= e <= up for lo, e, up in zip(p.delta_lower, p.delta_estimate, p.delta_upper))
     True
     """
-    conf = _confidence(confidence)
+    conf = check_probability("confidence", confidence)
     ls = _losses(privacy_losses)
     eps = np.atleast_1d(np.asarray(epsilons, dtype=np.float64))
     if eps.ndim != 1 or np.any(~(eps >= 0)) or np.any(np.isinf(eps)):
@@ -215,8 +207,8 @@ def epsilon_lower_bound_from_losses(
     >>> 2.1 < b.epsilon < 2.318   # exact ε(0.01) of 1-GDP: 2.3178
     True
     """
-    d = _delta(delta)
-    conf = _confidence(confidence)
+    d = check_probability("delta", delta, low_open=False)
+    conf = check_probability("confidence", confidence)
     ls = _losses(privacy_losses)
     n = ls.size
     alpha = 1.0 - conf

@@ -83,14 +83,6 @@ __all__ = [
 ArrayLike = Any
 
 
-def _confidence(value: float) -> float:
-    return check_probability("confidence", value)
-
-
-def _delta(value: float) -> float:
-    return check_probability("delta", value, low_open=False)
-
-
 # ---------------------------------------------------------------------------------------
 # pre-registered grids and selection procedures
 
@@ -230,7 +222,7 @@ class ThresholdRates:
 
     def epsilon_lower_bound(self, delta: float) -> EpsilonLowerBound:
         """The best ε lower bound at ``delta`` over the family (valid: simultaneous bounds)."""
-        d = _delta(delta)
+        d = check_probability("delta", delta, low_open=False)
         eps = np.asarray(epsilon_from_rates(np.asarray(self.fpr_upper), np.asarray(self.fnr_upper), d))
         i = int(np.argmax(eps))
         return EpsilonLowerBound(epsilon=float(eps[i]), delta=d, **self._test_record(i))
@@ -287,7 +279,7 @@ def threshold_rates(
     >>> r.tests, round(r.alpha_per_bound * 2 * r.tests, 12)   # both orientations, 2 bounds each
     (200, 0.05)
     """
-    conf = _confidence(confidence)
+    conf = check_probability("confidence", confidence)
     if not isinstance(selection, Bonferroni):
         raise ValueError(
             "selection must be Bonferroni(...) for a threshold family; use "
@@ -307,7 +299,7 @@ def _split_rates(
     selection: SampleSplit,
     objective: Callable[[np.ndarray, np.ndarray], np.ndarray],
 ) -> ThresholdRates:
-    conf = _confidence(confidence)
+    conf = check_probability("confidence", confidence)
     x = as_samples("null_samples", null_samples)
     y = as_samples("alt_samples", alt_samples)
     k0 = int(math.floor(selection.fraction * x.size))
@@ -380,7 +372,7 @@ def support_rates(
     >>> r.tests, r.false_positives, r.false_negatives
     (2, (0, 1000), (0, 1000))
     """
-    conf = _confidence(confidence)
+    conf = check_probability("confidence", confidence)
     sup = np.unique(np.asarray(list(support), dtype=float))
     x, y = np.asarray(null, dtype=float), np.asarray(alt, dtype=float)
     ix, iy = np.searchsorted(sup, x), np.searchsorted(sup, y)
@@ -470,7 +462,7 @@ def epsilon_lower_bound(
     ...                     selection=Bonferroni()).epsilon   # identical distributions
     0.0
     """
-    d = _delta(delta)
+    d = check_probability("delta", delta, low_open=False)
     if isinstance(selection, Bonferroni):
         return threshold_rates(
             null_samples, alt_samples, confidence=confidence, selection=selection
@@ -512,7 +504,7 @@ def mu_lower_bound(
 
 
 def _single_test(fp: int, n_null: int, fn: int, n_alt: int, confidence: float) -> ThresholdRates:
-    conf = _confidence(confidence)
+    conf = check_probability("confidence", confidence)
     check_counts(fp, n_null)
     check_counts(fn, n_alt)
     return _rates(
