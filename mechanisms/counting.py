@@ -116,9 +116,6 @@ TreeKind = Literal["binary", "full"]
 # shared helpers (also used by mechanisms.lazy and mechanisms.local)
 
 
-_check_int = check_integer
-
-
 def _check_shape(shape: int | Sequence[int]) -> tuple[int, ...]:
     if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
         shape = (int(shape),)
@@ -127,7 +124,7 @@ def _check_shape(shape: int | Sequence[int]) -> tuple[int, ...]:
     except TypeError:
         raise ValueError(f"shape must be an integer or a tuple of integers >= 1, got {shape!r}") from None
     for s in out:
-        _check_int("shape entries", s)
+        check_integer("shape entries", s)
     return tuple(int(s) for s in out)
 
 
@@ -233,7 +230,7 @@ def tree_levels(horizon: int, *, padded: bool = False) -> int:
     >>> [tree_levels(T, padded=True) for T in (1, 2, 3, 4, 5, 8, 9)]
     [1, 2, 3, 3, 4, 4, 5]
     """
-    T = _check_int("horizon", horizon)
+    T = check_integer("horizon", horizon)
     return (T - 1).bit_length() + 1 if padded else T.bit_length()
 
 
@@ -250,8 +247,8 @@ def tree_charge(position: int, horizon: int, *, tree: TreeKind = "binary") -> in
     >>> [tree_charge(p, 5, tree="full") for p in range(1, 6)]
     [3, 3, 3, 3, 1]
     """
-    p = _check_int("position", position)
-    T = _check_int("horizon", horizon)
+    p = check_integer("position", position)
+    T = check_integer("horizon", horizon)
     if tree not in ("binary", "full"):
         raise ValueError(f"tree must be 'binary' or 'full', got {tree!r}")
     if p > T:
@@ -277,7 +274,7 @@ def tree_node_layout(
     >>> tree_node_layout(3, levels=3, tree="full", closed=True)
     [(0, 1, 1), (0, 2, 2), (1, 1, 2), (0, 3, 3), (1, 3, 3), (2, 1, 3)]
     """
-    n = _check_int("num_steps", num_steps)
+    n = check_integer("num_steps", num_steps)
     out: list[tuple[int, int, int]] = []
     for t in range(1, n + 1):
         low = (t & -t).bit_length() - 1
@@ -390,7 +387,7 @@ class BinaryTreeCounter(_ReleaseLog):
         arm: int | None = None,
         round_offset: int = 0,
     ) -> None:
-        self.horizon = _check_int("horizon", horizon)
+        self.horizon = check_integer("horizon", horizon)
         self.shape = _check_shape(shape)
         if tree not in ("binary", "full"):
             raise ValueError(f"tree must be 'binary' or 'full', got {tree!r}")
@@ -411,7 +408,7 @@ class BinaryTreeCounter(_ReleaseLog):
         self._alpha = [np.zeros(self.shape) for _ in range(self.levels)]
         self._csum: list[np.ndarray] = [np.zeros(self.shape)]  # exact prefix sums (full tree)
         self._alpha_hat = [np.zeros(self.size + self.shape) for _ in range(self.levels)]
-        self.round_offset = _check_int("round_offset", round_offset, 0)
+        self.round_offset = check_integer("round_offset", round_offset, 0)
         self._units: list[Hashable] = []
         self.layout: list[tuple[int, int, int]] = []
         self._init_log()
@@ -447,7 +444,7 @@ class BinaryTreeCounter(_ReleaseLog):
 
     def noise_variance(self, t: int) -> float:
         """Theoretical variance (per coordinate) of the error of the output at step ``t``."""
-        t = _check_int("t", t)
+        t = check_integer("t", t)
         return bin(t).count("1") * self.noise.variance
 
     # -- streaming -------------------------------------------------------------------------
@@ -603,7 +600,7 @@ class HybridCounter(_ReleaseLog):
 
     def block_noise(self, k: int) -> NodeNoise:
         """Per-node noise of the binary block ``B_k`` (steps ``2^k+1 .. 2^{k+1}-1``, k levels)."""
-        k = _check_int("k", k)
+        k = check_integer("k", k)
         half_eps = None if self._epsilon is None else self.epsilon / 2
         half_mu = None if self._mu is None else self.mu / np.sqrt(2)
         return _calibrate(self._kind, k, self._sens, half_eps, half_mu, None)
@@ -612,7 +609,7 @@ class HybridCounter(_ReleaseLog):
     def charge(t: int) -> int:
         """How many releases step ``t`` enters once its blocks are complete (1 logarithmic +
         the binary-block nodes)."""
-        t = _check_int("t", t)
+        t = check_integer("t", t)
         k = t.bit_length() - 1
         if t == 1 << k:
             return 1
@@ -620,7 +617,7 @@ class HybridCounter(_ReleaseLog):
 
     def noise_variance(self, t: int) -> float:
         """Theoretical variance (per coordinate) of the error of the output at step ``t``."""
-        t = _check_int("t", t)
+        t = check_integer("t", t)
         k = t.bit_length() - 1
         var = (k + 1) * self.log_noise.variance
         r = t - (1 << k)

@@ -58,10 +58,16 @@ from typing import Literal
 
 import numpy as np
 
-from dpaudit.events import LaplaceEvent, LaplaceReportNoisyMaxEvent, Neighbouring, PrivacyEvent
+from dpaudit.events import (
+    LaplaceEvent,
+    LaplaceReportNoisyMaxEvent,
+    Neighbouring,
+    PrivacyEvent,
+    check_integer,
+)
 from dpaudit.ledger import Ledger
 from mechanisms.base import check_batch, check_neighbouring, check_rng, record_release
-from mechanisms.counting import NodeNoise, NoiseKind, _calibrate, _check_int
+from mechanisms.counting import NodeNoise, NoiseKind, _calibrate
 from mechanisms.report_noisy_max import laplace_rnm_log_output_distribution
 
 __all__ = [
@@ -125,7 +131,7 @@ class LazyEpochSums:
         ledger: Ledger | None = None,
         label: str = "lazy epoch",
     ) -> None:
-        self.num_arms = _check_int("num_arms", num_arms)
+        self.num_arms = check_integer("num_arms", num_arms)
         self.noise: NodeNoise = _calibrate(noise, 1, sensitivity, epsilon, mu, noise_scale)
         self.neighbouring = check_neighbouring(neighbouring)
         self.rng = check_rng(rng)
@@ -250,7 +256,7 @@ def rnm_log_probability(winner: int, sums: object, scale: float) -> float:
     s = np.asarray(sums, dtype=float)
     if s.ndim != 1 or s.size < 2:
         raise ValueError(f"sums must be a 1-d array with at least 2 entries, got shape {s.shape}")
-    w = _check_int("winner", winner, 0)
+    w = check_integer("winner", winner, 0)
     if w >= s.size:
         raise ValueError(f"winner must be in [0, {s.size}), got {winner}")
     return float(laplace_rnm_log_output_distribution(s, scale)[w])
@@ -291,7 +297,7 @@ class GlobalEpochSums:
         ledger: Ledger | None = None,
         label: str = "global epoch",
     ) -> None:
-        self.num_actions = _check_int("num_actions", num_actions, 2)
+        self.num_actions = check_integer("num_actions", num_actions, 2)
         if release not in ("argmax", "sums"):
             raise ValueError(f"release must be 'argmax' or 'sums', got {release!r}")
         self.release = release
@@ -337,7 +343,7 @@ class GlobalEpochSums:
     @staticmethod
     def epoch_of(round_: int) -> int:
         """The epoch of 1-based round ``t``: ``⌊log₂ t⌋``."""
-        return _check_int("round", round_).bit_length() - 1
+        return check_integer("round", round_).bit_length() - 1
 
     def push_many(self, X: object, *, units: Iterable[Hashable] | None = None) -> list[EpochRelease]:
         """Feed rounds' reward vectors ``X`` (shape ``(n, K)``) in order; return the epoch

@@ -67,6 +67,7 @@ from dpaudit.events import (
     LaplaceEvent,
     Neighbouring,
     PrivacyEvent,
+    check_integer,
     check_positive,
     check_probability,
 )
@@ -268,10 +269,8 @@ class CascadeClickRandomizer(NoiseMechanism):
     norm: Norm = Norm.L1  # derived in __post_init__
 
     def __post_init__(self) -> None:
-        K = self.num_positions
-        if isinstance(K, bool) or not isinstance(K, (int, np.integer)) or K < 1:
-            raise ValueError(f"num_positions must be an integer >= 1, got {K!r}")
-        object.__setattr__(self, "num_positions", int(K))
+        K = check_integer("num_positions", self.num_positions)
+        object.__setattr__(self, "num_positions", K)
         if self.noise not in ("laplace", "gaussian"):
             raise ValueError(f"noise must be 'laplace' or 'gaussian', got {self.noise!r}")
         if self.report not in ("observed", "all-positions"):

@@ -52,3 +52,33 @@ def mu_mp(eps: float, delta: float) -> mp.mpf:
         else:
             hi = mid
     return lo
+
+
+def log_argmax_mp(f: list[float], s: list[float], i: int) -> mp.mpf:
+    """log P(argmax = i) by 25-digit mpmath quadrature around the mode of the integrand."""
+    with mp.workdps(25):
+        n = len(f)
+        fm = [mp.mpf(x) for x in f]
+        sm = [mp.mpf(x) for x in s]
+
+        def lg(z: mp.mpf) -> mp.mpf:
+            x = fm[i] + sm[i] * z
+            v = -z * z / 2 - mp.log(2 * mp.pi) / 2
+            for j in range(n):
+                if j != i:
+                    v += mp.log(mp.ncdf((x - fm[j]) / sm[j]))
+            return v
+
+        lo, hi = mp.mpf(0), mp.mpf(1)
+        while mp.diff(lg, hi) > 0:
+            lo, hi = hi, 2 * hi
+        for _ in range(45):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if mp.diff(lg, mid) > 0 else (lo, mid)
+        zs = (lo + hi) / 2
+        l0 = lg(zs)
+        pts = [zs + k * mp.mpf(12) / 24 for k in range(-24, 25)]
+        pts += [(fm[j] - fm[i]) / sm[i] + t * sm[j] / sm[i]
+                for j in range(n) if j != i for t in (-4, -1, 0, 1, 4)]
+        pts = sorted(p for p in pts if zs - 12 <= p <= zs + 12)
+        return l0 + mp.log(mp.quad(lambda z: mp.exp(lg(z) - l0), pts))

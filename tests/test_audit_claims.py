@@ -8,8 +8,8 @@ import pytest
 
 from dpaudit.audit.report import CONSISTENT, VIOLATED
 from dpaudit.audit.runner import run_audit
-from dpaudit.audit.targets import cascade_target, published_claim, rnm_gaussian_target, rnm_laplace_target
 from dpaudit.rnm_gaussian import published_bound_theorem7
+from mechanisms.audit_targets import cascade_target, published_claim, rnm_gaussian_target, rnm_laplace_target
 
 S2 = 2**-0.5
 TRIALS = 200_000

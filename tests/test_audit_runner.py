@@ -8,17 +8,17 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
+from dpaudit.audit.claims import claim_epsilon
 from dpaudit.audit.neighbours import identical
 from dpaudit.audit.report import CONSISTENT, VIOLATED
 from dpaudit.audit.runner import collect_statistics, plan_batches, run_audit, run_audit_with_rates
-from dpaudit.audit.targets import (
-    claim_epsilon,
+from mechanisms import GaussianMechanism, LaplaceMechanism
+from mechanisms.audit_targets import (
     gaussian_target,
     laplace_target,
     randomized_response_target,
     rnm_laplace_target,
 )
-from mechanisms import GaussianMechanism, LaplaceMechanism
 
 
 @dataclass(frozen=True)

@@ -24,11 +24,13 @@ from dpaudit.rnm_gaussian import (
     exact_epsilon,
     exact_privacy_profile,
     gdp_bound,
+    log_argmax_probability,
     published_bound_theorem6,
     published_bound_theorem7,
     worst_case_epsilon,
     worst_case_profile,
 )
+from tests.mp_reference import log_argmax_mp
 
 H = 2 ** -0.5  # one TS round with n_j = 1: s = 1/2, σ = 1/√2, s/σ = 1/√2
 FAST = settings(max_examples=25, deadline=None, derandomize=True)
@@ -59,36 +61,6 @@ def test_two_candidates_closed_form(f1: float, f2: float, s1: float, s2: float) 
     assert abs(np.exp(lp).sum() - 1.0) < 1e-12
 
 
-def _mp_log_prob(f: list[float], s: list[float], i: int) -> mp.mpf:
-    """log P(argmax = i) by 25-digit mpmath quadrature around the mode of the integrand."""
-    with mp.workdps(25):
-        n = len(f)
-        fm = [mp.mpf(x) for x in f]
-        sm = [mp.mpf(x) for x in s]
-
-        def lg(z: mp.mpf) -> mp.mpf:
-            x = fm[i] + sm[i] * z
-            v = -z * z / 2 - mp.log(2 * mp.pi) / 2
-            for j in range(n):
-                if j != i:
-                    v += mp.log(mp.ncdf((x - fm[j]) / sm[j]))
-            return v
-
-        lo, hi = mp.mpf(0), mp.mpf(1)
-        while mp.diff(lg, hi) > 0:
-            lo, hi = hi, 2 * hi
-        for _ in range(45):
-            mid = (lo + hi) / 2
-            lo, hi = (mid, hi) if mp.diff(lg, mid) > 0 else (lo, mid)
-        zs = (lo + hi) / 2
-        l0 = lg(zs)
-        pts = [zs + k * mp.mpf(12) / 24 for k in range(-24, 25)]
-        pts += [(fm[j] - fm[i]) / sm[i] + t * sm[j] / sm[i]
-                for j in range(n) if j != i for t in (-4, -1, 0, 1, 4)]
-        pts = sorted(p for p in pts if zs - 12 <= p <= zs + 12)
-        return l0 + mp.log(mp.quad(lambda z: mp.exp(lg(z) - l0), pts))
-
-
 @pytest.mark.parametrize(
     "f, s, i",
     [([0.0, 3.0, -2.0, 1.0], [1.0, 0.01, 0.3, 2.0], 2),  # P ≈ e^-142.6, sharp competitor
@@ -96,9 +68,50 @@ def _mp_log_prob(f: list[float], s: list[float], i: int) -> mp.mpf:
 )
 def test_against_mpmath(f: list[float], s: list[float], i: int) -> None:
     lp = argmax_log_distribution(f, s)
-    ref = float(_mp_log_prob(f, s, i))
+    ref = float(log_argmax_mp(f, s, i))
     assert abs(lp[i] - ref) <= 1e-12 * max(1.0, abs(ref))  # relative accuracy of a tiny P
     assert abs(np.exp(lp).sum() - 1.0) < 1e-12
+
+
+@pytest.mark.parametrize(
+    "f, s, i",
+    [([0.99948133, 0.0, 0.0, 0.0, 0.0], [0.02277438, 0.70710678, 0.20851441, 0.20851441, 0.25819889], 1),
+     ([0.0, 0.0, 0.0], [1e-3, 1.0, 1.0], 0)],  # a sharp leader (σ ratio 31; the retired 16-node
+)                                            # bandit rule was off by 4e-7 here) / a narrow candidate
+def test_rows_against_mpmath(f: list[float], s: list[float], i: int) -> None:
+    ref = float(log_argmax_mp(f, s, i))
+    got = log_argmax_probability(np.array([f]), np.array([s]), np.array([i]))[0]
+    assert abs(got - ref) <= 1e-12 * max(1.0, abs(ref))
+
+
+def test_rows_are_independent_of_chunking_and_match_the_vector_form() -> None:
+    rng = np.random.default_rng(9)
+    B, N = 300, 5
+    mu = rng.normal(0.0, 1.0, (B, N))
+    sg = np.exp(rng.uniform(-4.0, 1.0, (B, N)))
+    cand = rng.integers(0, N, B)
+    a = log_argmax_probability(mu, sg, cand)
+    b = log_argmax_probability(mu, sg, cand, rows_per_chunk=7)
+    assert np.array_equal(a, b)
+    for k in range(0, B, 37):
+        assert abs(a[k] - argmax_log_distribution(mu[k], sg[k])[cand[k]]) <= 1e-13 * max(1.0, abs(a[k]))
+    every = np.tile(np.arange(N), 20)  # all candidates of 20 rows: probabilities sum to 1
+    full = log_argmax_probability(np.repeat(mu[:20], N, 0), np.repeat(sg[:20], N, 0), every)
+    assert np.allclose(np.exp(full).reshape(20, N).sum(axis=1), 1.0, rtol=0, atol=1e-12)
+
+
+def test_rows_validation() -> None:
+    mu, sg = np.zeros((2, 3)), np.ones((2, 3))
+    with pytest.raises(ValueError, match="candidates"):
+        log_argmax_probability(mu, sg, np.array([0, 3]))
+    with pytest.raises(ValueError, match="shape"):
+        log_argmax_probability(mu, sg[:1], np.array([0, 1]))
+    with pytest.raises(ValueError, match="sigmas"):
+        log_argmax_probability(mu, -sg, np.array([0, 1]))
+    with pytest.raises(ValueError, match="means"):
+        log_argmax_probability(np.full((2, 3), np.nan), sg, np.array([0, 1]))
+    with pytest.raises(ValueError, match="rows_per_chunk"):
+        log_argmax_probability(mu, sg, np.array([0, 1]), rows_per_chunk=0)
 
 
 def test_against_monte_carlo() -> None:

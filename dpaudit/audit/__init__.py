@@ -1,12 +1,24 @@
 """Empirical auditing: lower-bound the privacy a mechanism actually spends.
 
+One job per module:
+
 * :mod:`dpaudit.audit.statistics` — scalar statistics of outputs (identity, projection,
-  indicator, white-box privacy loss).
-* :mod:`dpaudit.audit.bounds` — valid confidence bounds on counts and samples:
-  Clopper–Pearson, ε at δ and GDP μ lower bounds with explicit multiplicity control
-  (:class:`~dpaudit.audit.bounds.Bonferroni` or :class:`~dpaudit.audit.bounds.SampleSplit`),
-  curve audits against a claimed trade-off curve / privacy profile, and a Monte-Carlo
-  privacy profile from privacy-loss samples.
+  indicator, white-box privacy loss);
+* :mod:`dpaudit.audit.clopper_pearson` — exact binomial bounds and the conversions of
+  error-rate bounds into ε, μ and δ bounds;
+* :mod:`dpaudit.audit.thresholds` — threshold families with simultaneous Clopper–Pearson
+  boxes and explicit multiplicity control (:class:`Bonferroni` or :class:`SampleSplit`), and
+  the headline ε at δ and GDP μ lower bounds;
+* :mod:`dpaudit.audit.curves` — curve audits against a claimed trade-off curve or privacy
+  profile;
+* :mod:`dpaudit.audit.profile` — the Monte-Carlo privacy profile from white-box
+  privacy-loss samples;
+* :mod:`dpaudit.audit.neighbours`, :mod:`dpaudit.audit.claims`, :mod:`dpaudit.audit.target`,
+  :mod:`dpaudit.audit.runner`, :mod:`dpaudit.audit.report` — what is audited (pair, claim,
+  the :class:`AuditTarget` protocol), how it is run, and the report.
+
+Mechanism-specific targets live with the mechanisms (``mechanisms.audit_targets``): this
+package imports neither ``mechanisms`` nor ``bandits``.
 
 Example:
     >>> import numpy as np
@@ -18,32 +30,30 @@ Example:
     0.0
 """
 
-from dpaudit.audit.bounds import (
-    Bonferroni,
-    CurveAudit,
-    EpsilonLowerBound,
-    MuLowerBound,
-    PrivacyProfileEstimate,
-    ProfileAudit,
-    SampleSplit,
-    ThresholdRates,
-    audit_privacy_profile,
-    audit_tradeoff_curve,
+from dpaudit.audit.claims import DEFAULT_GDP_DELTA, claim_epsilon, claim_mu
+from dpaudit.audit.clopper_pearson import (
     clopper_pearson_lower,
     clopper_pearson_upper,
     delta_from_rates,
     epsilon_from_rates,
-    epsilon_lower_bound,
-    epsilon_lower_bound_from_counts,
-    epsilon_lower_bound_from_losses,
-    gdp_tradeoff_curve,
-    monte_carlo_profile,
     mu_from_rates,
-    mu_lower_bound,
-    mu_lower_bound_from_counts,
-    threshold_grid,
-    threshold_rates,
 )
+from dpaudit.audit.curves import (
+    CurveAudit,
+    ProfileAudit,
+    audit_privacy_profile,
+    audit_tradeoff_curve,
+    epsilon_dp_tradeoff_curve,
+    gdp_tradeoff_curve,
+)
+from dpaudit.audit.neighbours import NeighbourPair, identical, predicted_bound, scalar_pair
+from dpaudit.audit.profile import (
+    PrivacyProfileEstimate,
+    epsilon_lower_bound_from_losses,
+    monte_carlo_profile,
+)
+from dpaudit.audit.report import AuditReport, Certified, Empirical
+from dpaudit.audit.runner import run_audit, run_audit_with_rates
 from dpaudit.audit.statistics import (
     HasPrivacyLoss,
     Identity,
@@ -53,45 +63,70 @@ from dpaudit.audit.statistics import (
     Statistic,
     default_statistic,
 )
+from dpaudit.audit.target import AuditTarget, Sampler, TargetFactory, choose_statistic
+from dpaudit.audit.thresholds import (
+    Bonferroni,
+    EpsilonLowerBound,
+    MuLowerBound,
+    SampleSplit,
+    ThresholdRates,
+    epsilon_lower_bound,
+    epsilon_lower_bound_from_counts,
+    mu_lower_bound,
+    mu_lower_bound_from_counts,
+    support_rates,
+    threshold_grid,
+    threshold_rates,
+)
 
 __all__ = [
+    "AuditReport",
+    "AuditTarget",
     "Bonferroni",
+    "Certified",
     "CurveAudit",
+    "DEFAULT_GDP_DELTA",
+    "Empirical",
     "EpsilonLowerBound",
     "HasPrivacyLoss",
     "Identity",
     "Indicator",
     "MuLowerBound",
+    "NeighbourPair",
     "PrivacyLoss",
     "PrivacyProfileEstimate",
     "ProfileAudit",
     "Projection",
     "SampleSplit",
+    "Sampler",
     "Statistic",
+    "TargetFactory",
     "ThresholdRates",
     "audit_privacy_profile",
     "audit_tradeoff_curve",
+    "choose_statistic",
+    "claim_epsilon",
+    "claim_mu",
     "clopper_pearson_lower",
     "clopper_pearson_upper",
     "default_statistic",
     "delta_from_rates",
+    "epsilon_dp_tradeoff_curve",
     "epsilon_from_rates",
     "epsilon_lower_bound",
     "epsilon_lower_bound_from_counts",
     "epsilon_lower_bound_from_losses",
     "gdp_tradeoff_curve",
+    "identical",
     "monte_carlo_profile",
     "mu_from_rates",
     "mu_lower_bound",
     "mu_lower_bound_from_counts",
+    "predicted_bound",
+    "run_audit",
+    "run_audit_with_rates",
+    "scalar_pair",
+    "support_rates",
     "threshold_grid",
     "threshold_rates",
 ]
-
-# audit runner, neighbours, per-mechanism targets (appended; see dpaudit.audit.runner)
-from dpaudit.audit.neighbours import NeighbourPair  # noqa: E402
-from dpaudit.audit.report import AuditReport, Certified, Empirical  # noqa: E402
-from dpaudit.audit.runner import AuditTarget, run_audit, run_audit_with_rates  # noqa: E402
-
-__all__ += ["AuditReport", "AuditTarget", "Certified", "Empirical", "NeighbourPair", "run_audit",
-            "run_audit_with_rates"]

@@ -10,9 +10,13 @@ claims live).
 
 Example:
     >>> import os, tempfile
-    >>> from dpaudit.audit.runner import run_audit_with_rates
-    >>> from dpaudit.audit.targets import gaussian_target
-    >>> report, rates = run_audit_with_rates(gaussian_target(sigma=1.0), trials=20_000, seed=0)
+    >>> import numpy as np
+    >>> from dpaudit.audit import AuditTarget, Identity, claim_mu, run_audit_with_rates, scalar_pair
+    >>> class Shift:   # x + N(0, 1): 1-GDP between 0 and 1
+    ...     def sample(self, x, rng, size):
+    ...         return x + rng.standard_normal(size)
+    >>> target = AuditTarget("shift", Shift(), scalar_pair(1.0), Identity(), claim_mu(1.0), 1e-5)
+    >>> report, rates = run_audit_with_rates(target, trials=20_000, seed=0)
     >>> path = os.path.join(tempfile.mkdtemp(), "audit.png")
     >>> plot_audit(report, rates, path) == path and os.path.getsize(path) > 10_000
     True
@@ -24,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.audit.bounds import ThresholdRates, gdp_tradeoff_curve
+from dpaudit.audit.curves import epsilon_dp_tradeoff_curve, gdp_tradeoff_curve
 from dpaudit.audit.report import AuditReport
-from dpaudit.audit.runner import epsilon_dp_tradeoff_curve
+from dpaudit.audit.thresholds import ThresholdRates
 
 __all__ = ["plot_audit"]
 

@@ -14,45 +14,49 @@ statistic of an output, the certified values (:class:`~dpaudit.audit.report.Cert
 2. maps every batch of outputs to the statistic (vectorised), showing a tqdm progress bar when
    ``progress=True``;
 3. builds one family of threshold tests with simultaneous Clopper–Pearson boxes: the
-   pre-registered Bonferroni grid of :func:`dpaudit.audit.bounds.threshold_rates` for continuous
+   pre-registered Bonferroni grid of :func:`dpaudit.audit.thresholds.threshold_rates` for continuous
    statistics, or — when the target declares the finite ``support`` of its statistic (discrete
    outputs) — every cut of that support, both orientations, Bonferroni over the cuts;
 4. reads off the GDP μ lower bound and the ε lower bound at δ from that one family (all bounds
    hold simultaneously with probability ≥ ``confidence``), tests the claimed trade-off curve,
    and returns the frozen :class:`~dpaudit.audit.report.AuditReport`.
 
-Example (a μ = 1 Gaussian mechanism, white-box privacy-loss statistic):
-    >>> from dpaudit.audit.targets import gaussian_target
-    >>> report = run_audit(gaussian_target(sigma=1.0), trials=200_000, seed=1)
+What is audited is declared in :mod:`dpaudit.audit.target`; the mechanism-specific targets are
+built in ``mechanisms.audit_targets``.
+
+Example (an inline μ = 1 Gaussian mechanism, white-box privacy-loss statistic):
+    >>> import numpy as np
+    >>> from dpaudit.audit.claims import claim_mu
+    >>> from dpaudit.audit.neighbours import scalar_pair
+    >>> from dpaudit.audit.target import choose_statistic
+    >>> class Shift:   # x + N(0, 1)
+    ...     def sample(self, x, rng, size):
+    ...         return x + rng.standard_normal(size)
+    ...     def privacy_loss(self, o, x, x_prime):
+    ...         return (x_prime - x) * (x + x_prime - 2 * np.asarray(o)) / 2
+    >>> pair = scalar_pair(1.0)
+    >>> target = AuditTarget("shift", Shift(), pair, choose_statistic(Shift(), pair), claim_mu(1.0), 1e-5)
+    >>> report = run_audit(target, trials=200_000, seed=1)
     >>> report.verdict, report.empirical.statistic
-    ('consistent', 'privacy loss of GaussianMechanism')
+    ('consistent', 'privacy loss of Shift')
     >>> 0.9 < report.empirical.mu_lower <= 1.0
     True
 """
 
 from __future__ import annotations
 
-import math
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable
 from concurrent.futures import Executor
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from dpaudit.audit.bounds import (
-    Bonferroni,
-    ThresholdRates,
-    audit_tradeoff_curve,
-    clopper_pearson_lower,
-    clopper_pearson_upper,
-    gdp_tradeoff_curve,
-    threshold_rates,
-)
-from dpaudit.audit.neighbours import NeighbourPair, discrete_cut_counts
+from dpaudit.audit.curves import audit_tradeoff_curve, epsilon_dp_tradeoff_curve, gdp_tradeoff_curve
 from dpaudit.audit.report import AuditReport, Certified, Empirical
-from dpaudit.audit.statistics import Identity, Indicator, PrivacyLoss
+from dpaudit.audit.target import AuditTarget, RoundedLoss, choose_statistic, describe_statistic
+from dpaudit.audit.thresholds import Bonferroni, ThresholdRates, support_rates, threshold_rates
+from dpaudit.events import check_integer, check_probability
 
 __all__ = [
     "AuditTarget",
@@ -65,117 +69,12 @@ __all__ = [
     "support_rates",
     "audit_rates",
     "epsilon_dp_tradeoff_curve",
+    "DEFAULT_BATCH",
     "run_audit",
     "run_audit_with_rates",
 ]
 
 DEFAULT_BATCH = 1 << 18
-
-
-@dataclass(frozen=True)
-class AuditTarget:
-    """What to audit.
-
-    Attributes:
-        name: short name for the report (e.g. ``"gaussian"``).
-        mechanism: samples outputs with ``sample(x, rng, size=n)`` (the implementation under
-            audit; it may differ from what ``certified`` was computed for — a planted bug).
-        pair: the neighbouring inputs; outputs on ``pair.x`` are the null sample.
-        statistic: maps an array of ``n`` outputs to ``n`` floats.
-        certified: the claim under audit.
-        delta: the δ at which the ε lower bound is computed (must equal ``certified.delta``
-            for the ε comparison to enter the verdict).
-        support: the finite set of values the statistic can take, fixed before sampling (for
-            discrete outputs); ``None`` for continuous statistics (Bonferroni grid).
-        details: extra JSON-ready facts for the report (exact values, parameters).
-    """
-
-    name: str
-    mechanism: Any
-    pair: NeighbourPair
-    statistic: Callable[[Any], np.ndarray]
-    certified: Certified
-    delta: float = 0.0
-    support: tuple[float, ...] | None = None
-    details: Mapping[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        if not callable(getattr(self.mechanism, "sample", None)):
-            raise ValueError("mechanism must expose sample(x, rng, size=n)")
-        d = float(self.delta)
-        if not (0.0 <= d < 1.0):
-            raise ValueError(f"delta must be in [0, 1), got {self.delta!r}")
-        object.__setattr__(self, "delta", d)
-        if self.support is not None:
-            sup = np.unique(np.asarray(self.support, dtype=float))
-            if sup.size == 0 or np.isnan(sup).any():
-                raise ValueError("support must be a non-empty set of numbers (no NaN)")
-            object.__setattr__(self, "support", tuple(sup.tolist()))
-
-
-def choose_statistic(
-    mechanism: Any, pair: NeighbourPair, prefer: str = "auto"
-) -> Callable[[Any], np.ndarray]:
-    """White-box privacy loss when the mechanism exposes ``privacy_loss(output, x, x′)`` (the
-    Neyman–Pearson-optimal statistic), else the black-box identity (``prefer="identity"``) or
-    the indicator of the output ``x`` would most likely produce (``prefer="indicator"``).
-
-    >>> from mechanisms import GaussianMechanism
-    >>> from dpaudit.audit.neighbours import scalar_pair
-    >>> describe_statistic(choose_statistic(GaussianMechanism(1.0), scalar_pair()))
-    'privacy loss of GaussianMechanism'
-    >>> describe_statistic(choose_statistic(GaussianMechanism(1.0), scalar_pair(), "identity"))
-    'identity'
-    """
-    if prefer not in ("auto", "privacy-loss", "identity", "indicator"):
-        raise ValueError(
-            f"statistic must be 'auto', 'privacy-loss', 'identity' or 'indicator', got {prefer!r}"
-        )
-    white = callable(getattr(mechanism, "privacy_loss", None))
-    if prefer == "privacy-loss" and not white:
-        raise ValueError(f"{type(mechanism).__name__} exposes no privacy_loss: use a black-box statistic")
-    if prefer in ("auto", "privacy-loss") and white:
-        return RoundedLoss(PrivacyLoss(pair.bind(mechanism)))
-    if prefer == "indicator":
-        dist = getattr(mechanism, "output_distribution", None)
-        if not callable(dist):
-            raise ValueError("the indicator statistic needs a discrete mechanism with output_distribution(x)")
-        return Indicator((int(np.argmax(dist(pair.x))),))
-    return Identity()
-
-
-@dataclass(frozen=True)
-class RoundedLoss:
-    """A white-box privacy loss rounded to ``decimals`` decimals.
-
-    Rounding is post-processing, so any test on it is still valid; it removes floating-point
-    noise in the *computation* of the loss (e.g. ``|o − 1| − |o|`` is 1 or 1 + 2⁻⁵² depending
-    on the low bits of ``o``), which otherwise lets the auditor detect the low-order bits of
-    the float sampler — a real but different (floating-point) leak, not the one audited here.
-
-    >>> import numpy as np
-    >>> class Shift:
-    ...     def privacy_loss(self, o):
-    ...         return 0.5 - np.asarray(o, dtype=float)
-    >>> RoundedLoss(PrivacyLoss(Shift()))(np.array([0.1 + 0.2]))
-    array([0.2])
-    """
-
-    loss: PrivacyLoss
-    decimals: int = 9
-
-    def __call__(self, outputs: Any) -> np.ndarray:
-        return np.round(self.loss(outputs), self.decimals)
-
-    def describe(self) -> str:
-        inner = getattr(self.loss.mechanism, "mechanism", self.loss.mechanism)
-        return f"privacy loss of {type(inner).__name__}"
-
-
-def describe_statistic(statistic: Any) -> str:
-    """``statistic.describe()`` if available, else the class name."""
-    d = getattr(statistic, "describe", None)
-    return str(d()) if callable(d) else type(statistic).__name__
 
 
 def plan_batches(trials_per_side: int, batch_size: int) -> list[int]:
@@ -184,9 +83,7 @@ def plan_batches(trials_per_side: int, batch_size: int) -> list[int]:
     >>> plan_batches(10, 4)
     [4, 4, 2]
     """
-    n, b = int(trials_per_side), int(batch_size)
-    if n < 1 or b < 1:
-        raise ValueError(f"trials per side and batch_size must be >= 1, got {n} and {b}")
+    n, b = check_integer("trials per side", trials_per_side), check_integer("batch_size", batch_size)
     return [b] * (n // b) + ([n % b] if n % b else [])
 
 
@@ -214,9 +111,7 @@ def collect_statistics(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Statistic values under x and under x′ (``trials // 2`` each; see the module docstring
     for the seeding scheme, which makes the result independent of ``executor``)."""
-    if isinstance(trials, bool) or int(trials) != trials or trials < 2:
-        raise ValueError(f"trials must be an integer >= 2, got {trials!r}")
-    per_side = int(trials) // 2
+    per_side = check_integer("trials", trials, 2) // 2
     sizes = plan_batches(per_side, batch_size)
     root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(int(seed))
     children = root.spawn(2 * len(sizes))
@@ -234,52 +129,6 @@ def collect_statistics(
     return np.concatenate(out[: len(sizes)]), np.concatenate(out[len(sizes) :])
 
 
-def support_rates(
-    null: np.ndarray, alt: np.ndarray, support: Iterable[float], *, confidence: float
-) -> ThresholdRates:
-    """The cut family on a pre-registered finite support (Bonferroni over its 2(m − 1) tests).
-
-    >>> import numpy as np
-    >>> r = support_rates(np.zeros(1000), np.ones(1000), [0.0, 1.0], confidence=0.95)
-    >>> r.tests, r.false_positives, r.false_negatives
-    (2, (0, 1000), (0, 1000))
-    """
-    sup = np.unique(np.asarray(list(support), dtype=float))
-    x, y = np.asarray(null, dtype=float), np.asarray(alt, dtype=float)
-    ix, iy = np.searchsorted(sup, x), np.searchsorted(sup, y)
-    for name, v, i in (("null", x, ix), ("alternative", y, iy)):
-        ok = (i < sup.size) & (sup[np.minimum(i, sup.size - 1)] == v)
-        if not ok.all():
-            raise ValueError(f"{name} statistic takes value {v[~ok][0]!r} outside the declared support")
-    c0 = np.bincount(ix, minlength=sup.size)
-    c1 = np.bincount(iy, minlength=sup.size)
-    orient, cut, fp, fn = discrete_cut_counts(c0, c1)
-    conf = float(confidence)
-    alpha_each = (1.0 - conf) / (2.0 * orient.size)
-    lvl = 1.0 - alpha_each
-    n0, n1 = int(x.size), int(y.size)
-    thr = np.where(orient == 1, sup[cut], sup[np.minimum(cut + 1, sup.size - 1)])
-
-    def tup(a: Any) -> tuple:
-        return tuple(np.asarray(a).tolist())
-
-    return ThresholdRates(
-        thresholds=tup(thr.astype(float)),
-        orientations=tup(orient),
-        false_positives=tup(fp),
-        false_negatives=tup(fn),
-        fpr_lower=tup(np.atleast_1d(clopper_pearson_lower(fp, n0, confidence=lvl))),
-        fpr_upper=tup(np.atleast_1d(clopper_pearson_upper(fp, n0, confidence=lvl))),
-        fnr_lower=tup(np.atleast_1d(clopper_pearson_lower(fn, n1, confidence=lvl))),
-        fnr_upper=tup(np.atleast_1d(clopper_pearson_upper(fn, n1, confidence=lvl))),
-        null_trials=n0,
-        alt_trials=n1,
-        confidence=conf,
-        alpha_per_bound=alpha_each,
-        method=f"cuts of a pre-registered support of {sup.size} values, bonferroni over {orient.size} tests",
-    )
-
-
 def audit_rates(
     null: np.ndarray,
     alt: np.ndarray,
@@ -292,24 +141,6 @@ def audit_rates(
     if support is not None:
         return support_rates(null, alt, support, confidence=confidence)
     return threshold_rates(null, alt, confidence=confidence, selection=Bonferroni(grid_size))
-
-
-def epsilon_dp_tradeoff_curve(epsilon: float, delta: float) -> Callable[[Any], np.ndarray]:
-    """The (ε, δ)-DP trade-off curve ``max(0, 1 − δ − e^ε α, e^{−ε}(1 − δ − α))``.
-
-    >>> f = epsilon_dp_tradeoff_curve(math.log(2.0), 0.0)
-    >>> f([0.0, 0.2, 1.0]).round(6).tolist()
-    [1.0, 0.6, 0.0]
-    """
-    e, d = float(epsilon), float(delta)
-
-    def f(alpha: Any) -> np.ndarray:
-        a = np.asarray(alpha, dtype=float)
-        with np.errstate(over="ignore", invalid="ignore"):
-            v = np.maximum(1.0 - d - math.exp(min(e, 700.0)) * a, math.exp(-min(e, 700.0)) * (1.0 - d - a))
-        return np.maximum(0.0, np.nan_to_num(v, nan=0.0))
-
-    return f
 
 
 def _curve_check(rates: ThresholdRates, certified: Certified) -> dict[str, Any]:
@@ -343,9 +174,7 @@ def run_audit_with_rates(
     grid_size: int = 300,
 ) -> tuple[AuditReport, ThresholdRates]:
     """:func:`run_audit`, also returning the threshold family (for plots)."""
-    conf = float(confidence)
-    if not (0.0 < conf < 1.0):
-        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    conf = check_probability("confidence", confidence)
     t0 = time.perf_counter()
     null, alt = collect_statistics(
         target, trials, seed=seed, batch_size=batch_size, executor=executor, progress=progress

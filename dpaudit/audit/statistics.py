@@ -2,7 +2,7 @@
 
 An audit runs a mechanism many times on neighbouring inputs x (the *null*) and x′ (the
 *alternative*), maps every output to one real number with a statistic ``s``, and then
-thresholds ``s`` (see :mod:`dpaudit.audit.bounds`). A statistic is any callable that maps
+thresholds ``s`` (see :mod:`dpaudit.audit.thresholds`). A statistic is any callable that maps
 an array of ``n`` outputs to a float64 array of shape ``(n,)``; the classes here are small
 frozen dataclasses, so they are hashable, comparable and can describe themselves in a
 report (:meth:`describe`).
@@ -15,7 +15,7 @@ report (:meth:`describe`).
   ``L(o) = log p(o | x) / p(o | x′)`` for mechanisms that expose a vectorised
   ``privacy_loss(outputs)`` method. Thresholding ``L`` is the Neyman–Pearson optimal
   distinguisher, and its samples under x also feed
-  :func:`dpaudit.audit.bounds.monte_carlo_profile`.
+  :func:`dpaudit.audit.profile.monte_carlo_profile`.
 
 Everything is vectorised: 10^6 outputs take milliseconds.
 
@@ -41,6 +41,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 __all__ = [
+    "as_samples",
     "Statistic",
     "HasPrivacyLoss",
     "Identity",
@@ -69,14 +70,26 @@ class HasPrivacyLoss(Protocol):
     def privacy_loss(self, outputs: Any) -> np.ndarray: ...
 
 
-def _as_float_vector(values: Any, name: str) -> np.ndarray:
+def as_samples(name: str, values: Any, *, allow_inf: bool = True, allow_empty: bool = False) -> np.ndarray:
+    """``values`` as a float64 vector of scalar statistics, validated.
+
+    Shape ``(n,)`` or ``(n, 1)`` (squeezed); never NaN; ``±inf`` only if ``allow_inf``; at
+    least one value unless ``allow_empty``. The one validator of statistic samples used by the
+    statistics, the threshold families and the Monte-Carlo profile.
+
+    >>> as_samples("x", [[1.0], [2.0]])
+    array([1., 2.])
+    """
     arr = np.asarray(values, dtype=np.float64)
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr[:, 0]
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must have shape (n,) or (n, 1), got shape {arr.shape}")
-    if np.isnan(arr).any():
-        raise ValueError(f"{name} must not contain NaN")
+    if arr.ndim != 1 or (arr.size == 0 and not allow_empty):
+        size = "a" if allow_empty else "a non-empty"
+        raise ValueError(f"{name} must be {size} 1-D array of scalar statistics (shape (n,) or (n, 1)), "
+                         f"got shape {arr.shape}")
+    bad = np.isnan(arr) if allow_inf else ~np.isfinite(arr)
+    if bad.any():
+        raise ValueError(f"{name} must not contain NaN{'' if allow_inf else ' or inf'}")
     return arr
 
 
@@ -89,7 +102,7 @@ class Identity:
     """
 
     def __call__(self, outputs: Any) -> np.ndarray:
-        return _as_float_vector(outputs, "outputs")
+        return as_samples("outputs", outputs, allow_empty=True)
 
     def describe(self) -> str:
         return "identity"
@@ -190,7 +203,7 @@ class PrivacyLoss:
     """White-box statistic ``L(o) = log p(o | x) − log p(o | x′)`` from ``mechanism.privacy_loss``.
 
     Large ``L`` is evidence for x (the null), so the Neyman–Pearson test says "x′" when
-    ``L`` is *small*; the bounds in :mod:`dpaudit.audit.bounds` try both orientations.
+    ``L`` is *small*; the threshold families of :mod:`dpaudit.audit.thresholds` try both orientations.
 
     >>> import numpy as np
     >>> class Shift:  # N(0, 1) under x vs N(1, 1) under x'

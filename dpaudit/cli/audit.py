@@ -5,16 +5,22 @@ Targets: ``gaussian``, ``laplace``, ``randomized-response``, ``rnm-laplace``,
 certified value unless ``--claim-mu M`` or ``--claim-epsilon E [--claim-delta D]`` (or
 ``--claim-published`` for the seed papers' theorems) is given. ``--json`` prints one object
 with ``certified``, ``empirical`` and ``verdict`` (and no progress bar).
+
+This module is the composition root of an audit: the handler imports the target factories of
+``mechanisms.audit_targets`` and the runner (numpy, scipy) only when a target is audited, so
+parsing, ``--help`` and input errors import neither.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from dpaudit.audit.report import AuditReport, Certified
 from dpaudit.cli.common import emit_json, fmt, integer, number, number_list
+
+if TYPE_CHECKING:
+    from dpaudit.audit.report import AuditReport, Certified
 
 TARGETS = ("gaussian", "laplace", "randomized-response", "rnm-laplace", "rnm-gaussian", "cascade")
 
@@ -58,102 +64,94 @@ def _click(name: str):
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("audit", help="empirical lower bounds on privacy vs the certified claim")
     kinds = p.add_subparsers(dest="target", required=True, metavar="TARGET", parser_class=type(p))
-    pos = number  # alias for brevity
+    for add in (_add_additive, _add_randomized_response, _add_rnm_laplace, _add_rnm_gaussian, _add_cascade):
+        for q in add(kinds):
+            _add_claim_options(q, published=q.prog.split()[-1] in ("rnm-laplace", "rnm-gaussian"))
+            _add_run_options(q)
+            q.set_defaults(handler=run)
+
+
+def _add_additive(kinds: argparse._SubParsersAction) -> list[argparse.ArgumentParser]:
     g = kinds.add_parser("gaussian", help="Gaussian mechanism x + N(0, sigma^2)")
-    g.add_argument("--sigma", type=pos("--sigma", 0.0, low_open=True), required=True)
-    g.add_argument("--sensitivity", type=pos("--sensitivity", 0.0, low_open=True), default=1.0)
-    g.add_argument("--statistic", choices=("auto", "identity"), default="auto")
-
+    g.add_argument("--sigma", type=number("--sigma", 0.0, low_open=True), required=True)
     lap = kinds.add_parser("laplace", help="Laplace mechanism x + Lap(scale)")
-    lap.add_argument("--scale", type=pos("--scale", 0.0, low_open=True), required=True)
-    lap.add_argument("--sensitivity", type=pos("--sensitivity", 0.0, low_open=True), default=1.0)
-    lap.add_argument("--statistic", choices=("auto", "identity"), default="auto")
+    lap.add_argument("--scale", type=number("--scale", 0.0, low_open=True), required=True)
+    for q in (g, lap):
+        q.add_argument("--sensitivity", type=number("--sensitivity", 0.0, low_open=True), default=1.0)
+        q.add_argument("--statistic", choices=("auto", "identity"), default="auto")
+    return [g, lap]
 
+
+def _add_randomized_response(kinds: argparse._SubParsersAction) -> list[argparse.ArgumentParser]:
     rr = kinds.add_parser("randomized-response", help="k-ary randomised response")
-    rr.add_argument("--epsilon", type=pos("--epsilon", 0.0, low_open=True), required=True)
+    rr.add_argument("--epsilon", type=number("--epsilon", 0.0, low_open=True), required=True)
     rr.add_argument("--categories", type=integer("--categories", 2), default=2)
+    return [rr]
 
+
+def _add_rnm_laplace(kinds: argparse._SubParsersAction) -> list[argparse.ArgumentParser]:
     rl = kinds.add_parser("rnm-laplace", help="Laplace report-noisy-max over counts (seed 002)")
-    rl.add_argument("--scale", type=pos("--scale", 0.0, low_open=True), required=True)
+    rl.add_argument("--scale", type=number("--scale", 0.0, low_open=True), required=True)
     rl.add_argument("--arms", type=integer("--arms", 2), default=2)
     rl.add_argument("--neighbouring", choices=("replace", "add-remove"), default="replace")
-    rl.add_argument(
-        "--epoch-length",
-        type=integer("--epoch-length", 1),
-        default=None,
-        help="counts are over an epoch of this many rounds (gap g <= epoch length)",
-    )
-    rl.add_argument(
-        "--gap",
-        type=integer("--gap", 1),
-        default=None,
-        help="audit counts (g,0,...) vs (g-1,1,...); default: best for --trials",
-    )
+    rl.add_argument("--epoch-length", type=integer("--epoch-length", 1), default=None,
+                    help="counts are over an epoch of this many rounds (gap g <= epoch length)")
+    rl.add_argument("--gap", type=integer("--gap", 1), default=None,
+                    help="audit counts (g,0,...) vs (g-1,1,...); default: best for --trials")
+    return [rl]
 
-    rg = kinds.add_parser(
-        "rnm-gaussian", help="report-noisy-max with heterogeneous Gaussian noise (seed 004)"
-    )
+
+def _add_rnm_gaussian(kinds: argparse._SubParsersAction) -> list[argparse.ArgumentParser]:
+    rg = kinds.add_parser("rnm-gaussian",
+                          help="report-noisy-max with heterogeneous Gaussian noise (seed 004)")
     rg.add_argument("--sensitivities", type=number_list("--sensitivities"), required=True)
     rg.add_argument("--sigmas", type=number_list("--sigmas"), required=True)
-    rg.add_argument(
-        "--values",
-        type=_values,
-        default=None,
-        help="query values f; default: search the most distinguishable neighbour pair",
-    )
+    rg.add_argument("--values", type=_values, default=None,
+                    help="query values f; default: search the most distinguishable neighbour pair")
+    return [rg]
 
+
+def _add_cascade(kinds: argparse._SubParsersAction) -> list[argparse.ArgumentParser]:
     ca = kinds.add_parser("cascade", help="seed 001 Algorithms 2-3 local randomizer (click feedback)")
     ca.add_argument("--positions", type=integer("--positions", 1), required=True)
-    ca.add_argument("--epsilon", type=pos("--epsilon", 0.0, low_open=True), required=True)
-    ca.add_argument(
-        "--noise-delta",
-        type=pos("--noise-delta", 0.0, 1.0, low_open=True, high_open=True),
-        default=None,
-        help="Algorithm 3 (Gaussian) with this delta; default Algorithm 2 (Laplace)",
-    )
+    ca.add_argument("--epsilon", type=number("--epsilon", 0.0, low_open=True), required=True)
+    ca.add_argument("--noise-delta", type=number("--noise-delta", 0.0, 1.0, low_open=True, high_open=True),
+                    default=None,
+                    help="Algorithm 3 (Gaussian) with this delta; default Algorithm 2 (Laplace)")
     ca.add_argument("--report", choices=("observed", "all-positions"), default="observed")
     ca.add_argument("--click", type=_click("--click"), default=1)
     ca.add_argument("--click-prime", type=_click("--click-prime"), default=None)
+    return [ca]
 
-    for q in (g, lap, rr, rl, rg, ca):
-        claim = q.add_mutually_exclusive_group()
-        claim.add_argument(
-            "--claim-mu", type=pos("--claim-mu", 0.0, low_open=True), help="audit a mu-GDP claim"
-        )
-        claim.add_argument(
-            "--claim-epsilon", type=pos("--claim-epsilon", 0.0), help="audit an (eps, delta) claim"
-        )
-        if q in (rl, rg):
-            claim.add_argument(
-                "--claim-published",
-                action="store_true",
-                help="audit the seed paper's theorem (seed 002 Thm 8 / seed 004 Thm 6)",
-            )
-        q.add_argument("--claim-delta", type=pos("--claim-delta", 0.0, 1.0, high_open=True), default=None)
-        q.add_argument(
-            "--delta",
-            type=pos("--delta", 0.0, 1.0, low_open=True, high_open=True),
-            default=None,
-            help="delta at which eps is audited for mu claims (default 1e-5)",
-        )
-        q.add_argument(
-            "--trials",
-            type=integer("--trials", 100),
-            default=200_000,
-            help="mechanism runs, half on each neighbour (default 200000)",
-        )
-        q.add_argument("--seed", type=integer("--seed", 0), default=0)
-        q.add_argument(
-            "--confidence", type=pos("--confidence", 0.0, 1.0, low_open=True, high_open=True), default=0.95
-        )
-        q.add_argument("--batch-size", type=integer("--batch-size", 1), default=1 << 18)
-        q.add_argument("--plot", metavar="FILE.png", help="draw the empirical trade-off region vs the claim")
-        q.add_argument("--json", action="store_true", help="print one JSON object (no progress bar)")
-        q.set_defaults(handler=run)
+
+def _add_claim_options(q: argparse.ArgumentParser, *, published: bool) -> None:
+    claim = q.add_mutually_exclusive_group()
+    claim.add_argument("--claim-mu", type=number("--claim-mu", 0.0, low_open=True),
+                       help="audit a mu-GDP claim")
+    claim.add_argument("--claim-epsilon", type=number("--claim-epsilon", 0.0),
+                       help="audit an (eps, delta) claim")
+    if published:
+        claim.add_argument("--claim-published", action="store_true",
+                           help="audit the seed paper's theorem (seed 002 Thm 8 / seed 004 Thm 6)")
+    q.add_argument("--claim-delta", type=number("--claim-delta", 0.0, 1.0, high_open=True), default=None)
+    q.add_argument("--delta", type=number("--delta", 0.0, 1.0, low_open=True, high_open=True), default=None,
+                   help="delta at which eps is audited for mu claims (default 1e-5)")
+
+
+def _add_run_options(q: argparse.ArgumentParser) -> None:
+    q.add_argument("--trials", type=integer("--trials", 100), default=200_000,
+                   help="mechanism runs, half on each neighbour (default 200000)")
+    q.add_argument("--seed", type=integer("--seed", 0), default=0)
+    q.add_argument("--confidence", type=number("--confidence", 0.0, 1.0, low_open=True, high_open=True),
+                   default=0.95)
+    q.add_argument("--batch-size", type=integer("--batch-size", 1), default=1 << 18)
+    q.add_argument("--plot", metavar="FILE.png", help="draw the empirical trade-off region vs the claim")
+    q.add_argument("--json", action="store_true", help="print one JSON object (no progress bar)")
 
 
 def _claim(args: argparse.Namespace) -> Certified | None:
-    from dpaudit.audit.targets import DEFAULT_GDP_DELTA, claim_epsilon, claim_mu, published_claim
+    from dpaudit.audit.claims import DEFAULT_GDP_DELTA, claim_epsilon, claim_mu
+    from mechanisms.audit_targets import published_claim
 
     if getattr(args, "claim_published", False):
         if args.target == "rnm-laplace":
@@ -181,7 +179,7 @@ def _claim(args: argparse.Namespace) -> Certified | None:
 
 def build_target(args: argparse.Namespace) -> Any:
     """The :class:`~dpaudit.audit.runner.AuditTarget` described by parsed arguments."""
-    from dpaudit.audit import targets as t
+    from mechanisms import audit_targets as t
 
     claim = _claim(args)
     if args.target == "gaussian":

@@ -1,13 +1,21 @@
-"""``dpaudit epsilon``: certified ε (or δ) of a configuration under every method."""
+"""``dpaudit epsilon``: certified ε (or δ) of a configuration under every method.
+
+Module-level imports are the standard library and :mod:`dpaudit.cli.common` only; the
+accountant (numpy, scipy, dp-accounting) is imported by the handler, so parsing, ``--help``
+and input errors stay fast.
+"""
 
 from __future__ import annotations
 
 import argparse
 import math
+from typing import TYPE_CHECKING
 
-from dpaudit.accounting import AccountingReport, account, epsilon_curves
 from dpaudit.cli.common import emit_json, fmt, integer, number, number_list
-from dpaudit.events import GaussianEvent, GaussianReportNoisyMaxEvent, LaplaceEvent, PrivacyEvent
+
+if TYPE_CHECKING:
+    from dpaudit.accounting import AccountingReport
+    from dpaudit.events import PrivacyEvent
 
 METHOD_NOTES = {
     "basic": "sum of per-step (eps_i, delta_i)",
@@ -61,6 +69,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _event(args: argparse.Namespace) -> tuple[PrivacyEvent, object | None]:
+    from dpaudit.events import GaussianEvent, GaussianReportNoisyMaxEvent, LaplaceEvent
+
     if args.kind == "ts":
         from dpaudit.thompson import ThompsonConfig
 
@@ -97,6 +107,8 @@ def _event(args: argparse.Namespace) -> tuple[PrivacyEvent, object | None]:
 
 
 def _report(args: argparse.Namespace, event: PrivacyEvent, cfg: object | None) -> AccountingReport:
+    from dpaudit.accounting import account
+
     if cfg is not None:
         from dpaudit.thompson import thompson_report
 
@@ -133,6 +145,8 @@ def plot_curves(event: PrivacyEvent, cfg: object | None, path: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
+
+    from dpaudit.accounting import epsilon_curves
 
     deltas = np.logspace(-12, math.log10(0.5), 25)
     curves = epsilon_curves(event, deltas)

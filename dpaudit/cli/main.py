@@ -1,38 +1,100 @@
-"""The ``dpaudit`` command: ``epsilon``, ``audit``, ``run``, ``tune``.
+"""The ``dpaudit`` command: ``epsilon``, ``audit``, ``list``, ``run``, ``tune``.
 
 Every failure caused by the input prints one line ``dpaudit: error: ...`` and exits with
 status 2, without a traceback.
+
+Start-up is kept light: this module imports only the standard library and
+:mod:`dpaudit.cli.common`. The subcommand modules (and, through their handlers, numpy, scipy,
+``mechanisms`` and ``bandits``) are imported only for the command on the command line;
+``dpaudit --help``, ``dpaudit --version`` and a bad command list the other commands from
+:data:`COMMANDS` without importing them.
+
+Example (the return value is the exit status; errors go to stderr; ``--help`` and
+``--version`` exit through ``SystemExit`` as argparse does):
+    >>> main(["nosuch"])
+    2
+    >>> try:
+    ...     main(["--version"])
+    ... except SystemExit as done:
+    ...     print("exit status", done.code)  # doctest: +ELLIPSIS
+    dpaudit ...
+    exit status 0
 """
 
 from __future__ import annotations
 
+import argparse
 import importlib
+import importlib.util
 import sys
+from collections.abc import Sequence
 
 from dpaudit.cli.common import Parser, UsageError
 
-# subcommand modules, each with register(subparsers); a module that is not installed yet is skipped
-SUBCOMMANDS = ["dpaudit.cli.epsilon", "dpaudit.cli.audit", "dpaudit.cli.run"]
+COMMANDS: dict[str, tuple[str, str]] = {
+    "epsilon": ("dpaudit.cli.epsilon", "certified privacy of a configuration under every method"),
+    "audit": ("dpaudit.cli.audit", "empirical lower bounds on privacy vs the certified claim"),
+    "list": ("dpaudit.cli.run", "every algorithm 'dpaudit run' knows, with its paper and privacy model"),
+    "run": ("dpaudit.cli.run", "simulate, certify, check and audit an algorithm from 'dpaudit list'"),
+    "tune": ("dpaudit.cli.run", "choose the parameters of a private algorithm at a fixed budget"),
+}
+"""command → (module whose ``register(subparsers)`` adds it, one-line help for ``--help``)."""
 
 
-def build_parser() -> Parser:
+def _version() -> str:
+    from dpaudit import __version__
+
+    return f"dpaudit {__version__}"
+
+
+def _chosen(argv: Sequence[str]) -> str | None:
+    """The command named on the command line: the first token that is not an option (the
+    top-level options take no values)."""
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
+def _installed(module_name: str) -> bool:
+    """Whether the subcommand module exists (found without importing it)."""
+    return importlib.util.find_spec(module_name) is not None
+
+
+def _register(sub: argparse._SubParsersAction, module_name: str) -> bool:
+    """``module.register(sub)``; False if the module is not installed (skipped)."""
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name == module_name:
+            return False
+        raise
+    module.register(sub)
+    return True
+
+
+def build_parser(argv: Sequence[str] | None = None) -> Parser:
+    """The parser for ``argv``: the full parser of the command named in ``argv``, one-line
+    stubs (name and help only) for the others. ``argv=None`` registers every command fully.
+
+    >>> p = build_parser(["--help"])
+    >>> sorted(p._subparsers._group_actions[0].choices)
+    ['audit', 'epsilon', 'list', 'run', 'tune']
+    """
     parser = Parser(prog="dpaudit", description="Certified privacy accounting and empirical auditing.")
+    parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=Parser)
-    for name in SUBCOMMANDS:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:
-                continue
-            raise
-        module.register(sub)
+    chosen = None if argv is None else _chosen(argv)
+    wanted = {m for m, _ in COMMANDS.values()} if argv is None else {COMMANDS.get(chosen, ("",))[0]}
+    installed = {m: _register(sub, m) for m in dict.fromkeys(m for m, _ in COMMANDS.values()) if m in wanted}
+    for name, (module_name, help_text) in COMMANDS.items():
+        if name not in sub.choices and installed.get(module_name, _installed(module_name)):
+            sub.add_parser(name, help=help_text)
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = parser.parse_args(argv)
+        parser = build_parser(args_list)
+        args = parser.parse_args(args_list)
         return int(args.handler(args) or 0)
     except (UsageError, ValueError) as exc:
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__

@@ -37,7 +37,7 @@ DEFAULT_REPS = 10
 def register(sub: argparse._SubParsersAction) -> None:
     run_p = sub.add_parser(
         "run",
-        help="simulate, certify, check and audit a private bandit algorithm (see 'dpaudit list')",
+        help="simulate, certify, check and audit an algorithm from 'dpaudit list'",
         description="dpaudit run ALG [options]: 'dpaudit run ALG --help' lists the options of ALG.",
     )
     run_p.add_argument("alg", metavar="ALG", help="an algorithm key from 'dpaudit list' (e.g. ts, ucb1)")

@@ -1,19 +1,25 @@
-"""Per-mechanism audit setups: mechanism + adversarial neighbours + statistic + certified claim.
+"""Audit targets of the toolkit's mechanisms: mechanism + adversarial neighbours + statistic + claim.
 
-Every factory returns an :class:`~dpaudit.audit.runner.AuditTarget` for :func:`run_audit`.
-``claim=None`` audits the toolkit's own certified value (source ``"dpaudit"``); pass
-:func:`claim_mu` or :func:`claim_epsilon` to audit a user's or a paper's claim instead.
+Every factory returns a :class:`dpaudit.audit.AuditTarget` for :func:`dpaudit.audit.run_audit`
+and honours the contract of :mod:`dpaudit.audit.target` (tested for every entry of
+:data:`TARGETS` in ``tests/test_audit_target_contract.py``). ``claim=None`` audits the
+toolkit's own certified value (source ``"dpaudit"``); pass :func:`~dpaudit.audit.claims.claim_mu`
+or :func:`~dpaudit.audit.claims.claim_epsilon` to audit a user's or a paper's claim instead.
 ``mechanism=`` replaces the sampler (not the claim): that is how a planted bug is audited —
 e.g. a Gaussian mechanism whose σ is 10 % below the σ its certificate was computed for.
 
 Targets:
 
-* :func:`gaussian_target` — ``x + N(0, σ²)``, certified μ = Δ/σ (and ε(δ) of μ-GDP);
-* :func:`laplace_target` — ``x + Lap(b)``, certified ε = Δ/b at δ = 0;
-* :func:`randomized_response_target` — k-ary RR, certified ε at δ = 0;
+* :func:`gaussian_target` — ``x + N(0, σ²)``, certified μ = Δ/σ (Dong, Roth & Su 2022,
+  arXiv:1905.02383, Theorem 2.7) and its ε(δ) (ibid. Corollary 2.13; Balle & Wang 2018,
+  arXiv:1805.06530, Theorem 8);
+* :func:`laplace_target` — ``x + Lap(b)``, certified ε = Δ/b at δ = 0 (Dwork & Roth 2014,
+  Theorem 3.6);
+* :func:`randomized_response_target` — k-ary RR, certified ε at δ = 0 (P(report = v) ∝ e^ε for
+  the true value, 1 otherwise: the likelihood ratio is at most e^ε);
 * :func:`rnm_laplace_target` — Laplace report-noisy-max over counts; the toolkit certifies
-  2Δ/b under replace (Δ/b under monotone add/remove); seed 002 Theorem 8 claims Δ/b
-  (:func:`published_claim`);
+  2Δ/b under replace (Δ/b under monotone add/remove, Dwork & Roth 2014, Claim 3.9); seed 002
+  Theorem 8 claims Δ/b (:func:`published_claim`);
 * :func:`rnm_gaussian_target` — heterogeneous Gaussian RNM, certified μ = max s_i/σ_i; seed 004
   Theorem 6 (:func:`published_claim`);
 * :func:`cascade_target` — seed 001 Algorithms 2–3 local randomizer (the number of reports is the
@@ -24,40 +30,56 @@ declare the finite support of that statistic (exact output distributions), so th
 the cut family of that support instead of a 600-test grid.
 
 Example:
-    >>> from dpaudit.audit.targets import laplace_target, claim_epsilon
+    >>> from dpaudit.audit.claims import claim_epsilon
     >>> t = laplace_target(scale=1.0)
     >>> t.certified.epsilon, t.delta, t.certified.source
     (1.0, 0.0, 'dpaudit')
     >>> laplace_target(scale=1.0, claim=claim_epsilon(0.5, 0.0)).certified.source
     'claim'
+    >>> sorted(TARGETS)[:3]
+    ['cascade', 'gaussian', 'laplace']
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
 
-from dpaudit.audit.neighbours import (
-    NeighbourPair,
+from dpaudit.audit.claims import DEFAULT_GDP_DELTA, claim_epsilon, claim_mu
+from dpaudit.audit.neighbours import NeighbourPair, identical, scalar_pair
+from dpaudit.audit.report import Certified
+from dpaudit.audit.target import AuditTarget, TargetFactory, choose_statistic
+from dpaudit.conversions import gdp_epsilon
+from dpaudit.events import check_positive, check_probability
+from dpaudit.rnm_gaussian import (
+    exact_epsilon,
+    exact_privacy_profile,
+    gdp_bound,
+    published_bound_theorem6,
+)
+from mechanisms.base import check_neighbouring
+from mechanisms.gaussian import GaussianMechanism
+from mechanisms.laplace import LaplaceMechanism
+from mechanisms.local import CascadeClickRandomizer
+from mechanisms.neighbours import (
     cascade_pair,
     gaussian_rnm_adversarial,
-    identical,
     laplace_rnm_adversarial,
     laplace_rnm_pair,
     randomized_response_pair,
-    scalar_pair,
 )
-from dpaudit.audit.report import Certified
-from dpaudit.audit.runner import AuditTarget, choose_statistic
-from dpaudit.conversions import gdp_epsilon
+from mechanisms.randomized_response import RandomizedResponse
+from mechanisms.report_noisy_max import (
+    GaussianReportNoisyMax,
+    LaplaceReportNoisyMax,
+    laplace_rnm_worst_case_loss,
+)
 
 __all__ = [
-    "DEFAULT_GDP_DELTA",
-    "claim_mu",
-    "claim_epsilon",
+    "TARGETS",
     "published_claim",
     "gaussian_target",
     "laplace_target",
@@ -66,38 +88,6 @@ __all__ = [
     "rnm_gaussian_target",
     "cascade_target",
 ]
-
-DEFAULT_GDP_DELTA = 1e-5
-"""δ at which ε is audited for GDP (Gaussian) claims when no ε claim fixes it."""
-
-
-def claim_mu(mu: float, delta: float = DEFAULT_GDP_DELTA, source: str = "claim") -> Certified:
-    """A μ-GDP claim (its implied ε at ``delta`` is audited too).
-
-    >>> round(claim_mu(1.0).epsilon, 4)
-    4.3772
-    """
-    m = float(mu)
-    if not (m > 0 and math.isfinite(m)):
-        raise ValueError(f"claim mu must be in (0, inf), got {mu!r}")
-    d = float(delta)
-    if not (0.0 < d < 1.0):
-        raise ValueError(f"delta must be in (0, 1) for a mu claim, got {delta!r}")
-    return Certified(mu=m, epsilon=float(gdp_epsilon(m, d)), delta=d, source=source)
-
-
-def claim_epsilon(epsilon: float, delta: float = 0.0, source: str = "claim") -> Certified:
-    """An (ε, δ)-DP claim.
-
-    >>> claim_epsilon(1.0, 1e-6)
-    Certified(mu=None, epsilon=1.0, delta=1e-06, source='claim')
-    """
-    e, d = float(epsilon), float(delta)
-    if not (e >= 0 and math.isfinite(e)):
-        raise ValueError(f"claim epsilon must be in [0, inf), got {epsilon!r}")
-    if not (0.0 <= d < 1.0):
-        raise ValueError(f"claim delta must be in [0, 1), got {delta!r}")
-    return Certified(mu=None, epsilon=e, delta=d, source=source)
 
 
 def _pair_or(pair: NeighbourPair | None, default: NeighbourPair) -> NeighbourPair:
@@ -119,8 +109,6 @@ def gaussian_target(
     >>> gaussian_target(sigma=2.0).certified.mu
     0.5
     """
-    from mechanisms import GaussianMechanism
-
     claimed = GaussianMechanism(sigma=sigma, sensitivity=sensitivity)
     mech = claimed if mechanism is None else mechanism
     p = _pair_or(pair, scalar_pair(sensitivity))
@@ -157,8 +145,6 @@ def laplace_target(
     statistic: str = "auto",
 ) -> AuditTarget:
     """Laplace mechanism ``x + Lap(b)``; neighbours 0 vs Δ; certified ε = Δ/b at δ = 0."""
-    from mechanisms import LaplaceMechanism
-
     claimed = LaplaceMechanism(scale=scale, sensitivity=sensitivity)
     mech = claimed if mechanism is None else mechanism
     p = _pair_or(pair, scalar_pair(sensitivity))
@@ -192,8 +178,6 @@ def randomized_response_target(
     pair: NeighbourPair | None = None,
 ) -> AuditTarget:
     """k-ary randomised response; neighbours value 0 vs 1; certified ε at δ = 0."""
-    from mechanisms import RandomizedResponse
-
     claimed = RandomizedResponse(epsilon=epsilon, num_categories=num_categories)
     mech = claimed if mechanism is None else mechanism
     p = _pair_or(pair, randomized_response_pair(getattr(mech, "epsilon", epsilon)))
@@ -231,11 +215,7 @@ def rnm_laplace_target(
     best predicted bound with ``trials`` (exact distributions only, no audit samples). The
     toolkit certifies ε = 2Δ/b under replace and Δ/b under (monotone) add/remove.
     """
-    from mechanisms import LaplaceReportNoisyMax
-    from mechanisms.report_noisy_max import laplace_rnm_worst_case_loss
-
-    if neighbouring not in ("replace", "add-remove"):
-        raise ValueError(f"neighbouring must be 'replace' or 'add-remove', got {neighbouring!r}")
+    neighbouring = check_neighbouring(neighbouring).value
     claimed = LaplaceReportNoisyMax(
         scale, arms, neighbouring=neighbouring, monotone=neighbouring == "add-remove"
     )
@@ -296,9 +276,6 @@ def rnm_gaussian_target(
     exact worst case of :mod:`dpaudit.rnm_gaussian` at the audited δ and a scan of common gaps,
     best predicted bound wins). The toolkit certifies μ = max s_i/σ_i.
     """
-    from dpaudit.rnm_gaussian import exact_epsilon, exact_privacy_profile, gdp_bound
-    from mechanisms import GaussianReportNoisyMax
-
     sig = [float(v) for v in np.atleast_1d(np.asarray(sigmas, dtype=float))]
     s = np.atleast_1d(np.asarray(sensitivities, dtype=float))
     if s.size not in (1, len(sig)):
@@ -365,8 +342,6 @@ def cascade_target(
     the recorded event certifies, since it accounts only for the noisy values, not for how many
     there are. The statistic is the white-box privacy loss (``±inf`` when the lengths differ).
     """
-    from mechanisms import CascadeClickRandomizer
-
     if delta is None:
         mech = CascadeClickRandomizer.alg2(num_positions, epsilon)
         alg = "Algorithm 2 (Laplace)"
@@ -421,12 +396,21 @@ def published_claim(target: str, **kw: Any) -> Certified:
     0.6993
     """
     if target == "rnm-laplace":
-        return claim_epsilon(1.0 / float(kw["scale"]), 0.0, source="seed 002 Theorem 8")
+        return claim_epsilon(1.0 / check_positive("scale", kw["scale"]), 0.0, source="seed 002 Theorem 8")
     if target == "rnm-gaussian":
-        from dpaudit.rnm_gaussian import published_bound_theorem6
-
-        d = float(kw["delta"])
+        d = check_probability("delta", kw["delta"])
         return claim_epsilon(
             published_bound_theorem6(kw["sensitivities"], kw["sigmas"], d), d, source="seed 004 Theorem 6/7"
         )
     raise ValueError(f"no published claim for target {target!r}; known: 'rnm-laplace', 'rnm-gaussian'")
+
+
+TARGETS: Mapping[str, TargetFactory] = {
+    "gaussian": gaussian_target,
+    "laplace": laplace_target,
+    "randomized-response": randomized_response_target,
+    "rnm-laplace": rnm_laplace_target,
+    "rnm-gaussian": rnm_gaussian_target,
+    "cascade": cascade_target,
+}
+"""Every target factory, by the name ``dpaudit audit TARGET`` uses."""

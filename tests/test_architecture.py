@@ -1,0 +1,216 @@
+"""Layering: imports run one way, bandits → mechanisms → dpaudit core; only the CLI imports all.
+
+Every module of the three packages is read with ``ast``: module-level imports, imports inside
+functions, ``importlib.import_module("...")`` with a constant name, and the imports of its
+doctest examples (doctests are collected by pytest, so they are code too). An arrow that runs
+the wrong way fails the test with the file, line and imported module.
+
+A second test checks start-up cost deterministically: in a fresh interpreter, importing
+:mod:`dpaudit.cli.main` and building the parser for ``--help`` (or for a bad argument) must not
+import numpy, scipy, mechanisms or bandits.
+"""
+
+from __future__ import annotations
+
+import ast
+import doctest
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("dpaudit", "mechanisms", "bandits")
+RANK = {"core": 0, "mechanisms": 1, "bandits": 2}
+"""A module of rank r may import the layers of rank ≤ r; the CLI may import anything."""
+
+
+def layer(module: str) -> str | None:
+    """``"cli"``, ``"core"``, ``"mechanisms"``, ``"bandits"``, or None outside the toolkit.
+
+    >>> [layer(m) for m in ("dpaudit.audit", "dpaudit.cli.run", "dpaudit.__main__", "numpy")]
+    ['core', 'cli', 'cli', None]
+    """
+    top = module.split(".")[0]
+    if top == "dpaudit":
+        rest = module.split(".")[1:2]
+        return "cli" if rest in (["cli"], ["__main__"]) else "core"
+    return top if top in ("mechanisms", "bandits") else None
+
+
+def allowed(importer: str, imported: str) -> bool:
+    """Whether module ``importer`` may import module ``imported``.
+
+    >>> allowed("mechanisms.gaussian", "dpaudit.events"), allowed("dpaudit.audit.x", "mechanisms")
+    (True, False)
+    >>> allowed("dpaudit.cli.audit", "bandits.audit"), allowed("bandits.x", "dpaudit.cli.main")
+    (True, False)
+    """
+    src, dst = layer(importer), layer(imported)
+    if dst is None or src == "cli":
+        return True
+    if dst == "cli":  # nothing outside the CLI depends on the composition root
+        return False
+    return RANK[dst] <= RANK[src]
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _resolve(module: str, is_package: bool, node: ast.ImportFrom) -> list[str]:
+    if node.level == 0:
+        base = node.module or ""
+    else:
+        pkg = module.split(".") if is_package else module.split(".")[:-1]
+        pkg = pkg[: len(pkg) - (node.level - 1)]
+        base = ".".join(pkg + ([node.module] if node.module else []))
+    # "from pkg import sub" may import the submodule pkg.sub: check both names
+    return [base] + [f"{base}.{a.name}" for a in node.names if a.name != "*"]
+
+
+def imports_in(tree: ast.AST, module: str, is_package: bool) -> list[tuple[int, str]]:
+    """(line, imported module) for every import anywhere in ``tree`` (including in functions).
+
+    >>> src = "def f():\\n    import mechanisms.gaussian\\n    from . import runner\\n"
+    >>> imports_in(ast.parse(src), "dpaudit.audit.x", False)
+    [(2, 'mechanisms.gaussian'), (3, 'dpaudit.audit'), (3, 'dpaudit.audit.runner')]
+    """
+    out: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            out += [(node.lineno, name) for name in _resolve(module, is_package, node)]
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "import_module"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            out.append((node.lineno, node.args[0].value))
+    return sorted(out)
+
+
+def doctest_imports(tree: ast.Module, module: str, is_package: bool) -> list[tuple[int, str]]:
+    """Imports in the doctest examples of every docstring of ``tree``."""
+    parser = doctest.DocTestParser()
+    out: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        doc = ast.get_docstring(node, clean=False)
+        if not doc or ">>>" not in doc:
+            continue
+        line = 1 if isinstance(node, ast.Module) else node.lineno
+        for ex in parser.get_examples(doc):
+            try:
+                sub = ast.parse(ex.source)
+            except SyntaxError:  # a continuation fragment; the full statement is elsewhere
+                continue
+            out += [(line + ex.lineno, name) for _, name in imports_in(sub, module, is_package)]
+    return out
+
+
+def violations(path: Path) -> list[str]:
+    module = _module_name(path)
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    is_package = path.name == "__init__.py"
+    found = imports_in(tree, module, is_package) + doctest_imports(tree, module, is_package)
+    rel = path.relative_to(ROOT)
+    return [f"{rel}:{line}: {module} ({layer(module)}) imports {name} ({layer(name)})"
+            for line, name in found if not allowed(module, name)]
+
+
+def sources() -> list[Path]:
+    return sorted(p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py"))
+
+
+def test_imports_run_one_way() -> None:
+    bad = [v for path in sources() for v in violations(path)]
+    assert not bad, "imports against the layering (bandits → mechanisms → dpaudit core):\n" + "\n".join(bad)
+
+
+def test_the_checker_sees_every_kind_of_import(tmp_path: Path) -> None:
+    """The checker itself: each kind of wrong-way import is reported, right-way ones are not."""
+    src = '''"""Doc.
+
+    >>> from bandits import GaussianTS
+"""
+import numpy
+from dpaudit.events import check_integer
+
+
+def f():
+    import mechanisms.gaussian
+    from dpaudit.cli import main
+    importlib.import_module("bandits.audit")
+'''
+    tree = ast.parse(src)
+    found = imports_in(tree, "dpaudit.audit.fake", False) + doctest_imports(tree, "dpaudit.audit.fake", False)
+    bad = sorted(name for _, name in found if not allowed("dpaudit.audit.fake", name))
+    assert bad == ["bandits", "bandits.GaussianTS", "bandits.audit", "dpaudit.cli", "dpaudit.cli.main",
+                   "mechanisms.gaussian"]
+
+
+def test_the_layers_are_really_used() -> None:
+    """The right-way arrows exist (so the scan is not reading nothing)."""
+    arrows = set()
+    for path in sources():
+        module = _module_name(path)
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for _, name in imports_in(tree, module, path.name == "__init__.py"):
+            if layer(name) is not None:
+                arrows.add((layer(module), layer(name)))
+    assert {("mechanisms", "core"), ("bandits", "core"), ("cli", "core"), ("cli", "mechanisms"),
+            ("cli", "bandits")} <= arrows
+
+
+_STARTUP = """
+import json, sys
+from dpaudit.cli.main import build_parser
+out = {}
+for argv in (["--help"], ["epsilon", "gaussian", "--mu", "-1", "--delta", "1e-5"],
+             ["audit", "gaussian", "--sigma", "0"], ["nosuch"]):
+    try:
+        build_parser(argv).parse_args(argv)
+    except BaseException as exc:  # --help exits, a bad argument raises UsageError
+        out[" ".join(argv)] = type(exc).__name__
+heavy = sorted({m.split(".")[0] for m in sys.modules} & {"numpy", "scipy", "mechanisms", "bandits"})
+print(json.dumps({"heavy": heavy, "outcomes": out}))
+"""
+
+
+def test_cli_startup_imports_no_heavy_package() -> None:
+    """Deterministic proxy for start-up time: ``--help`` and input errors import nothing heavy."""
+    proc = subprocess.run([sys.executable, "-c", _STARTUP], capture_output=True, text=True, cwd=ROOT,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    res = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert res["outcomes"] == {"--help": "SystemExit", "epsilon gaussian --mu -1 --delta 1e-5": "UsageError",
+                               "audit gaussian --sigma 0": "UsageError", "nosuch": "UsageError"}
+    assert res["heavy"] == []
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"]])
+def test_python_dash_m_dpaudit(argv: list[str]) -> None:
+    proc = subprocess.run([sys.executable, "-m", "dpaudit", *argv], capture_output=True, text=True, cwd=ROOT,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert ("dpaudit 0." in proc.stdout) if argv == ["--version"] else ("usage: dpaudit" in proc.stdout)
+
+
+def test_command_table_matches_the_registered_parsers() -> None:
+    """The one-line help that ``dpaudit --help`` shows without importing a subcommand module is
+    the help that module registers."""
+    from dpaudit.cli.main import COMMANDS, build_parser
+
+    full = build_parser()  # every module registered
+    action = full._subparsers._group_actions[0]
+    registered = {a.dest: a.help for a in action._choices_actions}
+    assert registered == {name: help_text for name, (_, help_text) in COMMANDS.items()}
