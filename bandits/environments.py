@@ -33,6 +33,7 @@ from __future__ import annotations
 import abc
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -57,11 +58,11 @@ def _check_unit(name: str, value: float) -> float:
 def truncexp_mean(rate: float) -> float:
     """Mean of Exp(``rate``) conditioned on x ≤ 1: 1/λ − e^{−λ}/(1 − e^{−λ}).
 
-    >>> round(truncexp_mean(0.1), 4), round(truncexp_mean(10.0), 4)
-    (0.4917, 0.1)
+    >>> round(truncexp_mean(0.1), 4), round(truncexp_mean(10.0), 4), truncexp_mean(1e6)
+    (0.4917, 0.1, 1e-06)
     """
     lam = check_positive("rate", rate)
-    return 1.0 / lam - 1.0 / math.expm1(lam)  # e^{-λ}/(1-e^{-λ}) = 1/(e^λ - 1)
+    return 1.0 / lam - math.exp(-lam) / -math.expm1(-lam)  # e^{-λ}/(1-e^{-λ}), no overflow for large λ
 
 
 @dataclass(frozen=True)
@@ -149,9 +150,11 @@ class BernoulliEnv(StochasticEnv):
             raise ValueError(f"probs must have at least 2 arms, got {len(p)}")
         object.__setattr__(self, "probs", p)
 
-    @property
+    @cached_property
     def means(self) -> np.ndarray:
-        return np.array(self.probs, dtype=float)
+        m = np.array(self.probs, dtype=float)
+        m.setflags(write=False)
+        return m
 
     @property
     def spec(self) -> str:
@@ -180,9 +183,11 @@ class TruncatedExponentialEnv(StochasticEnv):
             raise ValueError(f"rates must have at least 2 arms, got {len(r)}")
         object.__setattr__(self, "rates", r)
 
-    @property
+    @cached_property
     def means(self) -> np.ndarray:
-        return np.array([truncexp_mean(r) for r in self.rates], dtype=float)
+        m = np.array([truncexp_mean(r) for r in self.rates], dtype=float)
+        m.setflags(write=False)
+        return m
 
     @property
     def spec(self) -> str:
@@ -250,6 +255,8 @@ class RewardTableEnv(Environment):
 
 
 _KINDS = {"bernoulli": BernoulliEnv, "truncexp": TruncatedExponentialEnv}
+MAX_ARMS = 10_000
+"""The most arms a command-line spec may list (a run's state is arrays of shape (R, N))."""
 
 
 def parse_env(spec: str) -> Environment:
@@ -271,6 +278,8 @@ def parse_env(spec: str) -> Environment:
     parts = [p.strip() for p in body.split(",")]
     if any(p == "" for p in parts):
         raise ValueError(f"spec parameters must be a comma-separated list of numbers, got {body!r}")
+    if len(parts) > MAX_ARMS:
+        raise ValueError(f"spec must list at most {MAX_ARMS} arms, got {len(parts)}")
     values = []
     for p in parts:
         try:

@@ -130,6 +130,11 @@ class GaussianTSAgent(Agent):
         self._first_private = max(self._prepull_end, 0 if policy.b else 1)
 
     _MIN_ADVANCE = 6
+    _SPEC_MEMORY = 256 * 2**20  # the speculative engine's padded copies; above it, the step loop
+
+    def _spec_bytes(self, C: int) -> int:
+        """Bytes of the speculative engine's two time-padded (R, N, C + 512) copies."""
+        return 16 * self.reps * self.n_arms * (C + self._KS[-1])
 
     def prepare(self, t0: int, t1: int) -> None:
         # Z[r, k, i]: repetition r's (t1-t0, N) draw, written in place (chunking-invariant)
@@ -255,7 +260,7 @@ class GaussianTSAgent(Agent):
         start = self._prepull(t0, t1, table, actions) if t0 < self._prepull_end else t0
         k = start - t0
         if k < C:
-            if self._speculating:
+            if self._speculating and self._spec_bytes(C) <= self._SPEC_MEMORY:
                 k = self._speculate(k, C, table, actions)
             if k < C:
                 self._refresh()

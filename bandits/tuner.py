@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from scipy import stats
 
 from bandits.environments import Environment
 from bandits.gaussian_ts import GaussianTS
@@ -476,7 +477,7 @@ def tune_thompson(
 def plot_tuning(
     results: TuningResult | Sequence[TuningResult], path: str | None = None, *, curves: bool = True
 ) -> Any:
-    """Regret at T against b (one line per result, ±1.96 s.e.), and, with ``curves``, the
+    """Regret at T against b (one line per result, 95 % t-intervals of the mean), and, with ``curves``, the
     regret curves of every candidate of the first result. Saves to ``path`` if given; returns
     the matplotlib Figure.
 
@@ -504,7 +505,8 @@ def plot_tuning(
         bs = np.array([c.b for c in r.candidates])
         m = np.array([c.regret_mean for c in r.candidates])
         s = np.array([c.regret_stderr for c in r.candidates])
-        line = ax.errorbar(bs, m, yerr=1.96 * s, marker="o", capsize=3, label=f"μ = {r.target_mu:g}")
+        half = float(stats.t.ppf(0.975, r.reps - 1)) * s if r.reps > 1 else 0.0 * s
+        line = ax.errorbar(bs, m, yerr=half, marker="o", capsize=3, label=f"μ = {r.target_mu:g}")
         best = r.best
         ax.plot([best.b], [best.regret_mean], "*", ms=14, color=line[0].get_color())
     ax.set_xscale("symlog", linthresh=1)

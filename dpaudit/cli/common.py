@@ -1,4 +1,19 @@
-"""Shared pieces of the command line: one-line errors, parsers for numbers and lists, output."""
+"""Shared pieces of the command line: one-line errors, parsers for numbers, lists and output
+paths, strict JSON output.
+
+Every parser here raises ``argparse.ArgumentTypeError`` with one line naming the option and its
+valid range; :class:`Parser` turns it into :class:`UsageError` (one line, exit status 2) and shows
+every option's default in ``--help``.
+
+>>> integer("--reps", 1, 10**4)("1e3"), integer("--reps", 1)("7")
+(1000, 7)
+>>> integer("--reps", 1, 10**4)("1.5")
+Traceback (most recent call last):
+...
+argparse.ArgumentTypeError: --reps must be an integer in [1, 10000], got '1.5'
+>>> jsonable({"a": float("inf"), "b": [1.0, float("-inf")]})
+{'a': 'inf', 'b': [1.0, '-inf']}
+"""
 
 from __future__ import annotations
 
@@ -14,10 +29,27 @@ class UsageError(Exception):
 
 
 class Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose errors are one line (no usage dump) and exit with status 2."""
+    """An ArgumentParser whose errors are one line (no usage dump) and exit with status 2, and
+    whose ``--help`` shows every option's default."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:  # type: ignore[override]
         raise UsageError(message)
+
+
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Adds "(default: X)" to an option's help unless the help already states its default or the
+    default is None / a switch's False."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        quiet = action.default in (None, False, argparse.SUPPRESS) or not action.option_strings
+        if quiet or "default" in text:
+            return text
+        return text + " (default: %(default)s)"
 
 
 def number(
@@ -54,14 +86,23 @@ def number(
     return parse
 
 
-def integer(name: str, low: int):
+def integer(name: str, low: int, high: int | None = None):
+    """An argparse ``type`` for an integer in [low, high]; ``1e6`` is accepted when it is an integer."""
+    span = f">= {low}" if high is None else f"in [{low}, {high}]"
+
     def parse(text: str) -> int:
         try:
             v = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be an integer >= {low}, got {text!r}") from None
-        if v < low:
-            raise argparse.ArgumentTypeError(f"{name} must be an integer >= {low}, got {text!r}")
+            try:
+                f = float(text)
+            except ValueError:
+                f = math.nan
+            if not (math.isfinite(f) and f.is_integer()):
+                raise argparse.ArgumentTypeError(f"{name} must be an integer {span}, got {text!r}") from None
+            v = int(f)
+        if v < low or (high is not None and v > high):
+            raise argparse.ArgumentTypeError(f"{name} must be an integer {span}, got {text!r}")
         return v
 
     return parse
@@ -69,11 +110,13 @@ def integer(name: str, low: int):
 
 def number_list(name: str, low: float = 0.0):
     def parse(text: str) -> list[float]:
-        parts = [p.strip() for p in text.split(",") if p.strip()]
-        if not parts:
+        parts = [p.strip() for p in text.split(",")]
+        if not any(parts):
             raise argparse.ArgumentTypeError(f"{name} must be a comma-separated list of numbers > {low:g}")
         out = []
         for p in parts:
+            if not p:
+                raise argparse.ArgumentTypeError(f"{name} has an empty entry in {text!r}")
             try:
                 v = float(p)
             except ValueError:
@@ -87,19 +130,51 @@ def number_list(name: str, low: float = 0.0):
     return parse
 
 
+def plot_path(name: str = "--plot"):
+    """An argparse ``type`` for a figure file, checked before any work starts: a non-empty path
+    ending in .png, .pdf or .svg whose directory exists and is writable, and matplotlib installed
+    (the ``plot`` extra)."""
+
+    def parse(text: str) -> str:
+        import importlib.util
+        import os
+
+        if not text.strip():
+            raise argparse.ArgumentTypeError(f"{name} must name a file ending in .png, .pdf or .svg, got ''")
+        if os.path.splitext(text)[1].lower() not in (".png", ".pdf", ".svg"):
+            raise argparse.ArgumentTypeError(f"{name} must end in .png, .pdf or .svg, got {text!r}")
+        folder = os.path.dirname(os.path.abspath(text))
+        if not os.path.isdir(folder):
+            raise argparse.ArgumentTypeError(f"{name}: directory {folder!r} does not exist")
+        if not os.access(folder, os.W_OK):
+            raise argparse.ArgumentTypeError(f"{name}: directory {folder!r} is not writable")
+        if importlib.util.find_spec("matplotlib") is None:
+            raise argparse.ArgumentTypeError(f"{name} needs matplotlib: pip install 'dpaudit[plot]'")
+        return text
+
+    return parse
+
+
+def jsonable(obj: Any) -> Any:
+    """``obj`` with NumPy scalars and arrays turned into Python values and every non-finite float
+    written as the string ``"inf"``, ``"-inf"`` (or ``"nan"``): strict JSON (RFC 8259 has no
+    infinities), and the value is still readable."""
+    if isinstance(obj, dict):
+        return {str(k): jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [jsonable(v) for v in obj]
+    if type(obj).__module__ == "numpy":
+        obj = obj.tolist() if hasattr(obj, "tolist") else obj.item()
+        return jsonable(obj)
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return "nan" if math.isnan(obj) else ("inf" if obj > 0 else "-inf")
+    return obj
+
+
 def emit_json(obj: Any) -> None:
-    json.dump(obj, sys.stdout, indent=2, sort_keys=False, default=_default)
+    """Print ``obj`` as strict JSON (:func:`jsonable`; ``allow_nan=False``)."""
+    json.dump(jsonable(obj), sys.stdout, indent=2, sort_keys=False, allow_nan=False)
     sys.stdout.write("\n")
-
-
-def _default(o: Any) -> Any:
-    import numpy as np
-
-    if isinstance(o, (np.floating, np.integer)):
-        return o.item()
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
 
 
 def fmt(v: float | None) -> str:

@@ -11,7 +11,7 @@ import argparse
 import math
 from typing import TYPE_CHECKING
 
-from dpaudit.cli.common import emit_json, fmt, integer, number, number_list
+from dpaudit.cli.common import emit_json, fmt, integer, number, number_list, plot_path
 
 if TYPE_CHECKING:
     from dpaudit.accounting import AccountingReport
@@ -64,7 +64,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         target.add_argument("--epsilon", type=number("--epsilon", 0.0),
                             help="report delta at this epsilon")
         q.add_argument("--json", action="store_true", help="print one JSON object")
-        q.add_argument("--plot", metavar="FILE.png", help="draw epsilon(delta) for every method")
+        q.add_argument("--plot", metavar="FILE.png", type=plot_path(), help="draw epsilon(delta) for every method")
         q.set_defaults(handler=run)
 
 

@@ -29,7 +29,25 @@ import sys
 from concurrent.futures import Executor
 from typing import Any
 
-from dpaudit.cli.common import Parser, UsageError, emit_json, integer, number
+from dpaudit.cli.common import Parser, UsageError, emit_json, integer, number, plot_path
+
+MAX_HORIZON = 10**9
+MAX_REPS = 10**5
+MAX_ARMS = 10**4
+MAX_AUDIT_TRIALS = 10**7
+MAX_WORK = 10**10
+"""Documented limits: rounds, repetitions, arms (``tune``), audit pairs, and the work of one
+simulation, T·R rounds (about 10⁷–10⁸ rounds per second here: 10¹⁰ is minutes to hours)."""
+
+
+def check_work(horizon: int, reps: int, what: str = "--horizon x --reps") -> None:
+    """Refuse a simulation of more than :data:`MAX_WORK` rounds up front, with the estimate."""
+    if horizon * reps > MAX_WORK:
+        raise UsageError(
+            f"{what} = {horizon * reps:.3g} rounds, more than the limit {MAX_WORK:.0e} "
+            "(hours of simulation on this machine); use fewer rounds or repetitions"
+        )
+
 
 DEFAULT_REPS = 10
 
@@ -89,14 +107,14 @@ def _alg_parser(spec: Any) -> Parser:
     p.add_argument(
         "--horizon",
         "-T",
-        type=integer("--horizon", 2),
+        type=integer("--horizon", 2, MAX_HORIZON),
         default=spec.default_horizon,
         help=f"rounds T (default {spec.default_horizon})",
     )
     p.add_argument(
         "--reps",
         "-R",
-        type=integer("--reps", 1),
+        type=integer("--reps", 1, MAX_REPS),
         default=DEFAULT_REPS,
         help=f"repetitions (default {DEFAULT_REPS})",
     )
@@ -108,25 +126,25 @@ def _alg_parser(spec: Any) -> Parser:
     )
     p.add_argument(
         "--audit-trials",
-        type=integer("--audit-trials", 0),
+        type=integer("--audit-trials", 0, MAX_AUDIT_TRIALS),
         default=spec.default_audit_trials,
         help=f"neighbouring-run pairs for the audit, 0 to skip (default {spec.default_audit_trials})",
     )
     p.add_argument(
         "--audit-horizon",
-        type=integer("--audit-horizon", 2),
+        type=integer("--audit-horizon", 2, MAX_HORIZON),
         default=None,
         help="horizon of the audited runs (default: the algorithm's choice, at most --horizon)",
     )
-    p.add_argument("--seed", type=integer("--seed", 0), default=0, help="root seed (default 0)")
+    p.add_argument("--seed", type=integer("--seed", 0, 2**63 - 1), default=0, help="root seed (default 0)")
     p.add_argument(
         "--workers",
-        type=integer("--workers", 1),
+        type=integer("--workers", 1, 64),
         default=1,
         help="processes for the simulation and the audit (default 1)",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object (no progress bars)")
-    p.add_argument("--plot", metavar="FILE.png", help="draw the regret curves")
+    p.add_argument("--plot", metavar="FILE.png", type=plot_path(), help="draw the regret curves")
     for o in spec.options:
         flags = [f"--{o.name}"] + ([o.short] if o.short else [])
         default_txt = "" if o.default is None or "default" in o.help else f" (default {o.default})"
@@ -181,6 +199,7 @@ def _audit_horizon(spec: Any, policy: Any, args: argparse.Namespace, env: Any) -
     else:
         Ta = T
     if args.audit_trials:
+        check_work(Ta, 2 * args.audit_trials, "audit horizon x 2 --audit-trials")
         try:
             policy.declare(Ta, env.n_arms, env.structure)
         except ValueError as exc:
@@ -203,6 +222,7 @@ def run_alg(args: argparse.Namespace) -> int:
 
     spec = get(args.alg)
     opts = _alg_parser(spec).parse_args(args.rest)
+    check_work(opts.horizon, opts.reps)
     env = _env(spec, opts.env)
     algo = {o.dest: getattr(opts, o.dest) for o in spec.options}
     policy = spec.configure(algo, env, opts.horizon).policy
@@ -264,12 +284,16 @@ def _register_tune(sub: argparse._SubParsersAction) -> None:
         help="with --target-epsilon: the delta of the (epsilon, delta) budget",
     )
     tt.add_argument(
-        "--horizon", "-T", type=integer("--horizon", 2), default=100_000, help="rounds (default 100000)"
+        "--horizon",
+        "-T",
+        type=integer("--horizon", 2, MAX_HORIZON),
+        default=100_000,
+        help="rounds (default 100000)",
     )
     tt.add_argument(
         "--arms",
         "-N",
-        type=integer("--arms", 2),
+        type=integer("--arms", 2, MAX_ARMS),
         default=None,
         help="number of arms (default: from --env; without --env, Bernoulli means "
         "evenly spaced from 0.75 to 0.25)",
@@ -278,25 +302,27 @@ def _register_tune(sub: argparse._SubParsersAction) -> None:
     tt.add_argument(
         "--reps",
         "-R",
-        type=integer("--reps", 1),
+        type=integer("--reps", 1, MAX_REPS),
         default=DEFAULT_REPS,
         help=f"repetitions (default {DEFAULT_REPS})",
     )
     tt.add_argument(
         "--candidates",
-        type=integer("--candidates", 1),
+        type=integer("--candidates", 1, 200),
         default=10,
         help="number of b values, log-spaced from 0 to the largest feasible (default 10)",
     )
-    tt.add_argument("--seed", type=integer("--seed", 0), default=0, help="root seed (default 0)")
+    tt.add_argument("--seed", type=integer("--seed", 0, 2**63 - 1), default=0, help="root seed (default 0)")
     tt.add_argument(
         "--workers",
-        type=integer("--workers", 1),
+        type=integer("--workers", 1, 64),
         default=1,
         help="processes simulating candidates in parallel (default 1)",
     )
     tt.add_argument("--json", action="store_true", help="print one JSON object (no progress bars)")
-    tt.add_argument("--plot", metavar="FILE.png", help="draw regret against b and the regret curves")
+    tt.add_argument(
+        "--plot", metavar="FILE.png", type=plot_path(), help="draw regret against b and the regret curves"
+    )
     tt.set_defaults(handler=tune_ts)
 
 
@@ -327,6 +353,7 @@ def tune_ts(args: argparse.Namespace) -> int:
     if args.target_mu is not None and args.delta is not None:
         raise UsageError("--delta is only used with --target-epsilon")
     env = _tune_env(args.env, args.arms)
+    check_work(args.horizon, args.reps * args.candidates * 2, "--horizon x --reps x (2 --candidates)")
     mu = resolve_target_mu(args.target_mu, args.target_epsilon, args.delta)
     bmax = max_prepulls(args.horizon, env.n_arms, mu)
     executor = _executor(args.workers)
