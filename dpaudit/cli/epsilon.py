@@ -64,7 +64,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         target.add_argument("--epsilon", type=number("--epsilon", 0.0),
                             help="report delta at this epsilon")
         q.add_argument("--json", action="store_true", help="print one JSON object")
-        q.add_argument("--plot", metavar="FILE.png", type=plot_path(), help="draw epsilon(delta) for every method")
+        q.add_argument("--plot", metavar="FILE.png", type=plot_path(),
+                       help="draw epsilon(delta) for every method")
         q.set_defaults(handler=run)
 
 
