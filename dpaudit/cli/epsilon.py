@@ -17,6 +17,9 @@ if TYPE_CHECKING:
     from dpaudit.accounting import AccountingReport
     from dpaudit.events import PrivacyEvent
 
+MAX_STEPS = 10**9
+"""The most steps (rounds) a composition may have on the command line."""
+
 METHOD_NOTES = {
     "basic": "sum of per-step (eps_i, delta_i)",
     "advanced": "Dwork-Rothblum-Vadhan, optimised split",
@@ -35,27 +38,36 @@ def register(sub: argparse._SubParsersAction) -> None:
                              parser_class=type(p))
 
     ts = kinds.add_parser("ts", help="Gaussian Thompson sampling with (b, c) (seed 004)")
-    ts.add_argument("--horizon", "-T", type=integer("--horizon", 1), required=True)
-    ts.add_argument("--arms", "-N", type=integer("--arms", 2), required=True)
-    ts.add_argument("--prepulls", "-b", type=integer("--prepulls", 0), default=0)
-    ts.add_argument("--variance-scale", "-c", type=number("--variance-scale", 1.0), default=1.0)
+    ts.add_argument("--horizon", "-T", type=integer("--horizon", 1, MAX_STEPS), required=True,
+                    help="rounds T")
+    ts.add_argument("--arms", "-N", type=integer("--arms", 2, 10**6), required=True, help="arms N")
+    ts.add_argument("--prepulls", "-b", type=integer("--prepulls", 0, MAX_STEPS), default=0,
+                    help="pre-pulls per arm b (b*N < T)")
+    ts.add_argument("--variance-scale", "-c", type=number("--variance-scale", 1.0), default=1.0,
+                    help="posterior variance scale c >= 1")
 
     g = kinds.add_parser("gaussian", help="k-fold Gaussian mechanism")
-    g.add_argument("--mu", type=number("--mu", 0.0, low_open=True))
-    g.add_argument("--sensitivity", type=number("--sensitivity", 0.0, low_open=True))
-    g.add_argument("--sigma", type=number("--sigma", 0.0, low_open=True))
-    g.add_argument("--steps", type=integer("--steps", 1), default=1)
+    g.add_argument("--mu", type=number("--mu", 0.0, low_open=True),
+                   help="GDP parameter of one step (or give --sensitivity and --sigma)")
+    g.add_argument("--sensitivity", type=number("--sensitivity", 0.0, low_open=True),
+                   help="l2-sensitivity of one step (with --sigma)")
+    g.add_argument("--sigma", type=number("--sigma", 0.0, low_open=True), help="noise standard deviation")
+    g.add_argument("--steps", type=integer("--steps", 1, MAX_STEPS), default=1, help="k steps")
 
     lap = kinds.add_parser("laplace", help="k-fold Laplace mechanism")
-    lap.add_argument("--epsilon0", type=number("--epsilon0", 0.0, low_open=True))
-    lap.add_argument("--sensitivity", type=number("--sensitivity", 0.0, low_open=True))
-    lap.add_argument("--scale", type=number("--scale", 0.0, low_open=True))
-    lap.add_argument("--steps", type=integer("--steps", 1), default=1)
+    lap.add_argument("--epsilon0", type=number("--epsilon0", 0.0, low_open=True),
+                     help="epsilon of one step (or give --sensitivity and --scale)")
+    lap.add_argument("--sensitivity", type=number("--sensitivity", 0.0, low_open=True),
+                     help="l1-sensitivity of one step (with --scale)")
+    lap.add_argument("--scale", type=number("--scale", 0.0, low_open=True), help="Laplace scale b")
+    lap.add_argument("--steps", type=integer("--steps", 1, MAX_STEPS), default=1, help="k steps")
 
     r = kinds.add_parser("rnm-gaussian", help="report-noisy-max with heterogeneous Gaussian noise")
-    r.add_argument("--sensitivities", type=number_list("--sensitivities"), required=True)
-    r.add_argument("--sigmas", type=number_list("--sigmas"), required=True)
-    r.add_argument("--steps", type=integer("--steps", 1), default=1)
+    r.add_argument("--sensitivities", type=number_list("--sensitivities"), required=True,
+                   help="s1,s2,... (one, or one per candidate)")
+    r.add_argument("--sigmas", type=number_list("--sigmas"), required=True,
+                   help="sigma1,sigma2,... one per candidate")
+    r.add_argument("--steps", type=integer("--steps", 1, MAX_STEPS), default=1, help="k steps")
 
     for q in (ts, g, lap, r):
         target = q.add_mutually_exclusive_group(required=True)
