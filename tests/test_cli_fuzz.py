@@ -1,0 +1,167 @@
+"""Fuzz the command line: random options with extreme and malformed values.
+
+Whatever the input, ``dpaudit`` must either succeed (exit 0, and with ``--json`` print strict JSON:
+no NaN, no Infinity), report an audit violation (exit 1, for ``audit``/``run``), or refuse with
+exactly one line ``dpaudit: error: ...`` and exit 2 — never a traceback, and within a time ceiling.
+Sizes that are valid but large are kept small by fixed leading options (the point is the
+parameters' *values*: tiny, huge, zero, negative, NaN, infinite, not a number, empty).
+
+The default run draws a bounded number of cases; ``pytest --slow`` draws many more.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dpaudit.cli.main import main
+
+CASES = int(os.environ.get("DPAUDIT_FUZZ_CASES", "120"))
+CEILING_S = 60.0
+
+FLOATS = st.one_of(
+    st.sampled_from(
+        [
+            "0",
+            "-1",
+            "1",
+            "0.5",
+            "1e-300",
+            "5e-324",
+            "1e300",
+            "1e308",
+            "nan",
+            "inf",
+            "-inf",
+            "",
+            "abc",
+            "1,2",
+            "1e6",
+            "3.1622776601683795e-06",
+            "709.8",
+            "800",
+        ]
+    ),
+    st.floats(min_value=1e-12, max_value=1e6, allow_nan=False).map(repr),
+)
+INTS = st.one_of(
+    st.sampled_from(["0", "1", "2", "-1", "1.5", "1e3", "", "x", "10000000000000", "1000000000"]),
+    st.integers(min_value=1, max_value=50).map(str),
+)
+PROBS = st.one_of(
+    st.sampled_from(["1e-6", "1e-300", "5e-324", "0.5", "0.999999", "0", "1", "-0.1", "nan"]), FLOATS
+)
+LISTS = st.one_of(
+    st.sampled_from(["1,2", "1,,2", "0.5,1e300", "1e-300,1", "", "1", "nan,1", "1,2,3"]),
+    st.lists(st.floats(min_value=1e-6, max_value=1e3, allow_nan=False), min_size=1, max_size=4).map(
+        lambda xs: ",".join(repr(x) for x in xs)
+    ),
+)
+
+TARGET = st.one_of(st.tuples(st.just("--delta"), PROBS), st.tuples(st.just("--epsilon"), FLOATS))
+
+# (fixed leading argv, [(option, strategy)] always given (a tuple strategy draws the option too),
+#  {option: strategy} of which a few are drawn)
+COMMANDS = [
+    (
+        ["epsilon", "gaussian"],
+        [TARGET, ("--mu", FLOATS)],
+        {"--sigma": FLOATS, "--sensitivity": FLOATS, "--steps": INTS},
+    ),
+    (["epsilon", "gaussian"], [TARGET, ("--sigma", FLOATS)], {"--sensitivity": FLOATS, "--steps": INTS}),
+    (["epsilon", "laplace"], [TARGET, ("--epsilon0", FLOATS)], {"--scale": FLOATS, "--steps": INTS}),
+    (["epsilon", "laplace"], [TARGET, ("--scale", FLOATS)], {"--sensitivity": FLOATS, "--steps": INTS}),
+    (
+        ["epsilon", "rnm-gaussian"],
+        [TARGET, ("--sensitivities", LISTS), ("--sigmas", LISTS)],
+        {"--steps": INTS},
+    ),
+    (
+        ["epsilon", "ts"],
+        [TARGET, ("--horizon", INTS), ("--arms", INTS)],
+        {"--prepulls": INTS, "--variance-scale": FLOATS},
+    ),
+    (
+        ["audit", "gaussian", "--trials", "2000"],
+        [],
+        {"--sigma": FLOATS, "--sensitivity": FLOATS, "--claim-mu": FLOATS, "--confidence": PROBS},
+    ),
+    (
+        ["audit", "laplace", "--trials", "2000"],
+        [],
+        {"--scale": FLOATS, "--sensitivity": FLOATS, "--claim-epsilon": FLOATS},
+    ),
+    (["audit", "randomized-response", "--trials", "2000"], [], {"--epsilon": FLOATS, "--categories": INTS}),
+    (
+        ["run", "ts", "-T", "300", "-R", "2", "--audit-trials", "0"],
+        [],
+        {
+            "--prepulls": INTS,
+            "--variance-scale": FLOATS,
+            "--target-mu": FLOATS,
+            "--delta": PROBS,
+            "--seed": INTS,
+        },
+    ),
+    (["run", "ucb1", "-T", "200", "-R", "2"], [], {"--alpha": FLOATS, "--delta": PROBS}),
+    (
+        ["tune", "ts", "-T", "300", "-R", "2", "--candidates", "2"],
+        [],
+        {"--target-mu": FLOATS, "--target-epsilon": FLOATS, "--delta": PROBS},
+    ),
+]
+
+
+@st.composite
+def invocations(draw: st.DrawFn) -> list[str]:
+    prefix, required, options = draw(st.sampled_from(COMMANDS))
+    argv = list(prefix)
+    for item in required:
+        name, value = draw(item) if isinstance(item, st.SearchStrategy) else (item[0], draw(item[1]))
+        argv += [name, value]
+    for name in draw(st.lists(st.sampled_from(sorted(options)), max_size=3, unique=True)):
+        argv += [name, draw(options[name])]
+    if draw(st.booleans()):
+        argv.append("--json")
+    return argv
+
+
+def _strict(text: str) -> object:
+    def bad(token: str) -> object:
+        raise AssertionError(f"non-standard JSON constant {token}")
+
+    return json.loads(text, parse_constant=bad)
+
+
+@settings(
+    max_examples=CASES,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(argv=invocations())
+def test_every_input_is_answered_or_refused_in_one_line(
+    argv: list[str], capsys: pytest.CaptureFixture
+) -> None:
+    start = time.perf_counter()
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # only --help / --version exit this way
+        code = exc.code
+    elapsed = time.perf_counter() - start
+    out, err = capsys.readouterr()
+    assert elapsed < CEILING_S, (argv, elapsed)
+    assert "Traceback" not in err, (argv, err)
+    if code == 2:
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("dpaudit: error: "), (argv, err)
+        assert "np.float64" not in lines[0], (argv, err)  # plain numbers in messages
+        return
+    assert code == 0 or (code == 1 and argv[0] in ("audit", "run")), (argv, code, err)
+    if "--json" in argv:
+        _strict(out)
