@@ -3,14 +3,13 @@ JSON of `dpaudit run ts` before the pipeline rewrite, exit statuses (0, 1, 2) an
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
-
-import dataclasses
-from pathlib import Path
 
 import bandits.registry
 from dpaudit.audit.report import AuditReport, Certified, Empirical
