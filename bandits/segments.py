@@ -16,6 +16,8 @@ step loop's floats.
 
 from __future__ import annotations
 
+import abc
+
 import numpy as np
 
 from bandits.actions import Feedback
@@ -36,10 +38,10 @@ class SegmentAgent(Agent):
         self.left = np.ones(self.reps, dtype=np.int64)
         self.Phi = np.zeros((self.reps, self.n_arms))
 
-    def end_segment(self, rows: np.ndarray, t: int) -> None:  # pragma: no cover - abstract
+    @abc.abstractmethod
+    def end_segment(self, rows: np.ndarray, t: int) -> None:
         """The segments of repetitions ``rows`` ended with round ``t`` (their last reward is in
         ``Phi``): release what the algorithm releases, then set the next ``arm``/``left``."""
-        raise NotImplementedError
 
     def select(self, t: int) -> np.ndarray:
         return self.arm.copy()

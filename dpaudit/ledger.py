@@ -72,7 +72,9 @@ class UnitRuns:
     @classmethod
     def from_units(cls, units: np.ndarray) -> UnitRuns:
         """The runs of a 1-D integer array (any order; repeats are one unit)."""
-        vals = np.unique(np.asarray(units).reshape(-1)).astype(np.int64)
+        vals = np.asarray(units).reshape(-1).astype(np.int64)
+        if vals.size > 1 and not bool(np.all(vals[1:] > vals[:-1])):  # sorted input skips the sort
+            vals = np.unique(vals)
         if vals.size == 0:
             raise ValueError("units must be None (all units) or a non-empty collection")
         breaks = np.flatnonzero(np.diff(vals) != 1) + 1
