@@ -26,8 +26,8 @@ from dpaudit.rnm_gaussian import argmax_log_distribution
 class QuarterVarianceTS(GaussianTS):
     """Planted bug: samples with posterior variance c/4 while claiming c."""
 
-    def agent(self, n_arms, horizon, seeds):  # type: ignore[override]
-        return GaussianTSAgent(GaussianTS(b=self.b, c=self.c / 4), n_arms, horizon, seeds)
+    def agent(self, run):  # type: ignore[override]
+        return GaussianTSAgent(GaussianTS(b=self.b, c=self.c / 4), run)
 
 
 def test_consistent_and_white_box_beats_black_box() -> None:
