@@ -61,6 +61,7 @@ def epoch_bounds(s: int) -> tuple[int, int]:
 
     >>> [epoch_bounds(s) for s in range(4)]
     [(0, 1), (1, 3), (3, 7), (7, 15)]
+    >>> from mechanisms.lazy import GlobalEpochSums
     >>> GlobalEpochSums.epoch_of(7 + 1)   # the mechanism's 1-based rule agrees: round 8 -> epoch 3
     3
     """
