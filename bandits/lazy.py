@@ -59,7 +59,7 @@ from dpaudit.declaration import Declaration, PublishedClaim
 from dpaudit.events import Neighbouring, check_positive
 from mechanisms.laplace import LaplaceMechanism
 
-__all__ = ["LazyUCB", "LazyDPTS", "LazyAgent", "LOGS", "UNIT", "SEED", "epoch_rounds_log", "log_table"]
+__all__ = ["LazyUCB", "LazyDPTS", "LazyAgent", "LOGS", "UNIT", "SEED", "EpochRoundsLog", "log_table"]
 
 SEED = "002_7fdd135d06c1835d.txt"
 UNIT = "one round's reward vector"
@@ -85,7 +85,7 @@ def _check_common(policy: Policy) -> None:
         raise ValueError(f"ties must be 'lowest' or 'random', got {policy.ties!r}")
 
 
-class epoch_rounds_log:  # noqa: N801 - a small helper used like a function-object by agents
+class EpochRoundsLog:
     """Turns a chunk's actions and its epoch releases into one ledger entry per release whose
     units are the rounds of that epoch's observations (compact :class:`~dpaudit.ledger.UnitRuns`).
 
@@ -204,7 +204,7 @@ class LazyAgent(Agent):
         else:
             self.perm = np.tile(np.arange(K), (R, 1))
         self._random_ties = policy.ties == "random"
-        self.log = epoch_rounds_log(run, mech.event, "Lap(1/eps) epoch sum,")
+        self.epochs = EpochRoundsLog(run, mech.event, "Lap(1/eps) epoch sum,")
         self._rel: list[tuple[np.ndarray, np.ndarray, int]] = []
 
     # -- the argmax with the tie rule ------------------------------------------------------
@@ -242,7 +242,7 @@ class LazyAgent(Agent):
         else:
             rr = aa = tt = np.empty(0, dtype=np.int64)
         self._rel = []
-        self.log.add(t0, actions, rr, aa, tt)
+        self.epochs.add(t0, actions, rr, aa, tt)
 
     def _step(self, t0: int, t1: int, table: np.ndarray) -> np.ndarray:
         actions = np.empty((self.reps, t1 - t0), dtype=np.intp)

@@ -198,9 +198,9 @@ def test_declarations_certify_and_published_claims():
 def test_a_round_in_two_epochs_fails_the_ledger_check():
     """A planted bug in the lazy bookkeeping (the round that completes an epoch is also kept in
     the next epoch's buffer, so it is released twice) is caught by the observed-ledger check."""
-    from bandits.lazy import LazyUCBAgent, epoch_rounds_log
+    from bandits.lazy import EpochRoundsLog, LazyUCBAgent
 
-    class Leaky(epoch_rounds_log):
+    class Leaky(EpochRoundsLog):
         @staticmethod
         def split(rounds, t):  # off by one: the release round stays in the next epoch's buffer
             cut = int(np.searchsorted(rounds, t, side="right"))
@@ -211,7 +211,7 @@ def test_a_round_in_two_epochs_fails_the_ledger_check():
     seeds = [np.random.SeedSequence(0, spawn_key=(r,)) for r in range(2)]
     run = RunContext.create(env, 400, seeds)
     agent = LazyUCBAgent(pol, run)
-    agent.log = Leaky(run, pol.mechanism.event, "leaky")
+    agent.epochs = Leaky(run, pol.mechanism.event, "leaky")
     tab = np.stack([reward_table(env, 400, 0, r) for r in range(2)])
     for t0 in range(0, 400, 50):
         agent.run_chunk(t0, t0 + 50, Outcomes(tab[:, t0 : t0 + 50], pol.feedback))
