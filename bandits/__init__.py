@@ -5,7 +5,9 @@
 * :mod:`bandits.policy` — the policy contract (:class:`Policy`, :class:`Agent`, :class:`RunContext`);
 * :mod:`bandits.simulator` — regret simulation vectorised across repetitions;
 * :mod:`bandits.run` — one run end to end (regret, certified privacy, ledger check, audit);
-* :mod:`bandits.registry` — every algorithm the ``dpaudit run`` command knows.
+* :mod:`bandits.registry` — every algorithm the ``dpaudit run`` command knows;
+* :mod:`bandits.lazy`, :mod:`bandits.full_info`, :mod:`bandits.baselines` — seed 002's lazy-epoch
+  bandits (Anytime-Lazy-UCB, Lazy-DP-TS), RNM-FTNL and naive FTNL, and DP-SE / AdaP-UCB / AdaP-KLUCB.
 
 >>> from bandits import GaussianTS, parse_env, simulate
 >>> res = simulate(GaussianTS(), parse_env("bernoulli:0.75,0.25"), 1000, repetitions=3, progress=False)
@@ -14,6 +16,7 @@
 """
 
 from bandits.actions import ActionStructure, Feedback, Ranking, SingleArm, TopK
+from bandits.baselines import DPSE, AdaP
 from bandits.environments import (
     BernoulliEnv,
     Environment,
@@ -22,7 +25,9 @@ from bandits.environments import (
     parse_env,
     truncexp_mean,
 )
+from bandits.full_info import RNMFTNL, NaiveFTNL
 from bandits.gaussian_ts import GaussianTS
+from bandits.lazy import LazyDPTS, LazyUCB
 from bandits.neighbours import RewardReplacement, RoundReplacement
 from bandits.policy import Agent, Outcomes, Policy, RunContext
 from bandits.reference import UCB1, BetaTS
@@ -48,6 +53,12 @@ __all__ = [
     "GaussianTS",
     "BetaTS",
     "UCB1",
+    "LazyUCB",
+    "LazyDPTS",
+    "RNMFTNL",
+    "NaiveFTNL",
+    "DPSE",
+    "AdaP",
     "RewardReplacement",
     "RoundReplacement",
     "RepStreams",

@@ -21,7 +21,16 @@ input): constant outcome columns — all arms tied at 1/2, or one leader slightl
 every arm stays competitive, and a change at round τ ∈ {0, N} of either the whole outcome row (1
 vs 0: whichever arm is played observes a different reward; a legal neighbour for the units
 "one reward", "one round's reward vector" and "one user's feedback") or of one arm's entry (so
-an implementation whose noise is wrong on one arm only cannot hide behind the others).
+an implementation whose noise is wrong on one arm only cannot hide behind the others). An
+algorithm may bring its own family (``pairs=``), e.g. a count gap inside a long epoch for
+report-noisy-max, or rewards at an elimination threshold (``overrides`` set rows before the change).
+
+**Limits.** Every report states its detection limits at the sample size (``details
+["detection_floor"]``, :func:`detection_limits`): the smallest ε that a randomized-response pair
+would need for this many trials to give a positive bound (less leakage is invisible), and the
+largest ε any test can prove with this many trials (zero errors). **Published claims.** When the
+declaration carries the paper's claim, the same bound is compared with it too
+(``published_verdict``): a published ε below the certified one can be refuted by the audit.
 
 Example:
     >>> from bandits.gaussian_ts import GaussianTS
@@ -43,6 +52,7 @@ import numpy as np
 
 from bandits.environments import Environment, RewardTableEnv, parse_env
 from bandits.policy import Policy
+from bandits.run import guarantee
 from bandits.simulator import simulate
 from dpaudit.accounting import account
 from dpaudit.audit import (
@@ -50,13 +60,15 @@ from dpaudit.audit import (
     Certified,
     Empirical,
     clopper_pearson_upper,
+    epsilon_from_rates,
     epsilon_lower_bound_from_counts,
     mu_from_rates,
     mu_lower_bound_from_counts,
 )
+from dpaudit.conversions import pure_dp_to_gdp
 from dpaudit.events import check_integer, check_probability
 
-__all__ = ["PairDesign", "ArmCount", "candidate_pairs", "audit_policy", "BLOCK"]
+__all__ = ["PairDesign", "ArmCount", "candidate_pairs", "audit_policy", "detection_limits", "BLOCK"]
 
 BLOCK = 2048
 """Trajectories per simulated block (fixed, so results do not depend on the executor)."""
@@ -73,9 +85,14 @@ class PairDesign:
     round: int
     arms: tuple[int, ...] | None
     values: tuple[float, float] = (1.0, 0.0)
+    overrides: tuple[tuple[int, int, tuple[float, ...]], ...] = ()
 
     def tables(self, horizon: int) -> tuple[np.ndarray, np.ndarray]:
+        """The null and alternative (T, N) tables (``overrides``: rows [start, stop) set to the
+        given outcome vector before the change)."""
         null = np.tile(np.asarray(self.base, dtype=float), (horizon, 1))
+        for start, stop, row in self.overrides:
+            null[start:stop] = np.asarray(row, dtype=float)
         alt = null.copy()
         cols = slice(None) if self.arms is None else list(self.arms)
         null[self.round, cols] = self.values[0]
@@ -152,9 +169,13 @@ def _sample(
     return np.concatenate(list(parts), axis=0)
 
 
-def _best_test(null: np.ndarray, alt: np.ndarray, n_main: int, confidence: float) -> tuple[float, float, int]:
-    """(predicted μ bound, threshold, orientation) of the best single threshold test on pilot
-    samples, predicting the Clopper–Pearson bound at ``n_main`` trials per side."""
+def _best_test(
+    null: np.ndarray, alt: np.ndarray, n_main: int, confidence: float, kind: str = "mu", delta: float = 0.0
+) -> tuple[float, float, int]:
+    """(predicted bound, threshold, orientation) of the best single threshold test on pilot
+    samples, predicting the Clopper–Pearson bound at ``n_main`` trials per side: the GDP μ bound
+    (``kind="mu"``) or the ε bound at ``delta`` (``kind="epsilon"``, for pure-DP guarantees,
+    where the most telling test sits in the tail rather than in the middle)."""
     alpha = (1.0 - confidence) / 2.0
     vals = np.unique(np.concatenate([null, alt]))
     best = (0.0, float(vals[0]), 1)
@@ -166,18 +187,62 @@ def _best_test(null: np.ndarray, alt: np.ndarray, n_main: int, confidence: float
             k0, k1 = round(fpr * n_main), round(fnr * n_main)
             p = float(clopper_pearson_upper(k0, n_main, confidence=1.0 - alpha))
             q = float(clopper_pearson_upper(k1, n_main, confidence=1.0 - alpha))
-            mu = float(mu_from_rates(p, q))
-            if mu > best[0]:
-                best = (mu, float(v), orient)
+            b = float(mu_from_rates(p, q)) if kind == "mu" else float(epsilon_from_rates(p, q, delta))
+            if b > best[0]:
+                best = (b, float(v), orient)
     return best
 
 
-def _certified(policy: Policy, horizon: int, env: Environment, delta: float) -> Certified:
+def detection_limits(trials: int, confidence: float, delta: float) -> tuple[float, float]:
+    """(floor, ceiling) of what one threshold test on ``trials`` runs per side can show.
+
+    The ceiling is the ε bound of a perfect test (no errors at all). The floor is the smallest
+    ε for which randomized response — error rates 1/(1 + e^ε) on both sides, a pair that
+    attains the ε-DP trade-off curve at its kink — gives a positive bound with its expected error
+    counts: a per-unit loss much below the floor cannot be detected at this sample size.
+
+    >>> lo, hi = detection_limits(2000, 0.95, 1e-6)
+    >>> round(lo, 2), round(hi, 2)
+    (0.09, 6.29)
+    """
+
+    def bound(eps: float) -> float:
+        k = int(round(trials / (1.0 + math.exp(eps))))
+        return float(bound_at(k).epsilon)
+
+    def bound_at(k: int):
+        return epsilon_lower_bound_from_counts(k, trials, k, trials, delta=delta, confidence=confidence)
+
+    top = float(bound_at(0).epsilon)
+    lo, hi = 0.0, max(top, 1e-3) + 1.0
+    for _ in range(40):
+        mid = 0.5 * (lo + hi)
+        if bound(mid) > 0.0:
+            hi = mid
+        else:
+            lo = mid
+    return hi, top
+
+
+def _certified(
+    policy: Policy, horizon: int, env: Environment, delta: float
+) -> tuple[Certified, Certified | None]:
+    """The toolkit's certified values, and the paper's claim (None if the declaration has none)."""
     decl = policy.declare(horizon, env.n_arms, env.structure)
     if decl is None:
-        return Certified(source="none: the policy declares no privacy")
+        return Certified(source="none: the policy declares no privacy"), None
     acc = account(decl.event, delta=delta)
-    return Certified(mu=acc.mu, epsilon=acc.best.value, delta=delta, source="dpaudit")
+    cert = Certified(mu=acc.mu, epsilon=acc.best.value, delta=delta, source="dpaudit")
+    claim = decl.published
+    if claim is None:
+        return cert, None
+    eps = claim.epsilon_at(delta)
+    mu = claim.mu
+    if mu is None and claim.epsilon is not None and not claim.delta:
+        mu = float(pure_dp_to_gdp(claim.epsilon))  # a pure ε-DP claim implies this GDP μ
+    if eps is None and mu is None:
+        return cert, None
+    return cert, Certified(mu=mu, epsilon=eps, delta=delta, source=claim.source)
 
 
 def audit_policy(
@@ -193,11 +258,13 @@ def audit_policy(
     progress: bool = False,
     pilot_fraction: float = 0.2,
     pairs: Sequence[PairDesign] | None = None,
+    select: str | None = None,
 ) -> AuditReport:
     """Audit ``policy`` at ``horizon`` with ``trials`` trajectories per neighbouring table
     (module docstring); the pilot adds ``pilot_fraction·trials`` (at least 100) per side per
     candidate pair. ``env`` gives the number of arms and the action structure (its outcome
-    law is not used: the tables are fixed)."""
+    law is not used: the tables are fixed). ``select``: the pilot ranks tests by their predicted
+    ``"mu"`` or ``"epsilon"`` bound (default: ε when every declared release is pure ε-DP, else μ)."""
     if isinstance(env, str):
         env = parse_env(env)
     T = check_integer("horizon", horizon, 2)
@@ -207,6 +274,11 @@ def audit_policy(
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
     if not (0.0 < pilot_fraction <= 1.0):
         raise ValueError(f"pilot_fraction must be in (0, 1], got {pilot_fraction!r}")
+    if select is None:
+        decl = policy.declare(T, env.n_arms, env.structure)
+        select = "epsilon" if decl is not None and guarantee(decl) == "pure" else "mu"
+    if select not in ("mu", "epsilon"):
+        raise ValueError(f"select must be 'mu' or 'epsilon', got {select!r}")
     t0 = time.perf_counter()
     cands = list(pairs) if pairs is not None else candidate_pairs(T, env.n_arms)
     n_pilot = max(100, math.ceil(pilot_fraction * n))
@@ -217,9 +289,10 @@ def audit_policy(
         x = _sample(policy, null_t, T, n_pilot, (0, c, 0), seed, stats, executor)
         y = _sample(policy, alt_t, T, n_pilot, (0, c, 1), seed, stats, executor)
         for s, stat in enumerate(stats):
-            mu, thr, orient = _best_test(x[:, s], y[:, s], n, confidence)
-            if mu > choice["mu"]:
-                choice = {"mu": mu, "pair": pair, "statistic": stat, "threshold": thr, "orientation": orient}
+            pred, thr, orient = _best_test(x[:, s], y[:, s], n, confidence, select, delta)
+            if pred > choice["mu"]:
+                choice = {"mu": pred, "pair": pair, "statistic": stat, "threshold": thr}
+                choice["orientation"] = orient
     t1 = time.perf_counter()
     pair, stat = choice["pair"], choice["statistic"]
     null_t, alt_t = pair.tables(T)
@@ -229,6 +302,7 @@ def audit_policy(
     fp, fn = int(np.sum(o * x >= o * thr)), int(np.sum(o * y < o * thr))
     eb = epsilon_lower_bound_from_counts(fp, n, fn, n, delta=delta, confidence=confidence)
     mb = mu_lower_bound_from_counts(fp, n, fn, n, confidence=confidence)
+    floor, ceiling = detection_limits(n, confidence, delta)
     t2 = time.perf_counter()
     empirical = Empirical(
         epsilon_lower=float(eb.epsilon),
@@ -245,7 +319,8 @@ def audit_policy(
             "statistic": stat.describe(),
             "threshold": thr,
             "orientation": o,
-            "predicted_mu": choice["mu"],
+            "selected_by": select,
+            "predicted_bound": choice["mu"],
             "false_positives": fp,
             "false_negatives": fn,
         },
@@ -253,10 +328,18 @@ def audit_policy(
         "pilot_trials_per_side": n_pilot,
         "seed": seed,
         "seconds": {"pilot": t1 - t0, "main": t2 - t1},
+        "detection_floor": (
+            f"with {n} runs per side a per-unit loss below about epsilon = {floor:.3f} is invisible "
+            f"(randomized response at that epsilon gives a zero bound); no test can prove more "
+            f"than epsilon = {ceiling:.3f}"
+        ),
+        "detection_limits": {"epsilon_floor": floor, "epsilon_ceiling": ceiling},
     }
+    certified, published = _certified(policy, T, env, delta)
     return AuditReport.build(
         target=f"{policy.name} (black box)",
-        certified=_certified(policy, T, env, delta),
+        certified=certified,
         empirical=empirical,
         details=details,
+        published=published,
     )

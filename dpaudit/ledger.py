@@ -4,8 +4,10 @@ Mechanisms record one :class:`LedgerEntry` per release (or per batch of releases
 every unit they name once, such as one epoch's noisy sum or a block of local reports) with
 labels: the round, the arm, and the data units it touched. ``units=None`` means the release
 may depend on every unit of data (e.g. a Thompson-sampling draw that depends on all past
-rewards); a ``range`` of integers is stored as such (a run of 10⁶ rounds costs one object);
-any other collection of hashable labels is stored as a frozenset.
+rewards); a ``range`` of integers is stored as such (a run of 10⁶ rounds costs one object); a
+1-D integer NumPy array is stored as its runs of consecutive values (:class:`UnitRuns`: an
+epoch of one arm's pulls scattered over 10⁶ rounds costs two arrays, not 10⁶ Python ints); any
+other collection of hashable labels is stored as a frozenset.
 
 The ledger turns its entries into one :class:`~dpaudit.events.PrivacyEvent`: for each data
 unit, the sequential composition of the releases that touched it; across units, parallel
@@ -46,9 +48,73 @@ from dpaudit.events import ComposedEvent, NoOpEvent, ParallelEvent, PrivacyEvent
 if TYPE_CHECKING:  # pragma: no cover
     from dpaudit.accounting import AccountingReport
 
-__all__ = ["LedgerEntry", "Ledger", "UnitGroup", "RunLedgers"]
+__all__ = ["LedgerEntry", "Ledger", "UnitGroup", "RunLedgers", "UnitRuns"]
 
-Units = frozenset | range | None
+
+class UnitRuns:
+    """A non-empty set of integer units stored as sorted, disjoint, non-adjacent half-open runs
+    ``[starts[i], stops[i])`` (two int64 arrays). Built from any 1-D integer array.
+
+    >>> u = UnitRuns.from_units(np.array([7, 3, 4, 5, 9]))
+    >>> u.runs(), len(u), 4 in u, 6 in u, sorted(u)
+    ([(3, 6), (7, 8), (9, 10)], 5, True, False, [3, 4, 5, 7, 9])
+    """
+
+    __slots__ = ("starts", "stops", "_hash")
+
+    def __init__(self, starts: np.ndarray, stops: np.ndarray) -> None:
+        self.starts = np.asarray(starts, dtype=np.int64)
+        self.stops = np.asarray(stops, dtype=np.int64)
+        self.starts.setflags(write=False)
+        self.stops.setflags(write=False)
+        self._hash = hash((self.starts.tobytes(), self.stops.tobytes()))
+
+    @classmethod
+    def from_units(cls, units: np.ndarray) -> UnitRuns:
+        """The runs of a 1-D integer array (any order; repeats are one unit)."""
+        vals = np.asarray(units).reshape(-1).astype(np.int64)
+        if vals.size > 1 and not bool(np.all(vals[1:] > vals[:-1])):  # sorted input skips the sort
+            vals = np.unique(vals)
+        if vals.size == 0:
+            raise ValueError("units must be None (all units) or a non-empty collection")
+        breaks = np.flatnonzero(np.diff(vals) != 1) + 1
+        starts = vals[np.concatenate(([0], breaks))]
+        stops = vals[np.concatenate((breaks - 1, [vals.size - 1]))] + 1
+        return cls(starts, stops)
+
+    def runs(self) -> list[tuple[int, int]]:
+        return list(zip(self.starts.tolist(), self.stops.tolist()))
+
+    def __len__(self) -> int:
+        return int((self.stops - self.starts).sum())
+
+    def __contains__(self, unit: object) -> bool:
+        if not _is_int(unit):
+            return False
+        i = int(np.searchsorted(self.starts, int(unit), side="right")) - 1
+        return i >= 0 and int(unit) < int(self.stops[i])
+
+    def __iter__(self):
+        for a, b in zip(self.starts.tolist(), self.stops.tolist()):
+            yield from range(a, b)
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, UnitRuns)
+            and np.array_equal(self.starts, other.starts)
+            and np.array_equal(self.stops, other.stops)
+        )
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __repr__(self) -> str:
+        runs = self.runs()
+        shown = ", ".join(f"{a}..{b - 1}" for a, b in runs[:3]) + (", ..." if len(runs) > 3 else "")
+        return f"UnitRuns({len(self)} units in {len(runs)} runs: {shown})"
+
+
+Units = frozenset | range | UnitRuns | None
 
 
 @dataclass(frozen=True)
@@ -88,6 +154,12 @@ class UnitGroup:
 def _normalise_units(units: Iterable[Hashable] | None) -> Units:
     if units is None:
         return None
+    if isinstance(units, UnitRuns):
+        return units
+    if isinstance(units, np.ndarray) and units.dtype.kind in "iu":
+        if units.ndim != 1:
+            raise ValueError(f"an array of units must be 1-D, got shape {units.shape}")
+        return UnitRuns.from_units(units)
     if isinstance(units, (str, bytes)):
         raise ValueError(
             "units must be None (all units), a range or a collection of unit labels, not a string "
@@ -190,7 +262,7 @@ class Ledger:
         named = [(i, e.units) for i, e in enumerate(self._entries) if e.units is not None]
         if not named:
             return [UnitGroup(glob, 0, None)]
-        if all(isinstance(u, range) or all(_is_int(x) for x in u) for _, u in named):
+        if all(isinstance(u, (range, UnitRuns)) or all(_is_int(x) for x in u) for _, u in named):
             per_key = _sweep_integer_units(named)
         else:
             per_key = _group_by_unit(named)
@@ -213,7 +285,9 @@ class Ledger:
         return account(self.event(), delta=delta, epsilon=epsilon)
 
 
-def _sweep_integer_units(named: list[tuple[int, frozenset | range]]) -> dict[frozenset, tuple[int, int]]:
+def _sweep_integer_units(
+    named: list[tuple[int, frozenset | range | UnitRuns]],
+) -> dict[frozenset, tuple[int, int]]:
     """Group integer units by the set of entries covering them: a sweep over interval ends.
 
     Every entry contributes half-open intervals (a range is one; a frozenset of integers is
@@ -226,6 +300,10 @@ def _sweep_integer_units(named: list[tuple[int, frozenset | range]]) -> dict[fro
         if isinstance(u, range):
             starts.append((u.start, i))
             stops.append((u.stop, i))
+            continue
+        if isinstance(u, UnitRuns):
+            starts.extend((a, i) for a in u.starts.tolist())
+            stops.extend((b, i) for b in u.stops.tolist())
             continue
         vals = np.sort(np.fromiter((int(x) for x in u), dtype=np.int64, count=len(u)))
         breaks = np.flatnonzero(np.diff(vals) != 1) + 1
@@ -324,6 +402,11 @@ class RunLedgers:
         """Record ``event`` in the ledger of every repetition in ``rows``; ``units`` is shared,
         or (``per_row_units=True``) one collection per row."""
         rows_l = [int(r) for r in np.asarray(rows).reshape(-1)]
+        if not per_row_units and rows_l:  # one immutable entry, shared by every listed ledger
+            entry = self._ledgers[rows_l[0]].record(event, label=label, round=round, arm=arm, units=units)
+            for r in rows_l[1:]:
+                self._ledgers[r]._entries.append(entry)
+            return
         for k, r in enumerate(rows_l):
             u = units[k] if per_row_units else units  # type: ignore[index]
             self._ledgers[r].record(event, label=label, round=round, arm=arm, units=u)

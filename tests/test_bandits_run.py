@@ -188,7 +188,9 @@ def test_policy_contract(key):
         assert decl.unit == spec.unit
         rep = run_policy(policy, env, T, reps=2, progress=False)
         assert rep.ledger_check["ok"] and rep.privacy["epsilon"] is not None
-        assert any(len(led) for led in a.ledgers), "a private policy must record its releases"
+        if not any(len(led) for led in a.ledgers):  # e.g. DP-SE's first epoch outlasts T = 600
+            long = simulate(policy, env, 100 * T, 1, 11, progress=False)
+            assert any(len(led) for led in long.ledgers), "a private policy must record its releases"
 
 
 def test_simulate_many_gives_each_agent_fresh_streams():

@@ -56,3 +56,21 @@ def test_seed004_figures_notebook(tmp_path, monkeypatch):
     assert "figure 1 saved" in text and "figure 4 saved" in text
     # the in-notebook check of the paper's findings ran for all six panels
     assert text.count("b=0 regret / best =") == 6
+
+
+def test_seed002_experiments_notebook(tmp_path, monkeypatch):
+    _, text = execute("seed002_experiments.ipynb", tmp_path, monkeypatch)
+    assert "scale: reduced" in text and "checks passed" in text
+    for fig in ("seed002_setting1", "seed002_setting2", "seed002_full_info", "seed004_fig5"):
+        assert (tmp_path / "figures" / f"{fig}.png").stat().st_size > 10_000, fig
+    assert "Lazy-DP-TS always performs better than DP-SE and Anytime-Lazy-UCB" in text
+    assert "TS is not best at the smallest epsilon" in text
+
+
+def test_seed002_experiments_script(tmp_path):
+    """The script that regenerates every figure, at reduced scale."""
+    from bandits.experiments.seed002 import main
+
+    assert main(["--out", str(tmp_path), "--workers", "1"]) == 0
+    assert (tmp_path / "seed002_results.json").stat().st_size > 1000
+    assert len(list(tmp_path.glob("*.png"))) == 4

@@ -1,0 +1,1 @@
+"""Scripts that regenerate the papers' experiments (``python -m bandits.experiments.seed002``)."""
