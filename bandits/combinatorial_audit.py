@@ -74,7 +74,7 @@ __all__ = [
     "DEFAULT_MECHANISM_TRIALS",
 ]
 
-DEFAULT_INIT_TRIALS = 50_000
+DEFAULT_INIT_TRIALS = 20_000
 """Initialisation releases per neighbour for the seed-000 init audit."""
 DEFAULT_MECHANISM_TRIALS = 200_000
 """Mechanism samples (both neighbours together) for the randomizer and tree audits."""
@@ -133,8 +133,11 @@ def _certified(policy: Policy, horizon: int, env: Environment, delta: float) -> 
     decl = policy.declare(horizon, env.n_arms, env.structure)
     if decl is None:
         return Certified(source="none: the policy declares no privacy")
-    acc = account(decl.event, delta=delta)
-    return Certified(mu=None, epsilon=acc.best.value, delta=delta, source="dpaudit")
+    if delta > 0:
+        eps = account(decl.event, delta=delta).best.value
+    else:  # δ = 0: the pure ε of basic composition (independent of δ for pure leaves)
+        eps = account(decl.event, delta=1e-12).bounds["basic"].value
+    return Certified(epsilon=eps, delta=delta, source="dpaudit")
 
 
 def _claim(policy: Policy, horizon: int, env: Environment, delta: float) -> Certified | None:
