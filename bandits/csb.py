@@ -69,7 +69,8 @@ import numpy as np
 
 from bandits.actions import ActionStructure, Feedback
 from bandits.combinatorial import COMBINATORIAL, TIE_RULES, problem
-from bandits.policy import Agent, RunContext
+from bandits import _fast
+from bandits.policy import Agent, Outcomes, RunContext
 from bandits.policy import Policy as _Policy
 from dpaudit.declaration import Declaration, PublishedClaim
 from dpaudit.events import check_integer, check_positive
@@ -171,9 +172,13 @@ class CSBPolicy(_Policy):
         parts += [f"ties={self.ties}"] if self.ties != "random" else []
         return self.label + (f"({', '.join(parts)})" if parts else "")
 
+    def coefficient(self, t: int, horizon: int, m: int, k: int) -> float:
+        """``c`` of a bonus ``c/sqrt(n)`` at 1-based round ``t`` (CUCB and the LDP algorithms)."""
+        raise NotImplementedError
+
     def bonus(self, n: np.ndarray, t: int, horizon: int, m: int, k: int) -> np.ndarray:
         """The exploration bonus of arms with ``n`` updates at 1-based round ``t`` (+inf at n = 0)."""
-        raise NotImplementedError
+        return _per(self.coefficient(t, horizon, m, k), n, 0.5)
 
     def agent(self, run: RunContext) -> Agent:
         self.check_structure(run.structure)
@@ -184,8 +189,10 @@ class CSBPolicy(_Policy):
 
 
 def _per(c: float, n: np.ndarray, power: float) -> np.ndarray:
-    """``c / n**power`` where n > 0, +inf where n = 0 (seed 003 footnote 3)."""
-    return np.where(n > 0, c / np.maximum(n, 1) ** power, np.inf)
+    """``c / n**power`` (power 0.5: ``c / sqrt(n)``) where n > 0, +inf where n = 0 (seed 003
+    footnote 3)."""
+    d = np.sqrt(np.maximum(n, 1)) if power == 0.5 else np.maximum(n, 1) ** power
+    return np.where(n > 0, c / d, np.inf)
 
 
 @dataclass(frozen=True)
@@ -194,8 +201,8 @@ class CUCB(CSBPolicy):
 
     label: ClassVar[str] = "cucb"
 
-    def bonus(self, n: np.ndarray, t: int, horizon: int, m: int, k: int) -> np.ndarray:
-        return _per(self.bonus_scale * math.sqrt(1.5 * math.log(t)), n, 0.5)
+    def coefficient(self, t: int, horizon: int, m: int, k: int) -> float:
+        return self.bonus_scale * math.sqrt(1.5 * math.log(t))
 
 
 @dataclass(frozen=True)
@@ -215,9 +222,9 @@ class CUCBLDP1(CSBPolicy):
     def _extra(self) -> list[str]:
         return [] if self.bonus_rule == "literal" else ["k-corrected bonus"]
 
-    def bonus(self, n: np.ndarray, t: int, horizon: int, m: int, k: int) -> np.ndarray:
+    def coefficient(self, t: int, horizon: int, m: int, k: int) -> float:
         kk = k if self.bonus_rule == "literal" else k * k
-        return _per(self.bonus_scale * 4.0 * math.sqrt(2.0 * kk * math.log(horizon)) / self.epsilon, n, 0.5)
+        return self.bonus_scale * 4.0 * math.sqrt(2.0 * kk * math.log(horizon)) / self.epsilon
 
     def randomizer(self, k: int) -> LaplaceVectorRandomizer:
         return LaplaceVectorRandomizer.from_epsilon(self.epsilon, sensitivity=float(k), domain=(0.0, 1.0))
@@ -244,8 +251,8 @@ class CUCBLDP2(CSBPolicy):
     label: ClassVar[str] = "cucb-ldp2"
     theorem: ClassVar[str] = "Theorem 3"
 
-    def bonus(self, n: np.ndarray, t: int, horizon: int, m: int, k: int) -> np.ndarray:
-        return _per(self.bonus_scale * 4.0 * math.sqrt(2.0 * math.log(horizon)) / self.epsilon, n, 0.5)
+    def coefficient(self, t: int, horizon: int, m: int, k: int) -> float:
+        return self.bonus_scale * 4.0 * math.sqrt(2.0 * math.log(horizon)) / self.epsilon
 
     def randomizer(self) -> LeastPulledLaplaceRandomizer:
         return LeastPulledLaplaceRandomizer.from_epsilon(self.epsilon)
@@ -357,6 +364,29 @@ class _CSBAgent(Agent):
             self._z = self._noise.laplace((t1 - t0,))
         if self.tree is not None:
             self.tree.prepare(t0, t1)
+
+    def _mode(self) -> int | None:
+        """The compiled kernel's mode for this agent, or None (NumPy step loop)."""
+        top_k = self.problem.matroid is None and self.problem.candidates is None
+        if not top_k or self.tree is not None or not _fast.available():
+            return None
+        return {CUCB: 0, CUCBLDP1: 1, CUCBLDP2: 2}.get(type(self.policy))
+
+    def run_chunk(self, t0: int, t1: int, outcomes: Outcomes) -> np.ndarray:
+        """The compiled kernel of :mod:`bandits._fast` when numba is available and the problem is
+        top-k (identical actions, estimates and per-user charges; tested), else the step loop."""
+        mode = self._mode()
+        if mode is None:
+            return super().run_chunk(t0, t1, outcomes)
+        self.prepare(t0, t1)
+        coef = np.array(
+            [self.policy.coefficient(t + 1, self.horizon, self.n_arms, self.k) for t in range(t0, t1)]
+        )
+        scale = getattr(self.mech, "scale", 0.0) if mode else 0.0
+        acts = _fast.csb_chunk(mode, self.mu, self.n, outcomes.table, self._k, self._z, coef, scale, self.k)
+        if mode:  # one report per user and round of the chunk (as release_batch records them)
+            self.run.ledgers.record(self.rows, self.mech.event, units=range(t0, t1), label="report")
+        return acts
 
     def select(self, t: int) -> np.ndarray:
         b = self.policy.bonus(self.n, t + 1, self.horizon, self.n_arms, self.k)

@@ -154,6 +154,23 @@ def test_algorithm3_with_the_papers_constants_stays_in_the_all_ones_ucb_state():
     assert scaled < 0.15 * 10**5 * 5 / 20  # the scaled variant leaves saturation early
 
 
+@pytest.mark.parametrize(
+    "pol",
+    [CUCB(), CUCB(ties="index"), CUCBLDP1(1.0), CUCBLDP1(0.5, "k-corrected", ties="index"), CUCBLDP2(0.3)],
+    ids=lambda p: p.name,
+)
+def test_compiled_kernel_and_numpy_step_loop_are_identical(pol, monkeypatch):
+    env = parse_combinatorial_env("topk:k=3,means=0.1/0.5/0.5/0.9/0.2,reward=min")
+    kw = dict(record_actions=True, progress=False)
+    fast = simulate(pol, env, 700, 3, 4, **kw)
+    monkeypatch.setenv("DPAUDIT_NUMBA", "0")
+    slow = simulate(pol, env, 700, 3, 4, chunk_size=97, **kw)
+    assert np.array_equal(fast.actions, slow.actions) and np.array_equal(
+        fast.pseudo_regret, slow.pseudo_regret
+    )
+    assert [led.charges() for led in fast.ledgers] == [led.charges() for led in slow.ledgers]
+
+
 def test_options_are_checked():
     with pytest.raises(ValueError, match="log_base must be"):
         CUCBDP(1.0, log_base="10")
