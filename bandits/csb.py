@@ -67,9 +67,9 @@ from typing import ClassVar
 
 import numpy as np
 
+from bandits import _fast
 from bandits.actions import ActionStructure, Feedback
 from bandits.combinatorial import COMBINATORIAL, TIE_RULES, problem
-from bandits import _fast
 from bandits.policy import Agent, Outcomes, RunContext
 from bandits.policy import Policy as _Policy
 from dpaudit.declaration import Declaration, PublishedClaim
