@@ -1,0 +1,18 @@
+"""Experiment drivers for the notebooks (``notebooks/seed000_matroid.ipynb``,
+``notebooks/seed003_csb.ipynb``): each function runs one experiment at a :class:`Scale` and returns
+plain numbers; ``DPAUDIT_FULL_SCALE=1`` selects the full scale (:func:`full_scale`)."""
+
+from __future__ import annotations
+
+import os
+
+__all__ = ["full_scale"]
+
+
+def full_scale() -> bool:
+    """Whether the environment asks for the full-scale experiments (``DPAUDIT_FULL_SCALE=1``).
+
+    >>> isinstance(full_scale(), bool)
+    True
+    """
+    return os.environ.get("DPAUDIT_FULL_SCALE", "0") == "1"
