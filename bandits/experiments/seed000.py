@@ -8,7 +8,7 @@ the pseudo-regret; OMM and CTS-Gaussian are the non-private baselines; the initi
 paper's (``init="paper"``) unless said otherwise. No repetition counts are given in the paper; the
 digest's reference simulation used 20 seeds.
 
->>> REDUCED.e1_horizon < FULL.e1_horizon
+>>> REDUCED.e4_horizon < FULL.e4_horizon
 True
 """
 
