@@ -75,6 +75,7 @@ from bandits.policy import Policy as _Policy
 from dpaudit.declaration import Declaration, PublishedClaim
 from dpaudit.events import check_integer, check_positive
 from mechanisms.counting import tree_levels
+from mechanisms.additive import AdditiveNoiseMechanism
 from mechanisms.laplace import LaplaceMechanism
 from mechanisms.local import LaplaceVectorRandomizer, LeastPulledLaplaceRandomizer
 from mechanisms.tree_batch import BatchTreeSums
@@ -153,6 +154,14 @@ class CSBPolicy(_Policy):
     structures: ClassVar[tuple[type[ActionStructure], ...]] = COMBINATORIAL
     label: ClassVar[str] = ""
     theorem: ClassVar[str] = ""
+    report: ClassVar[str] = "none"
+    """What each user sends: ``"none"`` (raw outcomes to a trusted server), ``"all"`` (every outcome
+    of S_t through :meth:`report_mechanism`) or ``"least-pulled"`` (one outcome)."""
+
+    def report_mechanism(self, k: int) -> AdditiveNoiseMechanism | None:
+        """The local randomizer's additive-noise mechanism for reports of ``k`` (``"all"``) or 1
+        values; subclasses with other noise (e.g. Gaussian LDP) override it and :meth:`declare`."""
+        return None
 
     def __post_init__(self) -> None:
         if self.ties not in TIE_RULES:
@@ -226,8 +235,13 @@ class CUCBLDP1(CSBPolicy):
         kk = k if self.bonus_rule == "literal" else k * k
         return self.bonus_scale * 4.0 * math.sqrt(2.0 * kk * math.log(horizon)) / self.epsilon
 
+    report: ClassVar[str] = "all"
+
     def randomizer(self, k: int) -> LaplaceVectorRandomizer:
         return LaplaceVectorRandomizer.from_epsilon(self.epsilon, sensitivity=float(k), domain=(0.0, 1.0))
+
+    def report_mechanism(self, k: int) -> AdditiveNoiseMechanism:
+        return self.randomizer(k).mechanism(k)
 
     def declare(self, horizon: int, n_arms: int, structure: ActionStructure | None = None) -> Declaration:
         if structure is None:
@@ -254,8 +268,14 @@ class CUCBLDP2(CSBPolicy):
     def coefficient(self, t: int, horizon: int, m: int, k: int) -> float:
         return self.bonus_scale * 4.0 * math.sqrt(2.0 * math.log(horizon)) / self.epsilon
 
+    report: ClassVar[str] = "least-pulled"
+
     def randomizer(self) -> LeastPulledLaplaceRandomizer:
         return LeastPulledLaplaceRandomizer.from_epsilon(self.epsilon)
+
+    def report_mechanism(self, k: int) -> AdditiveNoiseMechanism:
+        rz = self.randomizer()
+        return LaplaceMechanism(scale=rz.scale, sensitivity=rz.sensitivity)
 
     def declare(self, horizon: int, n_arms: int, structure: ActionStructure | None = None) -> Declaration:
         return Declaration(
@@ -335,13 +355,8 @@ class _CSBAgent(Agent):
         self._z: np.ndarray | None = None
         self._t0 = 0
         self.tree: BatchTreeSums | None = None
-        if isinstance(policy, CUCBLDP1):
-            rz = policy.randomizer(self.k)
-            self.mech = rz.mechanism(self.k)
-        elif isinstance(policy, CUCBLDP2):
-            rz2 = policy.randomizer()
-            self.mech = LaplaceMechanism(scale=rz2.scale, sensitivity=rz2.sensitivity)
-        elif isinstance(policy, CUCBDP):
+        self.mech = policy.report_mechanism(self.k)
+        if isinstance(policy, CUCBDP):
             self.tree = BatchTreeSums(
                 R,
                 self.horizon,
@@ -352,16 +367,15 @@ class _CSBAgent(Agent):
                 ledgers=run.ledgers,
                 label="cucb-dp tree",
             )
-        self._noise = run.noise.child(1) if isinstance(policy, (CUCBLDP1, CUCBLDP2)) else None
+        self._noise = run.noise.child(1) if self.mech is not None else None
 
     def prepare(self, t0: int, t1: int) -> None:
         self._t0 = t0
         if self.policy.ties == "random":
             self._k = self._keys.random((t1 - t0, self.n_arms))
-        if isinstance(self.policy, CUCBLDP1):
-            self._z = self._noise.laplace((t1 - t0, self.k))
-        elif isinstance(self.policy, CUCBLDP2):
-            self._z = self._noise.laplace((t1 - t0,))
+        if self.mech is not None:  # standard draws of the mechanism's noise, one row per report
+            width = self.k if self.policy.report == "all" else 1
+            self._z = getattr(self._noise, self.mech.standard_noise)((t1 - t0, width))
         if self.tree is not None:
             self.tree.prepare(t0, t1)
 
@@ -370,7 +384,7 @@ class _CSBAgent(Agent):
         top_k = self.problem.matroid is None and self.problem.candidates is None
         if not top_k or self.tree is not None or not _fast.available():
             return None
-        return {CUCB: 0, CUCBLDP1: 1, CUCBLDP2: 2}.get(type(self.policy))
+        return {"none": 0, "all": 1, "least-pulled": 2}.get(self.policy.report)
 
     def run_chunk(self, t0: int, t1: int, outcomes: Outcomes) -> np.ndarray:
         """The compiled kernel of :mod:`bandits._fast` when numba is available and the problem is
@@ -382,7 +396,7 @@ class _CSBAgent(Agent):
         coef = np.array(
             [self.policy.coefficient(t + 1, self.horizon, self.n_arms, self.k) for t in range(t0, t1)]
         )
-        scale = getattr(self.mech, "scale", 0.0) if mode else 0.0
+        scale = getattr(self.mech, self.mech.noise_parameter) if mode else 0.0
         acts = _fast.csb_chunk(mode, self.mu, self.n, outcomes.table, self._k, self._z, coef, scale, self.k)
         if mode:  # one report per user and round of the chunk (as release_batch records them)
             self.run.ledgers.record(self.rows, self.mech.event, units=range(t0, t1), label="report")
@@ -398,19 +412,19 @@ class _CSBAgent(Agent):
         x = np.clip(np.asarray(feedback, dtype=float), 0.0, 1.0)
         rows = self.rows
         pol = self.policy
-        if isinstance(pol, CUCBLDP2):
+        if pol.report == "least-pulled":
             cnt = self.n[rows[:, None], actions]
             key = cnt * self.n_arms + actions  # argmin count, ties to the lower arm index (public)
             j = np.argmin(key, axis=1)
             arm = actions[rows, j]
             y = self.mech.release_batch(
-                x[rows, j], self._z[:, t - self._t0], self.run.ledgers, rows, round=t, label="report"
+                x[rows, j], self._z[:, t - self._t0, 0], self.run.ledgers, rows, round=t, label="report"
             )
             n = self.n[rows, arm] + 1
             self.mu[rows, arm] += (y - self.mu[rows, arm]) / n
             self.n[rows, arm] = n
             return
-        if isinstance(pol, CUCBLDP1):
+        if pol.report == "all":
             x = self.mech.release_batch(
                 x, self._z[:, t - self._t0], self.run.ledgers, rows, round=t, label="report"
             )
