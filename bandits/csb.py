@@ -74,8 +74,8 @@ from bandits.policy import Agent, Outcomes, RunContext
 from bandits.policy import Policy as _Policy
 from dpaudit.declaration import Declaration, PublishedClaim
 from dpaudit.events import check_integer, check_positive
-from mechanisms.counting import tree_levels
 from mechanisms.additive import AdditiveNoiseMechanism
+from mechanisms.counting import tree_levels
 from mechanisms.laplace import LaplaceMechanism
 from mechanisms.local import LaplaceVectorRandomizer, LeastPulledLaplaceRandomizer
 from mechanisms.tree_batch import BatchTreeSums
