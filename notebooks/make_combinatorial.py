@@ -235,8 +235,11 @@ for T, c in c2.items():
           + ", ".join(f"{h:.2f}" for h in c["halving_ratios"]) + f": claim {verdict(c['holds'])}")
     for e, r in c["rows"].items():
         assert r["mean"] <= 0.2 * T + 1e-6  # at most the linear regret of always missing one good arm
-last = c2[max(c2)]
-assert last["slope"] > -1.6  # our finding: the 1/eps^2 regime is not reached at these horizons""",
+first, last = c2[min(c2)], c2[max(c2)]
+if FULL:  # our finding: not at T = 1e6 (slope -1.41), but at T = 4e6 (both halving ratios in [2.5, 5])
+    assert not first["holds"] and last["holds"] and last["slope"] < first["slope"]
+else:  # reduced horizon: far from the 1/eps^2 regime
+    assert last["slope"] > -1.6""",
     ),
     ("markdown", "## Claim 3 — log T growth of CUCB-LDP2 (separate runs: T enters the bonus)"),
     (
@@ -246,8 +249,8 @@ for T, r in c3["rows"].items():
     print(f"T = {T:>9d}: R_T = {r['mean']:9.1f} ± {r['se']:6.1f}, R_T/ln T = {c3['per_log'][T]:7.1f} ({r['cpu']:.1f} s CPU)")
 print(f"claim 3: R_T/ln T varies <= 25 % over the first three horizons: {verdict(c3['holds'])} "
       f"(+{100 * c3['spread']:.0f} %; over the last three: +{100 * c3['spread_last_three']:.0f} %)")
-per = [c3["per_log"][T] for T in S.claim3_horizons]
-assert all(b > a for a, b in zip(per, per[1:])) and c3["spread"] > 0.25  # still rising faster than log T""",
+rel_se = max(r["se"] / r["mean"] for r in c3["rows"].values())
+assert c3["spread"] > 0.25 + 4 * rel_se  # our finding: R_T/ln T still rises by more than 25 %""",
     ),
     ("markdown", "## The grid: rewards × K × ε at one horizon"),
     (

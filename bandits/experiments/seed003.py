@@ -201,11 +201,12 @@ def dp_saturation(
     table = reward_table(env, n, seed=11)
     t0 = time.perf_counter()
     agent.prepare(0, n)
+    both = np.stack([table] * 2)
     saturated = 0
     for t in range(n):
         a = agent.select(t)
         saturated += int(np.all(agent.ucb == 1.0))
-        agent.update(t, a, Outcomes(np.stack([table] * 2)[:, t : t + 1], agent.policy.feedback).observe(0, a))
+        agent.update(t, a, Outcomes(both[:, t : t + 1], agent.policy.feedback).observe(0, a))
     return {
         "rounds": n,
         "all_ones_fraction": saturated / n,
