@@ -137,7 +137,7 @@ def test_exact_linear_independence_for_0_1_vectors_numba_and_numpy_identical(mon
     assert m.exact and len(primes_for(hadamard_bound(m.array))) == 2  # bound > 65521: two primes
     orders = np.array([rng.permutation(40) for _ in range(30)])
     state = greedy(m, orders, engine="state")
-    assert all(state[r].tolist() == scalar_greedy(m, orders[r]) for r in range(30))
+    assert all(state[r].tolist() == scalar_greedy(m, orders[r]) for r in range(6))  # exact rationals
     if _fast.available():
         assert np.array_equal(greedy(m, orders, engine="numba"), state)
     monkeypatch.setenv("DPAUDIT_NUMBA", "0")
