@@ -159,21 +159,19 @@ class BatchLazyEpochs:
         if self.epoch.any() or self._cnt.any():
             raise ValueError("release_all is the initialisation: no observation may precede it")
         t = check_integer("round", round, 0)
-        z = np.stack([self.noise.take(self._rows, 1)[:, 0] for _ in range(self.n_arms)], axis=1)
+        z = self.noise.take(self._rows, self.n_arms)  # arm e gets each repetition's e-th draw
         self.estimate[:] = (v + self.scale * z) / 1.0
         self.size[:] = 1
         self.epoch[:] = 1
         self.draws[:] += 1
-        if charge and self.ledgers is not None:
-            for e in range(self.n_arms):
-                self.ledgers.record(
-                    self._rows,
-                    self.event,
-                    units=[t],
-                    label=f"{self.label}: initial w0 of arm {e}",
-                    round=t,
-                    arm=e,
-                )
+        if charge and self.ledgers is not None:  # N releases about the one record w0, one entry
+            self.ledgers.record(
+                self._rows,
+                self.event.repeat(self.n_arms),
+                units=[t],
+                label=f"{self.label}: initial w0 of all {self.n_arms} arms",
+                round=t,
+            )
 
     def push(self, arms: np.ndarray, values: np.ndarray, round: int) -> None:
         """Buffer the observations ``values`` (R, K) of ``arms`` (R, K; distinct per row) made at
