@@ -44,9 +44,9 @@ def _kernel() -> Any:
     if _TRIED:
         return _KERNEL
     _TRIED = True
-    try:
-        from bandits import _numba_kernels as nk
-    except ImportError:  # pragma: no cover - the extra is not installed
+    from bandits import _numba_kernels as nk
+
+    if not nk.NUMBA:  # pragma: no cover - the 'fast' extra is not installed
         return None
     _KERNEL, _CSB = nk.greedy_kernel, nk.csb_kernel
     return _KERNEL

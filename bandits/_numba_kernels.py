@@ -1,19 +1,36 @@
-"""numba kernels of :mod:`bandits._fast` (imported only when numba is installed and enabled).
+"""numba kernels of :mod:`bandits._fast` (used only when numba is installed and enabled).
 
 Module-level functions, so that numba's on-disk cache (``cache=True``) is reused across processes.
+Without numba the module still imports (``NUMBA`` is False) and :mod:`bandits._fast` reports the
+kernels unavailable, so the NumPy paths run.
+
+>>> isinstance(NUMBA, bool)
+True
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
-import numba
 import numpy as np
 
-__all__ = ["modinv", "greedy_kernel", "csb_kernel"]
+try:
+    from numba import njit
+except ImportError:  # pragma: no cover - the 'fast' extra is not installed
+    njit = None
+
+__all__ = ["NUMBA", "modinv", "greedy_kernel", "csb_kernel"]
+
+NUMBA = njit is not None
 
 
-@numba.njit(cache=True)
+def _jit(f: Callable[..., Any]) -> Callable[..., Any]:
+    return f if njit is None else njit(cache=True)(f)
+
+
+@_jit
 def modinv(a: int, p: int) -> int:  # pragma: no cover - compiled
     r = 1
     b = a % p
@@ -26,7 +43,7 @@ def modinv(a: int, p: int) -> int:  # pragma: no cover - compiled
     return r
 
 
-@numba.njit(cache=True)
+@_jit
 def greedy_kernel(order, vecs, primes, K):  # pragma: no cover - compiled
     R, n = order.shape
     P, _, d = vecs.shape
@@ -86,7 +103,7 @@ def greedy_kernel(order, vecs, primes, K):  # pragma: no cover - compiled
     return out
 
 
-@numba.njit(cache=True)
+@_jit
 def csb_kernel(mode, mu, n, table, keys, use_keys, z, coef, scale, k, out):  # pragma: no cover - compiled
     R, C, m = table.shape
     score = np.empty(m)
