@@ -205,6 +205,8 @@ class RewardTableEnv(Environment):
 
     ``arm_means`` are the means used for regret (default: column means of the table). Use it
     for neighbouring streams built by hand, replayed data or adversarial sequences.
+    ``action_structure`` is the problem's structure (default: one arm), e.g. a set of arms for
+    the audit of a combinatorial policy on fixed neighbouring tables.
 
     >>> env = RewardTableEnv(np.array([[1.0, 0.0], [0.0, 0.0]]))
     >>> env.means.tolist(), env.horizon
@@ -213,6 +215,7 @@ class RewardTableEnv(Environment):
 
     table: np.ndarray = field(repr=False)
     arm_means: tuple[float, ...] | None = None
+    action_structure: ActionStructure | None = None
 
     def __post_init__(self) -> None:
         tab = np.array(self.table, dtype=float, copy=True)
@@ -229,6 +232,16 @@ class RewardTableEnv(Environment):
             if len(m) != tab.shape[-1]:
                 raise ValueError(f"arm_means must have {tab.shape[-1]} entries, got {len(m)}")
             object.__setattr__(self, "arm_means", m)
+        if self.action_structure is not None:
+            if not isinstance(self.action_structure, ActionStructure):
+                raise ValueError(
+                    f"action_structure must be an ActionStructure, got {type(self.action_structure).__name__}"
+                )
+            self.action_structure.validate(tab.shape[-1])
+
+    @property
+    def structure(self) -> ActionStructure:
+        return SingleArm() if self.action_structure is None else self.action_structure
 
     @property
     def horizon(self) -> int:

@@ -50,6 +50,7 @@ from typing import Any
 
 import numpy as np
 
+from bandits.actions import ActionStructure
 from bandits.environments import Environment, RewardTableEnv, parse_env
 from bandits.policy import Policy
 from bandits.run import guarantee
@@ -134,12 +135,15 @@ def candidate_pairs(horizon: int, n_arms: int, max_arms: int = 8) -> list[PairDe
     return out
 
 
-def _block_statistics(task: tuple[Policy, np.ndarray, int, int, np.random.SeedSequence, tuple]) -> np.ndarray:
-    """Simulate ``n`` trajectories on one fixed table and return every statistic (n, S)."""
-    policy, table, horizon, n, seed, stats = task
+def _block_statistics(task: tuple) -> np.ndarray:
+    """Simulate ``n`` trajectories on one fixed table and return every statistic (n, S).
+    The task is ``(policy, table, horizon, n, seed, stats[, structure])``: the structure of the
+    audited problem (one arm when absent)."""
+    policy, table, horizon, n, seed, stats = task[:6]
+    structure = task[6] if len(task) > 6 else None
     res = simulate(
         policy,
-        RewardTableEnv(table),
+        RewardTableEnv(table, action_structure=structure),
         horizon,
         n,
         seed,
@@ -159,10 +163,11 @@ def _sample(
     seed: int,
     stats: tuple,
     executor: Executor | None,
+    structure: ActionStructure | None = None,
 ) -> np.ndarray:
     sizes = [BLOCK] * (n // BLOCK) + ([n % BLOCK] if n % BLOCK else [])
     tasks = [
-        (policy, table, horizon, sz, np.random.SeedSequence(seed, spawn_key=key + (i,)), stats)
+        (policy, table, horizon, sz, np.random.SeedSequence(seed, spawn_key=key + (i,)), stats, structure)
         for i, sz in enumerate(sizes)
     ]
     parts = executor.map(_block_statistics, tasks) if executor is not None else map(_block_statistics, tasks)
@@ -286,8 +291,8 @@ def audit_policy(
     for c, pair in enumerate(cands):
         stats = tuple(ArmCount(j, pair.round) for j in range(env.n_arms))
         null_t, alt_t = pair.tables(T)
-        x = _sample(policy, null_t, T, n_pilot, (0, c, 0), seed, stats, executor)
-        y = _sample(policy, alt_t, T, n_pilot, (0, c, 1), seed, stats, executor)
+        x = _sample(policy, null_t, T, n_pilot, (0, c, 0), seed, stats, executor, env.structure)
+        y = _sample(policy, alt_t, T, n_pilot, (0, c, 1), seed, stats, executor, env.structure)
         for s, stat in enumerate(stats):
             pred, thr, orient = _best_test(x[:, s], y[:, s], n, confidence, select, delta)
             if pred > choice["mu"]:
@@ -296,8 +301,8 @@ def audit_policy(
     t1 = time.perf_counter()
     pair, stat = choice["pair"], choice["statistic"]
     null_t, alt_t = pair.tables(T)
-    x = _sample(policy, null_t, T, n, (1, 0), seed, (stat,), executor)[:, 0]
-    y = _sample(policy, alt_t, T, n, (1, 1), seed, (stat,), executor)[:, 0]
+    x = _sample(policy, null_t, T, n, (1, 0), seed, (stat,), executor, env.structure)[:, 0]
+    y = _sample(policy, alt_t, T, n, (1, 1), seed, (stat,), executor, env.structure)[:, 0]
     o, thr = choice["orientation"], choice["threshold"]
     fp, fn = int(np.sum(o * x >= o * thr)), int(np.sum(o * y < o * thr))
     eb = epsilon_lower_bound_from_counts(fp, n, fn, n, delta=delta, confidence=confidence)

@@ -1,1 +1,19 @@
-"""Scripts that regenerate the papers' experiments (``python -m bandits.experiments.seed002``)."""
+"""Experiment drivers: scripts that regenerate the papers' experiments
+(``python -m bandits.experiments.seed002``) and the functions the notebooks call
+(``notebooks/seed000_matroid.ipynb``, ``notebooks/seed003_csb.ipynb``). Each runs at a reduced
+scale by default; ``DPAUDIT_FULL_SCALE=1`` selects the full scale (:func:`full_scale`)."""
+
+from __future__ import annotations
+
+import os
+
+__all__ = ["full_scale"]
+
+
+def full_scale() -> bool:
+    """Whether the environment asks for the full-scale experiments (``DPAUDIT_FULL_SCALE=1``).
+
+    >>> isinstance(full_scale(), bool)
+    True
+    """
+    return os.environ.get("DPAUDIT_FULL_SCALE", "0") == "1"
