@@ -223,23 +223,30 @@ def _audit_section(
     )
     audit = dict(rep.to_dict())
     audit["horizon"] = audit_horizon
-    audit["trials"] = trials
+    per_side = (audit.get("empirical") or {}).get("trials")
+    audit["trials"] = int(per_side) // 2 if per_side else trials  # what the auditor really ran
     if audit_horizon != horizon:
-        decl_a, decl_t = (
-            policy.declare(audit_horizon, env.n_arms, env.structure),
-            policy.declare(horizon, env.n_arms, env.structure),
-        )
-        mu_a = account(decl_a.event, delta=delta).mu if decl_a else None
-        mu_t = account(decl_t.event, delta=delta).mu if decl_t else None
+        at_a = _certified_text(policy.declare(audit_horizon, env.n_arms, env.structure), delta)
+        at_t = _certified_text(policy.declare(horizon, env.n_arms, env.structure), delta)
         what = (
-            f"(certified mu there {mu_a:.4f}), not the run's T = {horizon} (certified mu {mu_t:.4f})"
-            if mu_a is not None and mu_t is not None
-            else f"not the run's T = {horizon}"
+            f"({at_a} there), not the run's T = {horizon} ({at_t})"
+            if at_a and at_t
+            else (f"not the run's T = {horizon}")
         )
         audit["note"] = f"audited the same configuration at the reduced horizon T = {audit_horizon} {what}"
     else:
         audit["note"] = f"audited the run's configuration at T = {horizon}"
     return audit
+
+
+def _certified_text(decl: Declaration | None, delta: float) -> str | None:
+    """ "certified mu 0.1486" for a GDP declaration, "certified epsilon 1 at delta = 1e-06" else."""
+    if decl is None:
+        return None
+    acc = account(decl.event, delta=delta)
+    if guarantee(decl) == "gdp" and acc.mu is not None:
+        return f"certified mu {acc.mu:.4f}"
+    return None if acc.best.value is None else f"certified epsilon {acc.best.value:.4g} at delta = {delta:g}"
 
 
 def _default_auditor() -> Auditor:
