@@ -57,7 +57,7 @@ class FakeAuditor:
                 mu_lower=self.mu_lower,
                 delta=delta,
                 confidence=kw["confidence"],
-                trials=kw["trials"],
+                trials=2 * kw["trials"],
                 method="fake",
                 statistic="fake",
             ),

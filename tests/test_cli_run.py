@@ -36,7 +36,7 @@ class FakeAuditor:
                 mu_lower=0.2,
                 delta=kw["delta"],
                 confidence=kw["confidence"],
-                trials=kw["trials"],
+                trials=2 * kw["trials"],
                 method="fake",
                 statistic="fake",
             ),
