@@ -25,7 +25,6 @@ Example:
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import Executor
@@ -290,16 +289,12 @@ def run_policy(
     Raises:
         LedgerCheckError: some repetition recorded releases its declaration does not cover.
     """
-    if isinstance(env, str):
-        env = parse_env(env)
-    if not isinstance(env, Environment):
-        raise ValueError(f"env must be an Environment or a spec string, got {type(env).__name__}")
+    env = _environment(env)
     if not isinstance(policy, Policy):
         raise ValueError(f"policy must be a bandits.policy.Policy, got {type(policy).__name__}")
     T = check_integer("horizon", horizon, 2)
-    reps = check_integer("reps", reps, 1)
+    reps, seed = check_integer("reps", reps, 1), check_integer("seed", seed, 0)
     trials = check_integer("audit_trials", audit_trials, 0)
-    seed = check_integer("seed", seed, 0)
     delta = check_probability("delta", delta)
     Ta = T if audit_horizon is None else check_integer("audit_horizon", audit_horizon, 2)
     decl = policy.declare(T, env.n_arms, env.structure)
@@ -309,19 +304,9 @@ def run_policy(
     t0 = time.perf_counter()
     sim = simulate(policy, env, T, reps, seed, executor=executor, progress=progress)
     t1 = time.perf_counter()
-    privacy = privacy_section(decl, delta, published_bounds)
-    privacy.update(dict(privacy_extras or {}))
+    privacy = {**privacy_section(decl, delta, published_bounds), **dict(privacy_extras or {})}
     t2 = time.perf_counter()
-    if decl is None:
-        check = {
-            "ok": True,
-            "message": "nothing to check: the algorithm declares no privacy",
-            "repetitions": reps,
-        }
-    else:
-        result = check_ledgers(sim.ledgers, decl)
-        result.raise_if_failed()
-        check = result.to_dict()
+    check = _ledger_section(sim, decl)
     t3 = time.perf_counter()
     audit = None
     if trials:
@@ -339,9 +324,6 @@ def run_policy(
             progress,
         )
     t4 = time.perf_counter()
-    regret = regret_section(sim)
-    if not math.isfinite(regret["mean"]):  # pragma: no cover
-        raise ValueError("non-finite regret")
     cfg = {
         "env": env.spec,
         "horizon": T,
@@ -356,7 +338,7 @@ def run_policy(
     timing = {"simulation": t1 - t0, "accounting": t2 - t1, "ledger_check": t3 - t2, "audit": t4 - t3}
     return RunReport(
         config=cfg,
-        regret=regret,
+        regret=regret_section(sim),
         privacy=privacy,
         ledger_check=check,
         audit=audit,
@@ -365,6 +347,26 @@ def run_policy(
         title=title or policy.name,
         lines=tuple(lines),
     )
+
+
+def _environment(env: Environment | str) -> Environment:
+    env = parse_env(env) if isinstance(env, str) else env
+    if not isinstance(env, Environment):
+        raise ValueError(f"env must be an Environment or a spec string, got {type(env).__name__}")
+    return env
+
+
+def _ledger_section(sim: SimulationResult, decl: Declaration | None) -> dict[str, Any]:
+    """Check every repetition's ledger against the declaration (raises LedgerCheckError)."""
+    if decl is None:
+        return {
+            "ok": True,
+            "message": "nothing to check: the algorithm declares no privacy",
+            "repetitions": sim.repetitions,
+        }
+    result = check_ledgers(sim.ledgers, decl)
+    result.raise_if_failed()
+    return result.to_dict()
 
 
 def run_algorithm(

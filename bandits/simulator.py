@@ -576,34 +576,31 @@ def _checked(
     return horizon, repetitions, ck
 
 
-def _simulate(
+def _plan(
     policies: list[Policy],
     env: Environment,
     horizon: int,
     repetitions: int,
-    seed: int | np.random.SeedSequence | None,
-    checkpoints: int | Sequence[int],
+    ck: np.ndarray,
     record_actions: bool,
-    replace: Replacement | None,
     executor: Executor | None,
     rep_chunk: int | None,
     chunk_size: int | None,
     memory: int,
-    progress: bool,
-    desc: str,
-) -> list[SimulationResult]:
-    horizon, repetitions, ck = _checked(policies, env, horizon, repetitions, checkpoints, replace)
+) -> tuple[int, int]:
+    """(repetitions per block, rounds per chunk), refusing up front a run that would not fit."""
     if rep_chunk is None:
         rep_chunk = min(256, repetitions) if executor is None else max(1, math.ceil(repetitions / 8))
     rep_chunk = check_integer("rep_chunk", rep_chunk)
+    block = min(rep_chunk, repetitions)
     chunk = (
-        chunk_rounds(min(rep_chunk, repetitions), env.n_arms, memory)
+        chunk_rounds(block, env.n_arms, memory)
         if chunk_size is None
-        else (check_integer("chunk_size", chunk_size))
+        else check_integer("chunk_size", chunk_size)
     )
     need = estimated_bytes(
         repetitions,
-        min(rep_chunk, repetitions),
+        block,
         env.n_arms,
         horizon,
         ck.size,
@@ -618,29 +615,22 @@ def _simulate(
             f"N = {env.n_arms}, T = {horizon}{', actions recorded' if record_actions else ''}), more than "
             f"the {memory_limit() / 2**30:.3g} GiB this machine allows; use fewer repetitions, arms or rounds"
         )
-    root = root_seed(seed)
-    blocks = [list(range(i, min(repetitions, i + rep_chunk))) for i in range(0, repetitions, rep_chunk)]
-    single = len(policies) == 1
-    run = _run_reps if single else _run_reps_many
-    args = (policies[0] if single else policies, env, horizon)
-    tail = (root, ck, record_actions, replace, chunk)
+    return rep_chunk, chunk
 
-    from tqdm.auto import tqdm
 
-    start = time.perf_counter()
-    total = horizon * repetitions * len(policies)
-    with tqdm(total=total, disable=not progress, desc=desc, unit="step", unit_scale=True, leave=False) as bar:
-        if executor is None:
-            parts = [run(*args, blk, *tail, bar.update) for blk in blocks]
-        else:
-            futures = [executor.submit(run, *args, blk, *tail) for blk in blocks]
-            parts = []
-            for blk, fut in zip(blocks, futures):
-                parts.append(fut.result())
-                bar.update(horizon * len(blk) * len(policies))
-    elapsed = time.perf_counter() - start
-    if single:
-        parts = [[p] for p in parts]
+def _results(
+    policies: list[Policy],
+    parts: list[list[dict[str, Any]]],
+    env: Environment,
+    horizon: int,
+    repetitions: int,
+    root: np.random.SeedSequence,
+    ck: np.ndarray,
+    record_actions: bool,
+    replace: Replacement | None,
+    elapsed: float,
+) -> list[SimulationResult]:
+    """One :class:`SimulationResult` per policy from the blocks' tallies."""
     entropy = root.entropy if isinstance(root.entropy, int) else None
     out = []
     for k, policy in enumerate(policies):
@@ -664,3 +654,49 @@ def _simulate(
             )
         )
     return out
+
+
+def _simulate(
+    policies: list[Policy],
+    env: Environment,
+    horizon: int,
+    repetitions: int,
+    seed: int | np.random.SeedSequence | None,
+    checkpoints: int | Sequence[int],
+    record_actions: bool,
+    replace: Replacement | None,
+    executor: Executor | None,
+    rep_chunk: int | None,
+    chunk_size: int | None,
+    memory: int,
+    progress: bool,
+    desc: str,
+) -> list[SimulationResult]:
+    horizon, repetitions, ck = _checked(policies, env, horizon, repetitions, checkpoints, replace)
+    rep_chunk, chunk = _plan(
+        policies, env, horizon, repetitions, ck, record_actions, executor, rep_chunk, chunk_size, memory
+    )
+    root = root_seed(seed)
+    blocks = [list(range(i, min(repetitions, i + rep_chunk))) for i in range(0, repetitions, rep_chunk)]
+    single = len(policies) == 1
+    run = _run_reps if single else _run_reps_many
+    args = (policies[0] if single else policies, env, horizon)
+    tail = (root, ck, record_actions, replace, chunk)
+
+    from tqdm.auto import tqdm
+
+    start = time.perf_counter()
+    total = horizon * repetitions * len(policies)
+    with tqdm(total=total, disable=not progress, desc=desc, unit="step", unit_scale=True, leave=False) as bar:
+        if executor is None:
+            parts = [run(*args, blk, *tail, bar.update) for blk in blocks]
+        else:
+            futures = [executor.submit(run, *args, blk, *tail) for blk in blocks]
+            parts = []
+            for blk, fut in zip(blocks, futures):
+                parts.append(fut.result())
+                bar.update(horizon * len(blk) * len(policies))
+    elapsed = time.perf_counter() - start
+    if single:
+        parts = [[p] for p in parts]
+    return _results(policies, parts, env, horizon, repetitions, root, ck, record_actions, replace, elapsed)
