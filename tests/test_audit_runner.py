@@ -136,7 +136,11 @@ def test_tightness_gaussian_mu_one_million_trials():
     assert 0.85 <= r.empirical.mu_lower <= 1.0
     assert r.fraction_recovered == pytest.approx(r.empirical.mu_lower)
     assert r.to_dict()["fraction_recovered"] >= 0.85
-    assert rates.tests == 600
+    assert rates.tests == 1 and r.details["selection"]["selection"] == "pilot"  # the default
+    g, grates = run_audit_with_rates(gaussian_target(sigma=1.0), trials=1_000_000, seed=0, selection="grid")
+    assert grates.tests == 600 and g.verdict == CONSISTENT
+    # the pilot's single test is tighter than the 600-test Bonferroni grid on the same budget
+    assert r.empirical.mu_lower > g.empirical.mu_lower
 
 
 def test_user_claim_replaces_certified_value():
