@@ -10,11 +10,14 @@ the policy but :meth:`~bandits.policy.Policy.agent` and :meth:`~bandits.policy.P
 statistics (:class:`ArmCount`: how often an arm is played after the changed round) is
 registered before any sampling. A *pilot* of fresh trajectories on every candidate picks the
 pair, the statistic, its threshold and orientation that predict the largest μ bound at the
-main sample size; then the main sample — new seeds, never seen by the selection — is tested
-with that one test. Two Clopper–Pearson bounds at level α/2 each (Clopper & Pearson 1934;
+main sample size (:func:`dpaudit.audit.thresholds.pilot_choice`, pessimistic pilot rates); then
+the main sample — new seeds, never seen by the selection — is tested with that one test. Two Clopper–Pearson bounds at level α/2 each (Clopper & Pearson 1934;
 union bound) give the false-positive and false-negative rates, and the rates give ε at δ
 (Kairouz, Oh & Viswanath 2015, Thm 2.1) and μ (Dong, Roth & Su 2022, Cor. 2.13). The pilot's
-choice depends only on pilot data, so no multiplicity correction is needed.
+choice depends only on pilot data, so no multiplicity correction is needed. Every report states
+the detection floor of that test (:mod:`dpaudit.audit.power`; the verdict is ``inconclusive``
+when the certificate is below it) and the two-sided interval for the μ the test exhibits
+(:mod:`dpaudit.audit.estimate`).
 
 **Pairs.** Both tables are fixed (every trajectory is a draw of the mechanism's output on that
 input): constant outcome columns — all arms tied at 1/2, or one leader slightly ahead — so that
@@ -49,11 +52,12 @@ from dpaudit.audit import (
     AuditReport,
     Certified,
     Empirical,
-    clopper_pearson_upper,
     epsilon_lower_bound_from_counts,
-    mu_from_rates,
     mu_lower_bound_from_counts,
 )
+from dpaudit.audit.estimate import mu_interval_from_counts
+from dpaudit.audit.power import floor_report
+from dpaudit.audit.thresholds import pilot_choice
 from dpaudit.events import check_integer, check_probability
 
 __all__ = ["PairDesign", "ArmCount", "candidate_pairs", "audit_policy", "BLOCK"]
@@ -152,26 +156,6 @@ def _sample(
     return np.concatenate(list(parts), axis=0)
 
 
-def _best_test(null: np.ndarray, alt: np.ndarray, n_main: int, confidence: float) -> tuple[float, float, int]:
-    """(predicted μ bound, threshold, orientation) of the best single threshold test on pilot
-    samples, predicting the Clopper–Pearson bound at ``n_main`` trials per side."""
-    alpha = (1.0 - confidence) / 2.0
-    vals = np.unique(np.concatenate([null, alt]))
-    best = (0.0, float(vals[0]), 1)
-    for orient in (1, -1):
-        x, y = orient * null, orient * alt
-        for v in vals:
-            t = orient * v
-            fpr, fnr = float(np.mean(x >= t)), float(np.mean(y < t))
-            k0, k1 = round(fpr * n_main), round(fnr * n_main)
-            p = float(clopper_pearson_upper(k0, n_main, confidence=1.0 - alpha))
-            q = float(clopper_pearson_upper(k1, n_main, confidence=1.0 - alpha))
-            mu = float(mu_from_rates(p, q))
-            if mu > best[0]:
-                best = (mu, float(v), orient)
-    return best
-
-
 def _certified(policy: Policy, horizon: int, env: Environment, delta: float) -> Certified:
     decl = policy.declare(horizon, env.n_arms, env.structure)
     if decl is None:
@@ -191,7 +175,7 @@ def audit_policy(
     delta: float = 1e-6,
     executor: Executor | None = None,
     progress: bool = False,
-    pilot_fraction: float = 0.2,
+    pilot_fraction: float = 0.1,
     pairs: Sequence[PairDesign] | None = None,
 ) -> AuditReport:
     """Audit ``policy`` at ``horizon`` with ``trials`` trajectories per neighbouring table
@@ -210,23 +194,26 @@ def audit_policy(
     t0 = time.perf_counter()
     cands = list(pairs) if pairs is not None else candidate_pairs(T, env.n_arms)
     n_pilot = max(100, math.ceil(pilot_fraction * n))
-    choice: dict[str, Any] = {"mu": -1.0}
+    pilots, keys = [], []
     for c, pair in enumerate(cands):
         stats = tuple(ArmCount(j, pair.round) for j in range(env.n_arms))
         null_t, alt_t = pair.tables(T)
         x = _sample(policy, null_t, T, n_pilot, (0, c, 0), seed, stats, executor)
         y = _sample(policy, alt_t, T, n_pilot, (0, c, 1), seed, stats, executor)
         for s, stat in enumerate(stats):
-            mu, thr, orient = _best_test(x[:, s], y[:, s], n, confidence)
-            if mu > choice["mu"]:
-                choice = {"mu": mu, "pair": pair, "statistic": stat, "threshold": thr, "orientation": orient}
+            pilots.append((x[:, s], y[:, s], None))
+            keys.append((pair, stat))
+    pc = pilot_choice(pilots, n, confidence=confidence, kind="mu")
+    choice: dict[str, Any] = {"mu": pc.predicted, "pair": keys[pc.candidate][0], "statistic": keys[pc.candidate][1],
+                              "threshold": pc.threshold, "orientation": pc.orientation}  # fmt: skip
     t1 = time.perf_counter()
     pair, stat = choice["pair"], choice["statistic"]
     null_t, alt_t = pair.tables(T)
     x = _sample(policy, null_t, T, n, (1, 0), seed, (stat,), executor)[:, 0]
     y = _sample(policy, alt_t, T, n, (1, 1), seed, (stat,), executor)[:, 0]
     o, thr = choice["orientation"], choice["threshold"]
-    fp, fn = int(np.sum(o * x >= o * thr)), int(np.sum(o * y < o * thr))
+    # "x′" when o·(s − thr) > 0 (the convention of dpaudit.audit.thresholds)
+    fp, fn = int(np.sum(o * (x - thr) > 0)), int(np.sum(o * (y - thr) <= 0))
     eb = epsilon_lower_bound_from_counts(fp, n, fn, n, delta=delta, confidence=confidence)
     mb = mu_lower_bound_from_counts(fp, n, fn, n, confidence=confidence)
     t2 = time.perf_counter()
@@ -239,7 +226,12 @@ def audit_policy(
         method="clopper-pearson, one test chosen on an independent pilot",
         statistic=stat.describe(),
     )
+    cert = _certified(policy, T, env, delta)
+    floor = floor_report(n, n, (1.0 - confidence) / 2.0, certified_mu=cert.mu, certified_epsilon=cert.epsilon,
+                         delta=delta)  # fmt: skip
+    estimate = mu_interval_from_counts(fp, n, fn, n, confidence=confidence)
     details = {
+        "detection_floor": floor.describe(),
         "chosen": {
             "pair": asdict(pair),
             "statistic": stat.describe(),
@@ -256,7 +248,9 @@ def audit_policy(
     }
     return AuditReport.build(
         target=f"{policy.name} (black box)",
-        certified=_certified(policy, T, env, delta),
+        certified=cert,
         empirical=empirical,
         details=details,
+        floor=floor if cert.mu is not None or cert.epsilon is not None else None,
+        estimate=estimate,
     )
