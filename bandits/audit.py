@@ -692,7 +692,9 @@ def audit_thompson(
     """Audit Gaussian Thompson sampling (module docstring).
 
     ``trials`` trajectories per neighbouring table in total (``pilot_fraction`` of them for the
-    pilot over the designs, unless ``neighbour`` fixes the design); ``model_trials`` (default
+    pilot over the designs, unless ``neighbour`` fixes the design or the pilot would leave fewer
+    than half of them — then the tie with arm 1 changed is the design and the statistic is the
+    score, its threshold chosen on the model sample); ``model_trials`` (default
     ``trials // 4``) model trajectories per table; ``exact_trials`` (default
     every trajectory for N = 2; 128 for N ≥ 3, where it costs ≈ 10–25 ms of CPU per
 trajectory) main trajectories per table with the exact loss. The certified
@@ -713,11 +715,11 @@ trajectory) main trajectories per table with the exact loss. The certified
     # 1. pilot: design x statistic x threshold on fresh trajectories of the implementation
     designs = [neighbour] if neighbour is not None else candidate_designs(arms)
     stat_names = ("score", "pulls", "L") if arms == 2 else ("score", "pulls")
+    n_pilot = max(64, int(round(pilot_fraction * trials)) // len(designs))
+    if len(designs) > 1 and trials - n_pilot * len(designs) < max(100, trials // 2):
+        designs = [TSNeighbour()]  # too few trials for a pilot: the tie, pre-registered
     if len(designs) > 1:
-        n_pilot = max(64, int(round(pilot_fraction * trials)) // len(designs))
         n_main = trials - n_pilot * len(designs)
-        if n_main < 100:
-            raise ValueError(f"trials = {trials} leaves {n_main} main trajectories per table after the pilot")
         pilots, keys = [], []
         for d, nb in enumerate(designs):
             tab = nb.tables(policy, horizon, arms)
