@@ -37,7 +37,8 @@ streams R, R′ differ in one reward r_τ. :func:`audit_thompson`
    ∫ φ(z) Π_{l≠a} Φ((μ_a + σ_a z − μ_l)/σ_l) dz (spectrally accurate for these smooth, tied
    states: ≤ 1e-11 in log P on tied 5-arm states with counts 1897–2800), checked in every audit
    against the toolkit's exact quadrature (:func:`dpaudit.rnm_gaussian.log_argmax_probability`)
-   on 256 states (and replaced by it if they differ by more than 1e-8); it feeds the second bound (a pre-registered
+   on 256 states (and replaced by it if they differ by more than 1e-8); it feeds the second bound
+   (a pre-registered
    Bonferroni grid) and the Monte-Carlo privacy profile E_R[(1 − e^{ε−L})₊] (DKW band; valid only
    if the model tests pass).
 
@@ -265,8 +266,9 @@ def log_action_probabilities(mu: np.ndarray, sigma: np.ndarray, actions: np.ndar
     return log_argmax_probability(mu, sigma, actions)
 
 
-def _fast_log_probabilities(mu: np.ndarray, sg: np.ndarray, cand: np.ndarray,
-                            check: np.random.Generator | None) -> tuple[np.ndarray, dict[str, Any]]:  # fmt: skip
+def _fast_log_probabilities(
+    mu: np.ndarray, sg: np.ndarray, cand: np.ndarray, check: np.random.Generator | None
+) -> tuple[np.ndarray, dict[str, Any]]:
     """:func:`log_action_probabilities` by the trapezoidal rule (N ≥ 3), checked (when ``check``
     is given) against the exact quadrature on up to 256 random rows; the exact quadrature is
     used if they differ by more than 1e-10."""
@@ -632,8 +634,13 @@ def model_tests(impl: Sequence[dict[str, Any]], model: Sequence[dict[str, Any]],
     each = alpha / len(rows)
     for r in rows:
         r["rejected"] = r["p_value"] < each
-    return {"alpha": alpha, "alpha_per_test": each, "tests": rows, "rejected": any(r["rejected"] for r in rows),
-            "assumption": "trajectories of the implementation and of the model are independent draws"}  # fmt: skip
+    return {
+        "alpha": alpha,
+        "alpha_per_test": each,
+        "tests": rows,
+        "rejected": any(r["rejected"] for r in rows),
+        "assumption": "trajectories of the implementation and of the model are independent draws",
+    }
 
 
 # ---------------------------------------------------------------------------------------
@@ -724,7 +731,8 @@ trajectory) main trajectories per table with the exact loss. The certified
         for d, nb in enumerate(designs):
             tab = nb.tables(policy, horizon, arms)
             x = _sample(_policy_block, (policy, tab, horizon), (0 if arms > 2 else n_pilot, c), 0, d,
-                        n_pilot, seed, executor, progress, f"ts-audit pilot {d + 1}/{len(designs)}")  # fmt: skip
+                        n_pilot, seed, executor, progress,
+                        f"ts-audit pilot {d + 1}/{len(designs)}")  # fmt: skip
             for st in stat_names:
                 pilots.append((x[0][st], x[1][st], None))
                 keys.append((d, st))
@@ -739,7 +747,8 @@ trajectory) main trajectories per table with the exact loss. The certified
     t_pilot = time.perf_counter()
 
     # 2. main sample of the implementation, 3. the model
-    main = _sample(_policy_block, (policy, tables, horizon), (min(n_exact, n_main), c), 1, d_star, n_main, seed,
+    main = _sample(_policy_block, (policy, tables, horizon), (min(n_exact, n_main), c), 1, d_star, n_main,
+                   seed,
                    executor, progress, "ts-audit main")  # fmt: skip
     t_main = time.perf_counter()
     model = _sample(_model_block, (model_cfg, tables), (), 2, d_star, n_model, seed, executor, progress,
@@ -773,7 +782,8 @@ trajectory) main trajectories per table with the exact loss. The certified
             "trajectories_per_table": int(L0.size),
             "mu_lower": fam.mu_lower_bound().mu,
             "epsilon_lower": fam.epsilon_lower_bound(delta).epsilon,
-            "method": "clopper-pearson, bonferroni grid of 600 tests (a separate statement at the same confidence)",
+            "method": "clopper-pearson, bonferroni grid of 600 tests "
+                      "(a separate statement at the same confidence)",
             "mu_gaussian_fit": float(math.sqrt(max(0.0, L0.mean() - L1.mean()))),
             "loss_mean_R": float(L0.mean()), "loss_sd_R": float(L0.std()),
             "loss_mean_Rprime": float(L1.mean()), "loss_sd_Rprime": float(L1.std()),
@@ -787,7 +797,8 @@ trajectory) main trajectories per table with the exact loss. The certified
         }  # fmt: skip
     t_end = time.perf_counter()
 
-    emp = Empirical(epsilon_lower=float(eb.epsilon), mu_lower=float(mb.mu), delta=delta, confidence=confidence,
+    emp = Empirical(epsilon_lower=float(eb.epsilon), mu_lower=float(mb.mu), delta=delta,
+                    confidence=confidence,
                     trials=2 * trials, method="clopper-pearson, one test chosen on an independent pilot",
                     statistic={"score": "score statistic (first-order privacy loss)",
                                "pulls": "pulls of the changed arm",
@@ -803,7 +814,8 @@ trajectory) main trajectories per table with the exact loss. The certified
         "pilot": {"designs": [d.describe() for d in designs], "trajectories_per_table_per_design": n_pilot,
                   "chosen_design": d_star, "statistic": stat, "threshold": thr, "orientation": orient,
                   "predicted_mu_lower": predicted},
-        "certifying_test": {"false_positives": rates.false_positives[0], "false_negatives": rates.false_negatives[0],
+        "certifying_test": {"false_positives": rates.false_positives[0],
+                            "false_negatives": rates.false_negatives[0],
                             "trajectories_per_table": n_main, "fpr_upper": rates.fpr_upper[0],
                             "fnr_upper": rates.fnr_upper[0]},
         "detection_floor": floor.describe(),

@@ -11,7 +11,8 @@ statistics (:class:`ArmCount`: how often an arm is played after the changed roun
 registered before any sampling. A *pilot* of fresh trajectories on every candidate picks the
 pair, the statistic, its threshold and orientation that predict the largest μ bound at the
 main sample size (:func:`dpaudit.audit.thresholds.pilot_choice`, pessimistic pilot rates); then
-the main sample — new seeds, never seen by the selection — is tested with that one test. Two Clopper–Pearson bounds at level α/2 each (Clopper & Pearson 1934;
+the main sample — new seeds, never seen by the selection — is tested with that one test. Two
+Clopper–Pearson bounds at level α/2 each (Clopper & Pearson 1934;
 union bound) give the false-positive and false-negative rates, and the rates give ε at δ
 (Kairouz, Oh & Viswanath 2015, Thm 2.1) and μ (Dong, Roth & Su 2022, Cor. 2.13). The pilot's
 choice depends only on pilot data, so no multiplicity correction is needed. Every report states
@@ -204,7 +205,8 @@ def audit_policy(
             pilots.append((x[:, s], y[:, s], None))
             keys.append((pair, stat))
     pc = pilot_choice(pilots, n, confidence=confidence, kind="mu")
-    choice: dict[str, Any] = {"mu": pc.predicted, "pair": keys[pc.candidate][0], "statistic": keys[pc.candidate][1],
+    pair, stat = keys[pc.candidate]
+    choice: dict[str, Any] = {"mu": pc.predicted, "pair": pair, "statistic": stat,
                               "threshold": pc.threshold, "orientation": pc.orientation}  # fmt: skip
     t1 = time.perf_counter()
     pair, stat = choice["pair"], choice["statistic"]

@@ -75,7 +75,9 @@ def _audit_lines(a: dict[str, Any] | None) -> list[str]:
         lines.append(f"  against the published claim: {pub}")
     verdict = a["verdict"]
     if verdict == "inconclusive":
-        lines.append("  (inconclusive = the certificate is below the detection floor: a zero bound proves nothing)")
+        lines.append(
+            "  (inconclusive = the certificate is below the detection floor: a zero bound proves nothing)"
+        )
     elif verdict == "model-mismatch":
         lines.append("  (model-mismatch = the implementation's outputs differ from its declared model's)")
     else:

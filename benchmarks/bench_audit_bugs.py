@@ -132,7 +132,9 @@ def true_tests(target: Any, rng: np.random.Generator) -> list[tuple[float, float
     return out
 
 
-def oracle_trials(tests: list[tuple[float, float]], claim: Any, delta: float, confidence: float = 0.95) -> int:
+def oracle_trials(
+    tests: list[tuple[float, float]], claim: Any, delta: float, confidence: float = 0.95
+) -> int:
     """Total trials (2n) of the best single pre-chosen test for P(bound > claim) ≥ ½ (exact sums)."""
     alpha = (1 - confidence) / 2
     if claim.mu is not None:

@@ -66,7 +66,8 @@ def _tradeoff_mu(p: np.ndarray, q: np.ndarray) -> float:
 def _true_epsilon(p: np.ndarray, q: np.ndarray, delta: float) -> float:
     """Smallest ε with max(Σ(p − e^ε q)₊, Σ(q − e^ε p)₊) ≤ δ (bisection)."""
     def d(e: float) -> float:
-        return max(float(np.sum(np.maximum(p - math.exp(e) * q, 0))), float(np.sum(np.maximum(q - math.exp(e) * p, 0))))
+        ee = math.exp(e)
+        return max(float(np.sum(np.maximum(p - ee * q, 0))), float(np.sum(np.maximum(q - ee * p, 0))))
 
     lo, hi = 0.0, 50.0
     if d(0.0) <= delta:
@@ -155,7 +156,8 @@ def run_family(name: str, audits: int, trials: int | None = None, seed0: int = 0
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--audits", type=int, default=250, help="audits per family (default 250: 1000 in all)")
-    ap.add_argument("--families", nargs="+", default=["gaussian", "laplace", "randomized-response", "thompson"])
+    fams = ["gaussian", "laplace", "randomized-response", "thompson"]
+    ap.add_argument("--families", nargs="+", default=fams)
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     rows = []
@@ -168,8 +170,9 @@ def main() -> None:
             print(f"{f:20s} {row['audits']} audits x {row['trials']} trials: true mu {tm}, true eps "
                   f"{row['true_epsilon']:.4f}; bound above the truth in {row['exceed_any']} "
                   f"(mu {row['exceed_mu']}, eps {row['exceed_epsilon']}) = {100 * row['rate_any']:.1f} % "
-                  f"(95 % upper {100 * row['rate_any_upper95']:.1f} %); median mu_lb {row['median_mu_lower']:.4f}, "
-                  f"eps_lb {row['median_epsilon_lower']:.4f}; {row['seconds']:.1f} s", flush=True)  # fmt: skip
+                  f"(95 % upper {100 * row['rate_any_upper95']:.1f} %); median mu_lb "
+                  f"{row['median_mu_lower']:.4f}, eps_lb {row['median_epsilon_lower']:.4f}; "
+                  f"{row['seconds']:.1f} s", flush=True)  # fmt: skip
     tot = sum(r["exceed_any"] for r in rows)
     n = sum(r["audits"] for r in rows)
     ru = resource.getrusage(resource.RUSAGE_SELF)

@@ -71,7 +71,8 @@ def main() -> None:
         bw, bc = baseline(b, c, DEFAULT_AUDIT_PRIVATE_ROUNDS, 8192)
         cpu0, t0 = _cpu(), time.perf_counter()
         with ProcessPoolExecutor(a.workers) as ex:
-            rep = audit_thompson(GaussianTS(b=b, c=c), T, n_arms, trials=a.trials, executor=ex, progress=False)
+            pol = GaussianTS(b=b, c=c)
+            rep = audit_thompson(pol, T, n_arms, trials=a.trials, executor=ex, progress=False)
             wall = time.perf_counter() - t0
         cpu = _cpu() - cpu0
         d = rep.details
@@ -79,7 +80,8 @@ def main() -> None:
         row = {
             "arms": n_arms, "b": b, "c": c, "audit_horizon": T, "trials_per_table": a.trials,
             "verdict": str(rep.verdict), "mu_lower": rep.empirical.mu_lower, "mu_certified": rep.certified.mu,
-            "statistic": rep.empirical.statistic, "floor_mu": rep.floor.mu, "floor_violation_mu": rep.floor.mu_violation,
+            "statistic": rep.empirical.statistic, "floor_mu": rep.floor.mu,
+            "floor_violation_mu": rep.floor.mu_violation,
             "estimate": [rep.estimate.lower, rep.estimate.upper],
             "exact_loss_mu_lower": d["exact_loss"].get("mu_lower"),
             "exact_loss_trajectories": d["exact_loss"].get("trajectories_per_table"),
@@ -102,7 +104,8 @@ def main() -> None:
                 f"{row['exact_loss_mu_lower']} on {row['exact_loss_trajectories']} per table, Gaussian fit "
                 f"{row['mu_gaussian_fit']}; model tests rejected: {row['model_tests_rejected']}\n"
                 f"    {wall:.1f} s wall, {cpu:.1f} s CPU ({a.workers} workers) for {n_traj} trajectories "
-                f"(implementation + model): {row['traj_per_s_wall']:.0f}/s wall, {row['traj_per_s_cpu']:.0f}/s CPU;"
+                f"(implementation + model): {row['traj_per_s_wall']:.0f}/s wall, "
+                f"{row['traj_per_s_cpu']:.0f}/s CPU;"
                 f" baseline plain NumPy 2-arm loop: {bw:.0f}/s wall, {bc:.0f}/s CPU; stages {d['seconds']}",
                 flush=True,
             )

@@ -150,7 +150,8 @@ def test_score_and_exact_losses_of_blocks_match_direct_computation() -> None:
                 n[a] += 1
                 S[a] += cols[a]
         np.testing.assert_allclose(score_statistic(A[:, t0:], hold, start, c), score, atol=1e-12)
-        assert blk["gof_sum"] == pytest.approx(gsum, abs=1e-7) and blk["gof_var"] == pytest.approx(gvar, rel=1e-9)
+        assert blk["gof_sum"] == pytest.approx(gsum, abs=1e-7)
+        assert blk["gof_var"] == pytest.approx(gvar, rel=1e-9)
 
 
 def test_fast_rule_is_checked_against_the_exact_quadrature() -> None:

@@ -73,10 +73,13 @@ def plot_audit(report: AuditReport, rates: ThresholdRates, path: str, *, max_box
     corner_conf = 1.0 - 2.0 * rates.tests * rates.alpha_per_bound
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.8))
     for ax, log in zip(axes, (False, True)):
-        for sel, col, what in ((idx[~bad[idx]], "tab:blue", "tests"), (idx[bad[idx]], "tab:red", "violating tests")):
+        groups = ((idx[~bad[idx]], "tab:blue", "tests"), (idx[bad[idx]], "tab:red", "violating tests"))
+        for sel, col, what in groups:
             if sel.size == 0:
                 continue
-            boxes = [Rectangle((fl[i], nl[i]), max(fh[i] - fl[i], 1e-12), max(nh[i] - nl[i], 1e-12)) for i in sel]
+            boxes = [
+                Rectangle((fl[i], nl[i]), max(fh[i] - fl[i], 1e-12), max(nh[i] - nl[i], 1e-12)) for i in sel
+            ]
             ax.add_collection(PatchCollection(boxes, facecolor=col, edgecolor=col, alpha=0.35, linewidth=0.6))
             ax.plot(
                 fh[sel],

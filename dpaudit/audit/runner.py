@@ -48,16 +48,16 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterable
-from dataclasses import replace
 from concurrent.futures import Executor
+from dataclasses import replace
 from typing import Any, Literal
 
 import numpy as np
 
 from dpaudit.audit.curves import audit_tradeoff_curve, epsilon_dp_tradeoff_curve, gdp_tradeoff_curve
-from dpaudit.audit.report import AuditReport, Certified, Empirical
 from dpaudit.audit.estimate import MuInterval, mu_interval_from_counts
 from dpaudit.audit.power import floor_report
+from dpaudit.audit.report import AuditReport, Certified, Empirical
 from dpaudit.audit.target import AuditTarget, Candidate, RoundedLoss, choose_statistic, describe_statistic
 from dpaudit.audit.thresholds import (
     Bonferroni,
@@ -101,7 +101,8 @@ def plan_batches(trials_per_side: int, batch_size: int) -> list[int]:
 
 def _child(root: np.random.SeedSequence, *key: int) -> np.random.SeedSequence:
     """The child of ``root`` with spawn key ``root.spawn_key + key`` (nothing mutated)."""
-    return np.random.SeedSequence(root.entropy, spawn_key=tuple(root.spawn_key) + key, pool_size=root.pool_size)
+    key = tuple(root.spawn_key) + key
+    return np.random.SeedSequence(root.entropy, spawn_key=key, pool_size=root.pool_size)
 
 
 def _root(seed: int | np.random.SeedSequence) -> np.random.SeedSequence:
@@ -227,10 +228,12 @@ def _pilot(
         pilots.append((x, y, c.support))
     choice = pilot_choice(pilots, n_main, confidence=conf, kind=kind, delta=target.delta)
     chosen = fam[choice.candidate]
-    x, y = collect_statistics(_design(target, chosen), 2 * n_main, seed=_child(root, 1), batch_size=batch_size,
+    x, y = collect_statistics(_design(target, chosen), 2 * n_main, seed=_child(root, 1),
+                              batch_size=batch_size,
                               executor=executor, progress=progress)  # fmt: skip
     rates = single_test_rates(x, y, choice.threshold, choice.orientation, confidence=conf,
-                              method=f"one test chosen on an independent pilot ({k} candidate designs)")  # fmt: skip
+                              method=f"one test chosen on an independent pilot ({k} candidate "
+                              "designs)")  # fmt: skip
     record = {
         "selection": "pilot",
         "pilot_fraction": pilot_fraction,
@@ -314,11 +317,13 @@ def run_audit_with_rates(
     eb = rates.epsilon_lower_bound(target.delta)
     mb = rates.mu_lower_bound()
     c = target.certified
-    floor = floor_report(n_main, n_main, rates.alpha_per_bound, certified_mu=c.mu, certified_epsilon=c.epsilon,
+    floor = floor_report(n_main, n_main, rates.alpha_per_bound, certified_mu=c.mu,
+                         certified_epsilon=c.epsilon,
                          delta=target.delta, tests=rates.tests)  # fmt: skip
     i = rates.best_mu_index()
     if rates.tests == 1:
-        estimate = mu_interval_from_counts(rates.false_positives[0], rates.null_trials, rates.false_negatives[0],
+        estimate = mu_interval_from_counts(rates.false_positives[0], rates.null_trials,
+                                           rates.false_negatives[0],
                                            rates.alt_trials, confidence=conf)  # fmt: skip
     else:  # the family's simultaneous two-sided boxes (both ends at alpha/(2T): 1 - 2 alpha)
         estimate = _family_interval(rates, i)

@@ -233,7 +233,8 @@ class ThresholdRates:
 
     def best_mu_index(self) -> int:
         """The index of the test with the largest μ lower bound."""
-        return int(np.argmax(np.asarray(mu_from_rates(np.asarray(self.fpr_upper), np.asarray(self.fnr_upper)))))
+        mus = mu_from_rates(np.asarray(self.fpr_upper), np.asarray(self.fnr_upper))
+        return int(np.argmax(np.asarray(mus)))
 
     def mu_lower_bound(self) -> MuLowerBound:
         """The best GDP μ lower bound over the family."""
@@ -416,7 +417,10 @@ def _design_family(
 
 
 def candidate_counts(
-    parts: list[tuple[ArrayLike, ArrayLike, Iterable[float] | None]], *, confidence: float, grid_size: int = 300
+    parts: list[tuple[ArrayLike, ArrayLike, Iterable[float] | None]],
+    *,
+    confidence: float,
+    grid_size: int = 300,
 ) -> ThresholdRates:
     """One Bonferroni family over several designs: ``parts[i] = (null, alt, support)`` samples of
     design i (all with the same sizes); every design's family, ``α/(2T)`` per rate over all T

@@ -153,7 +153,8 @@ def _add_run_options(q: argparse.ArgumentParser) -> None:
     q.add_argument("--batch-size", type=integer("--batch-size", 1), default=1 << 18)
     q.add_argument("--selection", choices=("pilot", "grid"), default="pilot",
                    help="one test chosen on a pilot (default) or the Bonferroni grid over all designs")
-    q.add_argument("--pilot-fraction", type=number("--pilot-fraction", 0.0, 1.0, low_open=True, high_open=True),
+    frac = number("--pilot-fraction", 0.0, 1.0, low_open=True, high_open=True)
+    q.add_argument("--pilot-fraction", type=frac,
                    default=0.1, help="share of the trials spent on the pilot (default 0.1)")
     q.add_argument("--plot", metavar="FILE.png", help="draw the empirical trade-off region vs the claim")
     q.add_argument("--json", action="store_true", help="print one JSON object (no progress bar)")
