@@ -703,8 +703,8 @@ def audit_thompson(
     than half of them — then the tie with arm 1 changed is the design and the statistic is the
     score, its threshold chosen on the model sample); ``model_trials`` (default
     ``trials // 4``) model trajectories per table; ``exact_trials`` (default
-    every trajectory for N = 2; 128 for N ≥ 3, where it costs ≈ 10–25 ms of CPU per
-trajectory) main trajectories per table with the exact loss. The certified
+    every trajectory for N = 2; for N ≥ 3, where it costs ≈ 10–25 ms of CPU per trajectory,
+    trials/100 clipped to [16, 128]) main trajectories per table with the exact loss. The certified
     claim is ``claim`` (default: the policy's own (b, c)): μ = ``claim.mu_tight``,
     ε = gdp_epsilon(μ, δ). ``model_alpha`` is the level of the model tests (Bonferroni over all).
     """
@@ -715,7 +715,10 @@ trajectory) main trajectories per table with the exact loss. The certified
     cfg = claim if claim is not None else ThompsonConfig(horizon, arms, policy.b, policy.c)
     model_cfg = ThompsonConfig(horizon, arms, policy.b, policy.c)
     n_model = max(200, trials // 4) if model_trials is None else int(model_trials)
-    n_exact = (trials if arms == 2 else 128) if exact_trials is None else int(exact_trials)
+    if exact_trials is None:
+        n_exact = trials if arms == 2 else min(128, max(16, trials // 100))
+    else:
+        n_exact = int(exact_trials)
     c = policy.c
     t_start = time.perf_counter()
 
