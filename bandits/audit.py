@@ -1,50 +1,63 @@
-"""Empirical neighbour-distinguishing audit of Gaussian Thompson sampling (seed 004, Alg. 1–2).
+"""White-box audit of Gaussian Thompson sampling (seed 004, Alg. 1–2): the implementation against
+the certificate *and* against its own model.
 
 The released output of Thompson sampling is the action sequence a_1..a_T; neighbouring reward
-streams R, R′ differ in one reward r_τ. :func:`audit_thompson` samples trajectories of the *real*
-policy implementation (:func:`bandits.simulator.simulate` with ``record_actions=True``) on two
-fixed reward tables, computes a white-box and a black-box statistic of every trajectory, turns
-them into valid lower bounds on the GDP μ and on ε at δ (:mod:`dpaudit.audit.thresholds`), and
-compares them with the toolkit's certified μ (:attr:`dpaudit.thompson.ThompsonConfig.mu_tight`).
+streams R, R′ differ in one reward r_τ. :func:`audit_thompson`
 
-**Neighbours chosen to be hard to hide** (:class:`TSNeighbour`). Both tables are *fixed*
-(:class:`~bandits.environments.RewardTableEnv`), so the only randomness is the policy's own
-sampling and every trajectory is a draw from the output distribution M(R) of the mechanism.
-Every column is constant — the leader (arm 0) always pays ``leader_reward`` (1), every other arm
-``arm_reward`` (0) — except the changed entry: the reward r_τ of arm j at its *first* observation
-(round τ = j·b, inside the deterministic pre-pull when b ≥ 1) is 1 under R and 0 under R′. So
-the change is observed in every run, it leaks in all T − bN sampling rounds while arm j's count
-is smallest (n_j = b), and arm j — a zero-reward arm — is rarely pulled again (each pull grows
-n_j and shrinks the per-round loss 1/sqrt(c(n_j+1))). This is the worst case of the certified
-count, up to the post-processing by the argmax. With b = 0 the first observation of any arm is
-random, so the whole round-0 reward row changes (the *observed* r_0 differs whichever arm is
-pulled). Constant columns also make the posterior a function of the pull counts only.
+1. **designs** (:class:`TSNeighbour`, pre-registered): fixed reward tables whose columns are
+   constant — every arm pays ``arm_reward`` (½: all arms *tied*, so the changed arm stays
+   competitive and every sampling round leaks) and one ``leader`` may pay a little more (a
+   near tie) — except r_τ, the changed arm j's first observation (τ = j·b, in the deterministic
+   pre-pull; with b = 0 the whole round-0 row), which is 1 under R and 0 under R′. The family
+   holds one design per changed arm j (a bug on one arm cannot hide behind the others) and a
+   near tie with the changed arm 0.05 behind a leader;
+2. **statistics** of each trajectory: the *score* Σ_t w_t (1{a_t = j} − 1/N) with
+   w_t = 1/sqrt(c(n_j(t) + 1)) — the first-order expansion of the privacy loss in the tiny mean
+   shift Δ_t = 1/(n_j + 1) between R and R′ (at a symmetric state ∂ log P(a)/∂μ_j ∝
+   (1{a = j} − 1/N)/σ_j, and Δ_t/σ_j = w_t), i.e. the locally most powerful test; the changed
+   arm's pull count; for N = 2 the exact privacy loss L = Σ_t log P(a_t | h_t, R)/P(a_t | h_t, R′)
+   (closed form, Φ of the mean difference over sqrt(σ_a² + σ_o²));
+3. **pilot** (``pilot_fraction`` of the trajectories, split over the designs): picks the design,
+   the statistic, the threshold and its orientation (:func:`dpaudit.audit.thresholds.pilot_choice`);
+4. **main sample**: fresh trajectories of the *real* implementation (the policy's agent, exactly
+   as :func:`bandits.simulator.simulate` plays it on a fixed table, in blocks of
+   :data:`BATCH`) certify that one test with Clopper–Pearson (α/2 per rate): valid lower bounds
+   on μ and on ε at δ for *any* statistic, so the verdict needs no trust in the model;
+5. **model** (:func:`model_actions`): an independent plain simulation of the declared
+   ``ThompsonConfig(T, N, b, c)`` on the same tables. Model tests at level ``model_alpha``
+   (Bonferroni over all of them): Kolmogorov–Smirnov and Welch two-sample tests, implementation
+   vs model, of the score and of the changed arm's pull count on both tables; on a subsample of
+   the implementation's trajectories with the exact loss, the likelihood-ratio identities
+   E_R[g·e^{−L}] = E_R′[g] with the bounded g = 1{L ≥ 0} (and the mirror image under R′ with
+   1{L < 0}), Welch tests of bounded variables (true for every g iff L is the log-likelihood
+   ratio of the implementation's output laws; the unbounded E_R[e^{−L}] = 1 is heavy-tailed and
+   its z-test is not valid at small counts), and a
+   goodness-of-fit z-test of the model's per-round probability of playing the changed arm,
+   Σ_t (1{a_t = j} − p_t(j)) / sqrt(Σ_t p_t(j)(1 − p_t(j))) (a martingale under the model). A
+   rejection is the verdict ``model-mismatch``;
+6. **exact loss** on the subsample (all trajectories for N = 2): per-round log P(a | h) for
+   N ≥ 3 by a 41-node trapezoidal rule on z ∈ [−8, 8] (step 0.4) of
+   ∫ φ(z) Π_{l≠a} Φ((μ_a + σ_a z − μ_l)/σ_l) dz (spectrally accurate for these smooth, tied
+   states: ≤ 1e-11 in log P on tied 5-arm states with counts 1897–2800), checked in every audit
+   against the toolkit's exact quadrature (:func:`dpaudit.rnm_gaussian.log_argmax_probability`)
+   on 256 states (and replaced by it if they differ by more than 1e-8); it feeds the second bound
+   (a pre-registered
+   Bonferroni grid) and the Monte-Carlo privacy profile E_R[(1 − e^{ε−L})₊] (DKW band; valid only
+   if the model tests pass).
 
-**White-box statistic** (:func:`trajectory_losses`): the exact privacy loss of the whole output
+The report's ``empirical`` is the pilot-chosen test on the main sample; ``estimate`` is the
+two-sided interval for the μ that test exhibits, ``floor`` the detection floor of the test
+(:mod:`dpaudit.audit.power`); ``details`` hold the exact-loss bound, the model tests, the
+profile, the pilot's choice and timings. Randomness comes only from ``seed``: block i of side s
+of stage k uses ``SeedSequence(seed, spawn_key=(0x7A5D17, k, design, s, i))``, so results do
+not depend on the executor.
 
-    L(a) = Σ_t log P(a_t | h_t, R) − log P(a_t | h_t, R′),
-
-where P(a_t = i | h) = P(argmax_k θ_k = i), θ_k ~ N(μ̂_k, c/(n_k+1)) independent: for 2 arms
-Φ((μ̂_i − μ̂_k)/sqrt(σ_i² + σ_k²)) (``scipy.special.log_ndtr``), for N arms a 1-D integral
-computed by the toolkit's one Gaussian-argmax quadrature
-(:func:`dpaudit.rnm_gaussian.log_argmax_probability`, via :func:`log_action_probabilities`).
-By Neyman–Pearson,
-thresholding L is the most powerful test between M(R) and M(R′).
-
-**Black-box statistic**: the number of sampling-round pulls of the arm that observed r_τ.
-
-**Bounds**: Clopper–Pearson on threshold tests over a pre-registered Bonferroni grid (valid for
-*any* statistic, even if the white-box model were wrong), and the Monte-Carlo privacy profile
-δ̂(ε) = E_R[(1 − e^{ε−L})₊] with a DKW band (valid only if L is the true privacy loss, i.e. if the
-model matches the implementation; ``details["likelihood_ratio_check"]`` tests E_R[e^{−L}] = 1).
-
-Example (tiny scale; the benchmark runs T = 1000 and 10^5 trajectories per neighbour):
+Example (tiny scale; ``dpaudit run ts`` audits 2·10⁴ trajectories per neighbour):
     >>> from bandits import GaussianTS
-    >>> rep = audit_thompson(GaussianTS(b=1, c=1.0), 40, 2, trials=2000, progress=False)
-    >>> rep.verdict, rep.target
-    ('consistent', 'thompson-sampling')
-    >>> wb, bb = rep.details["white_box"]["mu_lower"], rep.details["black_box"]["mu_lower"]
-    >>> 0 < bb < wb < rep.certified.mu
+    >>> rep = audit_thompson(GaussianTS(b=1, c=1.0), 40, 2, trials=4000, progress=False)
+    >>> str(rep.verdict), rep.target, rep.details["model_tests"]["rejected"]
+    ('consistent', 'thompson-sampling', False)
+    >>> 0 < rep.empirical.mu_lower <= rep.estimate.upper and rep.empirical.mu_lower < rep.certified.mu
     True
 """
 
@@ -59,28 +72,42 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from scipy import special
+from scipy import special, stats
 
 from bandits.environments import RewardTableEnv
 from bandits.gaussian_ts import GaussianTS
-from bandits.simulator import simulate
+from bandits.policy import Outcomes, RunContext
+from bandits.simulator import chunk_rounds
+from dpaudit.audit.estimate import mu_interval_from_counts
+from dpaudit.audit.power import floor_report
 from dpaudit.audit.profile import epsilon_lower_bound_from_losses, monte_carlo_profile
 from dpaudit.audit.report import AuditReport, Certified, Empirical
-from dpaudit.audit.thresholds import Bonferroni, epsilon_lower_bound, mu_lower_bound
+from dpaudit.audit.thresholds import Bonferroni, pilot_choice, single_test_rates, threshold_rates
 from dpaudit.conversions import gdp_epsilon
+from dpaudit.ledger import RunLedgers
 from dpaudit.rnm_gaussian import log_argmax_probability
 from dpaudit.thompson import ThompsonConfig
+from mechanisms.randomness import RepRandom
 
 __all__ = [
     "TSNeighbour",
     "NeighbourTables",
+    "candidate_designs",
     "log_action_probabilities",
     "trajectory_losses",
     "black_box_statistic",
+    "score_statistic",
+    "policy_actions",
+    "model_actions",
+    "model_tests",
     "audit_thompson",
+    "BATCH",
 ]
 
-BATCH = 2048  # trajectories per task; fixed, so results do not depend on the executor
+BATCH = 8192
+"""Trajectories per block (fixed, so results do not depend on the executor)."""
+
+_NS = 0x7A5D17  # the audit's own spawn-key namespace
 
 
 # ---------------------------------------------------------------------------------------
@@ -107,23 +134,24 @@ class NeighbourTables:
 
 @dataclass(frozen=True)
 class TSNeighbour:
-    """An adversarial neighbouring pair for Gaussian TS (see the module docstring).
+    """A neighbouring pair of fixed reward tables for Gaussian TS (module docstring).
 
     ``arm`` (j) holds the changed reward, observed at its first pre-pull (τ = j·b); ``values`` =
     (r_τ under R, r_τ under R′); arm ``leader`` pays ``leader_reward`` in every round, every other
-    arm ``arm_reward``. With b = 0 the whole round-0 row is set to ``values``.
+    arm ``arm_reward``. The default is the tie (all arms ½). With b = 0 the whole round-0 row is
+    set to ``values``.
 
     >>> nb = TSNeighbour()
     >>> t = nb.tables(GaussianTS(b=2, c=1.0), 8, 2)
     >>> t.tau, t.observer, t.null[:, 1].tolist(), t.alt[:, 1].tolist()
-    (2, 1, [0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+    (2, 1, [0.5, 0.5, 1.0, 0.5, 0.5, 0.5, 0.5, 0.5], [0.5, 0.5, 0.0, 0.5, 0.5, 0.5, 0.5, 0.5])
     """
 
     arm: int = 1
     values: tuple[float, float] = (1.0, 0.0)
     leader: int = 0
-    leader_reward: float = 1.0
-    arm_reward: float = 0.0
+    leader_reward: float = 0.5
+    arm_reward: float = 0.5
 
     def __post_init__(self) -> None:
         for name in ("arm", "leader"):
@@ -141,6 +169,14 @@ class TSNeighbour:
             if not 0.0 <= v <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], got {v!r}")
             object.__setattr__(self, name, v)
+
+    def describe(self) -> str:
+        lead = (
+            "all arms tied"
+            if self.leader_reward == self.arm_reward
+            else f"arm {self.leader} leads by {self.leader_reward - self.arm_reward:g}"
+        )
+        return f"arm {self.arm}'s first reward {self.values[0]:g} vs {self.values[1]:g}, {lead}"
 
     def tables(self, policy: GaussianTS, horizon: int, arms: int) -> NeighbourTables:
         """The two (T, N) tables for ``policy`` (its b decides τ)."""
@@ -164,8 +200,26 @@ class TSNeighbour:
         return NeighbourTables(null, alt, tau, observer, tuple(cols.tolist()), self.values, first)
 
 
+def candidate_designs(arms: int) -> list[TSNeighbour]:
+    """The pre-registered family: the tie with each arm j as the changed arm, and the changed
+    arm 1 (arm 0 for N = 2... the other arm) 0.05 behind a leader (a near tie).
+
+    >>> [d.describe() for d in candidate_designs(2)]  # doctest: +NORMALIZE_WHITESPACE
+    ["arm 0's first reward 1 vs 0, all arms tied", "arm 1's first reward 1 vs 0, all arms tied",
+     "arm 1's first reward 1 vs 0, arm 0 leads by 0.05"]
+    """
+    out = [TSNeighbour(arm=j, leader=(j + 1) % arms) for j in range(arms)]
+    out.append(TSNeighbour(arm=1, leader=0, leader_reward=0.55, arm_reward=0.5))
+    return out
+
+
 # ---------------------------------------------------------------------------------------
 # exact action probabilities
+
+
+_TRAP_Z = np.arange(-8.0, 8.0 + 0.2, 0.4)
+_TRAP_W = 0.4 * np.exp(-0.5 * _TRAP_Z**2) / math.sqrt(2.0 * math.pi)
+_TRAP_TOL = 1e-8
 
 
 def _log_ndtr_pair(mu: np.ndarray, sig: np.ndarray, cand: np.ndarray) -> np.ndarray:
@@ -173,6 +227,21 @@ def _log_ndtr_pair(mu: np.ndarray, sig: np.ndarray, cand: np.ndarray) -> np.ndar
     rows = np.arange(mu.shape[0])
     d = mu[rows, cand] - mu[rows, other]
     return special.log_ndtr(d / np.hypot(sig[rows, cand], sig[rows, other]))
+
+
+def _log_argmax_trapezoid(mu: np.ndarray, sg: np.ndarray, cand: np.ndarray, chunk: int = 4096) -> np.ndarray:
+    """log P(argmax = cand) by the 41-node trapezoidal rule of the module docstring."""
+    out = np.empty(mu.shape[0])
+    N = mu.shape[1]
+    z = _TRAP_Z[None, :, None]
+    for s in range(0, mu.shape[0], chunk):
+        m, g, c = mu[s : s + chunk], sg[s : s + chunk], cand[s : s + chunk]
+        r = np.arange(m.shape[0])
+        arg = (m[r, c][:, None, None] + g[r, c][:, None, None] * z - m[:, None, :]) / g[:, None, :]
+        ph = special.erfc(arg * -_SQRT_HALF)  # 2Φ(arg)
+        ph[r, :, c] = 2.0
+        out[s : s + chunk] = np.log(np.prod(ph, axis=2) @ _TRAP_W) - N * math.log(2.0)
+    return out
 
 
 def log_action_probabilities(mu: np.ndarray, sigma: np.ndarray, actions: np.ndarray) -> np.ndarray:
@@ -200,181 +269,145 @@ def log_action_probabilities(mu: np.ndarray, sigma: np.ndarray, actions: np.ndar
     return log_argmax_probability(mu, sigma, actions)
 
 
+def _fast_log_probabilities(
+    mu: np.ndarray, sg: np.ndarray, cand: np.ndarray, check: np.random.Generator | None
+) -> tuple[np.ndarray, dict[str, Any]]:
+    """:func:`log_action_probabilities` by the trapezoidal rule (N ≥ 3), checked (when ``check``
+    is given) against the exact quadrature on up to 256 random rows; the exact quadrature is
+    used if they differ by more than 1e-10."""
+    fast = _log_argmax_trapezoid(mu, sg, cand)
+    if check is None:
+        return fast, {"rule": "41-node trapezoid on [-8, 8]"}
+    k = min(256, mu.shape[0])
+    idx = check.choice(mu.shape[0], size=k, replace=False)
+    exact = log_argmax_probability(mu[idx], sg[idx], cand[idx])
+    err = float(np.max(np.abs(exact - fast[idx]))) if k else 0.0
+    info = {"rule": "41-node trapezoid on [-8, 8]", "checked_states": int(k), "max_abs_error_log_p": err}
+    if err > _TRAP_TOL:
+        info["rule"] = "exact quadrature (the trapezoidal rule missed 1e-8 on a checked state)"
+        return log_argmax_probability(mu, sg, cand), info
+    return fast, info
+
+
 # ---------------------------------------------------------------------------------------
-# per-trajectory statistics
+# trajectories: the real implementation and the model
 
 
-def _posterior(counts: np.ndarray, hold: np.ndarray, columns: np.ndarray, value: float, c: float
-               ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-    """μ̂ and σ from pull counts (constant columns; arm ``hold`` observed ``value`` once)."""
-    S = counts * columns
-    S += hold * (value - columns)
-    n1 = counts + 1.0
-    return S / n1, np.sqrt(c / n1)
+def _start_counts(first: np.ndarray, tables: NeighbourTables, b: int) -> tuple[np.ndarray, np.ndarray]:
+    """Pull counts of every arm before the first private round, and the holder of r_τ."""
+    N = tables.null.shape[1]
+    R = first.shape[0]
+    if tables.observer is not None:
+        return np.full((R, N), float(b)), np.full(R, tables.observer, dtype=np.intp)
+    hold = first.astype(np.intp)
+    cnt = np.zeros((R, N))
+    cnt[np.arange(R), hold] = 1.0
+    return cnt, hold
 
 
-def trajectory_losses(actions: np.ndarray, tables: NeighbourTables, c: float) -> np.ndarray:
-    """Exact privacy loss L = log P(a | R) − log P(a | R′) of each action sequence (rows).
+def policy_actions(policy: GaussianTS, table: np.ndarray, horizon: int, size: int,
+                   seed: np.random.SeedSequence) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """Play the policy's own agent for ``size`` repetitions on the fixed ``table`` exactly as
+    :func:`bandits.simulator.simulate` does (same per-repetition streams of ``seed``, same
+    chunks of rounds, tested bit-identical) and return (actions of round 0, actions of the rounds
+    from ``b·N`` (b ≥ 1) or 1 (b = 0) on, int8). No regret bookkeeping."""
+    N = table.shape[1]
+    key = tuple(seed.spawn_key)
+    # repetition r's policy stream, as bandits.streams.rep_streams(seed, r).policy (the privacy
+    # stream is not used by Gaussian TS: the same generators stand in for it)
+    random = RepRandom([np.random.SeedSequence(seed.entropy, spawn_key=key + (r, 1), pool_size=seed.pool_size)
+                        for r in range(size)])  # fmt: skip
+    run = RunContext(N, horizon, RewardTableEnv(table[:1]).structure, random, random, RunLedgers(size))
+    agent = _step_engine(policy).agent(run)
+    first = max(policy.b * N, 1) if policy.b else 1
+    out = np.empty((size, horizon - first), dtype=np.int8)
+    a0 = np.zeros(size, dtype=np.int8)
+    chunk = chunk_rounds(size, N)
+    for t0 in range(0, horizon, chunk):
+        t1 = min(horizon, t0 + chunk)
+        tab = np.broadcast_to(table[t0:t1], (size, t1 - t0, N))
+        act = agent.run_chunk(t0, t1, Outcomes(tab, policy.feedback))
+        if t0 == 0:
+            a0[:] = act[:, 0]
+        lo = max(t0, first)
+        if lo < t1:
+            out[:, lo - first : t1 - first] = act[:, lo - t0 :]
+    agent.finish()
+    return a0, out
 
-    The posterior before round t follows from the pull counts (constant columns), with the arm
-    that observed r_τ holding ``values[0]`` (R) or ``values[1]`` (R′). Pre-pull rounds and
-    rounds up to τ are identical under both tables and contribute 0. For N > 2 arms the
-    (state, action) pairs are canonicalised (exchangeable arms' counts sorted) and de-duplicated
-    before the quadrature (:func:`audit_thompson` de-duplicates across all its batches).
+
+def _step_engine(policy: GaussianTS) -> GaussianTS:
+    """The same policy with the plain step engine: bit-identical actions (``GaussianTS.engine``);
+    faster here, where tied arms make the speculative engine's guesses fail."""
+    if getattr(policy, "engine", "step") == "speculative":
+        return dataclasses.replace(policy, engine="step")
+    return policy
+
+
+def model_actions(config: ThompsonConfig, table: np.ndarray, size: int,
+                  rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """The model: seed 004 Algorithm 2 with the declared (T, N, b, c), simulated plainly from
+    its definition, vectorised over ``size`` runs — pre-pull every arm b times, then θ_i ~
+    N(S_i/(n_i+1), c/(n_i+1)) and play argmax θ. Returns what :func:`policy_actions` returns.
 
     >>> import numpy as np
-    >>> from bandits import GaussianTS
-    >>> t = TSNeighbour().tables(GaussianTS(b=1), 3, 2)
-    >>> L = trajectory_losses(np.array([[0, 1, 0], [0, 1, 1]]), t, 1.0)
-    >>> from scipy.stats import norm   # round 2: Φ(±(1/2 − 1/2)/1) vs Φ(±(0 − 1/2)/1)
-    >>> np.allclose(L, [np.log(0.5 / norm.cdf(0.5)), np.log(0.5 / norm.cdf(-0.5))])
+    >>> a0, a = model_actions(ThompsonConfig(6, 2, 1, 1.0), np.full((6, 2), 0.5), 3, np.random.default_rng(0))
+    >>> a0.tolist(), a.shape
+    ([0, 0, 0], (3, 4))
+    """
+    T, N, b, c = config.horizon, config.arms, config.prepulls, config.variance_scale
+    S = np.zeros((size, N))
+    n = np.zeros((size, N))
+    rows = np.arange(size)
+    first = b * N if b else 1
+    out = np.empty((size, T - first), dtype=np.int8)
+    a0 = np.zeros(size, dtype=np.int8)
+    for i in range(N if b else 0):  # the pre-pull: arm i is played in rounds i·b .. (i+1)·b − 1
+        S[:, i] = table[i * b : (i + 1) * b, i].sum()
+        n[:, i] = b
+    for t in range(b * N, T):
+        theta = S / (n + 1.0) + np.sqrt(c / (n + 1.0)) * rng.standard_normal((size, N))
+        a = np.argmax(theta, axis=1)
+        S[rows, a] += table[t, a]
+        n[rows, a] += 1.0
+        if t == 0:
+            a0[:] = a
+        if t >= first:
+            out[:, t - first] = a
+    return a0, out
+
+
+# ---------------------------------------------------------------------------------------
+# statistics of a block of trajectories
+
+
+def _holder_counts(a: np.ndarray, hold: np.ndarray, start: np.ndarray) -> np.ndarray:
+    """n_j(t): pulls of the holder j before each private round, shape (R, L)."""
+    hit = a == hold[:, None].astype(a.dtype)
+    n = np.cumsum(hit, axis=1, dtype=np.float64)
+    n -= hit
+    n += start[np.arange(a.shape[0]), hold][:, None]
+    return n
+
+
+def score_statistic(a: np.ndarray, hold: np.ndarray, start: np.ndarray, c: float) -> np.ndarray:
+    """Σ_t (1{a_t = j} − 1/N)/sqrt(c(n_j(t) + 1)) over the private rounds (module docstring).
+
+    >>> import numpy as np
+    >>> s = score_statistic(np.array([[1, 0]]), np.array([1]), np.array([[1.0, 1.0]]), 1.0)
+    >>> bool(np.isclose(s[0], 0.5 / np.sqrt(2) - 0.5 / np.sqrt(3)))
     True
     """
-    a = np.asarray(actions).astype(np.intp)
-    R, T = a.shape
-    N = tables.null.shape[1]
-    t0 = tables.first_private_round
-    obs = np.full(R, tables.observer) if tables.observer is not None else a[:, tables.tau]
-    cols = np.asarray(tables.columns)
-    act = a[:, t0:]
-    if N == 2:
-        # state = (holder, t, n_1): a lookup table over the counts visited in each round, i.e. the
-        # ragged grid n_1 ∈ [lo_t, hi_t] — its size follows the spread of the trajectories, not
-        # T × max n_1 (a dense grid needs O(T²) memory once both arms are pulled often)
-        n1 = (np.cumsum(a == 1, axis=1, dtype=np.int64) - (a == 1))[:, t0:]
-        lo, hi = n1.min(axis=0), n1.max(axis=0)
-        width = hi - lo + 1
-        start = np.cumsum(width) - width
-        K = int(width.sum())
-        t_of = np.repeat(np.arange(t0, T), width)
-        n_of = np.arange(K) - np.repeat(start, width) + np.repeat(lo, width)
-        cnt = np.stack([t_of - n_of, n_of], axis=-1).astype(float)
-        per_grid = np.zeros((2, K, 2))
-        for h in np.unique(obs):  # the holder(s) of r_τ that occur (one when it is fixed)
-            hold = np.zeros((K, 2))
-            hold[:, h] = 1.0
-            for act_ in range(2):
-                lp = [log_action_probabilities(*_posterior(cnt, hold, cols, v, c), np.full(K, act_))
-                      for v in tables.values]  # fmt: skip
-                per_grid[h, :, act_] = lp[0] - lp[1]
-        key = ((obs[:, None] * K + (start - lo)[None, :] + n1) * 2 + act)
-        return per_grid.reshape(-1)[key].sum(axis=1)
-    keys, inv = _batch_states(a, tables)
-    return _state_losses(keys, tables, c)[inv].sum(axis=1)
-
-
-# (state, action) pairs for N > 2 arms. With constant columns the posterior before round t is a
-# function of (holder of r_τ, pull counts); the log-probability of the action taken is computed
-# once per distinct canonical (holder, counts, action) — per batch, and in the audit once per
-# distinct state over *all* batches — and scattered back to the rounds that visit it.
-
-STATE_CHUNK = 8192  # distinct states per loss task (fixed: results do not depend on the executor)
-
-
-def _packable(T: int, N: int) -> bool:
-    return N * N * T**N < 2**62
-
-
-def _pack(hold: np.ndarray, counts: np.ndarray, acts: np.ndarray, T: int) -> np.ndarray:
-    """One exact key per (holder, counts, action) row: a mixed-radix int64 (counts < T) when it
-    fits, else the raw int32 row as a fixed-size ``np.void`` (same equality, any N and T)."""
-    N = counts.shape[1]
-    if _packable(T, N):
-        key = hold.astype(np.int64)
-        for i in range(N):
-            key = key * T + counts[:, i]
-        return key * N + acts
-    rows = np.column_stack([hold, counts, acts]).astype(np.int32)
-    return np.ascontiguousarray(rows).view(np.dtype((np.void, 4 * (N + 2)))).ravel()
-
-
-def _unpack(keys: np.ndarray, T: int, N: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    if keys.dtype == np.int64:
-        k = keys.copy()
-        acts = k % N
-        k //= N
-        counts = np.empty((k.size, N), dtype=np.int64)
-        for i in range(N - 1, -1, -1):
-            counts[:, i] = k % T
-            k //= T
-        return k, counts, acts
-    rows = np.ascontiguousarray(keys).view(np.int32).reshape(-1, N + 2).astype(np.int64)
-    return rows[:, 0], rows[:, 1:-1], rows[:, -1]
-
-
-def _canonicalise(hold: np.ndarray, counts: np.ndarray, acts: np.ndarray, columns: np.ndarray) -> None:
-    """In place: sort the counts of exchangeable arms (same constant column, not the holder).
-
-    Such arms with equal counts have equal posteriors, so permuting their counts permutes the
-    argmax distribution; the action is moved to the first arm of the group holding its count.
-    """
-    N = counts.shape[1]
-    for h in np.unique(hold):
-        sel = np.flatnonzero(hold == h)
-        for v in np.unique(columns):
-            grp = np.flatnonzero((columns == v) & (np.arange(N) != h))
-            if grp.size < 2:
-                continue
-            sub = counts[np.ix_(sel, grp)]
-            srt = np.sort(sub, axis=1)
-            a = acts[sel]
-            mine = np.isin(a, grp)
-            own = counts[sel, a]
-            pos = (srt < own[:, None]).sum(axis=1)
-            acts[sel] = np.where(mine, grp[np.minimum(pos, grp.size - 1)], a)
-            counts[np.ix_(sel, grp)] = srt
-
-
-def _batch_states(a: np.ndarray, tables: NeighbourTables) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct canonical (holder, counts, action) keys of the sampling rounds of ``a`` (R, T)
-    and, per round, the index of its key: shape (R, T − first_private_round), int32."""
-    R, T = a.shape
-    N = tables.null.shape[1]
-    t0 = tables.first_private_round
-    obs = np.full(R, tables.observer) if tables.observer is not None else a[:, tables.tau]
-    if _packable(T, N):  # the packed counts are a running sum of per-arm weights T^(N−1−i)
-        inc = (T ** np.arange(N - 1, -1, -1, dtype=np.int64))[a]
-        packed = np.cumsum(inc, axis=1)
-        packed -= inc  # pulls before round t
-        packed = packed[:, t0:]
-        packed += (obs.astype(np.int64) * T**N)[:, None]
-        packed *= N
-        packed += a[:, t0:]
-        raw, inv1 = np.unique(packed.reshape(-1), return_inverse=True)
-        h, cn, ac = _unpack(raw, T, N)
-    else:
-        onehot = a[:, :, None] == np.arange(N, dtype=a.dtype)
-        counts = np.cumsum(onehot, axis=1, dtype=np.int32)
-        counts -= onehot  # pulls before round t
-        cnt = counts[:, t0:].reshape(-1, N)
-        acts = a[:, t0:].reshape(-1)
-        hold = np.repeat(obs, T - t0)
-        raw, first, inv1 = np.unique(_pack(hold, cnt, acts, T), return_index=True, return_inverse=True)
-        h, cn, ac = hold[first], cnt[first].astype(np.int64), acts[first].astype(np.int64)
-    _canonicalise(h, cn, ac, np.asarray(tables.columns))
-    keys, inv2 = np.unique(_pack(h, cn, ac, T), return_inverse=True)
-    return keys, inv2.reshape(-1)[inv1.reshape(-1)].astype(np.int32).reshape(R, T - t0)
-
-
-def _state_losses(keys: np.ndarray, tables: NeighbourTables, c: float) -> np.ndarray:
-    """log P(action | state, R) − log P(action | state, R′) for each packed state key."""
-    T, N = tables.null.shape
-    hold_arm, cnt, acts = _unpack(keys, T, N)
-    hold = (np.arange(N)[None, :] == hold_arm[:, None]).astype(float)
-    cf = cnt.astype(float)
-    cols = np.asarray(tables.columns)
-    lp = []
-    for v in tables.values:
-        mu, sg = _posterior(cf, hold, cols, v, c)
-        lp.append(log_action_probabilities(mu, sg, acts))
-    return lp[0] - lp[1]
+    N = start.shape[1]
+    hit = a == hold[:, None].astype(a.dtype)
+    w = 1.0 / np.sqrt(c * (_holder_counts(a, hold, start) + 1.0))
+    return ((hit - 1.0 / N) * w).sum(axis=1)
 
 
 def black_box_statistic(actions: np.ndarray, tables: NeighbourTables) -> np.ndarray:
-    """Number of sampling-round pulls of the arm that observed r_τ (a function of the output).
+    """Number of private-round pulls of the arm that observed r_τ (from whole action rows).
 
     >>> import numpy as np
-    >>> from bandits import GaussianTS
     >>> t = TSNeighbour().tables(GaussianTS(b=1), 5, 2)
     >>> black_box_statistic(np.array([[0, 1, 1, 0, 1]]), t).tolist()
     [2]
@@ -384,55 +417,153 @@ def black_box_statistic(actions: np.ndarray, tables: NeighbourTables) -> np.ndar
     return (a[:, tables.first_private_round :] == obs[:, None]).sum(axis=1)
 
 
-def _batch(policy: GaussianTS, tables: NeighbourTables, horizon: int, side: int, root: Sequence[int],
-           index: int, size: int, model_c: float) -> dict[str, np.ndarray]:  # fmt: skip
-    """Sample ``size`` trajectories on table ``side`` (0: R, 1: R′) with the real policy code;
-    return the black-box statistic and the white-box loss L (2 arms) or the batch's distinct
-    states and per-round state indices (N > 2 arms, losses computed once per distinct state by
-    :func:`audit_thompson`). Module-level: picklable for process executors."""
-    seq = np.random.SeedSequence(root[0], spawn_key=tuple(root[1:]) + (side, index))
-    env = RewardTableEnv(tables.null if side == 0 else tables.alt)
-    res = simulate(_step_engine(policy), env, horizon, repetitions=size, seed=seq, record_actions=True,
-                   checkpoints=1, progress=False, rep_chunk=size)  # fmt: skip
-    assert res.actions is not None
-    out = {"bb": black_box_statistic(res.actions, tables).astype(float)}
-    if tables.null.shape[1] == 2:
-        out["L"] = trajectory_losses(res.actions, tables, model_c)
-    else:
-        out["keys"], out["inv"] = _batch_states(res.actions, tables)
-    jseq = np.random.SeedSequence(root[0], spawn_key=tuple(root[1:]) + (2, side, index))
-    out["jitter"] = np.random.Generator(np.random.PCG64(jseq)).random((size, 2))
+def _round_states(a: np.ndarray, hold: np.ndarray, start: np.ndarray, tables: NeighbourTables, c: float
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """Per private round of every row: posterior means under R and R′, σ, action, holder."""
+    R, L = a.shape
+    N = start.shape[1]
+    onehot = a[:, :, None] == np.arange(N, dtype=a.dtype)
+    cnt = np.cumsum(onehot, axis=1, dtype=np.float64)
+    cnt -= onehot
+    cnt += start[:, None, :]
+    cnt = cnt.reshape(-1, N)
+    cols = np.asarray(tables.columns)
+    hold_r = np.repeat(hold, L)
+    n1 = cnt + 1.0
+    S = cnt * cols
+    r = np.arange(cnt.shape[0])
+    base = S[r, hold_r] - cols[hold_r]
+    mus = []
+    for v in tables.values:
+        S[r, hold_r] = base + v
+        mus.append(S / n1)
+    return mus[0], mus[1], np.sqrt(c / n1), a.reshape(-1).astype(np.intp), hold_r
+
+
+def trajectory_losses(actions: np.ndarray, tables: NeighbourTables, c: float) -> np.ndarray:
+    """Exact privacy loss L = log P(a | R) − log P(a | R′) of whole action rows (shape (R, T)).
+
+    The posterior before round t follows from the pull counts (constant columns), with the arm
+    that observed r_τ holding ``values[0]`` (R) or ``values[1]`` (R′); pre-pull rounds and
+    rounds up to τ are identical under both tables and contribute 0. Uses
+    :func:`log_action_probabilities` (the exact quadrature for N > 2).
+
+    >>> import numpy as np
+    >>> t = TSNeighbour(leader_reward=1.0, arm_reward=0.0).tables(GaussianTS(b=1), 3, 2)
+    >>> L = trajectory_losses(np.array([[0, 1, 0], [0, 1, 1]]), t, 1.0)
+    >>> from scipy.stats import norm   # round 2: Φ(±(1/2 − 1/2)/1) vs Φ(±(0 − 1/2)/1)
+    >>> np.allclose(L, [np.log(0.5 / norm.cdf(0.5)), np.log(0.5 / norm.cdf(-0.5))])
+    True
+    """
+    a = np.asarray(actions).astype(np.intp)
+    t0 = tables.first_private_round
+    b = t0 // tables.null.shape[1] if tables.observer is not None else 0
+    start, hold = _start_counts(a[:, 0], tables, b)
+    m0, m1, sg, act, _ = _round_states(a[:, t0:], hold, start, tables, c)
+    lp = log_action_probabilities(m0, sg, act) - log_action_probabilities(m1, sg, act)
+    return lp.reshape(a.shape[0], -1).sum(axis=1)
+
+
+def _exact_two(a: np.ndarray, hold: np.ndarray, start: np.ndarray, tables: NeighbourTables, c: float,
+               side: int) -> dict[str, Any]:  # fmt: skip
+    """:func:`_exact_block` for N = 2 on (rows, rounds) arrays: P(a_t = j | h_t) =
+    Φ((μ_j − μ_o)/sqrt(σ_j² + σ_o²)) with μ, σ from the counts (constant columns)."""
+    cols = np.asarray(tables.columns)
+    R, L = a.shape
+    Ls, gs, gv = np.empty(R), 0.0, 0.0
+    k = np.arange(L, dtype=np.float64)
+    for s0 in range(0, R, 512):
+        aa, hh, st = a[s0 : s0 + 512], hold[s0 : s0 + 512], start[s0 : s0 + 512]
+        r = np.arange(aa.shape[0])
+        hit = aa == hh[:, None].astype(aa.dtype)
+        nj = np.cumsum(hit, axis=1, dtype=np.float64)
+        nj -= hit
+        no = k[None, :] - nj + st[r, 1 - hh][:, None]
+        nj += st[r, hh][:, None]
+        cj, co = cols[hh][:, None], cols[1 - hh][:, None]
+        inv_j, inv_o = 1.0 / (nj + 1.0), 1.0 / (no + 1.0)
+        scale = np.sqrt(c * (inv_j + inv_o))
+        base = (cj * nj - cj) * inv_j - co * no * inv_o  # μ_j − μ_o without the changed reward
+        sign = np.where(hit, 1.0, -1.0)
+        lp = []
+        for v in tables.values:
+            x = (base + v * inv_j) / scale
+            lp.append(np.log(0.5 * special.erfc(-sign * x * _SQRT_HALF)))
+            if v == tables.values[side]:
+                pj = 0.5 * special.erfc(-x * _SQRT_HALF)
+        Ls[s0 : s0 + 512] = (lp[0] - lp[1]).sum(axis=1)
+        gs += float(np.sum(hit - pj))
+        gv += float(np.sum(pj * (1.0 - pj)))
+    return {"L": Ls, "gof_sum": gs, "gof_var": gv, "rule": {"rule": "closed form (2 arms)"}}
+
+
+_SQRT_HALF = math.sqrt(0.5)
+
+
+def _exact_block(a: np.ndarray, hold: np.ndarray, start: np.ndarray, tables: NeighbourTables, c: float,
+                 side: int, check: np.random.Generator) -> dict[str, Any]:  # fmt: skip
+    """Exact loss per row, and the goodness-of-fit sums of the changed arm's probability under
+    the side's own table (Σ (1{a = j} − p_j), Σ p_j(1 − p_j)); rows in chunks of 128."""
+    if start.shape[1] == 2:
+        return _exact_two(a, hold, start, tables, c, side)
+    Ls, gs, gv, infos = [], 0.0, 0.0, []
+    for s0 in range(0, a.shape[0], 128):
+        m0, m1, sg, act, hold_r = _round_states(a[s0 : s0 + 128], hold[s0 : s0 + 128], start[s0 : s0 + 128],
+                                                tables, c)  # fmt: skip
+        B = act.size
+        cand = np.concatenate([act, act, hold_r])
+        mus = np.concatenate([m0, m1, m1 if side else m0])
+        sgs = np.concatenate([sg, sg, sg])
+        lp, info = _fast_log_probabilities(mus, sgs, cand, check if s0 == 0 else None)
+        infos.append(info)
+        Ls.append((lp[:B] - lp[B : 2 * B]).reshape(-1, a.shape[1]).sum(axis=1))
+        pj = np.exp(lp[2 * B :])
+        hit = (act == hold_r).astype(float)
+        gs += float(np.sum(hit - pj))
+        gv += float(np.sum(pj * (1.0 - pj)))
+    worst = max(infos, key=lambda i: i.get("max_abs_error_log_p", 0.0))
+    return {"L": np.concatenate(Ls), "gof_sum": gs, "gof_var": gv, "rule": worst}
+
+
+def _block_stats(a0: np.ndarray, a: np.ndarray, tables: NeighbourTables, b: int, c: float,
+                 exact_rows: int, side: int, check_seed: Sequence[int]) -> dict[str, Any]:  # fmt: skip
+    """Score, pull count, and (N = 2: every row; else the first ``exact_rows``) exact losses."""
+    start, hold = _start_counts(a0, tables, b)
+    out: dict[str, Any] = {
+        "score": score_statistic(a, hold, start, c),
+        "pulls": (a == hold[:, None].astype(a.dtype)).sum(axis=1).astype(float),
+    }
+    N = start.shape[1]
+    k = a.shape[0] if N == 2 else min(exact_rows, a.shape[0])
+    if k:
+        rng = np.random.default_rng(np.random.SeedSequence(check_seed[0], spawn_key=tuple(check_seed[1:])))
+        out["exact"] = _exact_block(a[:k], hold[:k], start[:k], tables, c, side, rng)
     return out
 
 
-def _step_engine(policy: GaussianTS) -> GaussianTS:
-    """The same policy with the plain step engine: bit-identical actions (``GaussianTS.engine``),
-    and faster here — the audit's neighbours make the sampled arm switch too often for the
-    speculative engine to pay off."""
-    if getattr(policy, "engine", "step") == "speculative":
-        return dataclasses.replace(policy, engine="step")
-    return policy
+def _policy_block(policy: GaussianTS, tables: NeighbourTables, horizon: int, side: int, key: tuple[int, ...],
+                  seed: int, size: int, exact_rows: int, c_model: float) -> dict[str, Any]:  # fmt: skip
+    """One block of the real implementation (module-level: picklable for process executors)."""
+    seq = np.random.SeedSequence(seed, spawn_key=(_NS,) + key)
+    a0, a = policy_actions(policy, tables.null if side == 0 else tables.alt, horizon, size, seq)
+    return _block_stats(a0, a, tables, policy.b, c_model, exact_rows, side, (seed, _NS, 9) + key)
 
 
-# ---------------------------------------------------------------------------------------
-# the audit
-
-
-def _bounds(null: np.ndarray, alt: np.ndarray, delta: float, confidence: float) -> dict[str, Any]:
-    sel = Bonferroni()
-    mu = mu_lower_bound(null, alt, confidence=confidence, selection=sel)
-    eps = epsilon_lower_bound(null, alt, delta=delta, confidence=confidence, selection=sel)
-    return {"mu_lower": mu.mu, "epsilon_lower": eps.epsilon, "mu_bound": asdict(mu),
-            "epsilon_bound": asdict(eps)}  # fmt: skip
+def _model_block(config: ThompsonConfig, tables: NeighbourTables, side: int, key: tuple[int, ...],
+                 seed: int, size: int) -> dict[str, Any]:  # fmt: skip
+    """One block of the model."""
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(_NS,) + key))
+    a0, a = model_actions(config, tables.null if side == 0 else tables.alt, size, rng)
+    return _block_stats(a0, a, tables, config.prepulls, config.variance_scale, 0, side, (seed, _NS, 9) + key)
 
 
 def _run_tasks(fn: Any, args: list[tuple[Any, ...]], executor: Executor | None, progress: bool, desc: str,
-               sizes: list[int], unit: str) -> list[Any]:  # fmt: skip
+               sizes: list[int]) -> list[Any]:  # fmt: skip
     """``[fn(*a) for a in args]``, on ``executor`` if given, with a progress bar."""
     from tqdm.auto import tqdm
 
     out = []
-    with tqdm(total=sum(sizes), disable=not progress, desc=desc, unit=unit, leave=False) as bar:
+    with tqdm(total=sum(sizes), disable=not progress, desc=desc, unit="traj", leave=False) as bar:
         if executor is None:
             for a, n in zip(args, sizes):
                 out.append(fn(*a))
@@ -445,36 +576,92 @@ def _run_tasks(fn: Any, args: list[tuple[Any, ...]], executor: Executor | None, 
     return out
 
 
-def audit_thompson(
-    policy: GaussianTS,
-    horizon: int,
-    arms: int,
-    *,
-    trials: int = 100_000,
-    seed: int = 0,
-    confidence: float = 0.95,
-    delta: float = 1e-6,
-    neighbour: TSNeighbour | None = None,
-    executor: Executor | None = None,
-    progress: bool = True,
-    claim: ThompsonConfig | None = None,
-) -> AuditReport:
-    """Audit Gaussian Thompson sampling by distinguishing two neighbouring reward streams.
+def _blocks(n: int) -> list[int]:
+    return [BATCH] * (n // BATCH) + ([n % BATCH] if n % BATCH else [])
 
-    Samples ``trials`` trajectories of ``policy`` under each of R and R′ (``neighbour``, default
-    :class:`TSNeighbour()`), computes the white-box privacy loss L and the black-box pull count of
-    each, and bounds μ and ε(δ) from below at ``confidence`` (Clopper–Pearson, Bonferroni over a
-    pre-registered grid of 300 thresholds per orientation). The headline (``empirical``) is the
-    white-box threshold bound; ``details`` hold the black-box bounds, the Monte-Carlo privacy
-    profile (DKW band, both orders of the pair, confidence split between them), the paper's μ,
-    the neighbour and timings. The certified claim is ``claim`` (default: the policy's own
-    (b, c)), i.e. μ = ``claim.mu_tight`` and ε = gdp_epsilon(μ, δ).
 
-    ``executor`` (any :class:`concurrent.futures.Executor`) runs batches of 2048 trajectories;
-    batches are seeded by (seed, side, batch index), so results do not depend on it. A
-    uniform jitter (1e-9 for L, 0.5 for the integer count) breaks ties: a randomised statistic,
-    so every bound stays valid.
+def _merge(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {k: np.concatenate([p[k] for p in parts]) for k in ("score", "pulls")}
+    ex = [p["exact"] for p in parts if "exact" in p]
+    if ex:
+        out["L"] = np.concatenate([e["L"] for e in ex])
+        out["gof_sum"] = sum(e["gof_sum"] for e in ex)
+        out["gof_var"] = sum(e["gof_var"] for e in ex)
+        out["rule"] = ex[0]["rule"] | {
+            "max_abs_error_log_p": max(e["rule"].get("max_abs_error_log_p", 0.0) for e in ex)
+        }
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# model tests
+
+
+def model_tests(impl: Sequence[dict[str, Any]], model: Sequence[dict[str, Any]], *, alpha: float
+                ) -> dict[str, Any]:  # fmt: skip
+    """The calibration tests of the implementation against its model (module docstring), for the
+    two tables (index 0: R, 1: R′); Bonferroni over all tests at level ``alpha``.
+
+    ``impl[s]``/``model[s]`` hold per-trajectory ``score`` and ``pulls`` (and for the
+    implementation, on a subsample, the exact losses ``L`` and the goodness-of-fit sums). Every
+    p-value is from a test that is exact or asymptotically exact under the model: KS two-sample
+    (conservative for discrete statistics), Welch's t (on bounded variables for the two
+    likelihood-ratio identities) and the z-test of the martingale sum (martingale CLT).
+
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> side = lambda: {"score": rng.normal(0, 1, 4000), "pulls": rng.poisson(40, 4000).astype(float)}
+    >>> model_tests([side(), side()], [side(), side()], alpha=1e-3)["rejected"]
+    False
     """
+    rows = []
+    for s, name in ((0, "R"), (1, "R'")):
+        for stat in ("score", "pulls"):
+            x, y = impl[s][stat], model[s][stat]
+            rows.append({"test": f"KS two-sample, {stat} under {name}",
+                         "p_value": float(stats.ks_2samp(x, y).pvalue)})  # fmt: skip
+            rows.append({"test": f"Welch t, {stat} under {name}",
+                         "p_value": float(stats.ttest_ind(x, y, equal_var=False).pvalue),
+                         "difference_of_means": float(np.mean(x) - np.mean(y))})  # fmt: skip
+        if impl[s].get("L") is not None and impl[s]["L"].size >= 2:
+            var = impl[s]["gof_var"]
+            z = impl[s]["gof_sum"] / math.sqrt(var) if var > 0 else 0.0
+            rows.append({"test": f"goodness of fit of P(play the changed arm) under {name}", "z": float(z),
+                         "p_value": float(2 * stats.norm.sf(abs(z)))})  # fmt: skip
+    L0, L1 = impl[0].get("L"), impl[1].get("L")
+    if L0 is not None and L1 is not None and min(L0.size, L1.size) >= 2:
+        # likelihood-ratio identities with bounded variables: E_R[g e^{-L}] = E_R'[g] for any g;
+        # g = 1{L >= 0} and (swapping the roles) 1{L < 0} keep both sides in [0, 1]
+        with np.errstate(over="ignore"):
+            pairs = (
+                ("E_R[1{L>=0} exp(-L)] = P_R'(L >= 0)", np.where(L0 >= 0, np.exp(-np.maximum(L0, 0)), 0.0),
+                 (L1 >= 0).astype(float)),
+                ("E_R'[1{L<0} exp(L)] = P_R(L < 0)", np.where(L1 < 0, np.exp(np.minimum(L1, 0)), 0.0),
+                 (L0 < 0).astype(float)),
+            )  # fmt: skip
+        for what, x, y in pairs:
+            p = stats.ttest_ind(x, y, equal_var=False).pvalue if x.std() + y.std() > 0 else 1.0
+            rows.append({"test": f"likelihood ratio identity {what}",
+                         "means": [float(x.mean()), float(y.mean())],
+                         "p_value": float(np.nan_to_num(p, nan=1.0))})  # fmt: skip
+    each = alpha / len(rows)
+    for r in rows:
+        r["rejected"] = r["p_value"] < each
+    return {
+        "alpha": alpha,
+        "alpha_per_test": each,
+        "tests": rows,
+        "rejected": any(r["rejected"] for r in rows),
+        "assumption": "trajectories of the implementation and of the model are independent draws",
+    }
+
+
+# ---------------------------------------------------------------------------------------
+# the audit
+
+
+def _check_args(policy: Any, horizon: int, arms: int, trials: int, seed: int, confidence: float,
+                delta: float) -> None:  # fmt: skip
     if not isinstance(policy, GaussianTS):
         raise ValueError(f"policy must be a GaussianTS, got {type(policy).__name__}")
     for name, v, low in (("horizon", horizon, 2), ("arms", arms, 2), ("trials", trials, 2)):
@@ -486,81 +673,179 @@ def audit_thompson(
         raise ValueError(f"confidence must be in [0.5, 1), got {confidence!r}")
     if not 0.0 < delta < 1.0:
         raise ValueError(f"delta must be in (0, 1), got {delta!r}")
-    horizon, arms, trials = int(horizon), int(arms), int(trials)
-    nb = neighbour if neighbour is not None else TSNeighbour()
-    tables = nb.tables(policy, horizon, arms)
+
+
+def _sample(fn: Any, head: tuple[Any, ...], tail: tuple[Any, ...], stage: int, design: int, n: int, seed: int,
+            executor: Executor | None, progress: bool, desc: str) -> list[dict[str, Any]]:  # fmt: skip
+    """Both sides of one stage: blocks keyed by (stage, design, side, block)."""
+    args, sizes = [], []
+    for side in (0, 1):
+        for i, sz in enumerate(_blocks(n)):
+            # tail[0], if given, is the number of leading trajectories (over all blocks) with
+            # the exact loss: block i gets its share of them
+            t = (max(0, min(sz, tail[0] - i * BATCH)),) + tail[1:] if tail else tail
+            args.append(head + (side, (stage, design, side, i), seed, sz) + t)
+            sizes.append(sz)
+    parts = _run_tasks(fn, args, executor, progress, desc, sizes)
+    k = len(_blocks(n))
+    return [_merge(parts[:k]), _merge(parts[k:])]
+
+
+def audit_thompson(
+    policy: GaussianTS,
+    horizon: int,
+    arms: int,
+    *,
+    trials: int = 20_000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    delta: float = 1e-6,
+    neighbour: TSNeighbour | None = None,
+    executor: Executor | None = None,
+    progress: bool = True,
+    claim: ThompsonConfig | None = None,
+    pilot_fraction: float = 0.1,
+    model_trials: int | None = None,
+    exact_trials: int | None = None,
+    model_alpha: float = 1e-3,
+) -> AuditReport:
+    """Audit Gaussian Thompson sampling (module docstring).
+
+    ``trials`` trajectories per neighbouring table in total (``pilot_fraction`` of them for the
+    pilot over the designs, unless ``neighbour`` fixes the design or the pilot would leave fewer
+    than half of them — then the tie with arm 1 changed is the design and the statistic is the
+    score, its threshold chosen on the model sample); ``model_trials`` (default
+    ``trials // 4``) model trajectories per table; ``exact_trials`` (default
+    every trajectory for N = 2; for N ≥ 3, where it costs ≈ 10–25 ms of CPU per trajectory,
+    trials/100 clipped to [16, 128]) main trajectories per table with the exact loss. The certified
+    claim is ``claim`` (default: the policy's own (b, c)): μ = ``claim.mu_tight``,
+    ε = gdp_epsilon(μ, δ). ``model_alpha`` is the level of the model tests (Bonferroni over all).
+    """
+    _check_args(policy, horizon, arms, trials, seed, confidence, delta)
+    horizon, arms, trials, seed = int(horizon), int(arms), int(trials), int(seed)
+    if not 0.0 < pilot_fraction < 1.0:
+        raise ValueError(f"pilot_fraction must be in (0, 1), got {pilot_fraction!r}")
     cfg = claim if claim is not None else ThompsonConfig(horizon, arms, policy.b, policy.c)
-    start = time.perf_counter()
-    root = (int(seed), 0x7A5D17)  # the audit's own spawn-key namespace
-    jobs = [(side, i, min(BATCH, trials - i * BATCH)) for side in (0, 1) for i in range(-(-trials // BATCH))]
-    args = [(policy, tables, horizon, side, root, i, n, policy.c) for side, i, n in jobs]
+    model_cfg = ThompsonConfig(horizon, arms, policy.b, policy.c)
+    n_model = max(200, trials // 4) if model_trials is None else int(model_trials)
+    if exact_trials is None:
+        n_exact = trials if arms == 2 else min(128, max(16, trials // 100))
+    else:
+        n_exact = int(exact_trials)
+    c = policy.c
+    t_start = time.perf_counter()
 
-    parts = _run_tasks(_batch, args, executor, progress, "ts-audit", [a[-2] for a in args], "traj")
-    sim_time = time.perf_counter() - start
-    n_states = None
-    if arms > 2:
-        # one loss per distinct (holder, counts, action) state over all batches of both sides
-        sizes = [p["keys"].size for p in parts]
-        uniq, ginv = np.unique(np.concatenate([p.pop("keys") for p in parts]), return_inverse=True)
-        ginv = ginv.reshape(-1)
-        n_states = int(uniq.size)
-        chunks = [(uniq[i : i + STATE_CHUNK], tables, policy.c) for i in range(0, uniq.size, STATE_CHUNK)]
-        vals = _run_tasks(_state_losses, chunks, executor, progress, "ts-audit states",
-                          [ch[0].size for ch in chunks], "state")  # fmt: skip
-        per_state = np.concatenate(vals) if vals else np.empty(0)
-        off = 0
-        for p, n in zip(parts, sizes):
-            p["L"] = per_state[ginv[off : off + n]][p.pop("inv")].sum(axis=1)
-            off += n
-    loss_time = time.perf_counter() - start - sim_time
-    half = len(jobs) // 2
-    cat = lambda k, s: np.concatenate([p[k] for p in (parts[:half] if s == 0 else parts[half:])])  # noqa: E731
-    L0, L1 = cat("L", 0), cat("L", 1)
-    J0, J1 = cat("jitter", 0), cat("jitter", 1)
-    B0, B1 = cat("bb", 0), cat("bb", 1)
+    # 1. pilot: design x statistic x threshold on fresh trajectories of the implementation
+    designs = [neighbour] if neighbour is not None else candidate_designs(arms)
+    stat_names = ("score", "pulls", "L") if arms == 2 else ("score", "pulls")
+    n_pilot = max(64, int(round(pilot_fraction * trials)) // len(designs))
+    if len(designs) > 1 and trials - n_pilot * len(designs) < max(100, trials // 2):
+        designs = [TSNeighbour()]  # too few trials for a pilot: the tie, pre-registered
+    if len(designs) > 1:
+        n_main = trials - n_pilot * len(designs)
+        pilots, keys = [], []
+        for d, nb in enumerate(designs):
+            tab = nb.tables(policy, horizon, arms)
+            x = _sample(_policy_block, (policy, tab, horizon), (0 if arms > 2 else n_pilot, c), 0, d,
+                        n_pilot, seed, executor, progress,
+                        f"ts-audit pilot {d + 1}/{len(designs)}")  # fmt: skip
+            for st in stat_names:
+                pilots.append((x[0][st], x[1][st], None))
+                keys.append((d, st))
+        choice = pilot_choice(pilots, n_main, confidence=confidence, kind="mu")
+        d_star, stat = keys[choice.candidate]
+        thr, orient, predicted = choice.threshold, choice.orientation, choice.predicted
+    else:
+        n_pilot, n_main = 0, trials
+        d_star, stat, thr, orient, predicted = 0, "score", math.nan, 0, math.nan
+    nb = designs[d_star]
+    tables = nb.tables(policy, horizon, arms)
+    t_pilot = time.perf_counter()
 
-    white = _bounds(L0 + 1e-9 * J0[:, 0], L1 + 1e-9 * J1[:, 0], delta, confidence)
-    black = _bounds(B0 + 0.5 * J0[:, 1], B1 + 0.5 * J1[:, 1], delta, confidence)
-    # Monte-Carlo profile, both orders (L under R for (R, R'); −L under R' for (R', R))
-    half_conf = 1.0 - (1.0 - confidence) / 2.0
-    mc = [epsilon_lower_bound_from_losses(x, delta=delta, confidence=half_conf) for x in (L0, -L1)]
-    eps_grid = [0.0, 0.5, 1.0, 2.0, 4.0, 8.0]
-    prof = monte_carlo_profile(L0, eps_grid, confidence=half_conf)
+    # 2. main sample of the implementation, 3. the model
+    main = _sample(_policy_block, (policy, tables, horizon), (min(n_exact, n_main), c), 1, d_star, n_main,
+                   seed,
+                   executor, progress, "ts-audit main")  # fmt: skip
+    t_main = time.perf_counter()
+    model = _sample(_model_block, (model_cfg, tables), (), 2, d_star, n_model, seed, executor, progress,
+                    "ts-audit model")  # fmt: skip
+    t_model = time.perf_counter()
+    if not math.isfinite(thr):  # a fixed design: the threshold comes from the (independent) model sample
+        ch = pilot_choice([(model[0][stat], model[1][stat], None)], n_main, confidence=confidence, kind="mu")
+        thr, orient, predicted = ch.threshold, ch.orientation, ch.predicted
+
+    # 4. the certifying test
+    rates = single_test_rates(main[0][stat], main[1][stat], thr, orient, confidence=confidence,
+                              method="one test chosen on an independent pilot")  # fmt: skip
+    mb, eb = rates.mu_lower_bound(), rates.epsilon_lower_bound(delta)
     mu_c = cfg.mu_tight
     eps_c = float(gdp_epsilon(mu_c, delta))
-    with np.errstate(over="ignore"):
-        lr_check = {"mean_exp_minus_L_under_R": float(np.mean(np.exp(-L0))),
-                    "mean_exp_L_under_R_prime": float(np.mean(np.exp(L1))),
-                    "expected": 1.0}  # fmt: skip
+    floor = floor_report(n_main, n_main, rates.alpha_per_bound, certified_mu=mu_c, certified_epsilon=eps_c,
+                         delta=delta)  # fmt: skip
+    estimate = mu_interval_from_counts(rates.false_positives[0], n_main, rates.false_negatives[0], n_main,
+                                       confidence=confidence)  # fmt: skip
+
+    # 5. model tests; 6. the exact-loss bound and the Monte-Carlo profile (subsample)
+    mt = model_tests(main, model, alpha=model_alpha)
+    exact: dict[str, Any] = {}
+    if "L" in main[0] and main[0]["L"].size >= 2 and main[1]["L"].size >= 2:
+        L0, L1 = main[0]["L"], main[1]["L"]
+        fam = threshold_rates(L0, L1, confidence=confidence, selection=Bonferroni())
+        half = 1.0 - (1.0 - confidence) / 2.0
+        mc = [epsilon_lower_bound_from_losses(x, delta=delta, confidence=half) for x in (L0, -L1)]
+        prof = monte_carlo_profile(L0, [0.0, 0.25, 0.5, 1.0, 2.0], confidence=half)
+        exact = {
+            "trajectories_per_table": int(L0.size),
+            "mu_lower": fam.mu_lower_bound().mu,
+            "epsilon_lower": fam.epsilon_lower_bound(delta).epsilon,
+            "method": "clopper-pearson, bonferroni grid of 600 tests "
+                      "(a separate statement at the same confidence)",
+            "mu_gaussian_fit": float(math.sqrt(max(0.0, L0.mean() - L1.mean()))),
+            "loss_mean_R": float(L0.mean()), "loss_sd_R": float(L0.std()),
+            "loss_mean_Rprime": float(L1.mean()), "loss_sd_Rprime": float(L1.std()),
+            "monte_carlo_profile": {
+                "epsilon_lower": max(b.epsilon for b in mc), "confidence_each_order": half,
+                "epsilons": list(prof.epsilons), "delta_estimate": list(prof.delta_estimate),
+                "delta_lower": list(prof.delta_lower),
+                "assumption": "L is the true privacy loss: valid only if the model tests pass",
+            },
+            "probabilities": main[0].get("rule"),
+        }  # fmt: skip
+    t_end = time.perf_counter()
+
+    emp = Empirical(epsilon_lower=float(eb.epsilon), mu_lower=float(mb.mu), delta=delta,
+                    confidence=confidence,
+                    trials=2 * trials, method="clopper-pearson, one test chosen on an independent pilot",
+                    statistic={"score": "score statistic (first-order privacy loss)",
+                               "pulls": "pulls of the changed arm",
+                               "L": "exact privacy loss"}[stat])  # fmt: skip
     details: dict[str, Any] = {
         "policy": policy.name, "horizon": horizon, "arms": arms, "b": policy.b, "c": policy.c,
         "claim": {"horizon": cfg.horizon, "arms": cfg.arms, "prepulls": cfg.prepulls,
                   "variance_scale": cfg.variance_scale},
         "mu_certified": mu_c, "mu_paper": cfg.mu_paper, "epsilon_certified": eps_c,
         "epsilon_paper": float(gdp_epsilon(cfg.mu_paper, delta)),
-        "neighbour": {**asdict(nb), "tau": tables.tau, "observer": tables.observer,
-                      "first_private_round": tables.first_private_round},
-        "white_box": {**white, "statistic": "exact privacy loss L = log P(a|R) - log P(a|R')"},
-        "black_box": {**black, "statistic": "pulls of the arm holding r_tau after the pre-pull"},
-        "white_beats_black": white["mu_lower"] > black["mu_lower"],
-        "monte_carlo_profile": {
-            "epsilon_lower": max(b.epsilon for b in mc), "epsilon_lower_R_Rprime": mc[0].epsilon,
-            "epsilon_lower_Rprime_R": mc[1].epsilon, "confidence_each": half_conf,
-            "epsilons": list(prof.epsilons), "delta_estimate": list(prof.delta_estimate),
-            "delta_lower": list(prof.delta_lower),
-            "assumption": "L is the true privacy loss (white-box model == implementation)",
-        },
-        "loss_summary": {"mean_R": float(L0.mean()), "sd_R": float(L0.std()),
-                         "mean_Rprime": float(L1.mean()), "sd_Rprime": float(L1.std()),
-                         "mu_gaussian_fit": float(math.sqrt(max(0.0, L0.mean() - L1.mean())))},
-        "likelihood_ratio_check": lr_check,
-        "trials_per_neighbour": trials, "seconds": time.perf_counter() - start,
-        "seconds_sampling_and_losses": sim_time + loss_time, "seconds_sampling": sim_time,
-        "seconds_state_losses": loss_time, "distinct_states": n_states,
+        "neighbour": {**asdict(nb), "description": nb.describe(), "tau": tables.tau,
+                      "observer": tables.observer, "first_private_round": tables.first_private_round},
+        "pilot": {"designs": [d.describe() for d in designs], "trajectories_per_table_per_design": n_pilot,
+                  "chosen_design": d_star, "statistic": stat, "threshold": thr, "orientation": orient,
+                  "predicted_mu_lower": predicted},
+        "certifying_test": {"false_positives": rates.false_positives[0],
+                            "false_negatives": rates.false_negatives[0],
+                            "trajectories_per_table": n_main, "fpr_upper": rates.fpr_upper[0],
+                            "fnr_upper": rates.fnr_upper[0]},
+        "detection_floor": floor.describe(),
+        "estimate": f"the certifying test exhibits mu in [{estimate.lower:.4f}, {estimate.upper:.4f}] "
+                    f"({100 * confidence:g}%) against the certified {mu_c:.4f}",
+        "model_trajectories_per_table": n_model,
+        "model_tests": mt,
+        "exact_loss": exact,
+        "statistics_means": {k: [float(np.mean(main[s][k])) for s in (0, 1)] for k in ("score", "pulls")},
+        "model_means": {k: [float(np.mean(model[s][k])) for s in (0, 1)] for k in ("score", "pulls")},
+        "trials_per_neighbour": trials,
+        "seconds": {"pilot": t_pilot - t_start, "main": t_main - t_pilot, "model": t_model - t_main,
+                    "bounds_and_tests": t_end - t_model, "total": t_end - t_start},
     }  # fmt: skip
-    emp = Empirical(epsilon_lower=white["epsilon_lower"], mu_lower=white["mu_lower"], delta=delta,
-                    confidence=confidence, trials=2 * trials,
-                    method="clopper-pearson, bonferroni(grid_size=300)",
-                    statistic="white-box privacy loss")  # fmt: skip
     cert = Certified(mu=mu_c, epsilon=eps_c, delta=delta, source="dpaudit")
-    return AuditReport.build(target="thompson-sampling", certified=cert, empirical=emp, details=details)
+    return AuditReport.build(target="thompson-sampling", certified=cert, empirical=emp, details=details,
+                             floor=floor, estimate=estimate, model_mismatch=mt["rejected"])  # fmt: skip

@@ -34,8 +34,9 @@ from bandits.policy import Agent, Outcomes, Policy, RunContext
 from dpaudit.declaration import Declaration, PublishedClaim
 from dpaudit.events import GaussianReportNoisyMaxEvent, Neighbouring, check_positive
 from dpaudit.thompson import ThompsonConfig
+from mechanisms.randomness import RepRandom
 
-__all__ = ["GaussianTS", "GaussianTSAgent", "play_gaussian_ts_together"]
+__all__ = ["GaussianTS", "GaussianTSAgent", "SharedNoise", "play_gaussian_ts_together"]
 
 
 @dataclass(frozen=True)
@@ -105,7 +106,13 @@ class GaussianTS(Policy):
 
 
 class GaussianTSAgent(Agent):
-    """State S (reward sums) and n (counts), shape (R, N); noise Z pre-drawn per chunk."""
+    """State S (reward sums) and n (counts), shape (R, N); noise Z pre-drawn per chunk.
+
+    Noise layout: repetition r's stream of N-vectors of standard normals starts at the first
+    *sampling* round b·N (the deterministic pre-pull rounds draw nothing), so the k-th sampling
+    round uses the k-th vector of the stream, whatever the chunking. ``_Z[:, k]`` is the noise
+    of round ``_zoff + k``.
+    """
 
     _KS = (16, 32, 64, 128, 256, 512)  # speculation lengths (powers of two: cached views)
 
@@ -122,6 +129,7 @@ class GaussianTSAgent(Agent):
         self._Z = np.empty((self.reps, 0, self.n_arms))
         self._t0 = 0
         self._prepull_end = min(policy.b * self.n_arms, self.horizon)
+        self._zoff = self._prepull_end  # the round whose noise is _Z[:, 0]
         self._K = 64
         self._speculating = True
         self._offsets = self.rows * self.n_arms
@@ -137,14 +145,23 @@ class GaussianTSAgent(Agent):
         return 16 * self.reps * self.n_arms * (C + self._KS[-1])
 
     def prepare(self, t0: int, t1: int) -> None:
-        # Z[r, k, i]: repetition r's (t1-t0, N) draw, written in place (chunking-invariant)
-        self._Z = self.run.random.standard_normal((t1 - t0, self.n_arms))
+        # Z[r, k, i]: repetition r's draw for the chunk's sampling rounds max(t0, b·N) .. t1-1,
+        # written in place; pre-pull rounds draw nothing (chunking-invariant stream)
+        start = max(t0, self._prepull_end)
+        self._Z = self.run.random.standard_normal((max(0, t1 - start), self.n_arms))
         self._t0 = t0
+        self._zoff = start
+
+    def noise_elements(self, t0: int, t1: int) -> tuple[int, int]:
+        """The elements [e0, e1) of each repetition's noise stream used by rounds ``t0 .. t1-1``
+        (element e is the noise of sampling round b·N + e)."""
+        pe = self._prepull_end
+        return max(t0, pe) - pe, max(t1, pe) - pe
 
     def select(self, t: int) -> np.ndarray:
         if t < self._prepull_end:
             return np.full(self.reps, t // self.policy.b, dtype=np.intp)
-        th = np.multiply(self._Z[:, t - self._t0], self._scale, out=self._theta)
+        th = np.multiply(self._Z[:, t - self._zoff], self._scale, out=self._theta)
         th += self._mu
         return th.argmax(axis=1)
 
@@ -243,11 +260,13 @@ class GaussianTSAgent(Agent):
         return self.play(t0, t1, outcomes.table)
 
     def use_noise(self, t0: int, Z: np.ndarray) -> None:
-        """Use ``Z`` (shape (R, C, N), read only) as the pre-drawn noise of rounds ``t0 ..
-        t0+C-1`` instead of drawing it (:meth:`prepare`); ``Z[r]`` must be what repetition r's
-        generator would draw, e.g. shared by several agents with the same seeds."""
+        """Use ``Z`` (shape (R, C, N), read only) as the pre-drawn noise of the sampling rounds
+        ``max(t0, b·N) ..`` of the chunk starting at ``t0`` instead of drawing it
+        (:meth:`prepare`); ``Z[r]`` must be the elements :meth:`noise_elements` of repetition
+        r's stream, e.g. a view of a :class:`SharedNoise` shared by several agents."""
         self._Z = Z
         self._t0 = t0
+        self._zoff = max(t0, self._prepull_end)
 
     def play(self, t0: int, t1: int, table: np.ndarray) -> np.ndarray:
         """:meth:`run_chunk` with the noise already in place (:meth:`prepare`/:meth:`use_noise`)."""
@@ -290,8 +309,10 @@ class GaussianTSAgent(Agent):
         S, n = self.S, self.n
         kmax = self._KS[-1]
         # arm-major, time-padded copies so that K consecutive rounds are one strided window
+        # (the noise starts at the first sampling round of the chunk, local round `off`)
+        off = self._zoff - self._t0
         Zp = np.zeros((R, N, C + kmax))
-        Zp[:, :, :C] = self._Z.transpose(0, 2, 1)
+        Zp[:, :, off : off + self._Z.shape[1]] = self._Z.transpose(0, 2, 1)
         Tp = np.zeros((R, N, C + kmax))
         Tp[:, :, :C] = table.transpose(0, 2, 1)
         win: dict[int, tuple[np.ndarray, np.ndarray]] = {}
@@ -391,7 +412,7 @@ class GaussianTSAgent(Agent):
         Sf, nf = S.reshape(-1), n.reshape(-1)
         for k in range(int(p.min()), kmax):
             live = np.flatnonzero(p <= k)
-            th = Z[live, k] * self._scale[live]
+            th = Z[live, k - off] * self._scale[live]
             th += self._mu[live]
             arm = th.argmax(axis=1)
             idx = live * N + arm
@@ -404,21 +425,72 @@ class GaussianTSAgent(Agent):
         return kmax
 
 
+class SharedNoise:
+    """Gaussian-TS noise streams shared by several agents with the same repetition seeds.
+
+    Element e of repetition r's stream is the N-vector of standard normals of the sampling
+    round b·N + e of *any* (b, c) agent built from those seeds (:class:`GaussianTSAgent`), so
+    one draw serves every agent (common random numbers); agents with different b read
+    different elements at the same round. The buffer is element-major, shape (L, R, N),
+    holding elements [lo, lo + L); :meth:`ensure` draws up to an element, :meth:`release`
+    forgets the ones no agent needs any more.
+
+    >>> import numpy as np
+    >>> from mechanisms.randomness import RepRandom
+    >>> seeds = [np.random.SeedSequence(1, spawn_key=(r,)) for r in range(2)]
+    >>> tape = SharedNoise(RepRandom(seeds), 3)
+    >>> tape.ensure(5); tape.release(2); tape.ensure(7)
+    >>> whole = RepRandom(seeds).standard_normal((7, 3))
+    >>> bool((tape.window(2, 7) == whole[:, 2:7]).all())
+    True
+    """
+
+    def __init__(self, random: RepRandom, n_arms: int) -> None:
+        self.random = random
+        self.n_arms = int(n_arms)
+        self.lo = 0
+        self.buf = np.empty((0, len(random), self.n_arms))
+
+    @property
+    def hi(self) -> int:
+        return self.lo + self.buf.shape[0]
+
+    def ensure(self, e1: int) -> None:
+        """Draw every repetition's elements up to (not including) ``e1``."""
+        if e1 <= self.hi:
+            return
+        fresh = self.random.standard_normal((e1 - self.hi, self.n_arms))  # (R, k, N), in stream order
+        self.buf = np.concatenate([self.buf, fresh.transpose(1, 0, 2)], axis=0)
+
+    def release(self, e: int) -> None:
+        """Forget the elements before ``e``."""
+        k = min(max(0, e - self.lo), self.buf.shape[0])
+        if k:
+            self.buf = self.buf[k:].copy()
+            self.lo += k
+
+    def window(self, e0: int, e1: int) -> np.ndarray:
+        """Elements [e0, e1) of every stream, shape (R, e1 − e0, N) (a view)."""
+        if e0 < self.lo or e1 > self.hi:
+            raise ValueError(f"elements [{e0}, {e1}) are not held (held: [{self.lo}, {self.hi}))")
+        return self.buf[e0 - self.lo : e1 - self.lo].transpose(1, 0, 2)
+
+
 def play_gaussian_ts_together(
-    agents: Sequence[GaussianTSAgent], t0: int, t1: int, table: np.ndarray, Z: np.ndarray
+    agents: Sequence[GaussianTSAgent], t0: int, t1: int, table: np.ndarray, noise: SharedNoise
 ) -> list[np.ndarray]:
     """Play rounds ``t0 .. t1-1`` of several Gaussian-TS agents (any (b, c), the same R
     repetitions) in one step loop over stacked rows (agent × repetition); return each agent's
     actions, shape (R, t1−t0).
 
-    All agents see the same reward ``table`` (R, t1−t0, N) and the same noise ``Z`` (R, t1−t0, N)
-    — common random numbers: Z[r] is what repetition r's generator draws for the chunk, whatever
-    the policy, so one draw serves every agent. Per row the arithmetic is that of
-    :meth:`GaussianTSAgent.select`/:meth:`GaussianTSAgent.update` (with that row's b and
-    sqrt(c)), so each agent's actions and state are bit-identical to playing it alone (tested);
-    the gain is that the per-round Python overhead is paid once for all agents. Use it for agents
-    whose speculation would fail (heavy exploration); the engine choice of each agent for its
-    next chunk is updated as :meth:`GaussianTSAgent.run_chunk` would.
+    All agents see the same reward ``table`` (R, t1−t0, N) and read the same noise streams
+    ``noise`` (:class:`SharedNoise`, holding every element the agents need for the chunk) —
+    common random numbers: the agent with pre-pull end b·N uses element t − b·N at round t.
+    Per row the arithmetic is that of :meth:`GaussianTSAgent.select`/:meth:`GaussianTSAgent.update`
+    (with that row's b and sqrt(c)), so each agent's actions and state are bit-identical to
+    playing it alone (tested); the gain is that the per-round Python overhead is paid once for
+    all agents. Use it for agents whose speculation would fail (heavy exploration); the engine
+    choice of each agent for its next chunk is updated as :meth:`GaussianTSAgent.run_chunk` would.
     """
     if not agents:
         return []
@@ -439,18 +511,32 @@ def play_gaussian_ts_together(
     mu3, scale3 = mu.reshape(K, R, N), scale.reshape(K, R, N)
     th = np.empty((rows, N))
     th3 = th.reshape(K, R, N)
-    Zt = np.ascontiguousarray(Z.transpose(1, 0, 2))  # (C, R, N): round k is one block
     Tt = np.ascontiguousarray(table.transpose(1, 0, 2)).reshape(C, R * N)
     offs = np.arange(rows) * N
     roffs = np.tile(np.arange(R) * N, K)  # the row's repetition in a (R, N) table block
-    # pre-pull rows (round t < b·N) play arm t // b
-    pend = np.repeat(np.array([a._prepull_end for a in agents]), R)
+    # pre-pull rows (round t < b·N) play arm t // b; agent i reads element t − pe_i of the noise
+    pe_agent = np.array([a._prepull_end for a in agents])
+    pend = np.repeat(pe_agent, R)
     bs = np.repeat(np.array([max(a.policy.b, 1) for a in agents]), R)
     pmax = min(int(pend.max()), t1)
+    need = [a.noise_elements(t0, t1) for a in agents]
+    live = [e1 > e0 for e0, e1 in need]
+    if any(live):
+        lo = min(e0 for (e0, e1), ok in zip(need, live) if ok)
+        noise.ensure(max(e1 for e0, e1 in need))
+        if lo < noise.lo:
+            raise ValueError(f"noise element {lo} was released already")
+    buf, base = noise.buf, noise.lo
     actions = np.empty((rows, C), dtype=np.intp)
     for k in range(C):
         t = t0 + k
-        np.multiply(Zt[k], scale3, out=th3)
+        # element t − pe of each agent (clipped during its pre-pull, where it is unused)
+        idx = np.maximum(t - pe_agent, 0) - base
+        np.clip(idx, 0, max(buf.shape[0] - 1, 0), out=idx)
+        if buf.shape[0]:
+            np.multiply(buf[idx], scale3, out=th3)
+        else:
+            th3.fill(0.0)
         th3 += mu3
         arms = th.argmax(axis=1)
         if t < pmax:

@@ -14,7 +14,10 @@ main sample size; then the main sample — new seeds, never seen by the selectio
 with that one test. Two Clopper–Pearson bounds at level α/2 each (Clopper & Pearson 1934;
 union bound) give the false-positive and false-negative rates, and the rates give ε at δ
 (Kairouz, Oh & Viswanath 2015, Thm 2.1) and μ (Dong, Roth & Su 2022, Cor. 2.13). The pilot's
-choice depends only on pilot data, so no multiplicity correction is needed.
+choice depends only on pilot data, so no multiplicity correction is needed. The pilot ranks tests
+by the μ bound they predict, or by the ε bound for a pure ε-DP guarantee (there the most telling
+test sits in a tail rather than in the middle) (:func:`dpaudit.audit.thresholds.pilot_choice`,
+pessimistic pilot rates against the winner's curse).
 
 **Pairs.** Both tables are fixed (every trajectory is a draw of the mechanism's output on that
 input): constant outcome columns — all arms tied at 1/2, or one leader slightly ahead — so that
@@ -25,12 +28,13 @@ an implementation whose noise is wrong on one arm only cannot hide behind the ot
 algorithm may bring its own family (``pairs=``), e.g. a count gap inside a long epoch for
 report-noisy-max, or rewards at an elimination threshold (``overrides`` set rows before the change).
 
-**Limits.** Every report states its detection limits at the sample size (``details
-["detection_floor"]``, :func:`detection_limits`): the smallest ε that a randomized-response pair
-would need for this many trials to give a positive bound (less leakage is invisible), and the
-largest ε any test can prove with this many trials (zero errors). **Published claims.** When the
-declaration carries the paper's claim, the same bound is compared with it too
-(``published_verdict``): a published ε below the certified one can be refuted by the audit.
+**Limits.** Every report states the detection floor of its certifying test
+(:mod:`dpaudit.audit.power`: the smallest true μ — or, for a pure-ε certificate, the smallest ε of
+the canonical (ε, δ) pair — whose median bound is positive at this sample size; the verdict is
+``inconclusive`` when the certificate is below it) and the two-sided interval for the μ the test
+exhibits (:mod:`dpaudit.audit.estimate`). **Published claims.** When the declaration carries the
+paper's claim, the same bounds are compared with it too (``published_verdict``): a published ε
+below the certified one can be refuted by the audit.
 
 Example:
     >>> from bandits.gaussian_ts import GaussianTS
@@ -46,7 +50,6 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import Executor
 from dataclasses import asdict, dataclass
-from typing import Any
 
 import numpy as np
 
@@ -60,16 +63,15 @@ from dpaudit.audit import (
     AuditReport,
     Certified,
     Empirical,
-    clopper_pearson_upper,
-    epsilon_from_rates,
     epsilon_lower_bound_from_counts,
-    mu_from_rates,
     mu_lower_bound_from_counts,
 )
-from dpaudit.conversions import pure_dp_to_gdp
+from dpaudit.audit.estimate import mu_interval_from_counts
+from dpaudit.audit.power import floor_report
+from dpaudit.audit.thresholds import pilot_choice
 from dpaudit.events import check_integer, check_probability
 
-__all__ = ["PairDesign", "ArmCount", "candidate_pairs", "audit_policy", "detection_limits", "BLOCK"]
+__all__ = ["PairDesign", "ArmCount", "candidate_pairs", "audit_policy", "BLOCK"]
 
 BLOCK = 2048
 """Trajectories per simulated block (fixed, so results do not depend on the executor)."""
@@ -174,80 +176,24 @@ def _sample(
     return np.concatenate(list(parts), axis=0)
 
 
-def _best_test(
-    null: np.ndarray, alt: np.ndarray, n_main: int, confidence: float, kind: str = "mu", delta: float = 0.0
-) -> tuple[float, float, int]:
-    """(predicted bound, threshold, orientation) of the best single threshold test on pilot
-    samples, predicting the Clopper–Pearson bound at ``n_main`` trials per side: the GDP μ bound
-    (``kind="mu"``) or the ε bound at ``delta`` (``kind="epsilon"``, for pure-DP guarantees,
-    where the most telling test sits in the tail rather than in the middle)."""
-    alpha = (1.0 - confidence) / 2.0
-    vals = np.unique(np.concatenate([null, alt]))
-    best = (0.0, float(vals[0]), 1)
-    for orient in (1, -1):
-        x, y = orient * null, orient * alt
-        for v in vals:
-            t = orient * v
-            fpr, fnr = float(np.mean(x >= t)), float(np.mean(y < t))
-            k0, k1 = round(fpr * n_main), round(fnr * n_main)
-            p = float(clopper_pearson_upper(k0, n_main, confidence=1.0 - alpha))
-            q = float(clopper_pearson_upper(k1, n_main, confidence=1.0 - alpha))
-            b = float(mu_from_rates(p, q)) if kind == "mu" else float(epsilon_from_rates(p, q, delta))
-            if b > best[0]:
-                best = (b, float(v), orient)
-    return best
-
-
-def detection_limits(trials: int, confidence: float, delta: float) -> tuple[float, float]:
-    """(floor, ceiling) of what one threshold test on ``trials`` runs per side can show.
-
-    The ceiling is the ε bound of a perfect test (no errors at all). The floor is the smallest
-    ε for which randomized response — error rates 1/(1 + e^ε) on both sides, a pair that
-    attains the ε-DP trade-off curve at its kink — gives a positive bound with its expected error
-    counts: a per-unit loss much below the floor cannot be detected at this sample size.
-
-    >>> lo, hi = detection_limits(2000, 0.95, 1e-6)
-    >>> round(lo, 2), round(hi, 2)
-    (0.09, 6.29)
-    """
-
-    def bound(eps: float) -> float:
-        k = int(round(trials / (1.0 + math.exp(eps))))
-        return float(bound_at(k).epsilon)
-
-    def bound_at(k: int):
-        return epsilon_lower_bound_from_counts(k, trials, k, trials, delta=delta, confidence=confidence)
-
-    top = float(bound_at(0).epsilon)
-    lo, hi = 0.0, max(top, 1e-3) + 1.0
-    for _ in range(40):
-        mid = 0.5 * (lo + hi)
-        if bound(mid) > 0.0:
-            hi = mid
-        else:
-            lo = mid
-    return hi, top
-
-
 def _certified(
     policy: Policy, horizon: int, env: Environment, delta: float
 ) -> tuple[Certified, Certified | None]:
-    """The toolkit's certified values, and the paper's claim (None if the declaration has none)."""
+    """The toolkit's certified values and the paper's claim (None if the declaration has none).
+    A μ is certified only when the guarantee is GDP; a pure ε-DP certificate is its ε at δ."""
     decl = policy.declare(horizon, env.n_arms, env.structure)
     if decl is None:
         return Certified(source="none: the policy declares no privacy"), None
     acc = account(decl.event, delta=delta)
-    cert = Certified(mu=acc.mu, epsilon=acc.best.value, delta=delta, source="dpaudit")
+    gdp = guarantee(decl) == "gdp"
+    cert = Certified(mu=acc.mu if gdp else None, epsilon=acc.best.value, delta=delta, source="dpaudit")
     claim = decl.published
     if claim is None:
         return cert, None
     eps = claim.epsilon_at(delta)
-    mu = claim.mu
-    if mu is None and claim.epsilon is not None and not claim.delta:
-        mu = float(pure_dp_to_gdp(claim.epsilon))  # a pure ε-DP claim implies this GDP μ
-    if eps is None and mu is None:
+    if eps is None and claim.mu is None:
         return cert, None
-    return cert, Certified(mu=mu, epsilon=eps, delta=delta, source=claim.source)
+    return cert, Certified(mu=claim.mu, epsilon=eps, delta=delta, source=claim.source)
 
 
 def audit_policy(
@@ -261,7 +207,7 @@ def audit_policy(
     delta: float = 1e-6,
     executor: Executor | None = None,
     progress: bool = False,
-    pilot_fraction: float = 0.2,
+    pilot_fraction: float = 0.1,
     pairs: Sequence[PairDesign] | None = None,
     select: str | None = None,
 ) -> AuditReport:
@@ -269,7 +215,7 @@ def audit_policy(
     (module docstring); the pilot adds ``pilot_fraction·trials`` (at least 100) per side per
     candidate pair. ``env`` gives the number of arms and the action structure (its outcome
     law is not used: the tables are fixed). ``select``: the pilot ranks tests by their predicted
-    ``"mu"`` or ``"epsilon"`` bound (default: ε when every declared release is pure ε-DP, else μ)."""
+    ``"mu"`` or ``"epsilon"`` bound (default: ε for a pure ε-DP declaration, else μ)."""
     if isinstance(env, str):
         env = parse_env(env)
     T = check_integer("horizon", horizon, 2)
@@ -279,35 +225,34 @@ def audit_policy(
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
     if not (0.0 < pilot_fraction <= 1.0):
         raise ValueError(f"pilot_fraction must be in (0, 1], got {pilot_fraction!r}")
+    cert, published = _certified(policy, T, env, delta)
     if select is None:
-        decl = policy.declare(T, env.n_arms, env.structure)
-        select = "epsilon" if decl is not None and guarantee(decl) == "pure" else "mu"
+        select = "mu" if cert.mu is not None or cert.epsilon is None else "epsilon"
     if select not in ("mu", "epsilon"):
         raise ValueError(f"select must be 'mu' or 'epsilon', got {select!r}")
     t0 = time.perf_counter()
     cands = list(pairs) if pairs is not None else candidate_pairs(T, env.n_arms)
     n_pilot = max(100, math.ceil(pilot_fraction * n))
-    choice: dict[str, Any] = {"mu": -1.0}
+    pilots, keys = [], []
     for c, pair in enumerate(cands):
         stats = tuple(ArmCount(j, pair.round) for j in range(env.n_arms))
         null_t, alt_t = pair.tables(T)
         x = _sample(policy, null_t, T, n_pilot, (0, c, 0), seed, stats, executor, env.structure)
         y = _sample(policy, alt_t, T, n_pilot, (0, c, 1), seed, stats, executor, env.structure)
         for s, stat in enumerate(stats):
-            pred, thr, orient = _best_test(x[:, s], y[:, s], n, confidence, select, delta)
-            if pred > choice["mu"]:
-                choice = {"mu": pred, "pair": pair, "statistic": stat, "threshold": thr}
-                choice["orientation"] = orient
+            pilots.append((x[:, s], y[:, s], None))
+            keys.append((pair, stat))
+    pc = pilot_choice(pilots, n, confidence=confidence, kind=select, delta=delta)
+    pair, stat = keys[pc.candidate]
     t1 = time.perf_counter()
-    pair, stat = choice["pair"], choice["statistic"]
     null_t, alt_t = pair.tables(T)
     x = _sample(policy, null_t, T, n, (1, 0), seed, (stat,), executor, env.structure)[:, 0]
     y = _sample(policy, alt_t, T, n, (1, 1), seed, (stat,), executor, env.structure)[:, 0]
-    o, thr = choice["orientation"], choice["threshold"]
-    fp, fn = int(np.sum(o * x >= o * thr)), int(np.sum(o * y < o * thr))
+    o, thr = pc.orientation, pc.threshold
+    # "x′" when o·(s − thr) > 0 (the convention of dpaudit.audit.thresholds)
+    fp, fn = int(np.sum(o * (x - thr) > 0)), int(np.sum(o * (y - thr) <= 0))
     eb = epsilon_lower_bound_from_counts(fp, n, fn, n, delta=delta, confidence=confidence)
     mb = mu_lower_bound_from_counts(fp, n, fn, n, confidence=confidence)
-    floor, ceiling = detection_limits(n, confidence, delta)
     t2 = time.perf_counter()
     empirical = Empirical(
         epsilon_lower=float(eb.epsilon),
@@ -318,14 +263,18 @@ def audit_policy(
         method="clopper-pearson, one test chosen on an independent pilot",
         statistic=stat.describe(),
     )
+    floor = floor_report(
+        n, n, (1.0 - confidence) / 2.0, certified_mu=cert.mu, certified_epsilon=cert.epsilon, delta=delta
+    )
     details = {
+        "detection_floor": floor.describe(),
         "chosen": {
             "pair": asdict(pair),
             "statistic": stat.describe(),
             "threshold": thr,
             "orientation": o,
-            "selected_by": select,
-            "predicted_bound": choice["mu"],
+            "ranked_by": select,
+            "predicted": pc.predicted,
             "false_positives": fp,
             "false_negatives": fn,
         },
@@ -333,18 +282,13 @@ def audit_policy(
         "pilot_trials_per_side": n_pilot,
         "seed": seed,
         "seconds": {"pilot": t1 - t0, "main": t2 - t1},
-        "detection_floor": (
-            f"with {n} runs per side a per-unit loss below about epsilon = {floor:.3f} is invisible "
-            f"(randomized response at that epsilon gives a zero bound); no test can prove more "
-            f"than epsilon = {ceiling:.3f}"
-        ),
-        "detection_limits": {"epsilon_floor": floor, "epsilon_ceiling": ceiling},
     }
-    certified, published = _certified(policy, T, env, delta)
     return AuditReport.build(
         target=f"{policy.name} (black box)",
-        certified=certified,
+        certified=cert,
         empirical=empirical,
         details=details,
+        floor=floor if cert.mu is not None or cert.epsilon is not None else None,
+        estimate=mu_interval_from_counts(fp, n, fn, n, confidence=confidence),
         published=published,
     )

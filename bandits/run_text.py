@@ -56,13 +56,35 @@ def _audit_lines(a: dict[str, Any] | None) -> list[str]:
     floor = a.get("details", {}).get("detection_floor")
     if floor:
         lines.append(f"  detection floor: {floor}")
+    est = a.get("estimate")
+    if est and mu_c is not None:
+        hi = "inf" if est["upper"] == float("inf") else f"{est['upper']:.4f}"
+        lines.append(
+            f"  the certifying test exhibits mu in [{est['lower']:.4f}, {hi}] "
+            f"({100 * est['confidence']:g}% two-sided) against the certified {mu_c:.4f}"
+        )
+    mt = a.get("details", {}).get("model_tests")
+    if mt:
+        bad = [t["test"] for t in mt["tests"] if t["rejected"]]
+        lines.append(
+            f"  implementation vs its model: {len(mt['tests'])} tests at level {mt['alpha']:g} (Bonferroni): "
+            + ("all pass" if not bad else "REJECTED: " + "; ".join(bad))
+        )
     pub = a.get("published_verdict")
     if pub:
         lines.append(f"  against the published claim: {pub}")
-    lines.append(
-        "  (consistent = no lower bound above the certified value; it does not prove the claim"
-        + ("; a zero bound means no leakage was detected at this sample size)" if not mu_l else ")")
-    )
+    verdict = a["verdict"]
+    if verdict == "inconclusive":
+        lines.append(
+            "  (inconclusive = the certificate is below the detection floor: a zero bound proves nothing)"
+        )
+    elif verdict == "model-mismatch":
+        lines.append("  (model-mismatch = the implementation's outputs differ from its declared model's)")
+    else:
+        lines.append(
+            "  (consistent = no lower bound above the certified value; it does not prove the claim"
+            + ("; a zero bound means no leakage was detected at this sample size)" if not mu_l else ")")
+        )
     return lines
 
 

@@ -40,7 +40,7 @@ import numpy as np
 
 from bandits.actions import SingleArm
 from bandits.environments import Environment, RewardTableEnv
-from bandits.gaussian_ts import GaussianTSAgent, play_gaussian_ts_together
+from bandits.gaussian_ts import GaussianTSAgent, SharedNoise, play_gaussian_ts_together
 from bandits.neighbours import Replacement, RewardReplacement, RoundReplacement
 from bandits.policy import Outcomes, Policy, RunContext
 from bandits.streams import RepStreams, rep_streams, root_seed
@@ -376,6 +376,27 @@ def _run_reps(
     return {**tally.result(), "ledgers": tuple(run.ledgers)}
 
 
+def _noise_groups(
+    agents: Sequence[GaussianTSAgent], reps: int, n_arms: int, chunk: int, memory: int | None = None
+) -> list[list[GaussianTSAgent]]:
+    """Gaussian-TS agents grouped by pre-pull end b·N (sorted) so that one shared noise tape
+    spans at most ``memory`` bytes: agents whose pre-pull ends differ by more than the span a
+    tape can hold read separate tapes (the same streams, drawn twice).
+
+    A tape holds the elements between the slowest and the fastest reader of its group plus one
+    chunk: (max b·N − min b·N + chunk) × R × N doubles.
+    """
+    memory = DEFAULT_MEMORY if memory is None else memory
+    span = max(chunk, memory // (8 * max(1, reps) * max(1, n_arms)) - chunk)
+    out: list[list[GaussianTSAgent]] = []
+    for a in sorted(agents, key=lambda a: a._prepull_end):
+        if out and a._prepull_end - out[-1][0]._prepull_end <= span:
+            out[-1].append(a)
+        else:
+            out.append([a])
+    return out
+
+
 def _run_reps_many(
     policies: Sequence[Policy],
     env: Environment,
@@ -397,31 +418,42 @@ def _run_reps_many(
     agents = [p.agent(run) for p, run in zip(policies, runs)]
     tallies = [_Tally(env, horizon, R, checkpoints, record_actions) for _ in policies]
     gts = [isinstance(a, GaussianTSAgent) for a in agents]
-    # one generator per repetition draws the Gaussian-TS noise for all agents: every
-    # GaussianTSAgent draws an (R, C, N) block per chunk from these same seeds, whatever (b, c)
-    shared = RepRandom([s.policy for s in streams]) if any(gts) else None
+    # one tape of per-repetition noise streams serves a group of Gaussian-TS agents: element e
+    # is the noise of sampling round b·N + e of every (b, c) built from these seeds; agents are
+    # grouped by pre-pull end so that a tape never holds more than about `memory` bytes
+    groups = _noise_groups([a for a, g in zip(agents, gts) if g], R, env.n_arms, chunk_size)
+    tape_of: dict[int, SharedNoise] = {}
+    for grp in groups:
+        tape = SharedNoise(RepRandom([s.policy for s in streams]), env.n_arms)
+        tape_of.update({id(a): tape for a in grp})
     sampled = [False] * len(agents)  # has the agent played a sampling round yet?
     for t0 in range(0, horizon, chunk_size):
         t1 = min(horizon, t0 + chunk_size)
         table = tables.chunk(t0, t1, replace)
-        Z = shared.standard_normal((t1 - t0, env.n_arms)) if shared is not None else None
         acts: list[np.ndarray | None] = [None] * len(agents)
-        together = []
+        together: dict[int, list[int]] = {}
         for i, (a, g) in enumerate(zip(agents, gts)):
             if not g:
                 acts[i] = a.run_chunk(t0, t1, Outcomes(table, policies[i].feedback))
                 continue
-            a.use_noise(t0, Z)
+            tape = tape_of[id(a)]
             # the step loop, shared, for agents whose speculation failed in their previous
             # sampling chunk, and for the first one (speculation pays off only for long runs of
             # one arm, and a failed attempt costs more than a shared step loop)
             if a.shares_step_loop(t1, sampled[i]):
-                together.append(i)
+                together.setdefault(id(tape), []).append(i)
             else:
+                e0, e1 = a.noise_elements(t0, t1)
+                tape.ensure(e1)
+                a.use_noise(t0, tape.window(e0, e1))
                 acts[i] = a.play(t0, t1, table)
-        played = play_gaussian_ts_together([agents[i] for i in together], t0, t1, table, Z)
-        for i, act in zip(together, played):
-            acts[i] = act
+        for idx in together.values():
+            tape = tape_of[id(agents[idx[0]])]
+            played = play_gaussian_ts_together([agents[i] for i in idx], t0, t1, table, tape)
+            for i, act in zip(idx, played):
+                acts[i] = act
+        for grp in groups:  # forget the noise every agent of the group has used
+            tape_of[id(grp[0])].release(min(a.noise_elements(t1, t1)[0] for a in grp))
         for i, (a, act) in enumerate(zip(agents, acts)):
             tallies[i].add(t0, t1, act, table)
             if gts[i] and a.samples_before(t1):

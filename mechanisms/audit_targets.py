@@ -51,7 +51,7 @@ import numpy as np
 from dpaudit.audit.claims import DEFAULT_GDP_DELTA, claim_epsilon, claim_mu
 from dpaudit.audit.neighbours import NeighbourPair, identical, scalar_pair
 from dpaudit.audit.report import Certified
-from dpaudit.audit.target import AuditTarget, TargetFactory, choose_statistic
+from dpaudit.audit.target import AuditTarget, Candidate, TargetFactory, choose_statistic
 from dpaudit.conversions import gdp_epsilon
 from dpaudit.events import check_positive, check_probability
 from dpaudit.rnm_gaussian import (
@@ -184,6 +184,13 @@ def randomized_response_target(
     if claim is None:
         claim = claim_epsilon(claimed.epsilon, 0.0, source="dpaudit")
     stat = choose_statistic(claimed, p)  # white-box loss of the claimed mechanism (fixed support)
+    cands: list[Candidate] = []
+    if pair is None and num_categories > 2:  # one design per category: value v vs v + 1
+        for v in range(1, num_categories):
+            q = NeighbourPair(v, (v + 1) % num_categories, p.relation,
+                              f"value {v} vs value {(v + 1) % num_categories}", p.exact_loss)  # fmt: skip
+            st = choose_statistic(claimed, q)
+            cands.append(Candidate(q, st, _discrete_support(st, claimed.num_categories)))
     return AuditTarget(
         "randomized-response",
         mech,
@@ -193,6 +200,7 @@ def randomized_response_target(
         claim.delta or 0.0,
         support=_discrete_support(stat, claimed.num_categories),
         details={"parameters": {"epsilon": epsilon, "num_categories": num_categories}},
+        candidates=tuple(cands),
     )
 
 
@@ -254,8 +262,17 @@ def rnm_laplace_target(
             1.0 / scale, epoch_length, neighbouring
         )
     stat = choose_statistic(claimed, p)
+    # one design per arm: the same gap with every other arm as the one that gains (arm 0 gains
+    # from a leading arm 1), so a bug on one arm's noise cannot hide behind the others
+    g = int(round(max(p.x)))
+    cands = []
+    for j in [a for a in range(arms) if a != 1]:
+        q = laplace_rnm_pair(arms, g, neighbouring, arm=j, leader=0 if j else 1)
+        st = choose_statistic(claimed, q)
+        cands.append(Candidate(q, st, _discrete_support(st, arms)))
     return AuditTarget(
-        "rnm-laplace", mech, p, stat, claim, d, support=_discrete_support(stat, arms), details=details
+        "rnm-laplace", mech, p, stat, claim, d, support=_discrete_support(stat, arms), details=details,
+        candidates=tuple(cands),
     )
 
 
@@ -306,6 +323,14 @@ def rnm_gaussian_target(
                 exact_privacy_profile(p.x, p.x_prime, sig, [claim.epsilon]).deltas[0]
             )
     stat = choose_statistic(claimed, p)
+    cands = []
+    for k in range(len(sig)):  # one design per query: the best pair that changes query k
+        q = gaussian_rnm_adversarial(claimed.sensitivities, sig, trials_per_side=max(1, trials // 2),
+                                     values=values, confidence=confidence, delta=d,
+                                     kind="mu" if claim.mu is not None else "epsilon", changed=k)  # fmt: skip
+        if (q.x, q.x_prime) != (p.x, p.x_prime):
+            st = choose_statistic(claimed, q)
+            cands.append(Candidate(q, st, _discrete_support(st, len(sig))))
     return AuditTarget(
         "rnm-gaussian",
         mech,
@@ -313,6 +338,7 @@ def rnm_gaussian_target(
         stat,
         claim,
         d,
+        candidates=tuple(cands),
         support=_discrete_support(stat, len(sig)),
         details={
             "parameters": {

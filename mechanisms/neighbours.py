@@ -52,29 +52,40 @@ def randomized_response_pair(epsilon: float | None = None) -> NeighbourPair:
 # report-noisy-max
 
 
-def laplace_rnm_pair(arms: int, gap: int, neighbouring: str = "replace") -> NeighbourPair:
+def laplace_rnm_pair(
+    arms: int, gap: int, neighbouring: str = "replace", *, arm: int = 1, leader: int = 0
+) -> NeighbourPair:
     """Count vectors ``(g, 0, …, 0)`` vs ``(g − 1, 1, 0, …, 0)`` (replace: one round's reward
     vector (1, 0, …) is replaced by (0, 1, …); feasible in any epoch of length ≥ g), or
     ``(g, 0, …)`` vs ``(g, 1, 0, …)`` (add/remove of a round with reward vector (0, 1, …)).
+    ``leader`` (default 0) holds the count g, ``arm`` (default 1) is the one that gains.
 
     >>> laplace_rnm_pair(3, 4, "add-remove").x_prime
     (4.0, 1.0, 0.0)
+    >>> laplace_rnm_pair(3, 4, arm=2).x_prime
+    (3.0, 0.0, 1.0)
     """
     k, g = check_integer("arms", arms, 2), check_integer("gap", gap)
+    j, lead = check_integer("arm", arm, 0), check_integer("leader", leader, 0)
+    if j >= k or lead >= k or j == lead:
+        raise ValueError(f"arm and leader must be different arms in [0, {k - 1}], got {arm!r} and {leader!r}")
     x = [0.0] * k
-    x[0] = float(g)
+    x[lead] = float(g)
     xp = list(x)
     if neighbouring == "replace":
-        xp[0], xp[1] = float(g - 1), 1.0
+        xp[lead], xp[j] = float(g - 1), 1.0
         desc = (
             f"counts ({g}, 0{', …' if k > 2 else ''}) vs ({g - 1}, 1{', …' if k > 2 else ''}): one round's "
             "reward vector (1, 0) replaced by (0, 1)"
         )
     elif neighbouring == "add-remove":
-        xp[1] = 1.0
+        xp[j] = 1.0
         desc = f"counts ({g}, 0{', …' if k > 2 else ''}) vs ({g}, 1{', …' if k > 2 else ''}): one round added"
     else:
         raise ValueError(f"neighbouring must be 'replace' or 'add-remove', got {neighbouring!r}")
+    if (j, lead) != (1, 0):
+        fmt = lambda v: "(" + ", ".join(f"{c:g}" for c in v) + ")"  # noqa: E731
+        desc = f"counts {fmt(x)} vs {fmt(xp)} (arm {lead} leads, arm {j} gains)"
     return NeighbourPair(tuple(x), tuple(xp), neighbouring, desc)
 
 
@@ -173,13 +184,15 @@ def gaussian_rnm_adversarial(
     delta: float = 0.0,
     kind: Literal["epsilon", "mu"] = "epsilon",
     grid: int = 33,
+    changed: int | None = None,
 ) -> NeighbourPair:
     """The most distinguishable neighbour pair for heterogeneous Gaussian RNM.
 
     With ``values``: the best of f ± s_k e_k over k. Without: candidates are the worst-case pair
     of :func:`dpaudit.rnm_gaussian.worst_case_epsilon` at ``delta`` (if ``delta > 0``) and, for
     every distinct (s_k, σ_k), all other queries at a common gap t on a grid of ``grid`` points
-    over ±8·(√(σ_k² + max σ_j²) + s_k). The winner has the best predicted bound.
+    over ±8·(√(σ_k² + max σ_j²) + s_k). The winner has the best predicted bound. ``changed``
+    restricts the candidates to pairs that change query ``changed`` (one design per query).
 
     >>> p = gaussian_rnm_adversarial(0.5, [2 ** -0.5] * 2, trials_per_side=10**5, delta=0.01)
     >>> p.relation
@@ -193,9 +206,10 @@ def gaussian_rnm_adversarial(
         f = np.asarray(values, dtype=float).reshape(-1)
         if f.size != sig.size:
             raise ValueError(f"values must have {sig.size} entries (one per sigma), got {f.size}")
-        cands = [gaussian_rnm_pair(f, s, k, d) for k in range(f.size) for d in (1, -1)]
+        cands = [gaussian_rnm_pair(f, s, k, d) for k in range(f.size) for d in (1, -1)
+                 if changed is None or k == changed]  # fmt: skip
     else:
-        if delta > 0:
+        if delta > 0 and changed is None:
             wc = worst_case_epsilon(s, sig, delta, search="symmetric").pairs[0]
             cands.append(
                 NeighbourPair(
@@ -206,7 +220,7 @@ def gaussian_rnm_adversarial(
                 )
             )
         seen: set[tuple[float, float]] = set()
-        for k in range(sig.size):
+        for k in range(sig.size) if changed is None else [changed]:
             if (s[k], sig[k]) in seen:
                 continue
             seen.add((s[k], sig[k]))

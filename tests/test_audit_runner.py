@@ -136,7 +136,11 @@ def test_tightness_gaussian_mu_one_million_trials():
     assert 0.85 <= r.empirical.mu_lower <= 1.0
     assert r.fraction_recovered == pytest.approx(r.empirical.mu_lower)
     assert r.to_dict()["fraction_recovered"] >= 0.85
-    assert rates.tests == 600
+    assert rates.tests == 1 and r.details["selection"]["selection"] == "pilot"  # the default
+    g, grates = run_audit_with_rates(gaussian_target(sigma=1.0), trials=1_000_000, seed=0, selection="grid")
+    assert grates.tests == 600 and g.verdict == CONSISTENT
+    # the pilot's single test is tighter than the 600-test Bonferroni grid on the same budget
+    assert r.empirical.mu_lower > g.empirical.mu_lower
 
 
 def test_user_claim_replaces_certified_value():
@@ -150,3 +154,43 @@ def test_bad_inputs():
         run_audit(t, trials=1)
     with pytest.raises(ValueError, match="confidence"):
         run_audit(t, trials=100, confidence=1.5)
+
+
+def test_inconclusive_when_the_certificate_is_below_the_detection_floor():
+    """A tiny claimed mu (0.01) that 2000 trials cannot resolve: inconclusive, not consistent."""
+    from dpaudit.audit.claims import claim_mu
+    from dpaudit.audit.report import INCONCLUSIVE
+
+    weak = gaussian_target(sigma=100.0, claim=claim_mu(0.01))
+    r = run_audit(weak, trials=2_000, seed=0)
+    assert r.floor.mu > 0.01 and r.verdict == INCONCLUSIVE
+    assert r.to_dict()["verdict"] == "inconclusive"
+    strong = run_audit(gaussian_target(sigma=1.0), trials=2_000, seed=0)
+    assert strong.floor.mu < 1.0 and strong.verdict == CONSISTENT
+    assert strong.estimate.lower <= strong.empirical.mu_lower + 1e-12 <= strong.estimate.upper
+
+
+def test_detection_floor_matches_simulation():
+    """At the floor, the single-test bound is positive in about half of the simulated audits."""
+    from scipy import stats
+
+    from dpaudit.audit import mu_lower_bound_from_counts
+    from dpaudit.audit.power import detection_floor
+
+    n = 5000
+    mu = detection_floor(n, n, 0.025)
+    rng = np.random.default_rng(0)
+    p = stats.norm.sf(mu / 2)
+    fp, fn = rng.binomial(n, p, 2000), rng.binomial(n, p, 2000)
+    hits = np.mean([mu_lower_bound_from_counts(int(a), n, int(b), n, confidence=0.95).mu > 0
+                    for a, b in zip(fp, fn)])  # fmt: skip
+    assert abs(hits - 0.5) < 0.04
+
+
+def test_grid_selection_over_several_designs_is_one_bonferroni_family():
+    t = rnm_laplace_target(1.0, 3, trials=60_000, epoch_length=16)
+    assert len(t.family) == 3
+    r, rates = run_audit_with_rates(t, trials=60_000, seed=3, selection="grid")
+    assert rates.tests == sum(2 * (len(c.support) - 1) for c in t.family)
+    assert rates.alpha_per_bound == pytest.approx(0.05 / (2 * rates.tests))
+    assert r.verdict == CONSISTENT and r.details["selection"]["selection"] == "grid"

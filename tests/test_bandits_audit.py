@@ -1,8 +1,9 @@
-"""Tests of the empirical Thompson-sampling audit (bandits/audit.py), reduced scale."""
+"""Tests of the white-box Thompson-sampling audit (bandits/audit.py), reduced scale."""
 
 from __future__ import annotations
 
 import itertools
+import math
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -13,51 +14,45 @@ from scipy.stats import norm
 from bandits import GaussianTS, RewardTableEnv, simulate
 from bandits.audit import (
     TSNeighbour,
+    _exact_block,
+    _fast_log_probabilities,
+    _start_counts,
     audit_thompson,
     black_box_statistic,
     log_action_probabilities,
+    model_actions,
+    policy_actions,
+    score_statistic,
     trajectory_losses,
 )
 from bandits.gaussian_ts import GaussianTSAgent
-from dpaudit.rnm_gaussian import argmax_log_distribution
+from dpaudit.rnm_gaussian import argmax_log_distribution, log_argmax_probability
+from dpaudit.thompson import ThompsonConfig
 from tests.mp_reference import log_argmax_mp
 
 
+class _HiddenQuarterAgent(GaussianTSAgent):
+    """Samples with posterior variance c/4 but records (in the ledger) the scale of c."""
+
+    def __init__(self, policy, run):
+        super().__init__(policy, run)
+        self._sqrtc = math.sqrt(policy.c / 4)
+        self._scale[...] = self._sqrtc
+
+    def _record(self, t0, t1, n_start):
+        honest, self._sqrtc = self._sqrtc, math.sqrt(self.policy.c)
+        try:
+            super()._record(t0, t1, n_start)
+        finally:
+            self._sqrtc = honest
+
+
 @dataclass(frozen=True)
-class QuarterVarianceTS(GaussianTS):
-    """Planted bug: samples with posterior variance c/4 while claiming c."""
+class HiddenQuarterVarianceTS(GaussianTS):
+    """Planted bug the run's ledger check cannot see: samples with variance c/4, records c."""
 
     def agent(self, run):  # type: ignore[override]
-        return GaussianTSAgent(GaussianTS(b=self.b, c=self.c / 4), run)
-
-
-def test_consistent_and_white_box_beats_black_box() -> None:
-    rep = audit_thompson(GaussianTS(b=1, c=1.0), 100, 2, trials=20_000, progress=False)
-    d = rep.details
-    assert rep.verdict == "consistent"
-    assert rep.target == "thompson-sampling"
-    assert 0 < d["black_box"]["mu_lower"] < d["white_box"]["mu_lower"] < rep.certified.mu
-    assert d["white_box"]["epsilon_lower"] < rep.certified.epsilon
-    assert d["monte_carlo_profile"]["epsilon_lower"] < rep.certified.epsilon
-    assert d["mu_paper"] >= rep.certified.mu
-    assert rep.to_dict()["verdict"] == "consistent"
-
-
-def test_five_arms_small() -> None:
-    rep = audit_thompson(GaussianTS(b=1, c=1.0), 40, 5, trials=3000, progress=False)
-    d = rep.details
-    assert rep.verdict == "consistent"
-    assert d["white_box"]["mu_lower"] > d["black_box"]["mu_lower"]
-
-
-def test_planted_bug_is_violated() -> None:
-    # claims c = 4 (mu_tight = sqrt(3/8)) but samples with c = 1: true mu twice the claim
-    nb = TSNeighbour(leader_reward=0.5)
-    bad = audit_thompson(QuarterVarianceTS(b=1, c=4.0), 5, 2, trials=20_000, neighbour=nb, progress=False)
-    assert bad.verdict == "violated"
-    assert bad.empirical.mu_lower > bad.certified.mu
-    good = audit_thompson(GaussianTS(b=1, c=4.0), 5, 2, trials=20_000, neighbour=nb, progress=False)
-    assert good.verdict == "consistent"
+        return _HiddenQuarterAgent(self, run)
 
 
 def _exact_sequence_logprob(seq, table, b, c, N):
@@ -112,32 +107,118 @@ def test_action_probabilities_match_mpmath() -> None:
                                rtol=1e-12)
 
 
-def test_trajectories_come_from_the_policy_and_statistics() -> None:
-    pol = GaussianTS(b=1, c=1.0)
-    tab = TSNeighbour().tables(pol, 30, 2)
-    env = RewardTableEnv(tab.null)
-    res = simulate(pol, env, 30, repetitions=200, seed=5, record_actions=True, progress=False)
-    a = res.actions
-    assert (a[:, :2] == [0, 1]).all()  # pre-pull
-    bb = black_box_statistic(a, tab)
-    assert (bb == (a[:, 2:] == 1).sum(axis=1)).all()
-    L = trajectory_losses(a, tab, 1.0)
-    assert np.isfinite(L).all() and L.mean() > 0  # KL(M(R) || M(R')) > 0
+def test_policy_actions_are_the_simulators() -> None:
+    pol = GaussianTS(b=3, c=2.0)
+    tab = TSNeighbour().tables(pol, 200, 3)
+    seq = np.random.SeedSequence(5)
+    a0, a = policy_actions(pol, tab.null, 200, 50, seq)
+    res = simulate(pol, RewardTableEnv(tab.null), 200, 50, seq, record_actions=True, progress=False)
+    assert np.array_equal(res.actions[:, 9:], a) and np.array_equal(res.actions[:, 0], a0)
+    assert (black_box_statistic(res.actions, tab) == (a == 1).sum(axis=1)).all()
+    # b = 0: the holder of the changed reward is whoever played round 0
+    pol0 = GaussianTS(b=0, c=1.0)
+    tab0 = TSNeighbour().tables(pol0, 30, 2)
+    a0, a = policy_actions(pol0, tab0.null, 30, 40, seq)
+    res0 = simulate(pol0, RewardTableEnv(tab0.null), 30, 40, seq, record_actions=True, progress=False)
+    assert np.array_equal(res0.actions[:, 1:], a) and np.array_equal(res0.actions[:, 0], a0)
 
 
-def test_executor_gives_identical_results() -> None:
-    kw = dict(trials=3000, seed=4, progress=False)
-    a = audit_thompson(GaussianTS(b=1, c=2.0), 30, 2, **kw)
+def test_score_and_exact_losses_of_blocks_match_direct_computation() -> None:
+    """The block statistics (score, 2-arm closed form, N-arm trapezoid) against trajectory_losses
+    (exact quadrature) and a literal loop for the score and the goodness-of-fit sums."""
+    for N, b, c in ((2, 2, 3.0), (3, 2, 2.0), (4, 0, 1.5)):
+        pol = GaussianTS(b=b, c=c)
+        T = b * N + 40
+        tab = TSNeighbour(leader_reward=0.6).tables(pol, T, N)
+        res = simulate(pol, RewardTableEnv(tab.null), T, 20, 3, record_actions=True, progress=False)
+        A = res.actions.astype(np.intp)
+        t0 = tab.first_private_round
+        start, hold = _start_counts(A[:, 0], tab, b)
+        blk = _exact_block(A[:, t0:].astype(np.int8), hold, start, tab, c, 0, np.random.default_rng(0))
+        np.testing.assert_allclose(blk["L"], trajectory_losses(A, tab, c), rtol=0, atol=1e-9)
+        # literal per-round loop
+        score, gsum, gvar = np.zeros(20), 0.0, 0.0
+        cols = np.asarray(tab.columns)
+        for r in range(20):
+            n, S = start[r].copy(), start[r] * cols
+            S[hold[r]] += tab.values[0] - cols[hold[r]]
+            for t in range(t0, T):
+                j, a = hold[r], A[r, t]
+                score[r] += ((a == j) - 1 / N) / math.sqrt(c * (n[j] + 1))
+                p = np.exp(argmax_log_distribution(S / (n + 1), np.sqrt(c / (n + 1))))[j]
+                gsum, gvar = gsum + (a == j) - p, gvar + p * (1 - p)
+                n[a] += 1
+                S[a] += cols[a]
+        np.testing.assert_allclose(score_statistic(A[:, t0:], hold, start, c), score, atol=1e-12)
+        assert blk["gof_sum"] == pytest.approx(gsum, abs=1e-7)
+        assert blk["gof_var"] == pytest.approx(gvar, rel=1e-9)
+
+
+def test_fast_rule_is_checked_against_the_exact_quadrature() -> None:
+    rng = np.random.default_rng(0)
+    n = rng.integers(1897, 2800, (3000, 5)).astype(float)
+    mu, sg, a = 0.5 * n / (n + 1), np.sqrt(47.69 / (n + 1)), rng.integers(0, 5, 3000)
+    fast, info = _fast_log_probabilities(mu, sg, a, np.random.default_rng(1))
+    assert info["rule"].startswith("41-node") and info["max_abs_error_log_p"] < 1e-8
+    np.testing.assert_allclose(fast, log_argmax_probability(mu, sg, a), atol=1e-8)
+    # far from a tie (tiny counts, very different widths) the rule is replaced by the exact one
+    n = rng.integers(1, 40, (500, 5)).astype(float)
+    mu, sg = rng.random((500, 5)) * n / (n + 1), np.sqrt(1.0 / (n + 1))
+    got, info = _fast_log_probabilities(mu, sg, a[:500], np.random.default_rng(1))
+    assert info["rule"].startswith("exact")
+    np.testing.assert_array_equal(got, log_argmax_probability(mu, sg, a[:500]))
+
+
+def test_model_is_algorithm_2() -> None:
+    """The model's law of short action sequences equals the exact enumeration."""
+    pol = GaussianTS(b=1, c=2.0)
+    tab = TSNeighbour(leader_reward=0.7).tables(pol, 5, 2)
+    _, a = model_actions(ThompsonConfig(5, 2, 1, 2.0), tab.null, 40_000, np.random.default_rng(3))
+    seqs = np.array([[0, 1] + list(s) for s in itertools.product(range(2), repeat=3)])
+    p = np.exp([_exact_sequence_logprob(s, tab.null, 1, 2.0, 2) for s in seqs])
+    code = (a.astype(int) * np.array([4, 2, 1])).sum(axis=1)
+    freq = np.bincount(code, minlength=8) / 40_000
+    assert np.abs(freq - p).max() < 4 * math.sqrt(0.25 / 40_000)
+
+
+def test_consistent_two_arms_with_floor_estimate_and_passing_model_tests() -> None:
+    rep = audit_thompson(GaussianTS(b=20, c=4.0), 340, 2, trials=6000, progress=False)
+    d = rep.details
+    assert rep.verdict == "consistent" and not d["model_tests"]["rejected"]
+    assert 0 < rep.empirical.mu_lower < rep.certified.mu
+    assert rep.floor is not None and rep.floor.mu < rep.certified.mu < rep.floor.mu_violation
+    assert rep.estimate.lower <= rep.empirical.mu_lower + 1e-12 < rep.estimate.upper
+    assert d["exact_loss"]["trajectories_per_table"] == d["certifying_test"]["trajectories_per_table"]
+    lr = [t for t in d["model_tests"]["tests"] if t["test"].startswith("likelihood")]
+    assert len(lr) == 2 and all(abs(t["means"][0] - t["means"][1]) < 0.02 for t in lr)
+    assert rep.to_dict()["verdict"] == "consistent" and rep.to_dict()["detection_floor"]["mu"] > 0
+
+
+def test_hidden_quarter_variance_bug_is_a_model_mismatch() -> None:
+    """The c/4 posterior-variance bug stays below the certificate (the certified bound alone says
+    'consistent') but the implementation no longer matches its model. An auditor without the
+    model tests (the weak one) would pass it."""
+    kw = dict(trials=6000, progress=False, seed=1)
+    bad = audit_thompson(HiddenQuarterVarianceTS(b=20, c=4.0), 340, 2, **kw)
+    good = audit_thompson(GaussianTS(b=20, c=4.0), 340, 2, **kw)
+    assert good.verdict == "consistent"
+    assert bad.verdict in ("model-mismatch", "violated")
+    assert bad.details["model_tests"]["rejected"]
+    assert bad.empirical.mu_lower < bad.certified.mu  # the weak auditor's view: nothing found
+
+
+def test_five_arms_small_and_executor_independent() -> None:
+    kw = dict(trials=2500, seed=2, progress=False, exact_trials=20)
+    a = audit_thompson(GaussianTS(b=2, c=2.0), 70, 5, **kw)
     with ThreadPoolExecutor(2) as ex:
-        b = audit_thompson(GaussianTS(b=1, c=2.0), 30, 2, executor=ex, **kw)
-    assert a.empirical == b.empirical
-    assert a.details["black_box"]["mu_lower"] == b.details["black_box"]["mu_lower"]
+        b = audit_thompson(GaussianTS(b=2, c=2.0), 70, 5, executor=ex, **kw)
+    assert a.empirical == b.empirical and a.details["model_tests"] == b.details["model_tests"]
+    assert a.verdict in ("consistent", "inconclusive") and not a.details["model_tests"]["rejected"]
+    assert a.details["exact_loss"]["trajectories_per_table"] == 20
 
 
 def test_claim_override_and_validation() -> None:
-    from dpaudit.thompson import ThompsonConfig
-
-    rep = audit_thompson(GaussianTS(b=1, c=1.0), 20, 2, trials=2000, progress=False,
+    rep = audit_thompson(GaussianTS(b=1, c=1.0), 20, 2, trials=3000, progress=False,
                          claim=ThompsonConfig(20, 2, 1, 1e6))  # fmt: skip
     assert rep.verdict == "violated"  # an absurdly small claim is refuted
     with pytest.raises(ValueError):
@@ -146,71 +227,3 @@ def test_claim_override_and_validation() -> None:
         TSNeighbour(arm=0)
     with pytest.raises(ValueError):
         TSNeighbour(values=(0.5, 0.5))
-
-
-def _losses_without_dedup(a, tab, c):
-    """Reference: every sampling round's log-probability computed directly (no state cache)."""
-    from bandits.audit import _posterior
-
-    a = np.asarray(a, dtype=np.intp)
-    R, T = a.shape
-    N, t0 = tab.null.shape[1], tab.first_private_round
-    obs = np.full(R, tab.observer) if tab.observer is not None else a[:, tab.tau]
-    onehot = a[:, :, None] == np.arange(N)
-    cnt = (np.cumsum(onehot, axis=1) - onehot)[:, t0:].reshape(-1, N).astype(float)
-    hold = (np.arange(N)[None, :] == np.repeat(obs, T - t0)[:, None]).astype(float)
-    acts = a[:, t0:].reshape(-1)
-    cols = np.asarray(tab.columns)
-    lp = [log_action_probabilities(*_posterior(cnt, hold, cols, v, c), acts) for v in tab.values]
-    return (lp[0] - lp[1]).reshape(R, T - t0).sum(axis=1)
-
-
-@pytest.mark.parametrize("N,b", [(5, 1), (4, 0)])
-def test_state_cache_and_canonical_states_match_direct_computation(N: int, b: int, monkeypatch) -> None:
-    import bandits.audit as audit_mod
-
-    pol = GaussianTS(b=b, c=1.0)
-    T = 60
-    tab = TSNeighbour(leader_reward=0.8).tables(pol, T, N)
-    env = RewardTableEnv(tab.null)
-    res = simulate(pol, env, T, repetitions=300, seed=11, record_actions=True, progress=False)
-    ref = _losses_without_dedup(res.actions, tab, 1.0)
-    got = trajectory_losses(res.actions, tab, 1.0)
-    np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12)
-    keys, inv = audit_mod._batch_states(res.actions, tab)
-    assert keys.size < inv.size and inv.shape == (300, T - tab.first_private_round)
-    monkeypatch.setattr(audit_mod, "_packable", lambda T, N: False)  # wide-key fallback (large N, T)
-    keys2, inv2 = audit_mod._batch_states(res.actions, tab)
-    assert keys2.dtype.kind == "V" and keys2.size == keys.size
-    np.testing.assert_allclose(trajectory_losses(res.actions, tab, 1.0), ref, rtol=0, atol=1e-12)
-
-
-def test_five_arm_audit_is_executor_independent() -> None:
-    kw = dict(trials=2100, seed=2, progress=False)  # two batches per side: states shared across batches
-    a = audit_thompson(GaussianTS(b=1, c=1.0), 30, 5, **kw)
-    with ThreadPoolExecutor(2) as ex:
-        b = audit_thompson(GaussianTS(b=1, c=1.0), 30, 5, executor=ex, **kw)
-    assert a.empirical == b.empirical
-    assert a.details["distinct_states"] == b.details["distinct_states"] > 0
-    assert a.details["monte_carlo_profile"] == b.details["monte_carlo_profile"]
-
-
-def test_two_arm_losses_use_memory_of_the_visited_counts_not_a_dense_grid() -> None:
-    """Regression: the 2-arm lookup table once spanned every (t, n_1) up to max n_1 — O(T²)
-    memory, which killed a 2000-trajectory audit at T = 11485, b = 1897 (24 GiB). It now spans
-    only the counts visited in each round; the losses equal the direct computation."""
-    import tracemalloc
-
-    b, T, R = 600, 4000, 200
-    pol = GaussianTS(b=b, c=3.0)
-    tab = TSNeighbour(leader_reward=0.5, arm_reward=0.5).tables(pol, T, 2)
-    rng = np.random.default_rng(0)
-    pre = np.repeat(np.arange(2), b)
-    a = np.concatenate([np.tile(pre, (R, 1)), rng.integers(0, 2, (R, T - 2 * b))], axis=1)
-    tracemalloc.start()
-    got = trajectory_losses(a, tab, 3.0)
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    # the dense grid needed 2 * 2800 * 2600 * 2 states (> 1 GB of intermediates)
-    assert peak < 100 * 2**20, f"peak {peak / 2**20:.0f} MiB"
-    np.testing.assert_allclose(got, _losses_without_dedup(a, tab, 3.0), rtol=0, atol=1e-12)

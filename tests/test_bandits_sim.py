@@ -30,6 +30,7 @@ from bandits import gaussian_ts as policies_mod
 from bandits.policy import Outcomes, RunContext
 from bandits.simulator import log_checkpoints, simulate_many
 from dpaudit.events import GaussianReportNoisyMaxEvent
+from mechanisms.randomness import RepRandom
 
 SEC51 = BernoulliEnv((0.75, 0.625, 0.5, 0.375, 0.25))
 SEC52 = TruncatedExponentialEnv((0.1, 1.0, 2.0, 5.0, 10.0))
@@ -180,7 +181,8 @@ def _scalar_gaussian_ts(env, T, seed, rep, b, c, replace=None):
     """Plain per-round implementation of seed 004 Algorithms 1/2 for one repetition."""
     tab = reward_table(env, T, seed, rep, replace)
     g = np.random.Generator(np.random.PCG64(rep_streams(seed, rep).policy))
-    Z = g.standard_normal((T, env.n_arms))
+    pe = min(b * env.n_arms, T)
+    Z = g.standard_normal((T - pe, env.n_arms))  # the noise stream starts at the first sampling round
     S = np.zeros(env.n_arms)
     n = np.zeros(env.n_arms)
     out = []
@@ -188,7 +190,7 @@ def _scalar_gaussian_ts(env, T, seed, rep, b, c, replace=None):
         if t < b * env.n_arms:
             a = t // b
         else:
-            theta = Z[t] * (math.sqrt(c) / np.sqrt(n + 1.0)) + S / (n + 1.0)
+            theta = Z[t - pe] * (math.sqrt(c) / np.sqrt(n + 1.0)) + S / (n + 1.0)
             a = int(np.argmax(theta))
         S[a] += tab[t, a]
         n[a] += 1
@@ -303,6 +305,21 @@ def test_simulate_many_with_replacement_executor_and_rep_blocks():
         simulate_many([GaussianTS(), "ts"], SEC51, 10)
 
 
+def test_simulate_many_with_noise_tapes_split_by_prepull_end(monkeypatch):
+    """Agents whose pre-pull ends are far apart read separate tapes of the same streams."""
+    import bandits.simulator as sim
+
+    monkeypatch.setattr(sim, "DEFAULT_MEMORY", 8 * 3 * 5 * 900)  # a tape spans ~800 elements
+    pols = [GaussianTS(b=b, c=c) for b, c in ((0, 300.0), (20, 50.0), (400, 2.0))]
+    agents = [p.agent(RunContext.create(SEC51, 3000, [rep_streams(0, r).policy for r in range(3)]))
+              for p in pols]  # fmt: skip
+    assert [len(g) for g in sim._noise_groups(agents, 3, 5, 100)] == [2, 1]
+    kw = dict(record_actions=True, progress=False, chunk_size=100)
+    many = simulate_many(pols, SEC51, 3000, 3, 4, **kw)
+    for pol, m in zip(pols, many):
+        assert np.array_equal(m.actions, simulate(pol, SEC51, 3000, 3, 4, **kw).actions)
+
+
 def test_play_together_leaves_each_agent_as_if_played_alone():
     T, R, N = 3000, 3, SEC51.n_arms
     seeds = [rep_streams(2, r).policy for r in range(R)]
@@ -310,10 +327,9 @@ def test_play_together_leaves_each_agent_as_if_played_alone():
     conf = [(0, 1e4), (4, 300.0), (900, 2.0)]  # the last one is still pre-pulling after round 3000
     alone = [_agent(GaussianTS(b=b, c=c, engine="step"), SEC51, T, seeds) for b, c in conf]
     both = [_agent(GaussianTS(b=b, c=c), SEC51, T, seeds) for b, c in conf]
-    g = [np.random.Generator(np.random.PCG64(s)) for s in seeds]
+    tape = policies_mod.SharedNoise(RepRandom(seeds), N)
     for t0, t1 in ((0, 1000), (1000, T)):
-        Z = np.stack([x.standard_normal((t1 - t0, N)) for x in g])
-        acts = policies_mod.play_gaussian_ts_together(both, t0, t1, tab[:, t0:t1], Z)
+        acts = policies_mod.play_gaussian_ts_together(both, t0, t1, tab[:, t0:t1], tape)
         for a, ag, act in zip(alone, both, acts):
             assert np.array_equal(_chunk(a, t0, t1, tab[:, t0:t1]), act)
             assert np.array_equal(a.S, ag.S) and np.array_equal(a.n, ag.n)

@@ -29,7 +29,8 @@ def test_gaussian_json_has_required_keys(capsys):
 def test_claims_and_verdicts(capsys):
     code, out, _ = run_cli(capsys, "audit", "laplace", "--scale", "1", "--claim-epsilon", "0.5", "--json")
     d = json.loads(out)
-    assert code == 0 and d["verdict"] == "violated" and d["certified"]["epsilon"] == 0.5
+    assert code == 1 and d["verdict"] == "violated" and d["certified"]["epsilon"] == 0.5  # exit 1 gates CI
+    assert d["detection_floor"]["epsilon"] > 0 and d["estimate"]["lower"] <= d["estimate"]["upper"]
     code, out, _ = run_cli(
         capsys, "audit", "gaussian", "--sigma", "0.5", "--claim-mu", "1", "--json", "--trials", "20000"
     )
@@ -43,7 +44,7 @@ def test_published_claims_from_the_command_line(capsys):
         capsys, "audit", "rnm-laplace", "--scale", "1", "--epoch-length", "16", "--claim-published", "--json"
     )
     d = json.loads(out)
-    assert code == 0 and d["verdict"] == "violated" and d["certified"]["source"] == "seed 002 Theorem 8"
+    assert code == 1 and d["verdict"] == "violated" and d["certified"]["source"] == "seed 002 Theorem 8"
     code, out, _ = run_cli(capsys, "audit", "rnm-laplace", "--scale", "1", "--epoch-length", "16", "--json")
     assert json.loads(out)["verdict"] == "consistent"
     code, out, _ = run_cli(
@@ -105,7 +106,7 @@ def test_text_output_and_plot(tmp_path, capsys):
         "--trials",
         "20000",
     )
-    assert code == 0 and path2.stat().st_size > 10_000
+    assert code == 1 and path2.stat().st_size > 10_000  # seed 002 Theorem 8 is violated: exit 1
 
 
 @pytest.mark.parametrize(

@@ -266,7 +266,7 @@ def test_bandit_audits_are_consistent_and_those_that_can_see_have_power(key):
     assert a["verdict"] == "consistent" and a["published_verdict"].startswith("consistent")
     assert 0.0 <= a["empirical"]["epsilon_lower"] <= a["certified"]["epsilon"]
     if key in ("lazy-ucb", "adap-ucb", "dp-se"):  # the clipped ones hide the first observation
-        assert a["details"]["detection_limits"]["epsilon_floor"] < a["empirical"]["epsilon_lower"]
+        assert a["detection_floor"]["epsilon"] < a["empirical"]["epsilon_lower"]
 
 
 # ---------------------------------------------------------------------------------------

@@ -3,8 +3,10 @@
 With no options it runs seed 004's §5.1 instance (five Bernoulli arms 0.75…0.25, T = 10⁵) at a
 budget of 1-GDP: b from :func:`bandits.tuner.rule_of_thumb_prepulls` (b = round(6·sqrt(T)/μ),
 capped so that c ≥ 1) and c on the certified frontier. Its audit is the white-box audit of
-:func:`bandits.audit.audit_thompson` at a shorter horizon (all pre-pulls plus 2000 private
-rounds) so that the whole command stays under a minute; the report says what was audited.
+:func:`bandits.audit.audit_thompson` (tied arms, score statistic, model tests) with
+:data:`DEFAULT_AUDIT_TRIALS` trajectories per neighbouring table at a shorter horizon (all
+pre-pulls plus 2000 private rounds) so that the whole command stays under a minute; the report
+says what was audited.
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ from dpaudit.thompson import corollary1_epsilon, theorem8_epsilon
 DEFAULT_ENV = "bernoulli:0.75,0.625,0.5,0.375,0.25"
 DEFAULT_MU = 1.0
 DEFAULT_AUDIT_PRIVATE_ROUNDS = 2000
+DEFAULT_AUDIT_TRIALS = 20_000
+"""Trajectories per neighbouring table of the default audit: enough for a positive μ bound on
+the tied design and for the model tests to see a posterior-variance bug of c/4."""
 SEED = "004_3187e6980906cda4.txt"
 
 
@@ -141,5 +146,6 @@ SPECS = (
         published_bounds=_published,
         privacy_extras=_extras,
         default_audit_horizon=_audit_horizon,
+        default_audit_trials=DEFAULT_AUDIT_TRIALS,
     ),
 )

@@ -13,6 +13,9 @@ One job per module:
   profile;
 * :mod:`dpaudit.audit.profile` — the Monte-Carlo privacy profile from white-box
   privacy-loss samples;
+* :mod:`dpaudit.audit.power` — exact detection probabilities and the detection floor of a
+  certifying test (what the audit could have seen);
+* :mod:`dpaudit.audit.estimate` — the two-sided interval for the μ a test exhibits;
 * :mod:`dpaudit.audit.neighbours`, :mod:`dpaudit.audit.claims`, :mod:`dpaudit.audit.target`,
   :mod:`dpaudit.audit.runner`, :mod:`dpaudit.audit.report` — what is audited (pair, claim,
   the :class:`AuditTarget` protocol), how it is run, and the report.
@@ -46,13 +49,15 @@ from dpaudit.audit.curves import (
     epsilon_dp_tradeoff_curve,
     gdp_tradeoff_curve,
 )
+from dpaudit.audit.estimate import MuInterval, mu_interval_from_counts
 from dpaudit.audit.neighbours import NeighbourPair, identical, predicted_bound, scalar_pair
+from dpaudit.audit.power import DetectionFloor, detection_floor, detection_probability, floor_report
 from dpaudit.audit.profile import (
     PrivacyProfileEstimate,
     epsilon_lower_bound_from_losses,
     monte_carlo_profile,
 )
-from dpaudit.audit.report import AuditReport, Certified, Empirical
+from dpaudit.audit.report import AuditReport, Certified, Empirical, Verdict
 from dpaudit.audit.runner import run_audit, run_audit_with_rates
 from dpaudit.audit.statistics import (
     HasPrivacyLoss,
@@ -63,23 +68,37 @@ from dpaudit.audit.statistics import (
     Statistic,
     default_statistic,
 )
-from dpaudit.audit.target import AuditTarget, Sampler, TargetFactory, choose_statistic
+from dpaudit.audit.target import AuditTarget, Candidate, Sampler, TargetFactory, choose_statistic
 from dpaudit.audit.thresholds import (
     Bonferroni,
     EpsilonLowerBound,
     MuLowerBound,
+    PilotChoice,
     SampleSplit,
     ThresholdRates,
     epsilon_lower_bound,
     epsilon_lower_bound_from_counts,
     mu_lower_bound,
     mu_lower_bound_from_counts,
+    pilot_choice,
+    single_test_rates,
     support_rates,
     threshold_grid,
     threshold_rates,
 )
 
 __all__ = [
+    "Candidate",
+    "DetectionFloor",
+    "MuInterval",
+    "PilotChoice",
+    "Verdict",
+    "detection_floor",
+    "detection_probability",
+    "floor_report",
+    "mu_interval_from_counts",
+    "pilot_choice",
+    "single_test_rates",
     "AuditReport",
     "AuditTarget",
     "Bonferroni",

@@ -4,9 +4,14 @@ Every threshold test of the audit gives a confidence box [FPR_lo, FPR_hi] × [FN
 (simultaneous Clopper–Pearson bounds). The certified claim is drawn as its trade-off curve:
 the GDP curve ``G_μ(α) = Φ(Φ⁻¹(1 − α) − μ)`` for μ claims, the piecewise-linear
 ``max(0, 1 − δ − e^ε α, e^{−ε}(1 − δ − α))`` for (ε, δ) claims. A box lying entirely below
-the curve (its upper-right corner below it) refutes the claim. Both axes are drawn twice:
-linear (the whole region) and logarithmic (the small-error corner where violations of small-δ
-claims live).
+the curve (its upper-right corner below it) refutes the claim; such tests are drawn in red.
+Both axes are drawn twice: linear (the whole region) and logarithmic (the small-error corner
+where violations of small-δ claims live).
+
+Confidence of the drawing: each of the T tests has four Clopper–Pearson bounds, each at
+α/(2T) (α = 1 − confidence), so the *upper-right corners* (the bounds every verdict uses) hold
+simultaneously with probability ≥ 1 − α, and the whole *boxes* (both ends) with probability
+≥ 1 − 2α: the legend says both (e.g. "corners 95 %, boxes 90 % simultaneous").
 
 Example:
     >>> import os, tempfile
@@ -57,27 +62,38 @@ def plot_audit(report: AuditReport, rates: ThresholdRates, path: str, *, max_box
         )
     fl, fh = np.asarray(rates.fpr_lower), np.asarray(rates.fpr_upper)
     nl, nh = np.asarray(rates.fnr_lower), np.asarray(rates.fnr_upper)
+    bad = np.zeros(fl.size, dtype=bool)
+    for _, f in curves:  # a test whose upper-right corner lies below a claimed curve refutes it
+        bad |= (np.asarray(f(fh)) > nh) | (np.asarray(f(nh)) > fh)
     idx = np.arange(fl.size)
     if idx.size > max_boxes:
-        idx = np.unique(np.linspace(0, idx.size - 1, max_boxes).round().astype(int))
+        idx = np.unique(np.concatenate([np.linspace(0, idx.size - 1, max_boxes).round().astype(int),
+                                        np.flatnonzero(bad)]))  # fmt: skip
+    box_conf = max(0.0, 1.0 - 4.0 * rates.tests * rates.alpha_per_bound)
+    corner_conf = 1.0 - 2.0 * rates.tests * rates.alpha_per_bound
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.8))
     for ax, log in zip(axes, (False, True)):
-        boxes = [Rectangle((fl[i], nl[i]), max(fh[i] - fl[i], 1e-12), max(nh[i] - nl[i], 1e-12)) for i in idx]
-        ax.add_collection(
-            PatchCollection(boxes, facecolor="tab:blue", edgecolor="tab:blue", alpha=0.35, linewidth=0.6)
-        )
-        ax.plot(
-            fh[idx],
-            nh[idx],
-            ".",
-            color="tab:blue",
-            ms=2,
-            label=f"empirical boxes ({rates.tests} tests, {rates.confidence:.0%} simultaneous)",
-        )
+        groups = ((idx[~bad[idx]], "tab:blue", "tests"), (idx[bad[idx]], "tab:red", "violating tests"))
+        for sel, col, what in groups:
+            if sel.size == 0:
+                continue
+            boxes = [
+                Rectangle((fl[i], nl[i]), max(fh[i] - fl[i], 1e-12), max(nh[i] - nl[i], 1e-12)) for i in sel
+            ]
+            ax.add_collection(PatchCollection(boxes, facecolor=col, edgecolor=col, alpha=0.35, linewidth=0.6))
+            ax.plot(
+                fh[sel],
+                nh[sel],
+                "." if what == "tests" else "x",
+                color=col,
+                ms=2 if what == "tests" else 5,
+                label=f"{sel.size} {what} of {rates.tests}: upper-right corners {corner_conf:.0%}, "
+                f"boxes {box_conf:.0%} simultaneous",
+            )
         lo = 1e-7 if log else 0.0
-        alpha = np.geomspace(max(lo, 1e-9), 1.0, 400) if log else np.linspace(0.0, 1.0, 400)
-        for (label, f), col in zip(curves, ("tab:red", "tab:orange")):
-            ax.plot(alpha, np.asarray(f(alpha)), "-", color=col, lw=1.6, label=label)
+        grid = np.geomspace(max(lo, 1e-9), 1.0, 400) if log else np.linspace(0.0, 1.0, 400)
+        for (label, f), col in zip(curves, ("tab:purple", "tab:orange")):
+            ax.plot(grid, np.asarray(f(grid)), "-", color=col, lw=1.6, label=label)
         if log:
             ax.set_xscale("log")
             ax.set_yscale("log")

@@ -1,9 +1,17 @@
 """The result of an audit: certified values, empirical lower bounds, and a verdict.
 
-The verdict is ``violated`` when a statistically valid lower bound (at the stated confidence)
-exceeds the certified upper bound for the same quantity — ε at the same δ, or GDP μ — and
-``consistent`` otherwise. A consistent verdict never proves a claim; a violated one refutes it
-(up to the stated confidence).
+Verdicts (:class:`Verdict`, a ``str`` enum whose JSON values are the lowercase strings), in order
+of precedence:
+
+* ``violated`` — a statistically valid lower bound (at the stated confidence) exceeds the
+  certified upper bound for the same quantity (ε at the same δ, or GDP μ): the claim is refuted;
+* ``model-mismatch`` — the implementation's outputs differ from those of an independent
+  simulation of its declared model (white-box audits that have one, e.g. Thompson sampling): the
+  implementation is not the mechanism that was certified, even if no bound exceeds the claim;
+* ``inconclusive`` — the certificate lies below the audit's detection floor
+  (:mod:`dpaudit.audit.power`): even a mechanism spending all of its certified privacy would
+  usually give a zero bound at this sample size, so "no violation found" means nothing;
+* ``consistent`` — none of the above. It never proves a claim.
 
 An audit may also be compared with a *published* claim that the toolkit does not certify
 (``published=``): ``published_verdict`` then says whether the same empirical bound refutes it,
@@ -15,20 +23,51 @@ Example:
     ...     target="gaussian", certified=Certified(mu=1.0, epsilon=4.8866, delta=1e-6),
     ...     empirical=Empirical(epsilon_lower=3.1, mu_lower=0.93, delta=1e-6, confidence=0.95,
     ...                         trials=10**6, method="clopper-pearson/bonferroni", statistic="privacy-loss"))
-    >>> r.verdict, round(r.fraction_recovered, 2)
-    ('consistent', 0.93)
+    >>> r.verdict.value, round(r.fraction_recovered, 2), r.verdict == "consistent"
+    ('consistent', 0.93, True)
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
+from enum import Enum
 from typing import Any
 
-__all__ = ["Certified", "Empirical", "AuditReport", "CONSISTENT", "VIOLATED"]
+from dpaudit.audit.estimate import MuInterval
+from dpaudit.audit.power import DetectionFloor
 
-CONSISTENT = "consistent"
-VIOLATED = "violated"
+__all__ = [
+    "Verdict",
+    "Certified",
+    "Empirical",
+    "AuditReport",
+    "CONSISTENT",
+    "VIOLATED",
+    "MODEL_MISMATCH",
+    "INCONCLUSIVE",
+]
+
+
+class Verdict(str, Enum):
+    """The verdict of an audit (module docstring); compares equal to its lowercase value."""
+
+    VIOLATED = "violated"
+    MODEL_MISMATCH = "model-mismatch"
+    INCONCLUSIVE = "inconclusive"
+    CONSISTENT = "consistent"
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
+CONSISTENT = Verdict.CONSISTENT
+VIOLATED = Verdict.VIOLATED
+MODEL_MISMATCH = Verdict.MODEL_MISMATCH
+INCONCLUSIVE = Verdict.INCONCLUSIVE
 
 
 @dataclass(frozen=True)
@@ -56,17 +95,25 @@ class Empirical:
 
 @dataclass(frozen=True)
 class AuditReport:
+    """One audit: the claim, the valid lower bounds, the verdict (module docstring), the fraction
+    of the certified value recovered, the detection floor of the design (``floor``), the
+    two-sided interval for the μ the certifying test exhibits (``estimate``) and JSON-ready
+    ``details``."""
+
     target: str
     certified: Certified
     empirical: Empirical
-    verdict: str
+    verdict: Verdict
     fraction_recovered: float | None
     details: dict[str, Any] = field(default_factory=dict)
+    floor: DetectionFloor | None = None
+    estimate: MuInterval | None = None
     published: Certified | None = None
     published_verdict: str | None = None
 
     @staticmethod
     def _violated(certified: Certified, empirical: Empirical) -> bool:
+        """Whether a lower bound exceeds the claim for the same quantity (μ, or ε at the same δ)."""
         violated = False
         if certified.mu is not None and empirical.mu_lower is not None:
             violated |= empirical.mu_lower > certified.mu
@@ -75,56 +122,71 @@ class AuditReport:
                 violated |= empirical.epsilon_lower > certified.epsilon
         return violated
 
+    @staticmethod
+    def _published_verdict(published: Certified, empirical: Empirical) -> str:
+        bad = AuditReport._violated(published, empirical)
+        what = (f"epsilon >= {empirical.epsilon_lower:.4f} at delta = {empirical.delta:g} vs published "
+                f"{published.epsilon:g}" if published.epsilon is not None
+                else f"mu >= {empirical.mu_lower} vs published {published.mu}")
+        verdict = Verdict.VIOLATED if bad else Verdict.CONSISTENT
+        return f"{verdict.value}: {what} ({published.source})"
+
     @classmethod
     def build(cls, *, target: str, certified: Certified, empirical: Empirical,
-              details: dict[str, Any] | None = None, published: Certified | None = None) -> AuditReport:
-        """Compute the verdict and the fraction of the certified value the audit recovered
-        (μ_lower/μ if μ is certified, else ε_lower/ε); with ``published``, also the verdict
-        against that claim (``published_verdict``: ``"violated: ..."`` / ``"consistent: ..."``).
+              details: dict[str, Any] | None = None, floor: DetectionFloor | None = None,
+              estimate: MuInterval | None = None, model_mismatch: bool = False,
+              published: Certified | None = None) -> AuditReport:
+        """Compute the verdict (precedence: violated, model-mismatch, inconclusive when the
+        certificate is below ``floor``, consistent), the fraction of the certified value the
+        audit recovered (μ_lower/μ if μ is certified, else ε_lower/ε) and, with ``published``,
+        the verdict of the same bounds against that claim (``published_verdict``).
 
         >>> emp = Empirical(epsilon_lower=1.4, mu_lower=None, delta=1e-6, confidence=0.95, trials=10,
         ...                 method="m", statistic="s")
         >>> r = AuditReport.build(target="rnm", certified=Certified(epsilon=2.0, delta=1e-6), empirical=emp,
         ...                       published=Certified(epsilon=1.0, delta=1e-6, source="Theorem 8"))
-        >>> r.verdict, r.published_verdict.split(":")[0]
+        >>> r.verdict.value, r.published_verdict.split(":")[0]
         ('consistent', 'violated')
         """
-        violated = cls._violated(certified, empirical)
-        pub_verdict = None
-        if published is not None:
-            bad = cls._violated(published, empirical)
-            what = (
-                f"epsilon >= {empirical.epsilon_lower:.4f} at delta = {empirical.delta:g} "
-                f"vs published {published.epsilon:g}" if published.epsilon is not None
-                else f"mu >= {empirical.mu_lower} vs published {published.mu}"
-            )
-            pub_verdict = f"{VIOLATED if bad else CONSISTENT}: {what} ({published.source})"
         if certified.mu is not None and empirical.mu_lower is not None and certified.mu > 0:
             frac: float | None = empirical.mu_lower / certified.mu
         elif certified.epsilon:
             frac = empirical.epsilon_lower / certified.epsilon
         else:
             frac = None
-        return cls(target=target, certified=certified, empirical=empirical,
-                   verdict=VIOLATED if violated else CONSISTENT, fraction_recovered=frac,
-                   details=dict(details or {}), published=published, published_verdict=pub_verdict)
+        if cls._violated(certified, empirical):
+            verdict = Verdict.VIOLATED
+        elif model_mismatch:
+            verdict = Verdict.MODEL_MISMATCH
+        elif floor is not None and floor.below(certified.mu, certified.epsilon):
+            verdict = Verdict.INCONCLUSIVE
+        else:
+            verdict = Verdict.CONSISTENT
+        pub = None if published is None else cls._published_verdict(published, empirical)
+        return cls(target=target, certified=certified, empirical=empirical, verdict=verdict,
+                   fraction_recovered=frac, details=dict(details or {}), floor=floor, estimate=estimate,
+                   published=published, published_verdict=pub)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: ``certified``, ``empirical`` (``epsilon_lower``, ``mu_lower``, ``delta``,
-        ``confidence``, ``trials``, ``method``, ``statistic``), ``verdict``, ``fraction_recovered``,
-        ``target``, ``details``."""
+        ``confidence``, ``trials``, ``method``, ``statistic``), ``verdict`` (a lowercase string),
+        ``fraction_recovered``, ``detection_floor``, ``estimate`` (``None`` when not computed),
+        ``target``, ``details``; ``published`` and ``published_verdict`` when a published claim
+        was compared."""
         d = asdict(self)
         out = {
             "target": d["target"],
             "certified": d["certified"],
             "empirical": d["empirical"],
-            "verdict": d["verdict"],
+            "verdict": Verdict(self.verdict).value,
             "fraction_recovered": d["fraction_recovered"],
+            "detection_floor": d["floor"],
+            "estimate": d["estimate"],
             "details": d["details"],
         }
         if self.published is not None:
             out["published"] = d["published"]
-            out["published_verdict"] = d["published_verdict"]
+            out["published_verdict"] = self.published_verdict
         return out
 
     def to_json(self) -> str:

@@ -45,17 +45,29 @@ Example (an inline μ = 1 Gaussian mechanism, white-box privacy-loss statistic):
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Iterable
 from concurrent.futures import Executor
-from typing import Any
+from dataclasses import replace
+from typing import Any, Literal
 
 import numpy as np
 
 from dpaudit.audit.curves import audit_tradeoff_curve, epsilon_dp_tradeoff_curve, gdp_tradeoff_curve
+from dpaudit.audit.estimate import MuInterval, mu_interval_from_counts
+from dpaudit.audit.power import floor_report
 from dpaudit.audit.report import AuditReport, Certified, Empirical
-from dpaudit.audit.target import AuditTarget, RoundedLoss, choose_statistic, describe_statistic
-from dpaudit.audit.thresholds import Bonferroni, ThresholdRates, support_rates, threshold_rates
+from dpaudit.audit.target import AuditTarget, Candidate, RoundedLoss, choose_statistic, describe_statistic
+from dpaudit.audit.thresholds import (
+    Bonferroni,
+    ThresholdRates,
+    candidate_counts,
+    pilot_choice,
+    single_test_rates,
+    support_rates,
+    threshold_rates,
+)
 from dpaudit.events import check_integer, check_probability
 
 __all__ = [
@@ -87,6 +99,16 @@ def plan_batches(trials_per_side: int, batch_size: int) -> list[int]:
     return [b] * (n // b) + ([n % b] if n % b else [])
 
 
+def _child(root: np.random.SeedSequence, *key: int) -> np.random.SeedSequence:
+    """The child of ``root`` with spawn key ``root.spawn_key + key`` (nothing mutated)."""
+    key = tuple(root.spawn_key) + key
+    return np.random.SeedSequence(root.entropy, spawn_key=key, pool_size=root.pool_size)
+
+
+def _root(seed: int | np.random.SeedSequence) -> np.random.SeedSequence:
+    return seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(int(seed))
+
+
 def sample_batch(task: tuple[AuditTarget, int, int, np.random.SeedSequence]) -> np.ndarray:
     """One batch: ``(target, side, size, seed)`` → statistic values (side 0: x, side 1: x′).
 
@@ -113,8 +135,7 @@ def collect_statistics(
     for the seeding scheme, which makes the result independent of ``executor``)."""
     per_side = check_integer("trials", trials, 2) // 2
     sizes = plan_batches(per_side, batch_size)
-    root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(int(seed))
-    children = root.spawn(2 * len(sizes))
+    children = _root(seed).spawn(2 * len(sizes))
     tasks = [
         (target, side, sz, children[side * len(sizes) + i]) for side in (0, 1) for i, sz in enumerate(sizes)
     ]
@@ -127,6 +148,11 @@ def collect_statistics(
         results = tqdm(results, total=len(tasks), unit="batch", desc=f"audit {target.name}", leave=False)
     out = list(results)
     return np.concatenate(out[: len(sizes)]), np.concatenate(out[len(sizes) :])
+
+
+def _design(target: AuditTarget, c: Candidate) -> AuditTarget:
+    """``target`` restricted to one candidate design."""
+    return replace(target, pair=c.pair, statistic=c.statistic, support=c.support, candidates=())
 
 
 def audit_rates(
@@ -162,6 +188,106 @@ def _curve_check(rates: ThresholdRates, certified: Certified) -> dict[str, Any]:
     }
 
 
+def _bound_record(b: Any) -> dict[str, Any]:
+    return {
+        "threshold": b.threshold,
+        "orientation": b.orientation,
+        "false_positives": b.false_positives,
+        "false_negatives": b.false_negatives,
+        "fpr_upper": b.fpr_upper,
+        "fnr_upper": b.fnr_upper,
+    }
+
+
+def _pilot(
+    target: AuditTarget,
+    trials: int,
+    root: np.random.SeedSequence,
+    conf: float,
+    pilot_fraction: float,
+    batch_size: int,
+    executor: Executor | None,
+    progress: bool,
+) -> tuple[ThresholdRates, dict[str, Any], int]:
+    """Pilot selection (module docstring): returns the single-test rates on the main sample,
+    the selection record and the main sample size per side."""
+    fam = target.family
+    k = len(fam)
+    n_pilot = max(20, int(round(pilot_fraction * trials)) // (2 * k))
+    n_main = (trials - 2 * k * n_pilot) // 2
+    if n_main < 20:
+        raise ValueError(
+            f"trials = {trials} leaves {max(n_main, 0)} main samples per side after a pilot of {n_pilot} per "
+            f"side on each of {k} candidate designs; use more trials or selection='grid'"
+        )
+    kind = "mu" if target.certified.mu is not None else "epsilon"
+    pilots = []
+    for i, c in enumerate(fam):
+        x, y = collect_statistics(_design(target, c), 2 * n_pilot, seed=_child(root, 0, i),
+                                  batch_size=batch_size, executor=executor, progress=progress)  # fmt: skip
+        pilots.append((x, y, c.support))
+    choice = pilot_choice(pilots, n_main, confidence=conf, kind=kind, delta=target.delta)
+    chosen = fam[choice.candidate]
+    x, y = collect_statistics(_design(target, chosen), 2 * n_main, seed=_child(root, 1),
+                              batch_size=batch_size,
+                              executor=executor, progress=progress)  # fmt: skip
+    rates = single_test_rates(x, y, choice.threshold, choice.orientation, confidence=conf,
+                              method=f"one test chosen on an independent pilot ({k} candidate "
+                              "designs)")  # fmt: skip
+    record = {
+        "selection": "pilot",
+        "pilot_fraction": pilot_fraction,
+        "pilot_trials_per_side_per_candidate": n_pilot,
+        "main_trials_per_side": n_main,
+        "candidates": [c.pair.description for c in fam],
+        "chosen_candidate": choice.candidate,
+        "chosen_threshold": choice.threshold,
+        "chosen_orientation": choice.orientation,
+        "predicted_bound": choice.predicted,
+        "objective": kind,
+        "statistic": describe_statistic(chosen.statistic),
+        "neighbours": chosen.pair.to_dict(),
+    }
+    return rates, record, n_main
+
+
+def _grid(
+    target: AuditTarget,
+    trials: int,
+    root: np.random.SeedSequence,
+    conf: float,
+    grid_size: int,
+    batch_size: int,
+    executor: Executor | None,
+    progress: bool,
+) -> tuple[ThresholdRates, dict[str, Any], int]:
+    """The pre-registered family: every candidate's threshold grid (or support cuts) on its own
+    samples (``trials // (2K)`` per side each), one Bonferroni correction over all tests."""
+    fam = target.family
+    n = trials // (2 * len(fam))
+    if n < 1:
+        raise ValueError(f"trials = {trials} is too small for {len(fam)} candidate designs")
+    parts = []
+    for i, c in enumerate(fam):
+        seed = root if len(fam) == 1 else _child(root, 2, i)  # one design: the historical seeding
+        x, y = collect_statistics(_design(target, c), 2 * n, seed=seed, batch_size=batch_size,
+                                  executor=executor, progress=progress)  # fmt: skip
+        parts.append((x, y, c.support))
+    if len(fam) == 1:
+        x, y, sup = parts[0]
+        rates = audit_rates(x, y, confidence=conf, support=sup, grid_size=grid_size)
+    else:
+        rates = candidate_counts(parts, confidence=conf, grid_size=grid_size)
+    record = {
+        "selection": "grid",
+        "trials_per_side_per_candidate": n,
+        "candidates": [c.pair.description for c in fam],
+        "statistic": describe_statistic(fam[0].statistic),
+        "neighbours": fam[0].pair.to_dict(),
+    }
+    return rates, record, n
+
+
 def run_audit_with_rates(
     target: AuditTarget,
     *,
@@ -172,48 +298,53 @@ def run_audit_with_rates(
     executor: Executor | None = None,
     progress: bool = False,
     grid_size: int = 300,
+    selection: Literal["pilot", "grid"] = "pilot",
+    pilot_fraction: float = 0.1,
 ) -> tuple[AuditReport, ThresholdRates]:
-    """:func:`run_audit`, also returning the threshold family (for plots)."""
+    """:func:`run_audit`, also returning the certifying family of tests (for plots)."""
     conf = check_probability("confidence", confidence)
+    trials = check_integer("trials", trials, 2)
+    if selection not in ("pilot", "grid"):
+        raise ValueError(f"selection must be 'pilot' or 'grid', got {selection!r}")
+    frac = check_probability("pilot_fraction", pilot_fraction)
+    root = _root(seed)
     t0 = time.perf_counter()
-    null, alt = collect_statistics(
-        target, trials, seed=seed, batch_size=batch_size, executor=executor, progress=progress
-    )
+    if selection == "pilot":
+        rates, record, n_main = _pilot(target, trials, root, conf, frac, batch_size, executor, progress)
+    else:
+        rates, record, n_main = _grid(target, trials, root, conf, grid_size, batch_size, executor, progress)
     t1 = time.perf_counter()
-    rates = audit_rates(null, alt, confidence=conf, support=target.support, grid_size=grid_size)
     eb = rates.epsilon_lower_bound(target.delta)
     mb = rates.mu_lower_bound()
+    c = target.certified
+    floor = floor_report(n_main, n_main, rates.alpha_per_bound, certified_mu=c.mu,
+                         certified_epsilon=c.epsilon,
+                         delta=target.delta, tests=rates.tests)  # fmt: skip
+    i = rates.best_mu_index()
+    if rates.tests == 1:
+        estimate = mu_interval_from_counts(rates.false_positives[0], rates.null_trials,
+                                           rates.false_negatives[0],
+                                           rates.alt_trials, confidence=conf)  # fmt: skip
+    else:  # the family's simultaneous two-sided boxes (both ends at alpha/(2T): 1 - 2 alpha)
+        estimate = _family_interval(rates, i)
     t2 = time.perf_counter()
-    n_total = int(null.size + alt.size)
     empirical = Empirical(
         epsilon_lower=float(eb.epsilon),
         mu_lower=float(mb.mu),
         delta=target.delta,
         confidence=conf,
-        trials=n_total,
+        trials=trials,
         method=f"clopper-pearson, {rates.method}",
-        statistic=describe_statistic(target.statistic),
+        statistic=record["statistic"],
     )
     details: dict[str, Any] = {
-        "neighbours": target.pair.to_dict(),
+        "neighbours": record["neighbours"],
         "tests": rates.tests,
-        "best_epsilon_test": {
-            "threshold": eb.threshold,
-            "orientation": eb.orientation,
-            "false_positives": eb.false_positives,
-            "false_negatives": eb.false_negatives,
-            "fpr_upper": eb.fpr_upper,
-            "fnr_upper": eb.fnr_upper,
-        },
-        "best_mu_test": {
-            "threshold": mb.threshold,
-            "orientation": mb.orientation,
-            "false_positives": mb.false_positives,
-            "false_negatives": mb.false_negatives,
-            "fpr_upper": mb.fpr_upper,
-            "fnr_upper": mb.fnr_upper,
-        },
+        "selection": record,
+        "best_epsilon_test": _bound_record(eb),
+        "best_mu_test": _bound_record(mb),
         "curve_audit": _curve_check(rates, target.certified),
+        "detection_floor": floor.describe(),
         "seed": int(seed) if not isinstance(seed, np.random.SeedSequence) else str(seed.entropy),
         "batch_size": int(batch_size),
         "executor": None if executor is None else type(executor).__name__,
@@ -221,9 +352,26 @@ def run_audit_with_rates(
     }
     details.update(dict(target.details))
     report = AuditReport.build(
-        target=target.name, certified=target.certified, empirical=empirical, details=details
+        target=target.name, certified=target.certified, empirical=empirical, details=details, floor=floor,
+        estimate=estimate,
     )
     return report, rates
+
+
+def _family_interval(rates: ThresholdRates, i: int) -> MuInterval:
+    """Two-sided μ_T interval of test ``i`` from the family's simultaneous boxes."""
+    from scipy import stats
+
+    with np.errstate(divide="ignore"):
+        lo = float(stats.norm.isf(rates.fpr_upper[i]) - stats.norm.ppf(rates.fnr_upper[i]))
+        hi = float(stats.norm.isf(rates.fpr_lower[i]) - stats.norm.ppf(rates.fnr_lower[i]))
+    n0, n1 = rates.null_trials, rates.alt_trials
+    fp, fn = rates.false_positives[i], rates.false_negatives[i]
+    est = float(stats.norm.isf(fp / n0) - stats.norm.ppf(fn / n1)) if 0 < fp < n0 and 0 < fn < n1 else lo
+    conf = 1.0 - 4.0 * rates.tests * rates.alpha_per_bound
+    lo = max(0.0, lo)
+    return MuInterval(lo, max(lo, est) if math.isfinite(est) else lo, max(lo, hi), conf, fp, n0, fn, n1,
+                      method="simultaneous clopper-pearson boxes of the bonferroni family")  # fmt: skip
 
 
 def run_audit(
@@ -236,10 +384,14 @@ def run_audit(
     executor: Executor | None = None,
     progress: bool = False,
     grid_size: int = 300,
+    selection: Literal["pilot", "grid"] = "pilot",
+    pilot_fraction: float = 0.1,
 ) -> AuditReport:
-    """Audit ``target`` with ``trials`` mechanism runs (half on each neighbour); see the module
-    docstring. The verdict is ``violated`` when the μ lower bound exceeds a certified μ or the
-    ε lower bound at ``target.delta`` exceeds a certified ε at the same δ.
+    """Audit ``target`` with ``trials`` mechanism runs in total (pilot included; half of the
+    main runs on each neighbour); see the module docstring. The verdict is ``violated`` when the
+    μ lower bound exceeds a certified μ or the ε lower bound at ``target.delta`` exceeds a
+    certified ε at the same δ, ``inconclusive`` when the certificate is below the detection
+    floor of the certifying test, else ``consistent``.
     """
     return run_audit_with_rates(
         target,
@@ -250,4 +402,6 @@ def run_audit(
         executor=executor,
         progress=progress,
         grid_size=grid_size,
+        selection=selection,
+        pilot_fraction=pilot_fraction,
     )[0]

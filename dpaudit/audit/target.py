@@ -48,6 +48,7 @@ from dpaudit.events import check_probability
 __all__ = [
     "Sampler",
     "TargetFactory",
+    "Candidate",
     "AuditTarget",
     "RoundedLoss",
     "choose_statistic",
@@ -75,6 +76,16 @@ class TargetFactory(Protocol):
 
 
 @dataclass(frozen=True)
+class Candidate:
+    """One pre-registered design: a neighbour pair, its statistic and (for discrete outputs) the
+    finite support of that statistic."""
+
+    pair: NeighbourPair
+    statistic: Callable[[Any], np.ndarray]
+    support: tuple[float, ...] | None = None
+
+
+@dataclass(frozen=True)
 class AuditTarget:
     """What to audit.
 
@@ -90,6 +101,9 @@ class AuditTarget:
         support: the finite set of values the statistic can take, fixed before sampling (for
             discrete outputs); ``None`` for continuous statistics (Bonferroni grid).
         details: extra JSON-ready facts for the report (exact values, parameters).
+        candidates: further pre-registered designs (e.g. one pair per arm or coordinate) among
+            which the runner's pilot chooses; the primary (``pair``, ``statistic``,
+            ``support``) is always candidate 0 (:attr:`family`).
     """
 
     name: str
@@ -100,6 +114,12 @@ class AuditTarget:
     delta: float = 0.0
     support: tuple[float, ...] | None = None
     details: Mapping[str, Any] = field(default_factory=dict)
+    candidates: tuple[Candidate, ...] = ()
+
+    @property
+    def family(self) -> tuple[Candidate, ...]:
+        """Every pre-registered design: the primary first, then :attr:`candidates`."""
+        return (Candidate(self.pair, self.statistic, self.support),) + tuple(self.candidates)
 
     def __post_init__(self) -> None:
         if not callable(getattr(self.mechanism, "sample", None)):  # a Sampler
@@ -110,6 +130,15 @@ class AuditTarget:
             if sup.size == 0 or np.isnan(sup).any():
                 raise ValueError("support must be a non-empty set of numbers (no NaN)")
             object.__setattr__(self, "support", tuple(sup.tolist()))
+        cands = []
+        for c in self.candidates:
+            if not isinstance(c, Candidate):
+                raise ValueError(f"candidates must be Candidate values, got {type(c).__name__}")
+            if c.support is not None:
+                sup = np.unique(np.asarray(c.support, dtype=float))
+                c = Candidate(c.pair, c.statistic, tuple(sup.tolist()))
+            cands.append(c)
+        object.__setattr__(self, "candidates", tuple(cands))
 
 
 def choose_statistic(

@@ -4,7 +4,13 @@ Targets: ``gaussian``, ``laplace``, ``randomized-response``, ``rnm-laplace``,
 ``rnm-gaussian``, ``cascade`` (seed 001 local randomizer). The claim is the toolkit's own
 certified value unless ``--claim-mu M`` or ``--claim-epsilon E [--claim-delta D]`` (or
 ``--claim-published`` for the seed papers' theorems) is given. ``--json`` prints one object
-with ``certified``, ``empirical`` and ``verdict`` (and no progress bar).
+with ``certified``, ``empirical``, ``verdict``, ``detection_floor`` and ``estimate`` (and no
+progress bar). By default one test is chosen on a 10 % pilot among the target's pre-registered
+designs (``--selection grid``: the Bonferroni grid over all of them instead).
+
+Exit status: 0 the audit ran (verdict ``consistent``, ``inconclusive`` or ``model-mismatch``);
+1 the verdict is ``violated`` (a valid lower bound exceeds the claim: use it to gate CI);
+2 bad input (one line on stderr).
 
 This module is the composition root of an audit: the handler imports the target factories of
 ``mechanisms.audit_targets`` and the runner (numpy, scipy) only when a target is audited, so
@@ -145,6 +151,11 @@ def _add_run_options(q: argparse.ArgumentParser) -> None:
     q.add_argument("--confidence", type=number("--confidence", 0.0, 1.0, low_open=True, high_open=True),
                    default=0.95)
     q.add_argument("--batch-size", type=integer("--batch-size", 1), default=1 << 18)
+    q.add_argument("--selection", choices=("pilot", "grid"), default="pilot",
+                   help="one test chosen on a pilot (default) or the Bonferroni grid over all designs")
+    frac = number("--pilot-fraction", 0.0, 1.0, low_open=True, high_open=True)
+    q.add_argument("--pilot-fraction", type=frac,
+                   default=0.1, help="share of the trials spent on the pilot (default 0.1)")
     q.add_argument("--plot", metavar="FILE.png", help="draw the empirical trade-off region vs the claim")
     q.add_argument("--json", action="store_true", help="print one JSON object (no progress bar)")
 
@@ -240,7 +251,7 @@ def build_target(args: argparse.Namespace) -> Any:
 def _text(report: AuditReport) -> str:
     c, e = report.certified, report.empirical
     nb = report.details.get("neighbours", {})
-    lines = [f"audit of {report.target}: {report.verdict.upper()}"]
+    lines = [f"audit of {report.target}: {str(report.verdict).upper()}"]
     lines.append(f"  neighbours  : {nb.get('description', '')} [{nb.get('relation', '')}]")
     claim = []
     if c.mu is not None:
@@ -253,6 +264,14 @@ def _text(report: AuditReport) -> str:
         f"({e.confidence:.0%} confidence, {e.trials:,} trials)"
     )
     lines.append(f"  statistic   : {e.statistic}; {e.method}")
+    if report.floor is not None:
+        lines.append(f"  floor       : {report.floor.describe()}")
+    if report.estimate is not None and c.mu is not None:
+        iv = report.estimate
+        lines.append(
+            f"  estimate    : the certifying test exhibits mu in [{fmt(iv.lower)}, {fmt(iv.upper)}] "
+            f"({iv.confidence:.0%} two-sided) against the certified {fmt(c.mu)}"
+        )
     if report.fraction_recovered is not None:
         lines.append(
             f"  recovered   : {report.fraction_recovered:.1%} of the certified "
@@ -280,6 +299,8 @@ def run(args: argparse.Namespace) -> int:
         confidence=args.confidence,
         batch_size=args.batch_size,
         progress=not args.json and sys.stderr.isatty(),
+        selection=args.selection,
+        pilot_fraction=args.pilot_fraction,
     )
     if args.plot:
         from dpaudit.audit.plot import plot_audit
@@ -291,4 +312,4 @@ def run(args: argparse.Namespace) -> int:
         print(_text(report))
         if args.plot:
             print(f"plot written to {args.plot}")
-    return 0
+    return 1 if report.verdict == "violated" else 0

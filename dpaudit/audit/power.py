@@ -1,0 +1,265 @@
+"""What an audit could have seen: exact detection probabilities and the detection floor.
+
+An audit that certifies one threshold test with Clopper–Pearson bounds at level ``a`` per rate
+(:mod:`dpaudit.audit.clopper_pearson`) on ``n₀`` null and ``n₁`` alternative samples can only
+report a positive lower bound when the two error rates are far enough apart. This module makes
+that precise for a *reference pair* whose privacy is known exactly:
+
+* ``"gaussian"`` — N(0, 1) vs N(μ, 1), the pair whose trade-off curve *is* μ-GDP (Dong, Roth &
+  Su 2022, Definition 2.6), tested with the threshold ``s > t`` (FPR = Φ̄(t), FNR = Φ(t − μ));
+* ``"randomized-response"`` — the canonical (ε, δ) pair (Kairouz, Oh & Viswanath 2015,
+  Theorem 2.1: its one non-trivial test has FPR = FNR = (1 − δ)/(1 + e^ε)).
+
+**Detection probability** (:func:`detection_probability`): with FP ~ Bin(n₀, FPR) and
+FN ~ Bin(n₁, FNR) independent, P[bound(CP_u(FP), CP_u(FN)) > target] — summed exactly over the
+binomial laws (the bound is non-increasing in FN, so for each FP the event is FN ≤ k*(FP)).
+
+**Detection floor** (:func:`detection_floor`): the smallest true μ (or ε) of the reference pair
+for which the best threshold is detected with probability ≥ ½, i.e. whose *median* bound
+exceeds ``target``: with ``target = 0`` the smallest leak the design can see at all, with
+``target`` = the certified value the smallest violation it would catch. An audit whose
+certificate lies below its floor is ``inconclusive``: even a mechanism spending all of its
+certified privacy would usually yield a zero bound.
+
+Example (one test at α/2 = 0.025 per rate, 2·10⁴ samples per side):
+    >>> f = detection_floor(20_000, 20_000, 0.025)
+    >>> round(f, 3)   # smaller true mu is reported as 0 more often than not
+    0.035
+    >>> round(detection_probability(f, 20_000, 20_000, 0.025), 2)
+    0.5
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from scipy import stats
+
+from dpaudit.audit.clopper_pearson import cp_upper
+from dpaudit.conversions import gdp_epsilon
+from dpaudit.events import check_integer, check_probability
+
+__all__ = ["DetectionFloor", "detection_probability", "detection_floor", "floor_report"]
+
+Pair = Literal["gaussian", "randomized-response"]
+
+
+def _window(n: int, p: float, width: float = 9.0) -> np.ndarray:
+    """The binomial support values within ``width`` standard deviations of the mean (the rest
+    has probability < 1e-18)."""
+    sd = math.sqrt(max(n * p * (1.0 - p), 1e-12))
+    lo = max(0, math.floor(n * p - width * sd - 2))
+    hi = min(n, math.ceil(n * p + width * sd + 2))
+    return np.arange(lo, hi + 1)
+
+
+def _prob_above(p: float, q: float, n0: int, n1: int, alpha: float, allowed, target: float) -> float:
+    """P[CP_u(FN, α) < allowed(CP_u(FP, α), target)] with FP ~ Bin(n0, p), FN ~ Bin(n1, q):
+    for each FP value the detecting FN values are a prefix (CP_u is increasing in the count)."""
+    k0 = _window(n0, p)
+    k1 = _window(n1, q)
+    u0 = cp_upper(k0, n0, alpha)
+    u1 = cp_upper(k1, n1, alpha)
+    kmax = np.searchsorted(u1, allowed(u0, target), side="left")  # FN in k1[:kmax] detect
+    pmf0 = stats.binom.pmf(k0, n0, p)
+    cdf1 = np.where(kmax > 0, stats.binom.cdf(k1[np.maximum(kmax - 1, 0)], n1, q), 0.0)
+    return float(np.clip(np.sum(pmf0 * cdf1), 0.0, 1.0))
+
+
+def _mu_allowed(u0: np.ndarray, target: float) -> np.ndarray:
+    """The FNR bounds u1 with Φ⁻¹(1 − u0) − Φ⁻¹(u1) > target (:func:`mu_from_rates`)."""
+    return stats.norm.cdf(stats.norm.isf(u0) - target)
+
+
+def _eps_allowed(delta: float):
+    def allowed(u0: np.ndarray, target: float) -> np.ndarray:
+        """The FNR bounds u1 with :func:`epsilon_from_rates`(u0, u1, δ) > target."""
+        e = math.exp(min(target, 700.0))
+        return np.maximum(1.0 - delta - u0 * e, (1.0 - delta - u0) / e)
+
+    return allowed
+
+
+def detection_probability(
+    strength: float,
+    null_trials: int,
+    alt_trials: int,
+    alpha_per_rate: float,
+    *,
+    target: float = 0.0,
+    pair: Pair = "gaussian",
+    delta: float = 0.0,
+) -> float:
+    """P[the audit's lower bound > ``target``] for the reference ``pair`` of privacy
+    ``strength`` (μ for ``"gaussian"``, whose bound is the μ bound; ε for
+    ``"randomized-response"``, whose bound is ε at ``delta``), with the best threshold (exact
+    binomial sums; for the Gaussian pair the symmetric threshold t = μ/2 when n₀ = n₁ — the
+    problem is symmetric under FP ↔ FN, t ↔ μ − t — else a golden-section search over t).
+
+    >>> p = detection_probability(1.0, 10_000, 10_000, 0.025, target=0.9)
+    >>> 0.0 < p < 1.0
+    True
+    """
+    n0 = check_integer("null_trials", null_trials)
+    n1 = check_integer("alt_trials", alt_trials)
+    a = check_probability("alpha_per_rate", alpha_per_rate)
+    s = float(strength)
+    if not s > 0:
+        return 0.0
+    if pair == "gaussian":
+
+        def at(t: float) -> float:
+            return _prob_above(float(stats.norm.sf(t)), float(stats.norm.cdf(t - s)), n0, n1, a,
+                               _mu_allowed, target)  # fmt: skip
+
+        if n0 == n1:
+            return at(s / 2)
+        lo, hi = s / 2 - 1.5, s / 2 + 1.5
+        g = (math.sqrt(5) - 1) / 2
+        x1, x2 = hi - g * (hi - lo), lo + g * (hi - lo)
+        f1, f2 = at(x1), at(x2)
+        for _ in range(18):
+            if f1 >= f2:
+                hi, x2, f2 = x2, x1, f1
+                x1 = hi - g * (hi - lo)
+                f1 = at(x1)
+            else:
+                lo, x1, f1 = x1, x2, f2
+                x2 = lo + g * (hi - lo)
+                f2 = at(x2)
+        return max(f1, f2, at(s / 2))
+    if pair == "randomized-response":
+        d = check_probability("delta", delta, low_open=False)
+        r = (1.0 - d) / (1.0 + math.exp(min(s, 700.0)))
+        return _prob_above(r, r, n0, n1, a, _eps_allowed(d), target)
+    raise ValueError(f"pair must be 'gaussian' or 'randomized-response', got {pair!r}")
+
+
+@functools.lru_cache(maxsize=256)
+def detection_floor(
+    null_trials: int,
+    alt_trials: int,
+    alpha_per_rate: float,
+    *,
+    target: float = 0.0,
+    pair: Pair = "gaussian",
+    delta: float = 0.0,
+    upper: float = 40.0,
+) -> float:
+    """The smallest strength (μ or ε, see :func:`detection_probability`) detected with
+    probability ≥ ½: bisection to 1e-4 relative on the (monotone) detection probability;
+    ``inf`` if not reached at ``upper``.
+
+    >>> round(detection_floor(10**5, 10**5, 0.025, target=1.0), 3)   # violations of mu = 1
+    1.016
+    """
+    def p(s: float) -> float:
+        return detection_probability(s, null_trials, alt_trials, alpha_per_rate, target=target,
+                                     pair=pair, delta=delta)  # fmt: skip
+
+    lo, hi = max(0.0, target), max(1.25 * target, 0.25)
+    while p(hi) < 0.5:
+        lo, hi = hi, 2 * hi
+        if hi > upper:
+            return math.inf
+    for _ in range(60):
+        if hi - lo <= 1e-4 * hi:
+            break
+        mid = 0.5 * (lo + hi)
+        if p(mid) >= 0.5:
+            hi = mid
+        else:
+            lo = mid
+    return float(hi)
+
+
+@dataclass(frozen=True)
+class DetectionFloor:
+    """What a design could have seen (module docstring).
+
+    ``mu``: the smallest GDP μ of a Gaussian pair whose median bound from this test is positive;
+    ``epsilon``: the ε at ``delta`` of that pair (the GDP curve; ``None`` at δ = 0), or for
+    pure-ε claims the smallest ε of the canonical (ε, δ) pair whose median ε bound is positive.
+    ``mu_violation`` / ``epsilon_violation``: the same with the certified value as target — the
+    smallest true value whose median bound exceeds the certificate (a violation this audit
+    catches at least half of the time). ``null_trials``/``alt_trials``/``alpha_per_rate``/
+    ``tests``: the certification test the floor is computed for.
+    """
+
+    mu: float | None
+    epsilon: float | None
+    mu_violation: float | None
+    epsilon_violation: float | None
+    delta: float
+    null_trials: int
+    alt_trials: int
+    alpha_per_rate: float
+    tests: int
+    definition: str
+
+    def below(self, mu: float | None, epsilon: float | None) -> bool:
+        """Whether a certificate (μ, or ε when no μ is certified) lies below the floor."""
+        if mu is not None and self.mu is not None:
+            return mu < self.mu
+        if epsilon is not None and self.epsilon is not None:
+            return epsilon < self.epsilon
+        return False
+
+    def describe(self) -> str:
+        """One line for reports, e.g. ``mu >= 0.049 (epsilon >= 0.157 at delta = 1e-05) is
+        detected with probability >= 1/2; a violation needs true mu >= 1.05``."""
+        if self.mu is not None:
+            txt = f"mu >= {self.mu:.4g}"
+            if self.epsilon is not None:
+                txt += f" (epsilon >= {self.epsilon:.4g} at delta = {self.delta:g})"
+        else:
+            txt = f"epsilon >= {self.epsilon:.4g} at delta = {self.delta:g}"
+        txt += " is detected with probability >= 1/2"
+        if self.mu_violation is not None:
+            txt += f"; a violation needs true mu >= {self.mu_violation:.4g}"
+        elif self.epsilon_violation is not None:
+            txt += f"; a violation needs true epsilon >= {self.epsilon_violation:.4g}"
+        return txt
+
+
+def floor_report(
+    null_trials: int,
+    alt_trials: int,
+    alpha_per_rate: float,
+    *,
+    certified_mu: float | None,
+    certified_epsilon: float | None,
+    delta: float,
+    tests: int = 1,
+) -> DetectionFloor:
+    """The :class:`DetectionFloor` of a certification test (module docstring): μ floors from the
+    Gaussian pair when a μ is certified (or δ > 0), ε floors from the canonical (ε, δ) pair when
+    only an ε is certified.
+
+    >>> f = floor_report(10**4, 10**4, 0.025, certified_mu=1.0, certified_epsilon=None, delta=1e-5)
+    >>> round(f.mu, 3), round(f.mu_violation, 3), f.below(0.05, None)
+    (0.049, 1.052, False)
+    """
+    defin = (
+        f"one threshold test, Clopper-Pearson at {alpha_per_rate:.3g} per rate, {null_trials} null and "
+        f"{alt_trials} alternative samples: smallest strength of the reference pair (gaussian N(0,1) vs "
+        "N(mu,1); for pure-epsilon claims the canonical (epsilon, delta) pair) whose median lower bound is "
+        "> 0 (floor) or > the certificate (violation), best threshold, exact binomial sums"
+    )
+    if certified_mu is not None or (certified_epsilon is None and delta > 0):
+        mu = detection_floor(null_trials, alt_trials, alpha_per_rate)
+        mv = (detection_floor(null_trials, alt_trials, alpha_per_rate, target=certified_mu)
+              if certified_mu is not None else None)  # fmt: skip
+        eps = float(gdp_epsilon(mu, delta)) if delta > 0 and math.isfinite(mu) else None
+        ev = float(gdp_epsilon(mv, delta)) if delta > 0 and mv is not None and math.isfinite(mv) else None
+        return DetectionFloor(mu, eps, mv, ev, delta, null_trials, alt_trials, alpha_per_rate, tests, defin)
+    eps = detection_floor(null_trials, alt_trials, alpha_per_rate, pair="randomized-response", delta=delta)
+    ev = None
+    if certified_epsilon is not None:
+        ev = detection_floor(null_trials, alt_trials, alpha_per_rate, target=certified_epsilon,
+                             pair="randomized-response", delta=delta)  # fmt: skip
+    return DetectionFloor(None, eps, None, ev, delta, null_trials, alt_trials, alpha_per_rate, tests, defin)
