@@ -26,7 +26,14 @@ import math
 import numpy as np
 
 from dpaudit.accounting.basic import split
-from dpaudit.accounting.composition import Composition, NotApplicable, norm_up, pure_epsilon, sum_up
+from dpaudit.accounting.composition import (
+    Composition,
+    NotApplicable,
+    check_private,
+    norm_up,
+    pure_epsilon,
+    sum_up,
+)
 from dpaudit.conversions import gdp_epsilon_log
 from dpaudit.events import ApproxDpEvent
 
@@ -90,20 +97,24 @@ def _gauss_terms(rep: np.ndarray, mult: np.ndarray, log_step: np.ndarray):
 
 
 def _refine(fun, lo: float, hi: float, points: int = 33, rounds: int = 6) -> float:
-    """Minimum of fun over grids on [lo, hi], each round zooming in around the best point."""
+    """Minimum of fun over grids in [lo, hi], each round zooming in around the best point."""
     best = math.inf
+    a, b = lo, hi
     for _ in range(rounds):
-        x = np.linspace(lo, hi, points)
+        x = np.linspace(a, b, points)
         v = fun(x)
         v = np.where(np.isnan(v), np.inf, v)
         i = int(np.argmin(v))
         best = min(best, float(v[i]))
-        step = (hi - lo) / (points - 1)
-        lo, hi = x[i] - step, x[i] + step
+        step = (b - a) / (points - 1)
+        a, b = max(lo, x[i] - step), min(hi, x[i] + step)
     return best
 
 
 def epsilon(comp: Composition, delta: float) -> float:
+    check_private(comp)
+    if comp.is_empty:
+        return 0.0
     norm_f, lin_f, delta_used, rep, mult = _parts(comp)
     remaining = math.nextafter(delta - delta_used, 0.0)
     if remaining <= 0:
@@ -146,6 +157,9 @@ def _slack_needed(norm: np.ndarray, lin: np.ndarray, eps: float) -> np.ndarray:
 
 
 def delta(comp: Composition, eps: float) -> float:
+    check_private(comp)
+    if comp.is_empty:
+        return 0.0
     norm_f, lin_f, delta_used, rep, mult = _parts(comp)
     if rep.size == 0:
         if norm_f == 0 and lin_f == 0:

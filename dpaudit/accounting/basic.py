@@ -78,6 +78,9 @@ def _log_per_step(remaining: float, n: float) -> float:
 
 
 def epsilon(comp: Composition, delta: float) -> float:
+    check_private(comp)
+    if comp.is_empty:
+        return 0.0
     eps_fixed, delta_used, rep, mult = split(comp)
     if math.isinf(eps_fixed):
         raise NotApplicable("the sum of the per-step epsilons exceeds the largest double")
@@ -98,6 +101,9 @@ def epsilon(comp: Composition, delta: float) -> float:
 
 
 def delta(comp: Composition, eps: float) -> float:
+    check_private(comp)
+    if comp.is_empty:
+        return 0.0
     eps_fixed, delta_used, rep, mult = split(comp)
     if rep.size == 0:
         return min(1.0, delta_used) if eps_fixed <= eps else 1.0

@@ -39,6 +39,7 @@ a single step and about k·1e-18·√L for k-fold compositions), for a per-step 
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -320,9 +321,15 @@ class _Certified:
         return min(1.0, math.nextafter(max(0.0, d) * (1.0 + _REL) + self.eta, math.inf))
 
 
+@functools.lru_cache(maxsize=4)
+def _composed(comp: Composition) -> _Certified:
+    """The composition, kept for the next query on the same composition (ε and δ, curves)."""
+    return _Certified(comp)
+
+
 def _certified(comp: Composition) -> _Certified | None:
     check_private(comp)
-    return None if comp.is_empty else _Certified(comp)
+    return None if comp.is_empty else _composed(comp)
 
 
 def epsilon(comp: Composition, delta: float) -> float:
