@@ -16,12 +16,22 @@ from scipy import special
 mp.mp.dps = 60
 
 
-def _digits(mu: float, eps: float) -> int:
-    # digits cancelled ≈ log10((1 + ε/μ + μ)/μ), computed in logs (ε/μ may overflow); capped,
-    # since beyond ε/μ ≈ 1e300 the value is e^{−1e600} and only its sign of magnitude matters
-    log_c = math.log10(eps) - math.log10(mu) if eps > 0 else -math.inf
-    lost = max(0.0, log_c, math.log10(mu)) + math.log10(3.0) - math.log10(mu)
-    return 60 + min(1200, max(0, int(math.ceil(lost))))
+def _log10(x) -> float:
+    return float(mp.log10(x)) if isinstance(x, mp.mpf) else math.log10(x)
+
+
+def _digits(mu, eps) -> int:
+    """Working digits: 34, plus the digits the difference of the two tail terms cancels,
+    log10((1 + ε/μ + μ)/μ), plus those that a = μ/2 − ε/μ cancels, log10(max(ε/μ, μ)/|a|) (a is
+    a difference of doubles over 2μ, so |a| ≥ 1e-35·max(ε/μ, μ) unless it is 0)."""
+    log_c = _log10(eps) - _log10(mu) if eps > 0 else -math.inf
+    lost = max(0.0, log_c, _log10(mu)) + math.log10(3.0) - _log10(mu)
+    c, m = float(eps) / float(mu) if float(mu) > 0 else math.inf, float(mu)
+    big = max(c, m / 2)
+    if math.isfinite(big) and big > 0:
+        a_est = abs(m / 2 - c)
+        lost += max(0.0, math.log10(big / max(a_est, 1e-35 * big)))
+    return 34 + min(1200, max(0, int(math.ceil(lost))))
 
 
 def _erfcx(x: mp.mpf) -> mp.mpf:
@@ -40,23 +50,36 @@ def _log_ncdf(x: mp.mpf) -> mp.mpf:
     return -z * z + mp.log(_erfcx(z) / 2)
 
 
-def log_delta_mp(mu: float, eps: float) -> mp.mpf:
-    """log δ_μ(ε) at a precision high enough for the difference not to cancel."""
-    with mp.workdps(_digits(mu, eps)):
+def log_delta_mp(mu, eps) -> mp.mpf:
+    """log δ_μ(ε) at a precision high enough for the difference not to cancel (μ and ε may be
+    floats or mpf, e.g. an exact μ = sqrt(k)·s/σ); doubled if the difference still vanishes."""
+    dps = _digits(mu, eps)
+    for _ in range(6):
+        val = _log_delta_at(mu, eps, dps)
+        if val is not None:
+            return val
+        dps *= 2
+    raise ArithmeticError(f"log_delta_mp did not converge at mu={mu!r}, eps={eps!r}")
+
+
+def _log_delta_at(mu, eps, dps: int) -> mp.mpf | None:
+    with mp.workdps(dps):
         mu_, eps_ = mp.mpf(mu), mp.mpf(eps)
         s2 = mp.sqrt(2)
         a = mu_ / 2 - eps_ / mu_
         b = a - mu_
         if a <= 0:  # ½ e^{−a²/2} [erfcx(−a/√2) − erfcx(−b/√2)]
             u, v = -a / s2, -b / s2
-            out = -u * u + mp.log((_erfcx(u) - _erfcx(v)) / 2)
+            d = (_erfcx(u) - _erfcx(v)) / 2
+            out = -u * u + mp.log(d) if d > 0 else None
         else:  # [Φ(a) − Φ(b)] − (e^ε − 1) Φ(b)
             if a < 10**8 and -b < 10**8:
                 gap = (mp.erf(a / s2) - mp.erf(b / s2)) / 2
             else:
                 gap = 1 - mp.exp(_log_ncdf(-a)) - mp.exp(_log_ncdf(b))
-            out = mp.log(gap - mp.exp(mp.log(mp.expm1(eps_)) + _log_ncdf(b)) if eps_ > 0 else gap)
-    return +out
+            d = gap - mp.exp(mp.log(mp.expm1(eps_)) + _log_ncdf(b)) if eps_ > 0 else gap
+            out = mp.log(d) if d > 0 else None
+    return +out if out is not None else None
 
 
 def epsilon_mp(mu: float, delta: float) -> mp.mpf:
@@ -121,73 +144,71 @@ def _stirlerr(n: np.ndarray) -> np.ndarray:
     """log(n!) − [(n + ½) log n − n + ½ log 2π] (Loader 2000), n ≥ 1."""
     n = np.asarray(n, dtype=float)
     small = n <= 15
-    out = np.empty_like(n)
-    ns = n[small]
-    out[small] = special.gammaln(ns + 1) - ((ns + 0.5) * np.log(ns) - ns + 0.5 * _LOG_2PI)
-    nb = n[~small]
+    ns = np.where(small, n, 16.0)
+    direct = special.gammaln(ns + 1) - ((ns + 0.5) * np.log(ns) - ns + 0.5 * _LOG_2PI)
+    nb = np.where(small, 16.0, n)
     nn = nb * nb
-    out[~small] = (_S0 - (_S1 - (_S2 - (_S3 - _S4 / nn) / nn) / nn) / nn) / nb
-    return out
+    series = (_S0 - (_S1 - (_S2 - (_S3 - _S4 / nn) / nn) / nn) / nn) / nb
+    return np.where(small, direct, series)
 
 
 def _bd0(x: np.ndarray, m: np.ndarray) -> np.ndarray:
     """x log(x/m) + m − x without cancellation (Loader 2000), x, m > 0."""
     x, m = np.broadcast_arrays(np.asarray(x, dtype=float), np.asarray(m, dtype=float))
-    out = x * np.log(x / m) + m - x
+    direct = x * np.log(x / m) + m - x
     near = np.abs(x - m) < 0.1 * (x + m)
-    if np.any(near):
-        xn, mn = x[near], m[near]
-        v = (xn - mn) / (xn + mn)
-        s = (xn - mn) * v
-        ej = 2 * xn * v
-        v2 = v * v
-        for j in range(1, 200):
-            ej = ej * v2
-            s1 = s + ej / (2 * j + 1)
-            if np.all(s1 == s):
-                break
-            s = s1
-        out[near] = s
-    return out
+    v = np.where(near, (x - m) / (x + m), 0.0)  # |v| < 0.1: 12 terms reach v^26 < 1e-26
+    s = (x - m) * v
+    ej = 2 * x * v
+    v2 = v * v
+    for j in range(1, 13):
+        ej = ej * v2
+        s = s + ej / (2 * j + 1)
+    return np.where(near, s, direct)
 
 
-def log_binom_pmf(x: np.ndarray, n: float, log_p: float, log_q: float) -> np.ndarray:
-    """log P(Bin(n, p) = x), relative-accurate to ~1e-14 also for n ~ 1e9 (Loader's saddle point).
+def log_binom_pmf(x: np.ndarray, n, log_p: float, log_q: float) -> np.ndarray:
+    """log P(Bin(n, p) = x), relative-accurate to ~1e-14 also for n ~ 1e9 (Loader's saddle point);
+    x and n broadcast.
 
     p and q = 1 − p are given by their logs so that p near ½ and p near 0 or 1 both keep full
     relative accuracy.
     """
-    x = np.asarray(x, dtype=float)
+    x, n = np.broadcast_arrays(np.asarray(x, dtype=float), np.asarray(n, dtype=float))
     p, q = math.exp(log_p), math.exp(log_q)
-    out = np.empty_like(x)
     lo = x == 0
     hi = x == n
     mid = ~(lo | hi)
-    out[lo] = n * log_q
-    out[hi] = n * log_p
-    xm = x[mid]
-    lc = (_stirlerr(np.array([n]))[0] - _stirlerr(xm) - _stirlerr(n - xm)
-          - _bd0(xm, n * p) - _bd0(n - xm, n * q))
-    lf = _LOG_2PI + np.log(xm) + np.log1p(-xm / n)
-    out[mid] = lc - 0.5 * lf
-    return out
+    xm = np.where(mid, x, 1.0)
+    nm = np.where(mid, n, 2.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lc = (_stirlerr(nm) - _stirlerr(xm) - _stirlerr(nm - xm)
+              - _bd0(xm, nm * p) - _bd0(nm - xm, nm * q))
+        lf = _LOG_2PI + np.log(xm) + np.log1p(-xm / nm)
+    out = np.where(mid, lc - 0.5 * lf, 0.0)
+    out = np.where(lo, n * log_q, out)
+    return np.where(hi & ~lo, n * log_p, out)
 
 
 def kov_delta(eps0: float, k: int, eps: float, max_terms: int = 200_000) -> float:
     """δ(ε) of the k-fold composition of binary randomized response RR_ε₀ — the exact optimal
     composition of k pure ε₀-DP steps (Kairouz, Oh & Viswanath 2015, Thm 3.3) — as a *lower*
     bound: the positive terms P(i)(1 − e^{ε − ε₀(k − 2i)}) over a window of at most
-    ``max_terms`` indices around the largest ones, deflated by 1e-9 for rounding.
+    ``max_terms`` indices around the largest ones, each loss rounded down, and the sum deflated
+    by a bound on the binomial's rounding (1e-9 + 1e-15·|i − kq| relative, Loader 2000).
 
     With i ~ Bin(k, q), q = 1/(1 + e^{ε₀}) (the number of flipped answers under P), the
     privacy loss is ε₀(k − 2i), and δ(ε) = Σ_{i: ε₀(k−2i) > ε} P(i)(1 − e^{ε − ε₀(k−2i)}).
     """
-    if eps0 <= 0 or eps >= eps0 * k:
+    if eps0 <= 0 or k <= 0:
         return 0.0
+    with np.errstate(over="ignore"):
+        if eps >= eps0 * k:
+            return 0.0
     log_p = -math.log1p(math.exp(-eps0))  # log e^ε₀/(1+e^ε₀)
     log_q = -eps0 + log_p
     i_star = (k - eps / eps0) / 2.0  # terms need i < i_star
-    i_max = math.ceil(i_star) - 1
+    i_max = min(k, math.ceil(i_star) - 1)
     if i_max < 0:
         return 0.0
     mode = k * math.exp(log_q)
@@ -195,14 +216,66 @@ def kov_delta(eps0: float, k: int, eps: float, max_terms: int = 200_000) -> floa
     centre = min(mode, i_max)
     lo = max(0, int(centre - 40 * sd))
     hi = min(i_max, int(centre + 40 * sd) + 1)
-    if hi - lo + 1 > max_terms:
-        lo = max(lo, hi - max_terms + 1) if centre >= hi - max_terms // 2 else lo
+    if hi - lo + 1 > max_terms:  # keep the part nearest the centre
+        lo = max(lo, int(centre) - max_terms // 2)
         hi = min(hi, lo + max_terms - 1)
     i = np.arange(lo, hi + 1, dtype=float)
-    loss = eps0 * (k - 2 * i)
-    with np.errstate(divide="ignore"):
-        log_terms = log_binom_pmf(i, k, log_q, log_p) + np.log(-np.expm1(eps - loss))
-    top = log_terms.max()
+    with np.errstate(over="ignore"):
+        loss = np.nextafter(eps0 * (k - 2 * i), -np.inf)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        log_terms = log_binom_pmf(i, k, log_q, log_p) + np.log(-np.expm1(np.minimum(eps - loss, 0.0)))
+    top = float(np.max(log_terms))
     if not math.isfinite(top):
         return 0.0
-    return math.exp(top) * float(np.exp(log_terms - top).sum()) * (1 - 1e-9)
+    deflate = 1e-9 + 1e-15 * float(np.max(np.abs(i - mode)))
+    return math.exp(top) * float(np.exp(log_terms - top).sum()) * (1 - deflate)
+
+
+def three_point_delta(eps0: float, n: int, log_zero: float, eps: float, cap: int = 100) -> float:
+    """A lower bound on δ(ε) of n steps whose privacy loss is +ε₀, 0 or −ε₀ with P-probabilities
+    proportional to (e^{ε₀}, ·, 1) on the non-zero part and e^{log_zero} at 0 — k-ary randomized
+    response (exactly) and the post-processing {x ≤ 0, 0 < x < 1, x ≥ 1} of the Laplace mechanism.
+
+    Given the number m of non-zero steps, m ~ Bin(n, 1 − p₀), the loss is that of m-fold binary
+    randomized response, so δ(ε) = Σ_m Bin(n, 1 − p₀)(m)·KOV(ε₀, m, ε), summed here on the full
+    (m, i) grid. Exact for n ≤ ``cap``; for larger n it is the value of ``cap`` steps (dropping
+    steps can only lower δ).
+    """
+    n = min(n, cap)
+    if n <= 0 or not eps0 > 0:
+        return 0.0
+    p0 = math.exp(log_zero)
+    m = np.arange(0, n + 1, dtype=float)[:, None]
+    i = np.arange(0, n + 1, dtype=float)[None, :]
+    log_p = -math.log1p(math.exp(-eps0))
+    log_q = -eps0 + log_p
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        log_w = log_binom_pmf(m, n, math.log1p(-p0), log_zero) if p0 > 0 else np.where(m == n, 0.0, -np.inf)
+        loss = np.nextafter(eps0 * (m - 2 * i), -np.inf)
+        valid = (i <= m) & (loss > eps)
+        log_t = log_binom_pmf(np.minimum(i, m), m, log_q, log_p) + np.log(-np.expm1(np.minimum(eps - loss, 0)))
+        log_t = np.where(valid, log_t + log_w, -np.inf)
+    top = float(np.max(log_t))
+    if not math.isfinite(top):
+        return 0.0
+    return math.exp(top) * float(np.exp(log_t - top).sum()) * (1 - 1e-9)
+
+
+def rr_delta(eps0: float, categories: int, n: int, eps: float) -> float:
+    """A lower bound (exact for n ≤ 100) on δ(ε) of n steps of k-ary randomized response."""
+    if categories == 2:
+        return kov_delta(eps0, n, eps)
+    # P(output = neither x nor x′) = (k − 2)/(e^ε₀ + k − 1)
+    log_zero = math.log(categories - 2) - float(np.logaddexp(eps0, math.log(categories - 1)))
+    return three_point_delta(eps0, n, log_zero, eps)
+
+
+def laplace_delta(eps0: float, n: int, eps: float) -> float:
+    """A lower bound on δ(ε) of n Laplace steps with ε₀ = sensitivity/scale: the larger of one
+    step's exact δ = 1 − e^{(ε − ε₀)/2} and the exact δ of n steps post-processed to
+    {x ≤ 0, 0 < x < 1, x ≥ 1} (losses ε₀, 0, −ε₀; P(0) = (1 − e^{−ε₀})/2)."""
+    if not eps0 > 0:
+        return 0.0
+    one = -math.expm1((eps - eps0) / 2) if eps < eps0 else 0.0
+    log_zero = math.log(0.5) + math.log(-math.expm1(-eps0)) if eps0 < 700 else math.log(0.5)
+    return max(one * (1 - 1e-12), three_point_delta(eps0, n, log_zero, eps))

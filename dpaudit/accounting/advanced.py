@@ -151,7 +151,8 @@ def _slack_needed(norm: np.ndarray, lin: np.ndarray, eps: float) -> np.ndarray:
         room = np.nextafter(eps / (1.0 + 1e-13) - lin, -np.inf)
         log_d = -(room * room) / (2.0 * np.nextafter(norm * norm, np.inf))
         log_d = np.where(norm == 0, -np.inf, log_d)
-        out = np.nextafter(np.exp(log_d + 1e-13 * (1.0 + np.abs(log_d))), np.inf)
+        margin = np.where(np.isfinite(log_d), 1e-13 * (1.0 + np.abs(log_d)), 0.0)
+        out = np.nextafter(np.exp(log_d + margin), np.inf)  # ≥ 5e-324 where it underflows
         out = np.where(norm == 0, 0.0, out)
         return np.where(room > 0, out, np.inf)
 

@@ -9,7 +9,8 @@ for tiny ε, where the textbook forms subtract two nearly equal logarithms:
 * k-ary randomized response with p = e^ε/(e^ε + k − 1), q = 1/(e^ε + k − 1) (exact: the pair of
   inputs is unique up to symmetry): ρ = log(1 + E)/(α − 1) with
   E = p^α q^{1−α} + q^α p^{1−α} + (k − 2)q − 1 = 4 e^{ε/2} sinh(αε/2) sinh((α−1)ε/2)/(e^ε + k − 1),
-  a product of positive factors (from cosh(x + h) − cosh(x) = 2 sinh(x + h/2) sinh(h/2)).
+  a product of positive factors (from cosh(x + h) − cosh(x) = 2 sinh(x + h/2) sinh(h/2)),
+  whose logarithm is summed with its large terms cancelled analytically.
 * any other pure ε-DP release: the RDP of binary randomized response (k = 2) with the same ε,
   which dominates every ε-DP mechanism (its trade-off function is the lowest one allowed;
   Dong, Roth & Su 2022, Prop. 2.5, and the data-processing inequality of Rényi divergence).
@@ -60,14 +61,13 @@ _LOG4 = math.log(4.0)
 _MARGIN = 2e-13  # relative margin on ρ (absolute on log ρ)
 
 
-def _lsinh(log_y: np.ndarray) -> np.ndarray:
-    """log sinh(y) from log y (y > 0), for every y from 5e-324 to inf (an upper bound)."""
-    with np.errstate(over="ignore", under="ignore"):
+def _log1m_exp2(log_y: np.ndarray) -> np.ndarray:
+    """r(y) = log(1 − e^{−2y}) from log y (y > 0), an upper bound for every y from 5e-324 to
+    inf (for y < 1e-150 it is log(2y) ≥ r(y), since 1 − e^{−x} ≤ x)."""
+    with np.errstate(over="ignore", under="ignore", divide="ignore"):
         y = np.exp(log_y)
-        small = log_y + y * y / 6.0  # log(sinh y / y) ≤ y²/6
-        mid = np.log(np.sinh(np.clip(y, 1e-4, 20.0)))
-        big = y - _LOG2 + np.log1p(-np.exp(-2.0 * np.maximum(y, 20.0)))
-    return np.where(y < 1e-4, small, np.where(y < 20.0, mid, big))
+        exact = np.log(-np.expm1(-2.0 * np.maximum(y, 1e-150)))
+    return np.where(y < 1e-150, _LOG2 + log_y, exact)
 
 
 def _log_log1p_exp(x: np.ndarray) -> np.ndarray:
@@ -77,16 +77,24 @@ def _log_log1p_exp(x: np.ndarray) -> np.ndarray:
 
 
 def log_randomized_response_rdp(eps: float, k: int, alphas: np.ndarray) -> np.ndarray:
-    """log ρ(α) of k-ary randomized response at ε (capped at log ε)."""
+    """log ρ(α) of k-ary randomized response at ε (capped at log ε).
+
+    log E = log 4 + ε/2 + log sinh(αε/2) + log sinh((α−1)ε/2) − log(e^ε + k − 1); writing
+    log sinh(y) = y − log 2 + log(1 − e^{−2y}) and log(e^ε + k − 1) = ε + log(1 + (k−1)e^{−ε}),
+    the large terms cancel exactly and log E = (α−1)ε + r(αε/2) + r((α−1)ε/2) −
+    log(1 + (k−1)e^{−ε}) with r(y) = log(1 − e^{−2y}) ≤ 0 — accurate to a few ulps of (α−1)ε
+    even at ε = 1e300 (summing the four large terms lost 10 digits there).
+    """
     a = np.asarray(alphas, dtype=float)
     if eps == 0:
         return np.full(a.shape, -np.inf)
-    le = math.log(eps)
     if math.isinf(eps):
         return np.full(a.shape, math.inf)
+    le = math.log(eps)
     with np.errstate(over="ignore"):
-        x = (_LOG4 + 0.5 * eps + _lsinh(np.log(a) + le - _LOG2) + _lsinh(np.log(a - 1.0) + le - _LOG2)
-             - np.logaddexp(eps, math.log(k - 1)))
+        x = ((a - 1.0) * eps + _log1m_exp2(np.log(a) + le - _LOG2)
+             + _log1m_exp2(np.log(a - 1.0) + le - _LOG2)
+             - float(np.logaddexp(0.0, math.log(k - 1) - eps)))
     return np.minimum(_log_log1p_exp(x) - np.log(a - 1.0), le)
 
 
