@@ -253,7 +253,8 @@ def three_point_delta(eps0: float, n: int, log_zero: float, eps: float, cap: int
         log_w = log_binom_pmf(m, n, math.log1p(-p0), log_zero) if p0 > 0 else np.where(m == n, 0.0, -np.inf)
         loss = np.nextafter(eps0 * (m - 2 * i), -np.inf)
         valid = (i <= m) & (loss > eps)
-        log_t = log_binom_pmf(np.minimum(i, m), m, log_q, log_p) + np.log(-np.expm1(np.minimum(eps - loss, 0)))
+        log_t = (log_binom_pmf(np.minimum(i, m), m, log_q, log_p)
+                 + np.log(-np.expm1(np.minimum(eps - loss, 0))))
         log_t = np.where(valid, log_t + log_w, -np.inf)
     top = float(np.max(log_t))
     if not math.isfinite(top):

@@ -340,7 +340,8 @@ def test_pld_never_below_exact(mu_log, e0_log, count, kind, delta, frac):
 
 @st.composite
 def any_leaf(draw):
-    kind = draw(st.sampled_from(["gauss", "seq", "laplace", "rr", "pure", "approx", "rnm-g", "rnm-l", "noop"]))
+    kinds = ["gauss", "seq", "laplace", "rr", "pure", "approx", "rnm-g", "rnm-l", "noop"]
+    kind = draw(st.sampled_from(kinds))
     w = lambda: _pow10(draw(log10_wide))  # noqa: E731
     if kind == "gauss":
         return GaussianEvent(sigma=w(), sensitivity=w())
@@ -357,7 +358,8 @@ def any_leaf(draw):
     if kind == "rnm-g":
         return GaussianReportNoisyMaxEvent((w(),), (w(), w()))
     if kind == "rnm-l":
-        return LaplaceReportNoisyMaxEvent(scale=w(), num_candidates=draw(st.integers(2, 100)), sensitivity=w())
+        n = draw(st.integers(2, 100))
+        return LaplaceReportNoisyMaxEvent(scale=w(), num_candidates=n, sensitivity=w())
     return NoOpEvent()
 
 
@@ -388,7 +390,8 @@ def test_account_answers_every_finite_input(event, delta, eps):
 @_settings(15)
 @given(event=any_event(depth=1), delta=deltas, eps=st.one_of(st.just(0.0), log10_wide.map(_pow10)))
 def test_pld_answers_every_finite_input(event, delta, eps):
-    for report in (account(event, delta=delta, methods=["pld"]), account(event, epsilon=eps, methods=["pld"])):
+    reports = (account(event, delta=delta, methods=["pld"]), account(event, epsilon=eps, methods=["pld"]))
+    for report in reports:
         b = report.bounds["pld"]
         if b.applicable:
             assert math.isfinite(b.value) and b.value >= 0
@@ -507,8 +510,7 @@ def test_issue15_pld_memory_is_bounded():
     # old: 0.70 / 1.65 / 3.15 GB at μ = 300 / 1000 / 2000 and out of memory at 10^5: the grid is
     # now at most 10⁶ points for the Gaussian (≈ 0.27 GB measured at μ = 1000) and μ ≥ 1e4 is
     # outside the PLD's domain (gdp is exact there)
-    from dpaudit.accounting import normal_form
-    from dpaudit.accounting import pld
+    from dpaudit.accounting import normal_form, pld
 
     for mu in (300.0, 2000.0, 9000.0):
         assert pld.plan(normal_form(GaussianEvent.from_mu(mu))[0])["points"] <= 2_000_100
