@@ -222,8 +222,11 @@ class GaussianSequenceEvent(PrivacyEvent):
 
     @property
     def mu(self) -> float:
-        """The exact GDP parameter of the whole sequence, sqrt(Σ μ_i²)."""
-        return float(math.sqrt(math.fsum((self.mus * self.mus).tolist())))
+        """The GDP parameter of the whole sequence, sqrt(Σ μ_i²) (scaled by the largest μ_i, so
+        that no square under- or overflows)."""
+        top = float(self.mus.max())
+        r = self.mus / top
+        return top * math.sqrt(math.fsum((r * r).tolist()))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, GaussianSequenceEvent) and np.array_equal(self.mus, other.mus)

@@ -34,7 +34,10 @@ per-round ε₀ = ½·sqrt(log((N−1)/(2δ₀)))·r by advanced composition (r 
 1/√2 for Algorithm 1),
 ε_TS = ε₀ sqrt(2T log(1/(δ_TS − Tδ₀))) + Tε₀(e^{ε₀} − 1), minimised over δ₀. Theorem 7
 rests on Theorem 6, which :mod:`dpaudit.rnm_gaussian` checks against the exact privacy
-profile; the published numbers are reported for comparison only and never certified.
+profile of arbitrary score vectors; Theorem 7 itself is checked in its own setting — one round
+of Algorithm 1 at the states it can reach — by :func:`theorem7_reachable_check`
+(docs/finding-rnm-gaussian.md). The published numbers are reported for comparison only and
+never certified.
 
 Example:
     >>> from dpaudit.thompson import ThompsonConfig, thompson_report
@@ -76,6 +79,10 @@ __all__ = [
     "corollary1_epsilon",
     "corollary1_delta",
     "epsilon_curves",
+    "RoundState",
+    "round_privacy",
+    "Theorem7Check",
+    "theorem7_reachable_check",
 ]
 
 
@@ -264,3 +271,161 @@ def epsilon_curves(cfg: ThompsonConfig, deltas: np.ndarray) -> dict[str, np.ndar
         "paper_rdp": np.array([theorem8_epsilon(cfg, d) for d in deltas]),
         "paper_standard": np.array([corollary1_epsilon(cfg, d) for d in deltas]),
     }
+
+
+# ---------------------------------------------------------------------------------------
+# seed 004, Theorem 7 in its own setting: one round of Algorithm 1 over reachable states
+
+
+@dataclass(frozen=True)
+class RoundState:
+    """A state of Algorithm 1 (Gaussian-prior Thompson sampling) before one round, as seen by
+    two neighbouring reward streams that differ in one reward of arm 0.
+
+    ``counts[i]`` = n_i (arm i's pulls so far; n_0 ≥ 1 since the changed reward was observed),
+    ``means[i]`` = μ̂_i = S_i/(n_i + 1) with rewards in [0, 1], so μ̂_i ∈ [0, n_i/(n_i + 1)]. The
+    neighbour has S′_0 = S_0 + 1 (the largest change of one reward), hence
+    μ̂′_0 = μ̂_0 + 1/(n_0 + 1) ≤ n_0/(n_0 + 1). The round samples θ_i ~ N(μ̂_i, 1/(n_i + 1)) and
+    releases argmax_i θ_i: Gaussian report-noisy-max with s_i = 1/(n_i + 1), σ_i = 1/√(n_i + 1)
+    (seed 004, Algorithm 1 and Appendix C).
+    """
+
+    counts: tuple[int, ...]
+    means: tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        counts = tuple(check_integer(f"counts[{i}]", c, 0) for i, c in enumerate(self.counts))
+        if len(counts) < 2:
+            raise ValueError(f"counts must have at least 2 entries (one per arm), got {len(counts)}")
+        if counts[0] < 1:
+            raise ValueError(
+                f"counts[0] must be >= 1 (arm 0 holds the changed, observed reward), got {counts[0]}")
+        means = tuple(float(m) for m in self.means)
+        if len(means) != len(counts):
+            raise ValueError(f"means must have {len(counts)} entries, got {len(means)}")
+        for i, (n, m) in enumerate(zip(counts, means)):
+            top = (n - 1) / (n + 1) if i == 0 else n / (n + 1)
+            if not 0.0 <= m <= top + 1e-12:
+                raise ValueError(f"means[{i}] must be in [0, {top:.6g}] to be reachable, got {m!r}")
+        object.__setattr__(self, "counts", counts)
+        object.__setattr__(self, "means", means)
+
+    def release(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(f, f′, σ): the report-noisy-max values on the two streams and the noise."""
+        n = np.array(self.counts, dtype=float)
+        f = np.array(self.means)
+        fp = f.copy()
+        fp[0] += 1.0 / (n[0] + 1.0)
+        return f, fp, 1.0 / np.sqrt(n + 1.0)
+
+
+def round_privacy(state: RoundState, epsilon: float) -> tuple[float, float]:
+    """(δ at ``epsilon``, pure ε) of one round between the two neighbouring streams of ``state``,
+    exactly (both directions; :func:`dpaudit.rnm_gaussian.exact_privacy_profile`).
+
+    >>> d, e = round_privacy(RoundState((1, 10**6), (0.0, 0.999999)), 0.6993)
+    >>> round(d, 4), round(e, 4)  # the competitor at its largest reachable mean
+    (0.0815, 1.1146)
+    """
+    from dpaudit.rnm_gaussian import exact_privacy_profile
+
+    f, fp, sig = state.release()
+    prof = exact_privacy_profile(f, fp, sig, check_nonnegative("epsilon", epsilon))
+    return float(prof.deltas[0]), float(prof.pure_epsilon)
+
+
+@dataclass(frozen=True)
+class Theorem7Check:
+    """The largest exact δ (at the published ε) and pure ε found over reachable states, with
+    the states that attain them; ``gdp_delta`` is the proved upper bound δ_{1/√2}(ε)."""
+
+    num_arms: int
+    delta_claimed: float
+    epsilon_published: float
+    delta_exact: float
+    witness: RoundState
+    pure_epsilon: float
+    pure_witness: RoundState
+    gdp_delta: float
+
+    @property
+    def violated(self) -> bool:
+        return self.delta_exact > self.delta_claimed
+
+
+def theorem7_reachable_check(
+    num_arms: int,
+    delta: float,
+    *,
+    other_counts: tuple[int, ...] = (0, 1, 2, 3, 5, 10, 20, 50, 100, 10**3, 10**4, 10**6),
+    changed_counts: tuple[int, ...] = (1, 2),
+    starts: int = 2,
+    seed: int = 0,
+) -> Theorem7Check:
+    """Seed 004's Theorem 7 checked in its own setting: one round of Algorithm 1 over the
+    states the algorithm can reach (:class:`RoundState`), not arbitrary score vectors.
+
+    The search: for every count n_0 of the changed arm in ``changed_counts`` and every two-group
+    count profile of the other arms — a first competitor with count a and the remaining N − 2
+    arms sharing a count b, a, b ∈ ``other_counts`` — the posterior means (μ̂_0, the first
+    competitor's, the group's) are optimised inside their reachable box by L-BFGS-B, for δ at the
+    published ε and for the pure ε, from the corner where the competitors sit at their largest
+    means and from ``starts`` − 1 random points; the best state for δ is then refined with every
+    arm's mean free. Every reported value is exact for its witness state (a certified lower
+    bound on the worst case over reachable states).
+
+    >>> chk = theorem7_reachable_check(2, 1e-2, other_counts=(10**6,), changed_counts=(1,), starts=1)
+    >>> round(chk.delta_exact, 5), chk.violated, round(chk.gdp_delta, 5)
+    (0.08205, True, 0.08205)
+    """
+    from scipy import optimize as opt
+
+    from dpaudit.rnm_gaussian import published_bound_theorem7
+
+    n_arms = check_integer("num_arms", num_arms, 2)
+    delta = check_probability("delta", delta)
+    eps = published_bound_theorem7(n_arms, delta)
+    rng = np.random.default_rng(seed)
+    best: dict[int, tuple[float, RoundState]] = {}
+
+    def consider(st: RoundState) -> None:
+        for which, value in enumerate(round_privacy(st, eps)):
+            if which not in best or value > best[which][0]:
+                best[which] = (value, st)
+
+    profiles = sorted({(a,) + (b,) * (n_arms - 2) for a in other_counts for b in other_counts})
+    for n0 in changed_counts:
+        for prof in profiles:
+            counts = (int(n0),) + tuple(int(c) for c in prof)
+            n = np.array(counts, dtype=float)
+            top = np.concatenate([[(n[0] - 1) / (n[0] + 1)], n[1:] / (n[1:] + 1)])
+            groups = 3 if n_arms > 2 else 2
+            gtop = top[:groups]
+
+            def state(x: np.ndarray, counts: tuple[int, ...] = counts, top: np.ndarray = top) -> RoundState:
+                x = np.clip(x, 0.0, top[: x.size])
+                full = np.concatenate([x, np.full(len(counts) - x.size, x[-1])])
+                return RoundState(counts, tuple(np.minimum(full, top)))
+
+            x0s = [np.concatenate([[0.0], gtop[1:]])]
+            x0s += [rng.uniform(0.0, 1.0, groups) * gtop for _ in range(max(starts, 1) - 1)]
+            for which in (0, 1):
+                for x0 in x0s:
+                    res = opt.minimize(lambda x, w=which: -round_privacy(state(x), eps)[w], x0,
+                                       method="L-BFGS-B", bounds=list(zip(np.zeros(groups), gtop)),
+                                       options={"maxiter": 40})
+                    consider(state(res.x))
+                    consider(state(x0))
+    # refine the best δ state with every mean free
+    st0 = best[0][1]
+    n = np.array(st0.counts, dtype=float)
+    top = np.concatenate([[(n[0] - 1) / (n[0] + 1)], n[1:] / (n[1:] + 1)])
+    res = opt.minimize(lambda x: -round_privacy(RoundState(st0.counts, tuple(np.clip(x, 0, top))), eps)[0],
+                       np.array(st0.means), method="L-BFGS-B", bounds=list(zip(np.zeros(n.size), top)),
+                       options={"maxiter": 40})
+    consider(RoundState(st0.counts, tuple(np.clip(res.x, 0, top))))
+    return Theorem7Check(
+        num_arms=n_arms, delta_claimed=delta, epsilon_published=eps,
+        delta_exact=best[0][0], witness=best[0][1], pure_epsilon=best[1][0], pure_witness=best[1][1],
+        gdp_delta=float(gdp_delta(1.0 / math.sqrt(2.0), eps)),
+    )

@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpaudit.accounting import account
-from dpaudit.conversions import gdp_epsilon
+from dpaudit.conversions import gdp_delta, gdp_epsilon
+from dpaudit.rnm_gaussian import published_bound_theorem7
 from dpaudit.thompson import (
+    RoundState,
     ThompsonConfig,
     corollary1_epsilon,
+    round_privacy,
+    theorem7_reachable_check,
     theorem8_delta,
     theorem8_epsilon,
     thompson_report,
@@ -106,3 +111,103 @@ def test_tight_never_exceeds_paper_for_b_at_least_one_and_is_monotone(T, N, b, c
 def test_bad_config(kwargs, name):
     with pytest.raises(ValueError, match=name):
         ThompsonConfig(**kwargs)
+
+
+# ---------------------------------------------------------------------------------------
+# seed 004, Theorem 7 in its own setting: one round of Algorithm 1 over reachable states
+# (docs/finding-rnm-gaussian.md; README Findings item 1). Every number is recomputed here.
+
+
+def _symmetric_probs_by_quad(state, values):
+    """P(arm 0 wins) by scipy quadrature — independent of dpaudit.rnm_gaussian's integrator —
+    for states whose other arms are identical (each then wins with (1 − P₀)/(N − 1))."""
+    from scipy import integrate, special
+
+    n = np.asarray(state.counts, dtype=float)
+    sig = 1.0 / np.sqrt(n + 1.0)
+    assert len(set(state.counts[1:])) == 1 and len(set(state.means[1:])) == 1
+    k = len(n) - 1
+
+    def integrand(x):
+        return (np.exp(-0.5 * ((x - values[0]) / sig[0]) ** 2) / (sig[0] * math.sqrt(2 * math.pi))
+                * special.ndtr((x - values[1]) / sig[1]) ** k)
+
+    p0 = integrate.quad(integrand, values[0] - 12 * sig[0], values[0] + 12 * sig[0],
+                        epsabs=1e-15, epsrel=1e-13, limit=200)[0]
+    return np.array([p0] + [(1 - p0) / k] * k)
+
+
+def _delta_and_pure_by_quad(state, eps):
+    f, fp, _ = state.release()
+    p, q = _symmetric_probs_by_quad(state, f), _symmetric_probs_by_quad(state, fp)
+    d = max(np.maximum(p - math.exp(eps) * q, 0).sum(), np.maximum(q - math.exp(eps) * p, 0).sum())
+    return float(d), float(np.max(np.abs(np.log(p) - np.log(q))))
+
+
+# (N, claimed δ): (counts, posterior means before the change, exact δ at the published ε);
+# arm 0 holds the changed reward: μ̂_0 = 0 → 1/2. Witnesses found by theorem7_reachable_check
+# and the two-group search in the finding document.
+REACHABLE_WITNESSES = {
+    (2, 1e-1): ((1, 10**6), (0.0, 0.6985316172419263), 0.13637),
+    (2, 1e-2): ((1, 10**6), (0.0, 0.94928907975851), 0.082047),
+    (2, 1e-3): ((1, 10**6), (0.0, 0.999999000001), 0.049872),
+    (5, 1e-2): ((1,) + (1000,) * 4, (0.0,) + (1000 / 1001,) * 4, 0.062840),
+    (5, 1e-3): ((1,) + (50,) * 4, (0.0,) + (50 / 51,) * 4, 0.038216),
+    (10, 1e-2): ((1,) + (100,) * 9, (0.0, 0.9827442405663553) + (0.982187058637203,) * 8, 0.054006),
+    (10, 1e-3): ((1, 50) + (20,) * 8, (0.0, 50 / 51) + (20 / 21,) * 8, 0.034521),
+}
+
+
+@pytest.mark.parametrize("key", sorted(REACHABLE_WITNESSES))
+def test_theorem7_violated_at_reachable_states(key):
+    # exact δ at the published ε for a reachable witness state, above the claimed δ
+    n_arms, delta = key
+    counts, means, pinned = REACHABLE_WITNESSES[key]
+    state = RoundState(counts, means)
+    eps = published_bound_theorem7(n_arms, delta)
+    d, _ = round_privacy(state, eps)
+    assert d == pytest.approx(pinned, rel=1e-4)
+    assert d > delta  # the claim is false in its own setting ...
+    assert d <= gdp_delta(2**-0.5, eps)  # ... the GDP bound holds
+
+
+def test_theorem7_reachable_search_two_arms():
+    # the full search for N = 2 (a few seconds): the worst reachable state has the other arm
+    # pulled very often, at the mean that makes the threshold test optimal — or at its largest
+    # reachable mean 1 − 1/(n+1) when the optimum ε + 1/4 lies beyond it (δ = 10⁻³)
+    for delta, want in [(1e-2, 0.082047), (1e-3, 0.049872)]:
+        chk = theorem7_reachable_check(2, delta, other_counts=(1, 100, 10**6), changed_counts=(1, 2),
+                                       starts=1)
+        assert chk.delta_exact == pytest.approx(want, rel=1e-3)
+        assert chk.violated
+    # δ = 10⁻⁶: every reachable state's pure ε is below the published ε, so δ(ε_pub) = 0
+    chk = theorem7_reachable_check(2, 1e-6, other_counts=(1, 100, 10**6), changed_counts=(1, 2), starts=1)
+    assert chk.delta_exact == 0.0 and not chk.violated
+    assert chk.pure_epsilon == pytest.approx(1.11459, abs=1e-4)
+    assert chk.pure_epsilon < chk.epsilon_published == pytest.approx(1.28074, abs=1e-4)
+
+
+def test_theorem7_at_one_in_a_million_fails_from_twelve_arms():
+    # the changed arm pulled once (reward 0 → 1), the other 11 arms pulled 4 times with all
+    # rewards 1 (μ̂ = 0.8): pure ε 1.4023 > ε_pub = 1.3929, δ = 8.4e-4 ≫ 10⁻⁶
+    state = RoundState((1,) + (4,) * 11, (0.0,) + (0.8,) * 11)
+    eps = published_bound_theorem7(12, 1e-6)
+    d, pure = round_privacy(state, eps)
+    assert eps == pytest.approx(1.39287, abs=1e-4)
+    assert pure == pytest.approx(1.4023, abs=1e-4) and d == pytest.approx(8.41e-4, rel=1e-2)
+    # an independent quadrature (scipy) of the same two output distributions agrees
+    d_q, pure_q = _delta_and_pure_by_quad(state, eps)
+    assert d_q == pytest.approx(d, rel=1e-6) and pure_q == pytest.approx(pure, rel=1e-8)
+    # with 10 arms the same construction stays below the published ε (no violation found)
+    state10 = RoundState((1,) + (5,) * 9, (0.0,) + (5 / 6,) * 9)
+    d10, pure10 = round_privacy(state10, published_bound_theorem7(10, 1e-6))
+    assert d10 == 0.0 and pure10 == pytest.approx(1.35955, abs=1e-4)
+
+
+def test_round_state_rejects_unreachable_states():
+    with pytest.raises(ValueError, match="means\\[1\\]"):
+        RoundState((1, 1), (0.0, 0.9))  # one pull: μ̂ ≤ 1/2
+    with pytest.raises(ValueError, match="counts\\[0\\]"):
+        RoundState((0, 3), (0.0, 0.1))  # the changed reward must have been observed
+    with pytest.raises(ValueError, match="means\\[0\\]"):
+        RoundState((1, 3), (0.2, 0.1))  # n_0 = 1: μ̂_0 = 0 (it rises to 1/2 on the neighbour)

@@ -2,11 +2,14 @@
 
 Methods: ``basic``, ``advanced`` (Dwork–Rothblum–Vadhan, heterogeneous), ``rdp`` (continuous
 orders, Balle et al. 2020 conversion), ``gdp`` (exact f-DP composition of GDP events) and
-``pld`` (dp-accounting, pessimistic). Every method bounds each per-unit composition of the
-event's normal form (:mod:`dpaudit.accounting.composition`) and takes the worst, because
-parallel composition is the maximum over data units. A method that cannot bound an event
-reports why instead of a number; ``best`` is the minimum over the methods that apply — each
-is a valid upper bound, so their minimum is too.
+``pld`` (dp-accounting, pessimistic). Each is a module that follows
+:class:`~dpaudit.accounting.protocol.AccountingMethod`. Every method bounds each per-unit
+composition of the event's normal form (:mod:`dpaudit.accounting.composition`) and takes the
+worst, because parallel composition is the maximum over data units. A method that cannot bound
+an event reports why instead of a number; ``best`` is the minimum over the methods that apply —
+each is a valid upper bound, so their minimum is too. :func:`account` never raises for a valid
+event and a finite δ ∈ (0, 1) or ε ≥ 0: a numerical failure inside a method (NaN, an overflow it
+did not foresee) becomes "not applicable: numerical failure …" for that method, never a number.
 
 Example:
     >>> from dpaudit.accounting import account
@@ -24,11 +27,11 @@ import math
 import time
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from types import ModuleType
 from typing import Any
 
 from dpaudit.accounting import advanced, basic, gdp, pld, rdp
-from dpaudit.accounting.composition import Composition, NotApplicable, normal_form
+from dpaudit.accounting.composition import Composition, NotApplicable, check_private, normal_form
+from dpaudit.accounting.protocol import AccountingMethod, CurveMethod
 from dpaudit.events import NonPrivateEvent, PrivacyEvent, check_nonnegative, check_probability
 
 __all__ = [
@@ -42,9 +45,21 @@ __all__ = [
     "Composition",
     "normal_form",
     "epsilon_curves",
+    "AccountingMethod",
+    "CurveMethod",
 ]
 
-METHODS: dict[str, ModuleType] = {m.NAME: m for m in (basic, advanced, rdp, gdp, pld)}
+
+def _register(*methods: AccountingMethod) -> dict[str, AccountingMethod]:
+    out: dict[str, AccountingMethod] = {}
+    for m in methods:
+        if not isinstance(m, AccountingMethod):
+            raise TypeError(f"{m!r} does not follow the AccountingMethod protocol")
+        out[m.NAME] = m
+    return out
+
+
+METHODS: dict[str, AccountingMethod] = _register(basic, advanced, rdp, gdp, pld)
 
 
 @dataclass(frozen=True)
@@ -104,12 +119,24 @@ class AccountingReport:
         return asdict(self)
 
 
-def _worst(module: ModuleType, comps: tuple[Composition, ...], fn: str, arg: float) -> float:
+def _checked(name: str, value: float) -> float:
+    """A method's answer, refusing NaN and infinities (never silently turned into a number)."""
+    value = float(value)
+    if math.isnan(value):
+        raise NotApplicable(f"numerical failure: {name} produced NaN")
+    if math.isinf(value):
+        raise NotApplicable(f"{name} produced a value beyond the largest double")
+    return value
+
+
+def _worst(method: AccountingMethod, comps: tuple[Composition, ...], fn: str, arg: float) -> float:
     for c in comps:
-        for leaf, _ in c:
-            if isinstance(leaf, NonPrivateEvent):
-                raise NotApplicable(f"not differentially private (unbounded privacy loss): {leaf.reason}")
-    return max(getattr(module, fn)(c, arg) for c in comps)
+        check_private(c)
+    call = method.epsilon if fn == "epsilon" else method.delta
+    worst = -math.inf
+    for c in comps:
+        worst = max(worst, _checked(method.NAME, call(c, arg)))
+    return worst
 
 
 def epsilon_under(method: str, event: PrivacyEvent, delta: float) -> float:
@@ -124,7 +151,7 @@ def delta_under(method: str, event: PrivacyEvent, epsilon: float) -> float:
     return _worst(_method(method), normal_form(event), "delta", epsilon)
 
 
-def _method(name: str) -> ModuleType:
+def _method(name: str) -> AccountingMethod:
     try:
         return METHODS[name]
     except KeyError:
@@ -161,15 +188,18 @@ def account(
         t0 = time.perf_counter()
         try:
             value = _worst(METHODS[name], comps, fn, arg)
-            if not math.isfinite(value):
-                raise NotApplicable(f"{name} produced a non-finite value")
-            bounds[name] = Bound(name, float(value), None, time.perf_counter() - t0)
+            bounds[name] = Bound(name, value, None, time.perf_counter() - t0)
         except NotApplicable as exc:
             bounds[name] = Bound(name, None, str(exc), time.perf_counter() - t0)
+        except (ArithmeticError, ValueError, MemoryError) as exc:  # a bug, but never a crash
+            reason = f"numerical failure in {name}: {type(exc).__name__}: {exc}"
+            bounds[name] = Bound(name, None, reason, time.perf_counter() - t0)
     non_private = any(isinstance(leaf, NonPrivateEvent) for c in comps for leaf, _ in c)
     try:
         mu = None if non_private else max(gdp.mu(c) for c in comps)
     except NotApplicable:
+        mu = None
+    if mu is not None and not math.isfinite(mu):
         mu = None
     return AccountingReport(
         quantity=quantity,
@@ -189,13 +219,16 @@ def epsilon_curves(event: PrivacyEvent, deltas: Iterable[float],
     comps = normal_form(event)
     out: dict[str, list[float | None]] = {}
     for name in (list(METHODS) if methods is None else list(methods)):
-        module = _method(name)
+        method = _method(name)
         try:
-            if hasattr(module, "epsilon_curve"):
-                per = [module.epsilon_curve(c, ds) for c in comps]
-                out[name] = [max(v) for v in zip(*per)]
+            if isinstance(method, CurveMethod):
+                for c in comps:
+                    check_private(c)
+                per = [method.epsilon_curve(c, ds) for c in comps]
+                out[name] = [None if any(x is None for x in v) else _checked(name, max(v))
+                             for v in zip(*per)]
             else:
-                out[name] = [_worst(module, comps, "epsilon", d) for d in ds]
+                out[name] = [_worst(method, comps, "epsilon", d) for d in ds]
         except NotApplicable:
             out[name] = [None] * len(ds)
     return out

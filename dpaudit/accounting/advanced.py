@@ -1,16 +1,22 @@
-"""Advanced composition (Dwork, Rothblum & Vadhan 2010), heterogeneous form.
+"""Advanced composition (Dwork, Rothblum & Vadhan 2010, Thm III.3), heterogeneous form.
 
 For steps that are (ε_i, δ_i)-DP and any δ' > 0, the composition is (ε, δ' + Σ δ_i)-DP with
 
     ε = sqrt(2 ln(1/δ') Σ ε_i²) + Σ ε_i (e^{ε_i} − 1)
 
-(Dwork & Roth, Thm 3.20, with per-step ε_i; Kairouz, Oh & Viswanath 2015 for the general
-form). Pure and (ε, δ) leaves enter with their own parameters. Gaussian-type steps have a
-curve of valid (ε_i, δ_i): the δ left after the (ε, δ) leaves is split into the slack δ' and
-an equal per-step δ_i for the Gaussian steps, and the split is optimised numerically (a
-golden-section search over the fraction given to δ'); any split is valid, so the
-optimisation only affects tightness. The formula can exceed basic composition (e.g. ε₀ = 1,
-k = 10); it is reported as is and ``best`` takes the minimum.
+(Dwork & Roth 2014, Thm 3.20; its proof — Azuma's inequality on privacy losses bounded by ε_i
+with mean at most ε_i(e^{ε_i} − 1) — holds step by step, so heterogeneous ε_i are allowed;
+Kairouz, Oh & Viswanath 2015, Thm 3.5, state a tighter heterogeneous form). Pure and (ε, δ)
+leaves enter with their own parameters. Gaussian-type steps have a curve of valid (ε_i, δ_i):
+for ε(δ) the δ left after the (ε, δ) leaves is split into the slack δ' and an equal per-step
+δ_i, for δ(ε) the per-step δ_i is chosen and δ' solved in closed form; the free parameter is
+optimised on a 33-point grid zoomed in six times. Any split is valid, so the optimisation only affects
+tightness. The formula can exceed basic composition (e.g. ε₀ = 1, k = 10); it is reported as
+is and ``best`` takes the minimum.
+
+Soundness and domain. Σ ε_i² is summed with scaling (no underflow for ε_i down to 5e-324),
+every sum is rounded up and every log δ down. Not applicable where the bound exceeds the
+largest double (e^{ε_i} overflows for ε_i ≳ 709.8) or the (ε, δ) leaves leave no slack.
 """
 
 from __future__ import annotations
@@ -20,63 +26,24 @@ import math
 import numpy as np
 
 from dpaudit.accounting.basic import split
-from dpaudit.accounting.composition import Composition, NotApplicable
-from dpaudit.accounting.search import delta_from_epsilon
-from dpaudit.conversions import gdp_epsilon
+from dpaudit.accounting.composition import (
+    Composition,
+    NotApplicable,
+    check_private,
+    norm_up,
+    pure_epsilon,
+    sum_up,
+)
+from dpaudit.conversions import gdp_epsilon_log
+from dpaudit.events import ApproxDpEvent
 
 NAME = "advanced"
+_TINY = 5e-324
 
 
-def _drv(sum_sq: float, sum_lin: float, slack: float) -> float:
-    return math.sqrt(2.0 * math.log(1.0 / slack) * sum_sq) + sum_lin
-
-
-def epsilon(comp: Composition, delta: float) -> float:
-    eps_pure_total, delta_used, rep, mult = split(comp, delta)
-    # the fixed (pure / approx) steps, one entry per distinct ε with its multiplicity
-    fixed = _fixed_steps(comp)
-    f_sq = math.fsum(c * e * e for e, c in fixed)
-    f_lin = math.fsum(c * e * math.expm1(e) for e, c in fixed)
-    remaining = delta - delta_used
-    if remaining <= 0:
-        raise NotApplicable("the (epsilon, delta) events leave no delta for advanced composition's slack")
-    if rep.size == 0:
-        return _drv(f_sq, f_lin, remaining) * (1 + 1e-14)
-    n_gauss = math.fsum(mult.tolist())
-
-    def value(frac: float) -> float:
-        slack = remaining * frac
-        eps_i = gdp_epsilon(rep, remaining * (1.0 - frac) / n_gauss)
-        sq = f_sq + math.fsum((mult * eps_i * eps_i).tolist())
-        lin = f_lin + math.fsum((mult * eps_i * np.expm1(eps_i)).tolist())
-        return _drv(sq, lin, slack)
-
-    # golden-section search on logit(frac) ∈ [-30, 30]
-    lo, hi = -30.0, 30.0
-    g = (math.sqrt(5) - 1) / 2
-
-    def at(z: float) -> float:
-        return value(1.0 / (1.0 + math.exp(-z)))
-
-    x1, x2 = hi - g * (hi - lo), lo + g * (hi - lo)
-    f1, f2 = at(x1), at(x2)
-    for _ in range(40):
-        if f1 <= f2:
-            hi, x2, f2 = x2, x1, f1
-            x1 = hi - g * (hi - lo)
-            f1 = at(x1)
-        else:
-            lo, x1, f1 = x1, x2, f2
-            x2 = lo + g * (hi - lo)
-            f2 = at(x2)
-    return min(f1, f2) * (1 + 1e-14)
-
-
-def _fixed_steps(comp: Composition) -> list[tuple[float, int]]:
-    from dpaudit.accounting.composition import pure_epsilon
-    from dpaudit.events import ApproxDpEvent
-
-    out = []
+def _fixed_steps(comp: Composition) -> tuple[np.ndarray, np.ndarray]:
+    """(ε_i, counts) of the pure and (ε, δ) leaves."""
+    eps, counts = [], []
     _, _, rest = comp.gaussian_part()
     for leaf, count in rest:
         e = pure_epsilon(leaf)
@@ -84,9 +51,136 @@ def _fixed_steps(comp: Composition) -> list[tuple[float, int]]:
             e = leaf.epsilon
         if e is None:
             raise NotApplicable(f"no (epsilon, delta) bound is known for {type(leaf).__name__}")
-        out.append((e, count))
+        eps.append(e)
+        counts.append(float(count))
+    return np.array(eps, dtype=float), np.array(counts, dtype=float)
+
+
+def _linear_terms(eps: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """count·ε(e^ε − 1) per step, inflated by a relative 1e-15 for its own rounding (inf where
+    it overflows)."""
+    with np.errstate(over="ignore"):
+        return counts * eps * np.expm1(eps) * (1.0 + 1e-15)
+
+
+def _parts(comp: Composition) -> tuple[float, float, float, np.ndarray, np.ndarray]:
+    """(‖ε‖₂ of the fixed steps, their Σ ε(e^ε − 1), remaining δ, Gaussian μ bins, counts)."""
+    _, delta_used, rep, mult = split(comp)
+    eps, counts = _fixed_steps(comp)
+    norm = norm_up(eps, counts)
+    lin = sum_up(_linear_terms(eps, counts).tolist())
+    if math.isinf(norm) or math.isinf(lin):
+        raise NotApplicable("the Dwork-Rothblum-Vadhan bound exceeds the largest double "
+                            "(a per-step epsilon is too large: e^eps overflows)")
+    return norm, lin, delta_used, rep, mult
+
+
+def _drv(norm: np.ndarray, lin: np.ndarray, log_slack: np.ndarray) -> np.ndarray:
+    """sqrt(2 ln(1/δ'))·‖ε‖₂ + Σ ε(e^ε − 1), rounded up (relative 1e-13)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        v = np.sqrt(2.0 * -log_slack) * norm + lin
+        return np.nextafter(v * (1.0 + 1e-13), np.inf)
+
+
+def _gauss_terms(rep: np.ndarray, mult: np.ndarray, log_step: np.ndarray):
+    """For per-step log δ_i on a grid: (‖ε_i‖₂ contribution squared, Σ ε_i(e^{ε_i}−1)) arrays."""
+    try:
+        e = np.asarray(gdp_epsilon_log(rep[:, None], log_step[None, :]), dtype=float)
+    except ValueError as exc:
+        raise NotApplicable(f"a Gaussian step's epsilon exceeds the largest double: {exc}") from None
+    with np.errstate(over="ignore", invalid="ignore"):
+        top = e.max(axis=0)
+        scaled = np.where(top > 0, e / np.where(top > 0, top, 1.0), 0.0)
+        norm = top * np.sqrt((mult[:, None] * scaled * scaled).sum(axis=0) * (1 + 1e-12))
+        lin = (mult[:, None] * e * np.expm1(e)).sum(axis=0) * (1 + 1e-12)
+    return np.nextafter(norm, np.inf), np.nextafter(lin, np.inf)
+
+
+def _refine(fun, lo: float, hi: float, points: int = 33, rounds: int = 6) -> float:
+    """Minimum of fun over grids in [lo, hi], each round zooming in around the best point."""
+    best = math.inf
+    a, b = lo, hi
+    for _ in range(rounds):
+        x = np.linspace(a, b, points)
+        v = fun(x)
+        v = np.where(np.isnan(v), np.inf, v)
+        i = int(np.argmin(v))
+        best = min(best, float(v[i]))
+        step = (b - a) / (points - 1)
+        a, b = max(lo, x[i] - step), min(hi, x[i] + step)
+    return best
+
+
+def epsilon(comp: Composition, delta: float) -> float:
+    check_private(comp)
+    if comp.is_empty:
+        return 0.0
+    norm_f, lin_f, delta_used, rep, mult = _parts(comp)
+    remaining = math.nextafter(delta - delta_used, 0.0)
+    if remaining <= 0:
+        raise NotApplicable("the (epsilon, delta) events leave no delta for advanced composition's slack")
+    log_rem = math.log(remaining)
+    if rep.size == 0:
+        if norm_f == 0 and lin_f == 0:
+            return 0.0
+        return float(_drv(np.array(norm_f), np.array(lin_f), np.array(log_rem - 1e-14 * (1 - log_rem))))
+    n = math.fsum(mult.tolist())
+
+    def value(z: np.ndarray) -> np.ndarray:
+        # slack fraction expit(z): log δ' = log rem − softplus(−z); per step log rem − softplus(z) − log n
+        log_slack = log_rem - np.logaddexp(0.0, -z)
+        log_step = log_rem - np.logaddexp(0.0, z) - math.log(n)
+        log_slack = log_slack - 1e-14 * (1.0 + np.abs(log_slack))
+        log_step = log_step - 1e-14 * (1.0 + np.abs(log_step))
+        g_norm, g_lin = _gauss_terms(rep, mult, log_step)
+        with np.errstate(over="ignore", invalid="ignore"):
+            top = np.maximum(g_norm, norm_f)
+            safe = np.where(top > 0, top, 1.0)
+            norm = top * np.sqrt((g_norm / safe) ** 2 + (norm_f / safe) ** 2) * (1 + 1e-15)
+        return _drv(norm, g_lin + lin_f, log_slack)
+
+    out = _refine(value, -30.0, 30.0)
+    if not math.isfinite(out):
+        raise NotApplicable("the Dwork-Rothblum-Vadhan bound exceeds the largest double")
     return out
 
 
+def _slack_needed(norm: np.ndarray, lin: np.ndarray, eps: float) -> np.ndarray:
+    """The smallest δ' with sqrt(2 ln(1/δ'))·norm + lin ≤ ε, rounded up (inf if none)."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        room = np.nextafter(eps / (1.0 + 1e-13) - lin, -np.inf)
+        log_d = -(room * room) / (2.0 * np.nextafter(norm * norm, np.inf))
+        log_d = np.where(norm == 0, -np.inf, log_d)
+        margin = np.where(np.isfinite(log_d), 1e-13 * (1.0 + np.abs(log_d)), 0.0)
+        out = np.nextafter(np.exp(log_d + margin), np.inf)  # ≥ 5e-324 where it underflows
+        out = np.where(norm == 0, 0.0, out)
+        return np.where(room > 0, out, np.inf)
+
+
 def delta(comp: Composition, eps: float) -> float:
-    return delta_from_epsilon(lambda d: epsilon(comp, d), eps)
+    check_private(comp)
+    if comp.is_empty:
+        return 0.0
+    norm_f, lin_f, delta_used, rep, mult = _parts(comp)
+    if rep.size == 0:
+        if norm_f == 0 and lin_f == 0:
+            return min(1.0, delta_used)
+        slack = float(_slack_needed(np.array(norm_f), np.array(lin_f), eps))
+        return min(1.0, sum_up([(1.0, delta_used), (1.0, slack)]))
+    n = math.fsum(mult.tolist())
+    top = math.log((1.0 - delta_used) / n) if delta_used < 1 else -math.inf
+    if not math.isfinite(top):
+        return 1.0
+
+    def total(log_step: np.ndarray) -> np.ndarray:
+        g_norm, g_lin = _gauss_terms(rep, mult, log_step)
+        with np.errstate(over="ignore", invalid="ignore"):
+            big = np.maximum(g_norm, norm_f)
+            safe = np.where(big > 0, big, 1.0)
+            norm = big * np.sqrt((g_norm / safe) ** 2 + (norm_f / safe) ** 2) * (1 + 1e-15)
+            slack = _slack_needed(norm, g_lin + lin_f, eps)
+            return (delta_used + n * np.exp(log_step) + slack) * (1 + 1e-15)
+
+    lo = max(math.log(_TINY) - math.log(n), -1e4)
+    best = _refine(total, lo, min(top, -1e-12))
+    return min(1.0, math.nextafter(best, math.inf)) if math.isfinite(best) else 1.0

@@ -7,7 +7,10 @@ so ``C_j`` is exactly what one data unit experiences, and the guarantee of the w
 the worst ``C_j``. Every accounting method bounds each alternative and takes the maximum.
 
 :class:`Composition` also offers the views the methods need: the Gaussian part as arrays of
-per-step μ with multiplicities, and the remaining leaves.
+per-step μ with multiplicities, and the remaining leaves. Derived parameters that an event
+computes by a division (μ = s/σ, ε = s/b) are rounded *up* here (:func:`div_up`), and the
+composed GDP parameter sqrt(Σ c_i μ_i²) is summed with scaling (no under- or overflow of μ²)
+and rounded up, so every method starts from parameters that are never below the event's.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import math
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import cached_property
 
 import numpy as np
@@ -28,6 +32,8 @@ from dpaudit.events import (
     GaussianSequenceEvent,
     LaplaceEvent,
     LaplaceReportNoisyMaxEvent,
+    Neighbouring,
+    NonPrivateEvent,
     NoOpEvent,
     ParallelEvent,
     PrivacyEvent,
@@ -36,13 +42,106 @@ from dpaudit.events import (
     SelfComposedEvent,
 )
 
-__all__ = ["Composition", "NotApplicable", "normal_form", "MAX_ALTERNATIVES", "pure_epsilon"]
+__all__ = [
+    "Composition",
+    "NotApplicable",
+    "normal_form",
+    "MAX_ALTERNATIVES",
+    "pure_epsilon",
+    "div_up",
+    "norm_up",
+    "sum_up",
+    "leaf_mu",
+    "check_private",
+]
 
 MAX_ALTERNATIVES = 4096
 
 
 class NotApplicable(Exception):
     """Raised by an accounting method that cannot bound an event; the message says why."""
+
+
+def div_up(num: float, den: float) -> float:
+    """num/den for positive doubles, rounded *up* to a double (inf if it overflows).
+
+    >>> div_up(1.0, 3.0) > 1 / 3, div_up(1.0, 2.0) == 0.5, div_up(1e-300, 1e300)
+    (True, True, 5e-324)
+    """
+    q = num / den
+    if math.isinf(q):
+        return q
+    if Fraction(q) < Fraction(num) / Fraction(den):
+        q = math.nextafter(q, math.inf)
+    return q
+
+
+def sum_up(terms: list[tuple[float, float]] | list[float]) -> float:
+    """Σ count·value over ``terms`` (pairs, or plain non-negative values), rounded *up*.
+
+    With at most 64 terms the sum is exact (rational arithmetic on the doubles) and then rounded
+    up to the nearest double, so an exact total stays exact: four steps of ε = 0.25 sum to 1.0.
+    Longer sums use ``math.fsum`` plus a relative 1e-15 and one ulp. Either way each *value* is
+    taken as exact; a caller whose values carry their own rounding inflates them first.
+
+    >>> sum_up([(4, 0.25)]), sum_up([(10, 0.1)])  # 10 × 0.1000000000000000055…
+    (1.0, 1.0000000000000002)
+    """
+    pairs = [(1.0, t) if not isinstance(t, tuple) else t for t in terms]
+    if not pairs:
+        return 0.0
+    if any(math.isinf(c * v) or math.isinf(v) for c, v in pairs if v > 0 and c > 0):
+        return math.inf
+    if len(pairs) <= 64:
+        exact = sum((Fraction(c) * Fraction(v) for c, v in pairs), Fraction(0))
+        out = float(exact)
+        if Fraction(out) < exact:
+            out = math.nextafter(out, math.inf)
+        return out
+    total = math.fsum(c * v for c, v in pairs)
+    if total == 0.0:
+        return 0.0
+    return math.nextafter(total * (1.0 + 1e-15) + len(pairs) * 5e-324, math.inf)
+
+
+def norm_up(values: np.ndarray, counts: np.ndarray) -> float:
+    """sqrt(Σ counts·values²) for values ≥ 0, rounded *up*, without under- or overflow of the
+    squares (the values are scaled by their maximum first). inf if the result overflows.
+
+    >>> norm_up(np.array([3e-200, 4e-200]), np.array([1.0, 1.0])) >= 5e-200
+    True
+    """
+    v = np.asarray(values, dtype=float)
+    c = np.asarray(counts, dtype=float)
+    keep = (v > 0) & (c > 0)
+    if not np.any(keep):
+        return 0.0
+    v, c = v[keep], c[keep]
+    top = float(v.max())
+    if math.isinf(top):
+        return math.inf
+    r = v / top
+    # pairwise summation: relative error ≤ (log2 n + 3)·2^-53 ≤ 4e-15 for n ≤ 1e9, inside 1e-14
+    s = float(np.sum(c * r * r)) * (1.0 + 1e-14)
+    with np.errstate(over="ignore"):
+        out = top * math.sqrt(s)
+    return math.nextafter(out, math.inf) if math.isfinite(out) else math.inf
+
+
+def leaf_mu(leaf: PrivacyEvent) -> float:
+    """The GDP μ of a Gaussian-type leaf, rounded up (sensitivity/σ as an exact quotient)."""
+    if isinstance(leaf, GaussianEvent):
+        return div_up(leaf.sensitivity, leaf.sigma)
+    if isinstance(leaf, GaussianReportNoisyMaxEvent):
+        return max(div_up(s, g) for s, g in zip(leaf.sensitivities, leaf.sigmas))
+    raise TypeError(f"not a single-mu Gaussian leaf: {type(leaf).__name__}")
+
+
+def check_private(comp: Composition) -> None:
+    """Raise NotApplicable if a leaf of ``comp`` is not differentially private at all."""
+    for leaf, _ in comp:
+        if isinstance(leaf, NonPrivateEvent):
+            raise NotApplicable(f"not differentially private (unbounded privacy loss): {leaf.reason}")
 
 
 @dataclass(frozen=True)
@@ -65,13 +164,13 @@ class Composition:
     def _gaussian_part(self) -> tuple[np.ndarray, np.ndarray, list[tuple[PrivacyEvent, int]]]:
         """(μ values, multiplicities, other leaves): Gaussian-type leaves (Gaussian, Gaussian
         sequences, heterogeneous-Gaussian report-noisy-max via its GDP dominating Gaussian)
-        flattened to per-step μ; everything else returned as is."""
+        flattened to per-step μ (rounded up); everything else returned as is."""
         mus: list[np.ndarray] = []
         counts: list[np.ndarray] = []
         rest: list[tuple[PrivacyEvent, int]] = []
         for leaf, c in self.items:
             if isinstance(leaf, (GaussianEvent, GaussianReportNoisyMaxEvent)):
-                mus.append(np.array([leaf.mu]))
+                mus.append(np.array([leaf_mu(leaf)]))
                 counts.append(np.array([c], dtype=float))
             elif isinstance(leaf, GaussianSequenceEvent):
                 mus.append(leaf.mus)
@@ -83,18 +182,45 @@ class Composition:
         return np.zeros(0), np.zeros(0), rest
 
     @cached_property
-    def _mu_squared(self) -> float:
+    def _mu(self) -> float:
         mus, counts, _ = self.gaussian_part()
-        return math.fsum((counts * mus * mus).tolist())
+        return norm_up(mus, counts)
+
+    def gaussian_mu(self) -> float:
+        """sqrt(Σ count·μ²) over the Gaussian-type leaves, rounded up (inf on overflow)."""
+        return self._mu
 
     def gaussian_mu_squared(self) -> float:
-        """Σ count·μ² over the Gaussian-type leaves (exactly rounded sum)."""
-        return self._mu_squared
+        """The square of :meth:`gaussian_mu`, rounded up (≥ 5e-324 when μ > 0; inf on overflow)."""
+        m = self._mu
+        if m == 0:
+            return 0.0
+        with np.errstate(over="ignore"):
+            sq = m * m
+        return math.nextafter(sq, math.inf) if math.isfinite(sq) else math.inf
+
+    @property
+    def is_empty(self) -> bool:
+        """True when no leaf can reveal anything: no leaves, or only ε = 0 pure leaves."""
+        for leaf, _ in self.items:
+            if isinstance(leaf, (GaussianEvent, GaussianReportNoisyMaxEvent, GaussianSequenceEvent)):
+                return False
+            e = pure_epsilon(leaf)
+            if e is None or e > 0 or (isinstance(leaf, ApproxDpEvent) and leaf.delta > 0):
+                return False
+        return True
 
 
 def pure_epsilon(leaf: PrivacyEvent) -> float | None:
-    """The pure-DP ε of a leaf, or None if the leaf is not pure DP."""
-    if isinstance(leaf, (LaplaceEvent, LaplaceReportNoisyMaxEvent, RandomizedResponseEvent, PureDpEvent)):
+    """The pure-DP ε of a leaf rounded up (inf if it overflows), or None if the leaf is not pure DP."""
+    if isinstance(leaf, LaplaceEvent):
+        return div_up(leaf.sensitivity, leaf.scale)
+    if isinstance(leaf, LaplaceReportNoisyMaxEvent):
+        base = div_up(leaf.sensitivity, leaf.scale)
+        if leaf.monotone and leaf.neighbouring is Neighbouring.ADD_REMOVE:
+            return base
+        return 2.0 * base  # (exact; inf on overflow)
+    if isinstance(leaf, (RandomizedResponseEvent, PureDpEvent)):
         return float(leaf.epsilon)
     if isinstance(leaf, ApproxDpEvent) and leaf.delta == 0:
         return float(leaf.epsilon)

@@ -1,23 +1,39 @@
 """Rényi differential privacy (Mironov 2017) with a continuous search over orders.
 
-Per-leaf RDP curves ρ(α), all in log space:
+Per-leaf RDP curves ρ(α) (Rényi divergence of order α between the output distributions on two
+neighbours), all computed as log ρ — no under- or overflow, and no cancellation near α = 1 or
+for tiny ε, where the textbook forms subtract two nearly equal logarithms:
 
-* Gaussian (μ = s/σ): α μ²/2; a Gaussian sequence: α Σμ_i²/2; heterogeneous-Gaussian
-  report-noisy-max: α μ²/2 with μ = max_i s_i/σ_i (post-processing).
-* Laplace with b = scale/sensitivity (Mironov 2017, Table II):
-  (1/(α−1)) log[α/(2α−1) e^{(α−1)/b} + (α−1)/(2α−1) e^{−α/b}].
-* k-ary randomized response (exact, the pair of inputs is unique up to symmetry):
-  (1/(α−1)) log[p^α q^{1−α} + q^α p^{1−α} + (k−2) q], p = e^ε/(e^ε+k−1), q = 1/(e^ε+k−1).
-* any other pure ε-DP release: the RDP of binary randomized response with the same ε, which
-  dominates every ε-DP mechanism (its trade-off function is the lowest one allowed),
-  (1/(α−1)) log[(e^{αε} + e^{(1−α)ε})/(1 + e^ε)], also capped by ε.
-* (ε, δ) releases with δ > 0 have no RDP curve: not applicable.
+* Gaussian (μ = s/σ): α μ²/2 (Mironov 2017, Prop. 7); a Gaussian sequence: α Σμ_i²/2;
+  heterogeneous-Gaussian report-noisy-max: α μ²/2 with μ = max_i s_i/σ_i (post-processing).
+* k-ary randomized response with p = e^ε/(e^ε + k − 1), q = 1/(e^ε + k − 1) (exact: the pair of
+  inputs is unique up to symmetry): ρ = log(1 + E)/(α − 1) with
+  E = p^α q^{1−α} + q^α p^{1−α} + (k − 2)q − 1 = 4 e^{ε/2} sinh(αε/2) sinh((α−1)ε/2)/(e^ε + k − 1),
+  a product of positive factors (from cosh(x + h) − cosh(x) = 2 sinh(x + h/2) sinh(h/2)),
+  whose logarithm is summed with its large terms cancelled analytically.
+* any other pure ε-DP release: the RDP of binary randomized response (k = 2) with the same ε,
+  which dominates every ε-DP mechanism (its trade-off function is the lowest one allowed;
+  Dong, Roth & Su 2022, Prop. 2.5, and the data-processing inequality of Rényi divergence).
+* Laplace with ε = s/b (Mironov 2017, Table II): ρ = log(1 + E)/(α − 1) with
+  E = [α(e^{(α−1)ε} − 1) + (α − 1)(e^{−αε} − 1)]/(2α − 1); for αε ≤ ½ its Taylor series
+  E = α(α−1) Σ_{n≥2} s_{n−1} εⁿ/n!, s_m = ((α−1)^m − (−α)^m)/(2α − 1), whose terms shrink by
+  ≤ αε/n (no cancellation), otherwise the two terms directly (they differ by ≥ 21 %).
+* every pure curve is capped at ε (Rényi divergences of ε-DP mechanisms are at most ε);
+  (ε, δ) releases with δ > 0 have no RDP curve: not applicable.
 
-Conversion to (ε, δ): the improved bound of Balle et al. 2020 (Thm 21) / Canonne, Kamath &
-Steinke 2020 (Prop. 12), ε = ρ(α) + log((α−1)/α) − (log δ + log α)/(α − 1), and for δ(ε) its
-inverse together with the KL bound δ ≤ sqrt(1 − e^{−ρ(α)}) (α close to 1). Orders are searched
-on a fine logarithmic grid α − 1 ∈ [1e-5, 1e5] (2,000 points) and refined by a bounded Brent
-search; every α gives a valid bound, so the search affects only tightness, never soundness.
+Conversion to (ε, δ): Balle et al. 2020, Thm 21 (= Canonne, Kamath & Steinke 2020, Prop. 12),
+ε = ρ(α) + log((α−1)/α) − (log δ + log α)/(α − 1), and for δ(ε) its inverse
+log δ = (α−1)(ρ − ε + log(1 − 1/α)) − log α together with the KL bound δ ≤ δ(0) = TV ≤
+sqrt(1 − e^{−KL}) (Bretagnolle & Huber 1979) with KL ≤ ρ(1 + 1e-9) (Rényi divergence increases
+with the order; van Erven & Harremoës 2014, Thm 3). Orders are searched on a fine logarithmic
+grid α − 1 ∈ [1e-5, 1e5] (2,000 points) and refined by a bounded Brent search; every α gives a
+valid bound, so the search affects only tightness, never soundness.
+
+Soundness and domain. log ρ carries a relative margin of 2e-13, ρ is rounded up, and both
+conversions add a margin of 1e-14 times the magnitude of their terms. Every finite input gets
+an answer; ε is not applicable only when the RDP curve exceeds the largest double. Tight (the
+optimal order inside the grid) when the optimum lies in α − 1 ∈ (1e-5, 1e5); outside it (a
+single pure step at tiny δ, or a total ρ far below 1e-5) the bound is valid but loose.
 """
 
 from __future__ import annotations
@@ -25,121 +41,237 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import optimize, special
+from scipy import optimize
 
-from dpaudit.accounting.composition import Composition, NotApplicable, pure_epsilon
+from dpaudit.accounting.composition import (
+    Composition,
+    NotApplicable,
+    check_private,
+    pure_epsilon,
+    sum_up,
+)
 from dpaudit.events import ApproxDpEvent, LaplaceEvent, RandomizedResponseEvent
 
 NAME = "rdp"
 
 ORDERS = 1.0 + np.logspace(-5, 5, 2000)
+KL_ORDER = 1.0 + 1e-9
+_LOG2 = math.log(2.0)
+_LOG4 = math.log(4.0)
+_MARGIN = 2e-13  # relative margin on ρ (absolute on log ρ)
 
 
-def laplace_rdp(b: float, alphas: np.ndarray) -> np.ndarray:
-    a = np.asarray(alphas, dtype=float)
-    log_sum = np.logaddexp(np.log(a / (2 * a - 1)) + (a - 1) / b, np.log((a - 1) / (2 * a - 1)) - a / b)
-    return np.minimum(log_sum / (a - 1), 1.0 / b)
+def _log1m_exp2(log_y: np.ndarray) -> np.ndarray:
+    """r(y) = log(1 − e^{−2y}) from log y (y > 0), an upper bound for every y from 5e-324 to
+    inf (for y < 1e-150 it is log(2y) ≥ r(y), since 1 − e^{−x} ≤ x)."""
+    with np.errstate(over="ignore", under="ignore", divide="ignore"):
+        y = np.exp(log_y)
+        exact = np.log(-np.expm1(-2.0 * np.maximum(y, 1e-150)))
+    return np.where(y < 1e-150, _LOG2 + log_y, exact)
 
 
-def randomized_response_rdp(eps: float, k: int, alphas: np.ndarray) -> np.ndarray:
-    a = np.asarray(alphas, dtype=float)
-    log_norm = np.logaddexp(eps, math.log(k - 1))
-    lp, lq = eps - log_norm, -log_norm
-    terms = [a * lp + (1 - a) * lq, a * lq + (1 - a) * lp]
-    if k > 2:
-        terms.append(np.full_like(a, math.log(k - 2) + lq))
-    out = special.logsumexp(np.stack(terms), axis=0) / (a - 1)
-    return np.clip(out, 0.0, eps)
+def _log_log1p_exp(x: np.ndarray) -> np.ndarray:
+    """log(log(1 + e^x)), an upper bound (exact to 1e-16 relative) for every x."""
+    with np.errstate(over="ignore", divide="ignore"):
+        return np.where(x < -36.0, x, np.log(np.logaddexp(0.0, np.maximum(x, -36.0))))
 
 
-def pure_rdp(eps: float, alphas: np.ndarray) -> np.ndarray:
+def log_randomized_response_rdp(eps: float, k: int, alphas: np.ndarray) -> np.ndarray:
+    """log ρ(α) of k-ary randomized response at ε (capped at log ε).
+
+    log E = log 4 + ε/2 + log sinh(αε/2) + log sinh((α−1)ε/2) − log(e^ε + k − 1); writing
+    log sinh(y) = y − log 2 + log(1 − e^{−2y}) and log(e^ε + k − 1) = ε + log(1 + (k−1)e^{−ε}),
+    the large terms cancel exactly and log E = (α−1)ε + r(αε/2) + r((α−1)ε/2) −
+    log(1 + (k−1)e^{−ε}) with r(y) = log(1 − e^{−2y}) ≤ 0 — accurate to a few ulps of (α−1)ε
+    even at ε = 1e300 (summing the four large terms lost 10 digits there).
+    """
     a = np.asarray(alphas, dtype=float)
     if eps == 0:
-        return np.zeros_like(a)
-    out = (np.logaddexp(a * eps, (1 - a) * eps) - np.logaddexp(0.0, eps)) / (a - 1)
-    return np.clip(out, 0.0, eps)
+        return np.full(a.shape, -np.inf)
+    if math.isinf(eps):
+        return np.full(a.shape, math.inf)
+    le = math.log(eps)
+    with np.errstate(over="ignore"):
+        x = ((a - 1.0) * eps + _log1m_exp2(np.log(a) + le - _LOG2)
+             + _log1m_exp2(np.log(a - 1.0) + le - _LOG2)
+             - float(np.logaddexp(0.0, math.log(k - 1) - eps)))
+    return np.minimum(_log_log1p_exp(x) - np.log(a - 1.0), le)
+
+
+def _laplace_series(eps: float, a: np.ndarray) -> np.ndarray:
+    """log E for αε ≤ ½: log[α(α−1)ε²/2] + log(1 + Σ_{n≥3} s_{n−1} ε^{n−2}·2/n!)."""
+    r = (a - 1.0) / a
+    lr = np.log1p(-1.0 / a)
+    x = a * eps  # ≤ ½
+    bracket = np.ones_like(a)
+    for n in range(3, 25):
+        m = n - 1
+        if m % 2:
+            s_hat = a * (1.0 + r**m) / (2.0 * a - 1.0)
+        else:
+            s_hat = -a * (-np.expm1(m * lr)) / (2.0 * a - 1.0)
+        bracket = bracket + s_hat * x ** (n - 2) * 2.0 / math.factorial(n)
+    return np.log(a) + np.log(a - 1.0) + 2.0 * math.log(eps) - _LOG2 + np.log(bracket)
+
+
+def log_laplace_rdp(eps: float, alphas: np.ndarray) -> np.ndarray:
+    """log ρ(α) of the Laplace mechanism with ε = sensitivity/scale (capped at log ε)."""
+    a = np.asarray(alphas, dtype=float)
+    if eps == 0:
+        return np.full(a.shape, -np.inf)
+    if math.isinf(eps):
+        return np.full(a.shape, math.inf)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+        series = _laplace_series(eps, np.where(a * eps <= 0.5, a, 1.0 + 1e-5))
+        big_a = (a - 1.0) * eps
+        direct = np.log(a * np.expm1(np.minimum(big_a, 700.0)) + (a - 1.0) * np.expm1(-a * eps)) - np.log(
+            2.0 * a - 1.0)
+        huge = np.log(a) + big_a - np.log(2.0 * a - 1.0)  # drops a negative log1p term: an upper bound
+        x = np.where(a * eps <= 0.5, series, np.where(big_a > 700.0, huge, direct))
+    return np.minimum(_log_log1p_exp(x) - np.log(a - 1.0), math.log(eps))
+
+
+def log_rdp_curve(comp: Composition, alphas: np.ndarray) -> np.ndarray:
+    """log Σ over leaves of count·ρ_leaf(α), vectorised over ``alphas``, rounded up (−inf if 0)."""
+    check_private(comp)
+    a = np.asarray(alphas, dtype=float)
+    terms = []
+    m = comp.gaussian_mu()
+    if m > 0:
+        terms.append(np.log(a) + 2.0 * math.log(m) - _LOG2 if math.isfinite(m) else np.full(a.shape, np.inf))
+    _, _, rest = comp.gaussian_part()
+    for leaf, count in rest:
+        e = pure_epsilon(leaf)
+        if e is None:
+            if isinstance(leaf, ApproxDpEvent):
+                raise NotApplicable("an (epsilon, delta) event with delta > 0 has no RDP curve")
+            raise NotApplicable(f"no RDP curve is known for {type(leaf).__name__}")
+        if isinstance(leaf, LaplaceEvent):
+            lr = log_laplace_rdp(e, a)
+        elif isinstance(leaf, RandomizedResponseEvent):
+            lr = log_randomized_response_rdp(e, leaf.num_categories, a)
+        else:
+            lr = log_randomized_response_rdp(e, 2, a)
+        terms.append(lr + math.log(count))
+    if not terms:
+        return np.full(a.shape, -np.inf)
+    stack = np.stack(terms)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        top = stack.max(axis=0)
+        safe = np.where(np.isfinite(top), top, 0.0)
+        out = safe + np.log(np.exp(stack - safe).sum(axis=0))
+        out = np.where(np.isfinite(top), out, top)
+    return out + _MARGIN
 
 
 def rdp_curve(comp: Composition, alphas: np.ndarray) -> np.ndarray:
-    """Σ over leaves of count · ρ_leaf(α), vectorised over ``alphas``."""
-    a = np.asarray(alphas, dtype=float)
-    total = a * comp.gaussian_mu_squared() / 2.0
-    _, _, rest = comp.gaussian_part()
-    for leaf, count in rest:
-        if isinstance(leaf, LaplaceEvent):
-            total = total + count * laplace_rdp(leaf.scale / leaf.sensitivity, a)
-        elif isinstance(leaf, RandomizedResponseEvent):
-            total = total + count * randomized_response_rdp(leaf.epsilon, leaf.num_categories, a)
-        else:
-            e = pure_epsilon(leaf)
-            if e is None:
-                if isinstance(leaf, ApproxDpEvent):
-                    raise NotApplicable("an (epsilon, delta) event with delta > 0 has no RDP curve")
-                raise NotApplicable(f"no RDP curve is known for {type(leaf).__name__}")
-            total = total + count * pure_rdp(e, a)
-    return total
+    """Σ over leaves of count·ρ_leaf(α), rounded up (≥ 5e-324 where it is positive)."""
+    lr = log_rdp_curve(comp, alphas)
+    with np.errstate(over="ignore", under="ignore"):
+        return np.where(np.isneginf(lr), 0.0, np.nextafter(np.exp(lr), np.inf))
+
+
+def laplace_rdp(b: float, alphas: np.ndarray) -> np.ndarray:
+    """ρ(α) of the Laplace mechanism with scale/sensitivity b (rounded up)."""
+    with np.errstate(over="ignore", under="ignore"):
+        return np.nextafter(np.exp(log_laplace_rdp(1.0 / b, alphas) + _MARGIN), np.inf)
+
+
+def randomized_response_rdp(eps: float, k: int, alphas: np.ndarray) -> np.ndarray:
+    """ρ(α) of k-ary randomized response (rounded up)."""
+    with np.errstate(over="ignore", under="ignore"):
+        return np.nextafter(np.exp(log_randomized_response_rdp(eps, k, alphas) + _MARGIN), np.inf)
+
+
+def pure_rdp(eps: float, alphas: np.ndarray) -> np.ndarray:
+    """ρ(α) of binary randomized response, the largest RDP curve of an ε-DP mechanism."""
+    return randomized_response_rdp(eps, 2, alphas)
 
 
 def _eps_at(comp: Composition, alphas: np.ndarray, log_delta: float) -> np.ndarray:
+    """Balle et al. 2020, Thm 21 at each order, with a margin for its own rounding."""
     a = np.asarray(alphas, dtype=float)
     rho = rdp_curve(comp, a)
-    return rho + np.log1p(-1.0 / a) - (log_delta + np.log(a)) / (a - 1)
+    t2 = np.log1p(-1.0 / a)
+    t3 = -(log_delta + np.log(a)) / (a - 1.0)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return rho + t2 + t3 + 1e-14 * (rho + np.abs(t2) + np.abs(t3))
 
 
 def _minimise(fun, grid: np.ndarray) -> tuple[float, float]:
     vals = fun(grid)
+    vals = np.where(np.isnan(vals), np.inf, vals)
     i = int(np.argmin(vals))
     best_a, best_v = float(grid[i]), float(vals[i])
     lo = float(grid[max(i - 1, 0)])
     hi = float(grid[min(i + 1, grid.size - 1)])
-    if hi > lo:
+    if hi > lo and math.isfinite(best_v):
         res = optimize.minimize_scalar(
             lambda x: float(fun(np.array([x]))[0]), bounds=(lo, hi), method="bounded",
             options={"xatol": 1e-12 * max(1.0, lo)},
         )
-        if res.fun < best_v:
-            best_a, best_v = float(res.x), float(res.fun)
+        if math.isfinite(res.fun) and res.fun < best_v:
+            # re-evaluate at the returned order: the certified value is the one at that α
+            best_a = float(res.x)
+            best_v = float(fun(np.array([best_a]))[0])
     return best_a, best_v
 
 
 def epsilon_and_order(comp: Composition, delta: float) -> tuple[float, float]:
     """(ε, the optimal order α) for the composition at δ."""
+    check_private(comp)
+    if comp.is_empty:
+        return 0.0, math.inf
     log_delta = math.log(delta)
     alpha, eps = _minimise(lambda a: _eps_at(comp, a, log_delta), ORDERS)
-    return max(0.0, eps * (1 + 1e-12) + 1e-15), alpha
+    if math.isnan(eps):
+        raise NotApplicable("numerical failure: the RDP conversion gave NaN")
+    if math.isinf(eps):
+        raise NotApplicable("the RDP curve exceeds the largest double at every order")
+    return max(0.0, eps), alpha
 
 
 def epsilon(comp: Composition, delta: float) -> float:
     return epsilon_and_order(comp, delta)[0]
 
 
-def delta(comp: Composition, eps: float) -> float:
-    def log_delta(a: np.ndarray) -> np.ndarray:
-        rho = rdp_curve(comp, a)
-        conv = (a - 1) * (rho - eps + np.log1p(-1.0 / a)) - np.log(a)
-        with np.errstate(divide="ignore"):
-            kl = 0.5 * np.log(-np.expm1(-rho))
-        return np.minimum(conv, kl)
-
-    _, best = _minimise(log_delta, ORDERS)
-    out = math.exp(best + 1e-12)
-    # exp underflows to 0 for log δ < -745; a certified δ of 0 claims (ε, 0)-DP, which is
-    # false whenever a Gaussian step is present or ε is below the total pure ε. Round up to the
-    # smallest positive double there (as conversions.gdp_delta does); keep 0 only when it is
-    # exact (pure steps only and ε ≥ Σ ε_i).
-    if out == 0.0 and not _pure_total_at_most(comp, eps):
-        out = 5e-324
-    return float(min(1.0, out))
-
-
-def _pure_total_at_most(comp: Composition, eps: float) -> bool:
-    """True if ``comp`` has only pure-DP leaves and their ε's sum to at most ``eps``."""
-    if comp.gaussian_mu_squared() > 0:
-        return False
+def _pure_total(comp: Composition) -> float | None:
+    """Σ count·ε over the leaves (rounded up) if they are all pure, else None."""
+    if comp.gaussian_mu() > 0:
+        return None
     total = []
     for leaf, count in comp.gaussian_part()[2]:
         e = pure_epsilon(leaf)
         if e is None:
-            return False
-        total.append(count * e)
-    return math.fsum(total) <= eps
+            return None
+        total.append((count, e))
+    return sum_up(total)
+
+
+def delta(comp: Composition, eps: float) -> float:
+    check_private(comp)
+    if comp.is_empty:
+        return 0.0
+    log_rdp_curve(comp, ORDERS[:1])  # raises NotApplicable for unsupported leaves
+    pure = _pure_total(comp)
+    if pure is not None and pure <= eps:
+        return 0.0  # (Σε_i, 0)-DP by basic composition, which RDP's α → ∞ limit reproduces
+
+    def log_delta(a: np.ndarray) -> np.ndarray:
+        rho = rdp_curve(comp, a)
+        t = np.log1p(-1.0 / a)
+        with np.errstate(invalid="ignore", over="ignore"):
+            conv = (a - 1.0) * (rho - eps + t) - np.log(a)
+            err = 1e-14 * ((a - 1.0) * (rho + eps + np.abs(t)) + np.log(a)) + 1e-15
+            return conv + err
+
+    _, best = _minimise(log_delta, ORDERS)
+    lr_kl = float(log_rdp_curve(comp, np.array([KL_ORDER]))[0])
+    rho_kl = math.exp(lr_kl) if lr_kl < 700 else math.inf
+    kl = 0.5 * (lr_kl if rho_kl < 1e-5 else math.log(-math.expm1(-rho_kl))) + 1e-14
+    out = min(best, kl)
+    if math.isnan(out):
+        raise NotApplicable("numerical failure: the RDP conversion gave NaN")
+    with np.errstate(under="ignore", over="ignore"):
+        value = float(np.nextafter(np.exp(out), np.inf))
+    return min(1.0, value)
