@@ -38,10 +38,12 @@ from enum import Enum
 
 import numpy as np
 
-from dpaudit.events import Neighbouring, PrivacyEvent
+from dpaudit.events import Neighbouring, PrivacyEvent, check_positive
 from dpaudit.ledger import Ledger, LedgerEntry
 
 __all__ = [
+    "laplace_scale_for",
+    "gaussian_sigma_for",
     "Size",
     "Neighbouring",
     "Norm",
@@ -96,6 +98,46 @@ def check_batch(size: Size) -> tuple[int, ...]:
         if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 0:
             raise ValueError(f"size must be None, an integer >= 0 or a tuple of them, got {size!r}")
     return tuple(int(s) for s in out)
+
+
+def laplace_scale_for(sensitivity: float, epsilon: float, releases: int = 1) -> float:
+    """The smallest float Laplace scale b with ``releases · sensitivity / b ≤ epsilon`` *exactly*
+    (in rational arithmetic), so that basic composition of the releases never exceeds the
+    promised ε by a rounding error: ``releases·sensitivity/epsilon`` rounded to nearest can be one
+    ulp too small (4/0.7 is, and 4 × (1/fl(4/0.7)) = 0.7 + 2.9e-17).
+
+    >>> b = laplace_scale_for(1.0, 0.7, 4)
+    >>> from fractions import Fraction
+    >>> 4 / Fraction(b) <= Fraction(0.7), b > 4 / 0.7
+    (True, True)
+    """
+    from fractions import Fraction
+
+    s, e = check_positive("sensitivity", sensitivity), check_positive("epsilon", epsilon)
+    k = int(releases)
+    b = k * s / e
+    while Fraction(k) * Fraction(s) / Fraction(b) > Fraction(e):
+        b = float(np.nextafter(b, np.inf))
+    return b
+
+
+def gaussian_sigma_for(sensitivity: float, mu: float, releases: int = 1) -> float:
+    """The smallest float σ with ``releases · (sensitivity/σ)² ≤ mu²`` exactly (rational
+    arithmetic): k Gaussian releases then compose to at most μ-GDP with no rounding slack.
+
+    >>> s = gaussian_sigma_for(1.0, 0.3, 7)
+    >>> from fractions import Fraction
+    >>> 7 * (1 / Fraction(s)) ** 2 <= Fraction(0.3) ** 2
+    True
+    """
+    from fractions import Fraction
+
+    s, m = check_positive("sensitivity", sensitivity), check_positive("mu", mu)
+    k = int(releases)
+    sigma = float(np.sqrt(k)) * s / m
+    while Fraction(k) * (Fraction(s) / Fraction(sigma)) ** 2 > Fraction(m) ** 2:
+        sigma = float(np.nextafter(sigma, np.inf))
+    return sigma
 
 
 def check_neighbouring(value: Neighbouring | str) -> Neighbouring:

@@ -97,7 +97,15 @@ from dpaudit.events import (
     check_positive,
 )
 from dpaudit.ledger import Ledger
-from mechanisms.base import Norm, check_batch, check_neighbouring, check_rng, record_release
+from mechanisms.base import (
+    Norm,
+    check_batch,
+    check_neighbouring,
+    check_rng,
+    gaussian_sigma_for,
+    laplace_scale_for,
+    record_release,
+)
 
 __all__ = [
     "NodeNoise",
@@ -199,11 +207,11 @@ def _calibrate(
         if kind != "laplace":
             raise ValueError("epsilon calibrates Laplace noise; use mu= (GDP) for noise='gaussian'")
         eps = check_positive("epsilon", epsilon)
-        return NodeNoise("laplace", releases_per_unit * sens / eps, sens)
+        return NodeNoise("laplace", laplace_scale_for(sens, eps, releases_per_unit), sens)
     if kind != "gaussian":
         raise ValueError("mu calibrates Gaussian noise; use epsilon= for noise='laplace'")
     m = check_positive("mu", mu)  # type: ignore[arg-type]
-    return NodeNoise("gaussian", float(np.sqrt(releases_per_unit)) * sens / m, sens)
+    return NodeNoise("gaussian", gaussian_sigma_for(sens, m, releases_per_unit), sens)
 
 
 def _as_leaf(x: object, shape: tuple[int, ...]) -> np.ndarray:

@@ -35,7 +35,7 @@ import numpy as np
 
 from dpaudit.events import GaussianEvent, Neighbouring, check_positive
 from mechanisms.additive import AdditiveNoiseMechanism, checked_fields, l2_bound
-from mechanisms.base import Norm
+from mechanisms.base import Norm, gaussian_sigma_for
 
 __all__ = ["GaussianMechanism"]
 
@@ -74,7 +74,7 @@ class GaussianMechanism(AdditiveNoiseMechanism):
         """The Gaussian mechanism that is exactly ``mu``-GDP: σ = ℓ2-sensitivity / μ."""
         m = check_positive("mu", mu)
         s, n, d, nb = checked_fields(sensitivity, norm, dim, neighbouring)
-        return cls(l2_bound(s, n, d) / m, s, n, d, nb)
+        return cls(gaussian_sigma_for(l2_bound(s, n, d), m), s, n, d, nb)  # exactly μ, never above
 
     @property
     def l2_sensitivity(self) -> float:

@@ -43,7 +43,7 @@ import numpy as np
 
 from dpaudit.events import LaplaceEvent, Neighbouring, check_positive
 from mechanisms.additive import AdditiveNoiseMechanism, checked_fields, l1_bound
-from mechanisms.base import Norm
+from mechanisms.base import Norm, laplace_scale_for
 
 __all__ = ["LaplaceMechanism"]
 
@@ -82,7 +82,7 @@ class LaplaceMechanism(AdditiveNoiseMechanism):
         """The Laplace mechanism that is exactly ``epsilon``-DP: scale = ℓ1-sensitivity / ε."""
         eps = check_positive("epsilon", epsilon)
         s, n, d, nb = checked_fields(sensitivity, norm, dim, neighbouring)
-        return cls(l1_bound(s, n, d) / eps, s, n, d, nb)
+        return cls(laplace_scale_for(l1_bound(s, n, d), eps), s, n, d, nb)  # exactly ε, never above
 
     @property
     def l1_sensitivity(self) -> float:

@@ -295,7 +295,10 @@ PINNED_HOMOGENEOUS = {
 
 
 @pytest.mark.parametrize("key", sorted(PINNED_HOMOGENEOUS))
-def test_theorem7_is_violated_for_one_ts_round(key: tuple[int, float]) -> None:
+def test_theorem6_is_violated_on_score_vectors_of_one_ts_round_shape(key: tuple[int, float]) -> None:
+    """Theorem 6 (arbitrary neighbouring score vectors) at Theorem 7's parameters: false. These
+    score pairs are not states one Thompson-sampling round can reach, so they refute Theorem 6,
+    not Theorem 7 in its own setting (that is tests/test_thompson_privacy.py)."""
     n, delta = key
     eps_pub = published_bound_theorem7(n, delta)
     wc = worst_case_profile(0.5, [H] * n, eps_pub, search="symmetric")
@@ -312,7 +315,7 @@ def test_theorem7_is_violated_for_one_ts_round(key: tuple[int, float]) -> None:
     assert eps_pub < we.epsilons[0] <= gdp_epsilon(H, delta)
 
 
-def test_theorem7_holds_at_delta_one_tenth_homogeneous_but_not_heterogeneous() -> None:
+def test_theorem6_holds_at_delta_one_tenth_homogeneous_but_not_heterogeneous() -> None:
     # homogeneous round, δ = 0.1: the claim happens to hold (δ_exact 0.0620 < 0.1 for N = 2)
     eps_pub = published_bound_theorem7(2, 0.1)
     hom = worst_case_profile(0.5, [H, H], eps_pub, search="symmetric")

@@ -25,7 +25,7 @@ METHOD_NOTES = {
     "advanced": "Dwork-Rothblum-Vadhan, optimised split",
     "rdp": "Renyi DP, continuous orders, Balle et al. 2020 conversion",
     "gdp": "exact Gaussian-DP composition",
-    "pld": "dp-accounting PLD, pessimistic",
+    "pld": "PLD: dp-accounting single steps, long-double composition, certified margins",
     "paper": "as published: Theorem 4 mu = sqrt(T/(c(b+1)))",
     "paper_rdp": "as published: Theorem 8",
     "paper_standard": "as published: Corollary 1 (Theorem 7 + advanced composition)",
