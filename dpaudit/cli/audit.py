@@ -9,7 +9,8 @@ progress bar). By default one test is chosen on a 10 % pilot among the target's 
 designs (``--selection grid``: the Bonferroni grid over all of them instead).
 
 Exit status: 0 the audit ran (verdict ``consistent``, ``inconclusive`` or ``model-mismatch``);
-1 the verdict is ``violated`` (a valid lower bound exceeds the claim: use it to gate CI);
+1 the verdict is ``violated`` (a valid lower bound exceeds the claim) or ``model-mismatch``: use it
+to gate CI;
 2 bad input (one line on stderr).
 
 This module is the composition root of an audit: the handler imports the target factories of
@@ -312,4 +313,4 @@ def run(args: argparse.Namespace) -> int:
         print(_text(report))
         if args.plot:
             print(f"plot written to {args.plot}")
-    return 1 if report.verdict == "violated" else 0
+    return 1 if report.verdict in ("violated", "model-mismatch") else 0

@@ -11,7 +11,8 @@ instance. ``dpaudit tune ts`` enumerates (b, c) on the certified frontier of a t
 The command line is parsed in two stages so that ``dpaudit --help`` imports nothing heavy:
 ``run`` takes ``ALG`` and hands the rest to a parser built from that algorithm's options.
 
-Exit status: 0 ok; 1 a privacy check failed (the audit's verdict is ``violated``, or a run
+Exit status: 0 ok; 1 a privacy check failed (the audit's verdict is ``violated`` or
+``model-mismatch`` — the implementation is not the mechanism that was certified —, or a run
 recorded releases its declaration does not cover); 2 bad input (one line, no traceback).
 
 Example (the error line goes to stderr; the return value is the exit status):
@@ -257,7 +258,8 @@ def run_alg(args: argparse.Namespace) -> int:
         print(report.summary())
         if opts.plot:
             print(f"plot written to {opts.plot}")
-    return 1 if report.audit is not None and report.audit["verdict"] == "violated" else 0
+    failed = report.audit is not None and report.audit["verdict"] in ("violated", "model-mismatch")
+    return 1 if failed else 0
 
 
 # ---------------------------------------------------------------------------------------
