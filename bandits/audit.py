@@ -691,6 +691,101 @@ def _sample(fn: Any, head: tuple[Any, ...], tail: tuple[Any, ...], stage: int, d
     return [_merge(parts[:k]), _merge(parts[k:])]
 
 
+def _pilot(
+    policy: GaussianTS, horizon: int, arms: int, trials: int, seed: int, confidence: float,
+    neighbour: TSNeighbour | None, pilot_fraction: float, executor: Executor | None, progress: bool,
+) -> dict[str, Any]:
+    """Choose (design, statistic, threshold, orientation) on pilot trajectories of the
+    implementation (:func:`dpaudit.audit.thresholds.pilot_choice`); with one design (given, or too
+    few trials for a pilot) the threshold is left to the model sample (NaN here)."""
+    designs = [neighbour] if neighbour is not None else candidate_designs(arms)
+    stat_names = ("score", "pulls", "L") if arms == 2 else ("score", "pulls")
+    n_pilot = max(64, int(round(pilot_fraction * trials)) // len(designs))
+    if len(designs) > 1 and trials - n_pilot * len(designs) < max(100, trials // 2):
+        designs = [TSNeighbour()]  # too few trials for a pilot: the tie, pre-registered
+    if len(designs) == 1:
+        return {"designs": designs, "design": 0, "statistic": "score", "threshold": math.nan,
+                "orientation": 0, "predicted": math.nan, "per_design": 0, "main": trials}
+    n_main = trials - n_pilot * len(designs)
+    pilots, keys = [], []
+    for d, nb in enumerate(designs):
+        tab = nb.tables(policy, horizon, arms)
+        x = _sample(_policy_block, (policy, tab, horizon), (0 if arms > 2 else n_pilot, policy.c), 0, d,
+                    n_pilot, seed, executor, progress, f"ts-audit pilot {d + 1}/{len(designs)}")
+        for st in stat_names:
+            pilots.append((x[0][st], x[1][st], None))
+            keys.append((d, st))
+    choice = pilot_choice(pilots, n_main, confidence=confidence, kind="mu")
+    d_star, stat = keys[choice.candidate]
+    return {"designs": designs, "design": d_star, "statistic": stat, "threshold": choice.threshold,
+            "orientation": choice.orientation, "predicted": choice.predicted, "per_design": n_pilot,
+            "main": n_main}
+
+
+def _exact_loss_section(main: tuple[dict[str, Any], dict[str, Any]], delta: float, confidence: float
+                        ) -> dict[str, Any]:
+    """Bounds from the exact privacy loss of the subsample that has it: the Bonferroni-grid
+    threshold family (a separate statement at the same confidence) and the Monte-Carlo privacy
+    profile (valid only if L is the true loss, i.e. if the model tests pass)."""
+    if "L" not in main[0] or main[0]["L"].size < 2 or main[1]["L"].size < 2:
+        return {}
+    L0, L1 = main[0]["L"], main[1]["L"]
+    fam = threshold_rates(L0, L1, confidence=confidence, selection=Bonferroni())
+    half = 1.0 - (1.0 - confidence) / 2.0
+    mc = [epsilon_lower_bound_from_losses(x, delta=delta, confidence=half) for x in (L0, -L1)]
+    prof = monte_carlo_profile(L0, [0.0, 0.25, 0.5, 1.0, 2.0], confidence=half)
+    return {
+        "trajectories_per_table": int(L0.size),
+        "mu_lower": fam.mu_lower_bound().mu,
+        "epsilon_lower": fam.epsilon_lower_bound(delta).epsilon,
+        "method": "clopper-pearson, bonferroni grid of 600 tests "
+                  "(a separate statement at the same confidence)",
+        "mu_gaussian_fit": float(math.sqrt(max(0.0, L0.mean() - L1.mean()))),
+        "loss_mean_R": float(L0.mean()), "loss_sd_R": float(L0.std()),
+        "loss_mean_Rprime": float(L1.mean()), "loss_sd_Rprime": float(L1.std()),
+        "monte_carlo_profile": {
+            "epsilon_lower": max(b.epsilon for b in mc), "confidence_each_order": half,
+            "epsilons": list(prof.epsilons), "delta_estimate": list(prof.delta_estimate),
+            "delta_lower": list(prof.delta_lower),
+            "assumption": "L is the true privacy loss: valid only if the model tests pass",
+        },
+        "probabilities": main[0].get("rule"),
+    }
+
+
+def _details(policy: GaussianTS, horizon: int, arms: int, cfg: ThompsonConfig, mu_c: float, eps_c: float,
+             delta: float, confidence: float, nb: TSNeighbour, tables: NeighbourTables, designs: list,
+             pilot: dict[str, Any], rates: Any, n_main: int, floor: Any, estimate: Any, n_model: int,
+             mt: dict[str, Any], exact: dict[str, Any], main: Any, model: Any, trials: int) -> dict[str, Any]:
+    """The JSON-ready details of a Thompson-sampling audit report."""
+    return {
+        "policy": policy.name, "horizon": horizon, "arms": arms, "b": policy.b, "c": policy.c,
+        "claim": {"horizon": cfg.horizon, "arms": cfg.arms, "prepulls": cfg.prepulls,
+                  "variance_scale": cfg.variance_scale},
+        "mu_certified": mu_c, "mu_paper": cfg.mu_paper, "epsilon_certified": eps_c,
+        "epsilon_paper": float(gdp_epsilon(cfg.mu_paper, delta)),
+        "neighbour": {**asdict(nb), "description": nb.describe(), "tau": tables.tau,
+                      "observer": tables.observer, "first_private_round": tables.first_private_round},
+        "pilot": {"designs": [d.describe() for d in designs],
+                  "trajectories_per_table_per_design": pilot["per_design"], "chosen_design": pilot["design"],
+                  "statistic": pilot["statistic"], "threshold": pilot["threshold"],
+                  "orientation": pilot["orientation"], "predicted_mu_lower": pilot["predicted"]},
+        "certifying_test": {"false_positives": rates.false_positives[0],
+                            "false_negatives": rates.false_negatives[0],
+                            "trajectories_per_table": n_main, "fpr_upper": rates.fpr_upper[0],
+                            "fnr_upper": rates.fnr_upper[0]},
+        "detection_floor": floor.describe(),
+        "estimate": f"the certifying test exhibits mu in [{estimate.lower:.4f}, {estimate.upper:.4f}] "
+                    f"({100 * confidence:g}%) against the certified {mu_c:.4f}",
+        "model_trajectories_per_table": n_model,
+        "model_tests": mt,
+        "exact_loss": exact,
+        "statistics_means": {k: [float(np.mean(main[s][k])) for s in (0, 1)] for k in ("score", "pulls")},
+        "model_means": {k: [float(np.mean(model[s][k])) for s in (0, 1)] for k in ("score", "pulls")},
+        "trials_per_neighbour": trials,
+    }  # fmt: skip
+
+
 def audit_thompson(
     policy: GaussianTS,
     horizon: int,
@@ -736,28 +831,10 @@ def audit_thompson(
     t_start = time.perf_counter()
 
     # 1. pilot: design x statistic x threshold on fresh trajectories of the implementation
-    designs = [neighbour] if neighbour is not None else candidate_designs(arms)
-    stat_names = ("score", "pulls", "L") if arms == 2 else ("score", "pulls")
-    n_pilot = max(64, int(round(pilot_fraction * trials)) // len(designs))
-    if len(designs) > 1 and trials - n_pilot * len(designs) < max(100, trials // 2):
-        designs = [TSNeighbour()]  # too few trials for a pilot: the tie, pre-registered
-    if len(designs) > 1:
-        n_main = trials - n_pilot * len(designs)
-        pilots, keys = [], []
-        for d, nb in enumerate(designs):
-            tab = nb.tables(policy, horizon, arms)
-            x = _sample(_policy_block, (policy, tab, horizon), (0 if arms > 2 else n_pilot, c), 0, d,
-                        n_pilot, seed, executor, progress,
-                        f"ts-audit pilot {d + 1}/{len(designs)}")  # fmt: skip
-            for st in stat_names:
-                pilots.append((x[0][st], x[1][st], None))
-                keys.append((d, st))
-        choice = pilot_choice(pilots, n_main, confidence=confidence, kind="mu")
-        d_star, stat = keys[choice.candidate]
-        thr, orient, predicted = choice.threshold, choice.orientation, choice.predicted
-    else:
-        n_pilot, n_main = 0, trials
-        d_star, stat, thr, orient, predicted = 0, "score", math.nan, 0, math.nan
+    pilot = _pilot(policy, horizon, arms, trials, seed, confidence, neighbour, pilot_fraction, executor,
+                   progress)
+    designs, d_star, stat, n_main = pilot["designs"], pilot["design"], pilot["statistic"], pilot["main"]
+    thr, orient = pilot["threshold"], pilot["orientation"]
     nb = designs[d_star]
     tables = nb.tables(policy, horizon, arms)
     t_pilot = time.perf_counter()
@@ -772,7 +849,8 @@ def audit_thompson(
     t_model = time.perf_counter()
     if not math.isfinite(thr):  # a fixed design: the threshold comes from the (independent) model sample
         ch = pilot_choice([(model[0][stat], model[1][stat], None)], n_main, confidence=confidence, kind="mu")
-        thr, orient, predicted = ch.threshold, ch.orientation, ch.predicted
+        thr, orient = ch.threshold, ch.orientation
+        pilot.update(threshold=thr, orientation=orient, predicted=ch.predicted)
 
     # 4. the certifying test
     rates = single_test_rates(main[0][stat], main[1][stat], thr, orient, confidence=confidence,
@@ -787,30 +865,7 @@ def audit_thompson(
 
     # 5. model tests; 6. the exact-loss bound and the Monte-Carlo profile (subsample)
     mt = model_tests(main, model, alpha=model_alpha)
-    exact: dict[str, Any] = {}
-    if "L" in main[0] and main[0]["L"].size >= 2 and main[1]["L"].size >= 2:
-        L0, L1 = main[0]["L"], main[1]["L"]
-        fam = threshold_rates(L0, L1, confidence=confidence, selection=Bonferroni())
-        half = 1.0 - (1.0 - confidence) / 2.0
-        mc = [epsilon_lower_bound_from_losses(x, delta=delta, confidence=half) for x in (L0, -L1)]
-        prof = monte_carlo_profile(L0, [0.0, 0.25, 0.5, 1.0, 2.0], confidence=half)
-        exact = {
-            "trajectories_per_table": int(L0.size),
-            "mu_lower": fam.mu_lower_bound().mu,
-            "epsilon_lower": fam.epsilon_lower_bound(delta).epsilon,
-            "method": "clopper-pearson, bonferroni grid of 600 tests "
-                      "(a separate statement at the same confidence)",
-            "mu_gaussian_fit": float(math.sqrt(max(0.0, L0.mean() - L1.mean()))),
-            "loss_mean_R": float(L0.mean()), "loss_sd_R": float(L0.std()),
-            "loss_mean_Rprime": float(L1.mean()), "loss_sd_Rprime": float(L1.std()),
-            "monte_carlo_profile": {
-                "epsilon_lower": max(b.epsilon for b in mc), "confidence_each_order": half,
-                "epsilons": list(prof.epsilons), "delta_estimate": list(prof.delta_estimate),
-                "delta_lower": list(prof.delta_lower),
-                "assumption": "L is the true privacy loss: valid only if the model tests pass",
-            },
-            "probabilities": main[0].get("rule"),
-        }  # fmt: skip
+    exact = _exact_loss_section(main, delta, confidence)
     t_end = time.perf_counter()
 
     emp = Empirical(epsilon_lower=float(eb.epsilon), mu_lower=float(mb.mu), delta=delta,
@@ -819,33 +874,10 @@ def audit_thompson(
                     statistic={"score": "score statistic (first-order privacy loss)",
                                "pulls": "pulls of the changed arm",
                                "L": "exact privacy loss"}[stat])  # fmt: skip
-    details: dict[str, Any] = {
-        "policy": policy.name, "horizon": horizon, "arms": arms, "b": policy.b, "c": policy.c,
-        "claim": {"horizon": cfg.horizon, "arms": cfg.arms, "prepulls": cfg.prepulls,
-                  "variance_scale": cfg.variance_scale},
-        "mu_certified": mu_c, "mu_paper": cfg.mu_paper, "epsilon_certified": eps_c,
-        "epsilon_paper": float(gdp_epsilon(cfg.mu_paper, delta)),
-        "neighbour": {**asdict(nb), "description": nb.describe(), "tau": tables.tau,
-                      "observer": tables.observer, "first_private_round": tables.first_private_round},
-        "pilot": {"designs": [d.describe() for d in designs], "trajectories_per_table_per_design": n_pilot,
-                  "chosen_design": d_star, "statistic": stat, "threshold": thr, "orientation": orient,
-                  "predicted_mu_lower": predicted},
-        "certifying_test": {"false_positives": rates.false_positives[0],
-                            "false_negatives": rates.false_negatives[0],
-                            "trajectories_per_table": n_main, "fpr_upper": rates.fpr_upper[0],
-                            "fnr_upper": rates.fnr_upper[0]},
-        "detection_floor": floor.describe(),
-        "estimate": f"the certifying test exhibits mu in [{estimate.lower:.4f}, {estimate.upper:.4f}] "
-                    f"({100 * confidence:g}%) against the certified {mu_c:.4f}",
-        "model_trajectories_per_table": n_model,
-        "model_tests": mt,
-        "exact_loss": exact,
-        "statistics_means": {k: [float(np.mean(main[s][k])) for s in (0, 1)] for k in ("score", "pulls")},
-        "model_means": {k: [float(np.mean(model[s][k])) for s in (0, 1)] for k in ("score", "pulls")},
-        "trials_per_neighbour": trials,
-        "seconds": {"pilot": t_pilot - t_start, "main": t_main - t_pilot, "model": t_model - t_main,
-                    "bounds_and_tests": t_end - t_model, "total": t_end - t_start},
-    }  # fmt: skip
+    details = _details(policy, horizon, arms, cfg, mu_c, eps_c, delta, confidence, nb, tables, designs, pilot,
+                       rates, n_main, floor, estimate, n_model, mt, exact, main, model, trials)
+    details["seconds"] = {"pilot": t_pilot - t_start, "main": t_main - t_pilot, "model": t_model - t_main,
+                          "bounds_and_tests": t_end - t_model, "total": t_end - t_start}
     cert = Certified(mu=mu_c, epsilon=eps_c, delta=delta, source="dpaudit")
     return AuditReport.build(target="thompson-sampling", certified=cert, empirical=emp, details=details,
                              floor=floor, estimate=estimate, model_mismatch=mt["rejected"])  # fmt: skip

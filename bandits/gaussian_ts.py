@@ -334,33 +334,8 @@ class GaussianTSAgent(Agent):
             if K not in win:
                 win[K] = (sliding_window_view(Zp, K, axis=2), sliding_window_view(Tp, K, axis=2))
             ar = aranges[:A]
-            kk = aranges[:K]
             pa = p[act]
-            Sa, na = S[act], n[act]
-            na1 = na + 1.0
-            mu = Sa / na1
-            sc = sqrtc / np.sqrt(na1)
-            lead = mu.argmax(axis=1)
-            others = o + (o >= lead[:, None])  # (A, N-1)
-            Zw, Tw = win[K]
-            # the other arms' samples over the window, and their maximum
-            th = Zw[act[:, None], others, pa[:, None]]  # (A, N-1, K)
-            arc = ar[:, None]
-            th *= sc[arc, others][:, :, None]
-            th += mu[arc, others][:, :, None]
-            mx = th.max(axis=1)
-            # the leader's samples if it is pulled at every round of the window
-            cs = np.empty((A, K + 1))
-            cs[:, 0] = Sa[ar, lead]
-            cs[:, 1:] = Tw[act, lead, pa]
-            np.cumsum(cs, axis=1, out=cs)  # cs[:, k] = leader's sum before the k-th round
-            nl1 = na[ar, lead][:, None] + kk + 1.0
-            thl = Zw[act, lead, pa] * (sqrtc / np.sqrt(nl1))
-            thl += cs[:, :K] / nl1
-            stop = mx >= thl
-            if pa.max() + K > C:
-                stop |= (pa[:, None] + kk) >= C
-            m = np.where(stop.any(axis=1), stop.argmax(axis=1), K)
+            lead, cs, m = self._leader_run(act, pa, K, C, win[K], o, ar, aranges[:K])
             # accept m pulls of the leader
             S[act, lead] = cs[ar, m]
             n[act, lead] += m
@@ -374,14 +349,10 @@ class GaussianTSAgent(Agent):
             if d.size:
                 rd, td = act[d], td[d]
                 n1 = n[rd] + 1.0
-                row = Zp[rd, :, td] * (sqrtc / np.sqrt(n1))
-                row += S[rd] / n1
-                armd = row.argmax(axis=1)
+                armd = (Zp[rd, :, td] * (sqrtc / np.sqrt(n1)) + S[rd] / n1).argmax(axis=1)
                 S[rd, armd] += Tp[rd, armd, td]
                 n[rd, armd] += 1.0
-                dev_rep.append(rd)
-                dev_t.append(td)
-                dev_arm.append(armd)
+                dev_rep.append(rd), dev_t.append(td), dev_arm.append(armd)
                 p[rd] += 1
             p[act] += m
             # adapt the window to the typical run between deviations
@@ -395,18 +366,51 @@ class GaussianTSAgent(Agent):
                     break
                 last = now
         self._K = K
-        # write the accepted runs and the stopping rounds into `actions`
         ones = [np.ones(len(x), dtype=np.intp) for x in dev_rep]
-        rep = np.concatenate(seg_rep + dev_rep)
-        lens = np.concatenate(seg_len + ones)
-        first = np.concatenate(seg_start + dev_t) + rep * C
-        ends = np.cumsum(lens)
-        pos = np.repeat(first - (ends - lens), lens) + np.arange(int(ends[-1]) if ends.size else 0)
-        actions.reshape(-1)[pos] = np.repeat(np.concatenate(seg_arm + dev_arm), lens)
-        if not aborted:
-            return C
-        # bring the repetitions that lag behind up to the leader, one masked round at a time
+        _write_runs(actions, C, seg_rep + dev_rep, seg_start + dev_t, seg_len + ones, seg_arm + dev_arm)
+        return C if not aborted else self._catch_up(p, table, actions)
+
+    def _leader_run(
+        self, act: np.ndarray, pa: np.ndarray, K: int, C: int, windows: tuple[np.ndarray, np.ndarray],
+        o: np.ndarray, ar: np.ndarray, kk: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """For repetitions ``act`` at local rounds ``pa``: the leader (highest posterior mean), its
+        running sums ``cs`` if pulled at every round of the K-round window, and ``m``, the number
+        of rounds before another arm's θ reaches the leader's (K if none; the chunk end stops too)."""
+        S, n, sqrtc = self.S, self.n, self._sqrtc
+        Zw, Tw = windows
+        Sa, na = S[act], n[act]
+        na1 = na + 1.0
+        mu = Sa / na1
+        sc = sqrtc / np.sqrt(na1)
+        lead = mu.argmax(axis=1)
+        others = o + (o >= lead[:, None])  # (A, N-1)
+        # the other arms' samples over the window, and their maximum
+        th = Zw[act[:, None], others, pa[:, None]]  # (A, N-1, K)
+        arc = ar[:, None]
+        th *= sc[arc, others][:, :, None]
+        th += mu[arc, others][:, :, None]
+        mx = th.max(axis=1)
+        # the leader's samples if it is pulled at every round of the window
+        cs = np.empty((act.size, K + 1))
+        cs[:, 0] = Sa[ar, lead]
+        cs[:, 1:] = Tw[act, lead, pa]
+        np.cumsum(cs, axis=1, out=cs)  # cs[:, k] = leader's sum before the k-th round
+        nl1 = na[ar, lead][:, None] + kk + 1.0
+        thl = Zw[act, lead, pa] * (sqrtc / np.sqrt(nl1))
+        thl += cs[:, :K] / nl1
+        stop = mx >= thl
+        if pa.max() + K > C:
+            stop |= (pa[:, None] + kk) >= C
+        return lead, cs, np.where(stop.any(axis=1), stop.argmax(axis=1), K)
+
+    def _catch_up(self, p: np.ndarray, table: np.ndarray, actions: np.ndarray) -> int:
+        """Bring the repetitions that lag behind (local round ``p``) up to the leader, one masked
+        round at a time, with the arithmetic of :meth:`select`/:meth:`update`; return the round
+        from which the synchronised step loop continues."""
         self._refresh()
+        N, sqrtc, S, n = self.n_arms, self._sqrtc, self.S, self.n
+        off = self._zoff - self._t0  # the noise starts at the chunk's first sampling round
         kmax = int(p.max())
         Z, mu, scale = self._Z, self._mu.reshape(-1), self._scale.reshape(-1)
         Sf, nf = S.reshape(-1), n.reshape(-1)
@@ -474,6 +478,17 @@ class SharedNoise:
         if e0 < self.lo or e1 > self.hi:
             raise ValueError(f"elements [{e0}, {e1}) are not held (held: [{self.lo}, {self.hi}))")
         return self.buf[e0 - self.lo : e1 - self.lo].transpose(1, 0, 2)
+
+
+def _write_runs(actions: np.ndarray, C: int, reps: list, starts: list, lens: list, arms: list) -> None:
+    """Write runs of one arm into ``actions`` (R, C): run i is ``lens[i]`` rounds of ``arms[i]`` from
+    local round ``starts[i]`` in repetition ``reps[i]`` (lists of arrays, concatenated)."""
+    rep = np.concatenate(reps)
+    ln = np.concatenate(lens)
+    first = np.concatenate(starts) + rep * C
+    ends = np.cumsum(ln)
+    pos = np.repeat(first - (ends - ln), ln) + np.arange(int(ends[-1]) if ends.size else 0)
+    actions.reshape(-1)[pos] = np.repeat(np.concatenate(arms), ln)
 
 
 def play_gaussian_ts_together(

