@@ -41,6 +41,7 @@ from bandits.cascade_policies import (
 from bandits.combinatorial import ranking
 from bandits.policy import Agent, Outcomes, RunContext
 from dpaudit.events import NonPrivateEvent
+from dpaudit.ledger import RunLedgers
 from mechanisms.hybrid_batch import BatchHybridStreams, BatchHybridSums
 from mechanisms.row_reports import RowReports
 
@@ -65,23 +66,28 @@ def top_k(scores: np.ndarray, k: int, tie_keys: np.ndarray | None = None) -> np.
     if tie_keys is not None:
         return ranking(scores, tie_keys)[:, :k]
     u = np.array(scores, dtype=float, copy=True)
-    rows = np.arange(u.shape[0])
+    flat, base = u.reshape(-1), np.arange(u.shape[0]) * u.shape[1]
     out = np.empty((u.shape[0], k), dtype=np.intp)
     for j in range(k):
         best = np.argmax(u, axis=1)
         out[:, j] = best
-        u[rows, best] = -np.inf
+        flat[base + best] = -np.inf
     return out
 
 
 class CascadeAgent(Agent):
-    """The shared loop (module docstring); subclasses give ``index``, ``absorb`` and the noise."""
+    """The shared loop (module docstring); subclasses give ``index``, ``absorb`` and the noise.
+
+    The index of an item is kept in parts that change only when the item is updated (its mean,
+    ``1/sqrt(T)``), so a round costs a few multiply-adds per item: ``U = mean + c_t · isq`` with
+    ``c_t`` one number per row and round (:meth:`coefficient`).
+    """
 
     noise_width: int = 0
     noise_sampler: str = "laplace"
     private: bool = True
 
-    def __init__(self, run: RunContext, rows: Sequence[CascadePolicy]) -> None:
+    def __init__(self, run: RunContext, rows: Sequence[CascadePolicy], *, record: bool = True) -> None:
         super().__init__(run)
         rows = list(rows)
         if len(rows) != self.reps:
@@ -90,21 +96,29 @@ class CascadeAgent(Agent):
             raise ValueError("rows must share one stack_key (same kind, init, ties and noise)")
         p0 = rows[0]
         self.policies = rows
+        self.record = bool(record) and self.private
         self.k = run.structure.k
         self.init = p0.init
         self.offset = 0 if self.init == "paper" else 1
-        self.random_ties = p0.ties == "random"
-        self._tie_stream = run.random.child(0) if self.random_ties else None
+        self._tie_stream = run.random.child(0) if p0.ties == "random" else None
         self._noise_stream = run.noise.child(0)
         R, L = self.reps, self.n_arms
         self.S = np.zeros((R, L))  # clicks (or noisy values) per item
         self.T = np.zeros((R, L))  # observations per item
+        self.mean = np.full((R, L), np.inf)  # S / max(T, 1); +inf while T = 0
+        self.isq = np.ones((R, L))  # 1 / sqrt(max(T, 1))
         self.positions = np.arange(self.k)
+        self.base = (np.arange(R) * L)[:, None]  # row offsets: flat index of (r, e) is base[r] + e
         self.capture_round: int | None = None
         self.captured: np.ndarray | None = None
         self._keys: np.ndarray | None = None
         self._z: np.ndarray | None = None
         self._t0 = 0
+
+    @property
+    def ledgers(self) -> RunLedgers | None:
+        """Where releases are recorded (None when recording is off: stacked experiments)."""
+        return self.run.ledgers if self.record else None
 
     # -- the loop ----------------------------------------------------------------------------
     def prepare(self, t0: int, t1: int) -> None:
@@ -122,10 +136,12 @@ class CascadeAgent(Agent):
         return self.top(self.index(s + self.offset, s), s)
 
     def update(self, s: int, actions: np.ndarray, feedback: np.ndarray) -> None:
-        click = np.asarray(feedback).reshape(-1, 1)
+        self._absorb_click(s, actions, self.base + actions, np.asarray(feedback).reshape(-1, 1))
+
+    def _absorb_click(self, s: int, actions: np.ndarray, flat: np.ndarray, click: np.ndarray) -> None:
         examined = self.positions[None, :] <= click
         clicked = self.positions[None, :] == click
-        self.absorb(s, actions, examined, clicked)
+        self.absorb(s, actions, flat, examined, clicked)
 
     def run_chunk(self, t0: int, t1: int, outcomes: Outcomes) -> np.ndarray:
         self.prepare(t0, t1)
@@ -137,7 +153,10 @@ class CascadeAgent(Agent):
                 self.observe_w0(np.asarray(outcomes.table[:, i], dtype=float))
             else:
                 a = self.select(s)
-                self.update(s, a, outcomes.observe(i, a))
+                flat = self.base + a
+                hit = np.asarray(outcomes.table[:, i]).reshape(-1)[flat] >= 0.5  # observe(CASCADE, ...)
+                click = np.where(hit.any(axis=1), hit.argmax(axis=1), self.k)
+                self._absorb_click(s, a, flat, click[:, None])
             acts[:, i] = a
         self.end_chunk(t0, t1)
         return acts
@@ -148,15 +167,30 @@ class CascadeAgent(Agent):
         w0 = (row >= 0.5).astype(float)
         self.S = w0.copy()
         self.T = np.ones_like(w0)
+        self.mean = w0.copy()
+        self.isq = np.ones_like(w0)
         if self.capture_round == 0:
             self.captured = w0.copy()
-        if self.private:
+        if self.record:
             self.run.ledgers.record(self.rows, NonPrivateEvent(W0_LEAK), units=range(0, 1), label="w_0")
 
-    def index(self, t: int, s: int) -> np.ndarray:  # pragma: no cover - abstract
-        raise NotImplementedError
+    def coefficient(self, t: int) -> np.ndarray:
+        """``c_t`` per row, shape (R, 1): ``sqrt(1.5 log t)`` plus the privacy part."""
+        return np.full((self.reps, 1), math.sqrt(1.5 * math.log(t)))
 
-    def absorb(self, s: int, actions: np.ndarray, examined: np.ndarray, clicked: np.ndarray) -> None:
+    def index(self, t: int, s: int) -> np.ndarray:
+        return self.mean + self.coefficient(t) * self.isq
+
+    def refresh(self, flat: np.ndarray) -> None:
+        """Recompute the cached parts of the given entries (flat indices) from S and T."""
+        t = self.T.reshape(-1)[flat]
+        tp = np.maximum(t, 1.0)
+        self.mean.reshape(-1)[flat] = np.where(t > 0, self.S.reshape(-1)[flat] / tp, np.inf)
+        self.isq.reshape(-1)[flat] = 1.0 / np.sqrt(tp)
+
+    def absorb(
+        self, s: int, actions: np.ndarray, flat: np.ndarray, examined: np.ndarray, clicked: np.ndarray
+    ) -> None:
         raise NotImplementedError  # pragma: no cover - abstract
 
     def end_chunk(self, t0: int, t1: int) -> None:
@@ -165,64 +199,58 @@ class CascadeAgent(Agent):
 
     def _record_chunk(self, event: NonPrivateEvent, t0: int, t1: int, label: str) -> None:
         a = max(t0, 1) if self.init == "paper" else t0
-        if a < t1:
+        if self.record and a < t1:
             self.run.ledgers.record(self.rows, event, units=range(a, t1), label=label)
-
-    def _ucb(self, t: int, mean_num: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
-        """(ŵ + sqrt(1.5 log t / T⁺), T⁺ = max(T, 1), log t)."""
-        lt = math.log(t)
-        tp = np.maximum(counts, 1.0)
-        return mean_num / tp + np.sqrt(1.5 * lt / tp), tp, lt
 
     def _row_column(self, values: Sequence[float]) -> np.ndarray:
         return np.asarray(values, dtype=float).reshape(-1, 1)
 
 
 class UCBAgent(CascadeAgent):
-    """CascadeUCB1: exact clicks of the examined positions."""
+    """CascadeUCB1: exact clicks of the examined positions; ``U = ŵ + sqrt(1.5 log t / T)``."""
 
     private = False
 
-    def index(self, t: int, s: int) -> np.ndarray:
-        u, _, _ = self._ucb(t, self.S, self.T)
-        return np.where(self.T > 0, u, np.inf)
-
-    def absorb(self, s: int, actions: np.ndarray, examined: np.ndarray, clicked: np.ndarray) -> None:
-        r = self.rows[:, None]
-        self.T[r, actions] += examined
-        self.S[r, actions] += clicked
+    def absorb(
+        self, s: int, actions: np.ndarray, flat: np.ndarray, examined: np.ndarray, clicked: np.ndarray
+    ) -> None:
+        self.T.reshape(-1)[flat] += examined
+        self.S.reshape(-1)[flat] += clicked
+        self.refresh(flat)
 
 
 class ObservedReportsAgent(CascadeAgent):
     """Algorithms 2, 3 and the Theorem 7 variant: each examined position's ``1{C = k}`` + noise;
-    ``ŵ ← (T ŵ + value)/(T + 1)`` (kept as the running sum S and the count T)."""
+    ``ŵ ← (T ŵ + value)/(T + 1)`` (kept as the running sum S and the count T). Index: Alg. 2
+    ``ŵ + sqrt(1.5 log t/T) + b sqrt(24 log t/T)`` (Lemma 6, γ = t⁻³), Alg. 3
+    ``ŵ + sqrt(1.5 log t/T) + σ sqrt(2 log(2t³)/T)`` (Lemma 7, γ = t⁻³)."""
 
-    def __init__(self, run: RunContext, rows: Sequence[CascadePolicy]) -> None:
-        super().__init__(run, rows)
+    def __init__(self, run: RunContext, rows: Sequence[CascadePolicy], *, record: bool = True) -> None:
+        super().__init__(run, rows, record=record)
         pols: list[CascadeLDP] = [p for p in rows if isinstance(p, CascadeLDP)]
         if len(pols) != self.reps:
             raise ValueError("rows must be CascadeLDP policies")
         self.noise = pols[0].noise
         self.noise_width = self.k
         self.noise_sampler = "laplace" if self.noise == "laplace" else "standard_normal"
-        self.reports = RowReports([p.value_mechanism(self.k) for p in pols], self.k, run.ledgers, "value")
+        self.reports = RowReports([p.value_mechanism(self.k) for p in pols], self.k, self.ledgers, "value")
         self.bonus = self._row_column([p.bonus_scale(self.k) for p in pols])
 
-    def index(self, t: int, s: int) -> np.ndarray:
-        u, tp, lt = self._ucb(t, self.S, self.T)
-        if self.noise == "laplace":  # Alg. 2: (K/ε) sqrt(24 log t / T) (Lemma 6, γ = t⁻³)
-            u = u + self.bonus * np.sqrt(24.0 * lt / tp)
-        else:  # Alg. 3: σ sqrt(2 log(2t³) / T) (Lemma 7, γ = t⁻³)
-            u = u + self.bonus * np.sqrt(2.0 * math.log(2.0 * float(t) ** 3) / tp)
-        return np.where(self.T > 0, u, np.inf)
+    def coefficient(self, t: int) -> np.ndarray:
+        lt = math.log(t)
+        if self.noise == "laplace":
+            return math.sqrt(1.5 * lt) + self.bonus * math.sqrt(24.0 * lt)
+        return math.sqrt(1.5 * lt) + self.bonus * math.sqrt(2.0 * math.log(2.0 * float(t) ** 3))
 
-    def absorb(self, s: int, actions: np.ndarray, examined: np.ndarray, clicked: np.ndarray) -> None:
+    def absorb(
+        self, s: int, actions: np.ndarray, flat: np.ndarray, examined: np.ndarray, clicked: np.ndarray
+    ) -> None:
         y = self.reports.release(clicked.astype(float), self._z[:, s - self._t0], examined, s)
         if self.capture_round == s:
             self.captured = np.where(examined, y, np.nan)
-        r = self.rows[:, None]
-        self.S[r, actions] += np.where(examined, y, 0.0)
-        self.T[r, actions] += examined
+        self.S.reshape(-1)[flat] += np.where(examined, y, 0.0)
+        self.T.reshape(-1)[flat] += examined
+        self.refresh(flat)
 
     def end_chunk(self, t0: int, t1: int) -> None:
         self.reports.flush()
@@ -231,51 +259,62 @@ class ObservedReportsAgent(CascadeAgent):
 
 
 class FixedReportsAgent(CascadeAgent):
-    """The fixed-length LDP variant (:class:`~bandits.cascade_policies.CascadeLDPFixed`)."""
+    """The fixed-length LDP variant (:class:`~bandits.cascade_policies.CascadeLDPFixed`):
+    ``U = S/E⁺ + sqrt(1.5 log t/E⁺) + dev/E⁺`` with dev = b sqrt(24 P log t) (Laplace) or
+    σ sqrt(2 P log(2t³)) (Gaussian); cached as ``mean + sqrt(1.5 log t)·isq + c'_t·g2``,
+    ``g2 = sqrt(P)/E⁺``."""
 
-    def __init__(self, run: RunContext, rows: Sequence[CascadePolicy]) -> None:
-        super().__init__(run, rows)
+    def __init__(self, run: RunContext, rows: Sequence[CascadePolicy], *, record: bool = True) -> None:
+        super().__init__(run, rows, record=record)
         pols: list[CascadeLDPFixed] = [p for p in rows if isinstance(p, CascadeLDPFixed)]
         if len(pols) != self.reps:
             raise ValueError("rows must be CascadeLDPFixed policies")
         self.noise = pols[0].noise
         self.noise_width = self.k
         self.noise_sampler = "laplace" if self.noise == "laplace" else "standard_normal"
-        self.reports = RowReports([p.report_mechanism(self.k) for p in pols], 1, run.ledgers, "report")
+        self.reports = RowReports([p.report_mechanism(self.k) for p in pols], 1, self.ledgers, "report")
         self.bonus = self._row_column([p.bonus_scale(self.k) for p in pols])
         R, L = self.reps, self.n_arms
         self.E = np.zeros((R, L))  # noisy examinations
         self.D = np.zeros((R, L))  # displays (public: the lists are the output)
         self.P = np.zeros((R, L))  # sum of the 1-based positions shown at (public)
+        self.g2 = np.zeros((R, L))  # sqrt(P) / max(E, 1)
 
     def index(self, t: int, s: int) -> np.ndarray:
-        u, ep, lt = self._ucb(t, self.S, self.E)
+        lt = math.log(t)
         if self.noise == "laplace":
-            dev = self.bonus * np.sqrt(24.0 * self.P * lt)
+            c2 = self.bonus * math.sqrt(24.0 * lt)
         else:
-            dev = self.bonus * np.sqrt(2.0 * self.P * math.log(2.0 * float(t) ** 3))
-        return np.where(self.D > 0, u + dev / ep, np.inf)
+            c2 = self.bonus * math.sqrt(2.0 * math.log(2.0 * float(t) ** 3))
+        return self.mean + math.sqrt(1.5 * lt) * self.isq + c2 * self.g2
 
-    def absorb(self, s: int, actions: np.ndarray, examined: np.ndarray, clicked: np.ndarray) -> None:
+    def absorb(
+        self, s: int, actions: np.ndarray, flat: np.ndarray, examined: np.ndarray, clicked: np.ndarray
+    ) -> None:
         y = self.reports.release(clicked.astype(float), self._z[:, s - self._t0], None, s)
         if self.capture_round == s:
             self.captured = y.copy()
         above = np.concatenate([np.zeros((self.reps, 1)), np.cumsum(y, axis=1)[:, :-1]], axis=1)
-        r = self.rows[:, None]
-        self.S[r, actions] += y
-        self.E[r, actions] += 1.0 - above
-        self.D[r, actions] += 1.0
-        self.P[r, actions] += self.positions + 1.0
+        S, E, P = self.S.reshape(-1), self.E.reshape(-1), self.P.reshape(-1)
+        S[flat] += y
+        E[flat] += 1.0 - above
+        self.D.reshape(-1)[flat] += 1.0
+        P[flat] += self.positions + 1.0
+        ep = np.maximum(E[flat], 1.0)
+        self.mean.reshape(-1)[flat] = S[flat] / ep  # D > 0 now
+        self.isq.reshape(-1)[flat] = 1.0 / np.sqrt(ep)
+        self.g2.reshape(-1)[flat] = np.sqrt(P[flat]) / ep
 
     def end_chunk(self, t0: int, t1: int) -> None:
         self.reports.flush()
 
 
 class HybridStreamsAgent(CascadeAgent):
-    """Algorithm 1: per-item hybrid counters (ε/L), un-noised counts in the index."""
+    """Algorithm 1: per-item hybrid counters (ε/L), un-noised counts in the index
+    ``(w_0 + S̃)/T + sqrt(1.5 log t/T) + coef·log t/T`` (cached: mean, isq and 1/T)."""
 
-    def __init__(self, run: RunContext, rows: Sequence[CascadePolicy]) -> None:
-        super().__init__(run, rows)
+    def __init__(self, run: RunContext, rows: Sequence[CascadePolicy], *, record: bool = True) -> None:
+        super().__init__(run, rows, record=record)
         pols: list[CascadeDP] = [p for p in rows if isinstance(p, CascadeDP)]
         if len(pols) != self.reps:
             raise ValueError("rows must be CascadeDP policies")
@@ -286,25 +325,35 @@ class HybridStreamsAgent(CascadeAgent):
             L,
             epsilon=np.array([p.counter_epsilon(L) for p in pols]),
             noise_factor=np.array([p.noise_factor for p in pols]),
-            ledgers=run.ledgers,
+            levels=max(2, self.horizon.bit_length()),
+            ledgers=self.ledgers,
             label="item hybrid counter",
         )
         self.coef = self._row_column([p.bonus_coefficient(L, self.horizon) for p in pols])
         self.w0 = np.zeros((self.reps, L))
+        self.inv = np.ones((self.reps, L))  # 1 / max(T, 1)
 
     def observe_w0(self, row: np.ndarray) -> None:
         super().observe_w0(row)
         self.w0 = self.S.copy()
 
     def index(self, t: int, s: int) -> np.ndarray:
-        u, tp, lt = self._ucb(t, self.w0 + self.mech.out, self.T)
-        return np.where(self.T > 0, u + self.coef * lt / tp, np.inf)
+        lt = math.log(t)
+        return self.mean + math.sqrt(1.5 * lt) * self.isq + (self.coef * lt) * self.inv
 
-    def absorb(self, s: int, actions: np.ndarray, examined: np.ndarray, clicked: np.ndarray) -> None:
+    def absorb(
+        self, s: int, actions: np.ndarray, flat: np.ndarray, examined: np.ndarray, clicked: np.ndarray
+    ) -> None:
         rr, kk = np.nonzero(examined)
         items = actions[rr, kk]
         self.mech.insert(rr, items, clicked[rr, kk].astype(float), self._z[rr, s - self._t0, kk], unit=s)
-        self.T[self.rows[:, None], actions] += examined
+        f = flat[rr, kk]
+        T = self.T.reshape(-1)
+        T[f] += 1.0
+        tp = T[f]  # >= 1
+        self.mean.reshape(-1)[f] = (self.w0.reshape(-1)[f] + self.mech.out.reshape(-1)[f]) / tp
+        self.isq.reshape(-1)[f] = 1.0 / np.sqrt(tp)
+        self.inv.reshape(-1)[f] = 1.0 / tp
 
     def end_chunk(self, t0: int, t1: int) -> None:
         self.mech.flush()
@@ -312,10 +361,11 @@ class HybridStreamsAgent(CascadeAgent):
 
 
 class HybridCountsAgent(CascadeAgent):
-    """The sound central variant (:class:`~bandits.cascade_policies.CascadeDPCounts`)."""
+    """The sound central variant (:class:`~bandits.cascade_policies.CascadeDPCounts`): the counter
+    moves every item's statistics every round, so the index is recomputed in full."""
 
-    def __init__(self, run: RunContext, rows: Sequence[CascadePolicy]) -> None:
-        super().__init__(run, rows)
+    def __init__(self, run: RunContext, rows: Sequence[CascadePolicy], *, record: bool = True) -> None:
+        super().__init__(run, rows, record=record)
         pols: list[CascadeDPCounts] = [p for p in rows if isinstance(p, CascadeDPCounts)]
         if len(pols) != self.reps:
             raise ValueError("rows must be CascadeDPCounts policies")
@@ -327,7 +377,8 @@ class HybridCountsAgent(CascadeAgent):
             epsilon=np.array([p.epsilon for p in pols]),
             sensitivity=counts_sensitivity(self.k),
             noise_factor=np.array([p.noise_factor for p in pols]),
-            ledgers=run.ledgers,
+            levels=max(2, self.horizon.bit_length()),
+            ledgers=self.ledgers,
             label="clicks and examinations",
         )
         # λ from the noise really added ("noise-and-bonus") or from the unscaled noise ("noise")
@@ -339,18 +390,22 @@ class HybridCountsAgent(CascadeAgent):
     def index(self, t: int, s: int) -> np.ndarray:
         L = self.n_arms
         out = self.mech.out
-        u, npos, lt = self._ucb(t, out[:, :L], out[:, L:])
+        lt = math.log(t)
+        npos = np.maximum(out[:, L:], 1.0)
         lam = self.bonus_mult * np.sqrt(24.0 * lt * self.mech.error_sum_b2())
-        return np.where(self.D > 0, u + 2.0 * lam[:, None] / npos, np.inf)
+        u = out[:, :L] / npos + np.sqrt(1.5 * lt / npos) + 2.0 * lam[:, None] / npos
+        return np.where(self.D > 0, u, np.inf)
 
-    def absorb(self, s: int, actions: np.ndarray, examined: np.ndarray, clicked: np.ndarray) -> None:
+    def absorb(
+        self, s: int, actions: np.ndarray, flat: np.ndarray, examined: np.ndarray, clicked: np.ndarray
+    ) -> None:
         L = self.n_arms
         r = self.rows[:, None]
         leaf = np.zeros((self.reps, 2 * L))
         leaf[r, actions] = clicked
         leaf[r, L + actions] = examined
         self.mech.step(leaf, self._z[:, s - self._t0])
-        self.D[r, actions] += 1.0
+        self.D.reshape(-1)[flat] += 1.0
 
     def finish(self) -> None:
         self.mech.flush()

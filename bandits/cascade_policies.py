@@ -208,8 +208,9 @@ class CascadePolicy(Policy):
         return self.agent_for_rows(run, [self] * run.reps)
 
     @abc.abstractmethod
-    def agent_for_rows(self, run: RunContext, rows: Sequence[CascadePolicy]) -> Agent:
-        """One agent whose row r plays ``rows[r]`` (all with this policy's :meth:`stack_key`)."""
+    def agent_for_rows(self, run: RunContext, rows: Sequence[CascadePolicy], *, record: bool = True) -> Agent:
+        """One agent whose row r plays ``rows[r]`` (all with this policy's :meth:`stack_key`);
+        ``record=False`` writes no ledger entries (stacked experiments: same actions)."""
 
     def _init_event(self, per_user: PrivacyEvent) -> PrivacyEvent:
         return ParallelEvent((per_user, NonPrivateEvent(W0_LEAK))) if self.init == "paper" else per_user
@@ -236,10 +237,10 @@ class CascadeUCB1(CascadePolicy):
 
     label: ClassVar[str] = "cascade-ucb"
 
-    def agent_for_rows(self, run: RunContext, rows: Sequence[CascadePolicy]) -> Agent:
+    def agent_for_rows(self, run: RunContext, rows: Sequence[CascadePolicy], *, record: bool = True) -> Agent:
         from bandits.cascade_agents import UCBAgent
 
-        return UCBAgent(run, rows)
+        return UCBAgent(run, rows, record=record)
 
 
 @dataclass(frozen=True)
@@ -327,10 +328,10 @@ class CascadeLDP(CascadePolicy):
             self._init_event(per_user), unit=UNIT, model="local", published=self.claim(), note=note
         )
 
-    def agent_for_rows(self, run: RunContext, rows: Sequence[CascadePolicy]) -> Agent:
+    def agent_for_rows(self, run: RunContext, rows: Sequence[CascadePolicy], *, record: bool = True) -> Agent:
         from bandits.cascade_agents import ObservedReportsAgent
 
-        return ObservedReportsAgent(run, rows)
+        return ObservedReportsAgent(run, rows, record=record)
 
 
 @dataclass(frozen=True)
@@ -399,10 +400,10 @@ class CascadeLDPFixed(CascadePolicy):
         )
         return Declaration(ev, unit=UNIT, model="local", published=claim, note=note)
 
-    def agent_for_rows(self, run: RunContext, rows: Sequence[CascadePolicy]) -> Agent:
+    def agent_for_rows(self, run: RunContext, rows: Sequence[CascadePolicy], *, record: bool = True) -> Agent:
         from bandits.cascade_agents import FixedReportsAgent
 
-        return FixedReportsAgent(run, rows)
+        return FixedReportsAgent(run, rows, record=record)
 
 
 @dataclass(frozen=True)
@@ -459,10 +460,10 @@ class CascadeDP(CascadePolicy):
         claim = PublishedClaim("seed 001, Theorem 1 (Algorithm 1)", epsilon=self.epsilon)
         return Declaration(self._init_event(per_user), unit=UNIT, model="central", published=claim, note=note)
 
-    def agent_for_rows(self, run: RunContext, rows: Sequence[CascadePolicy]) -> Agent:
+    def agent_for_rows(self, run: RunContext, rows: Sequence[CascadePolicy], *, record: bool = True) -> Agent:
         from bandits.cascade_agents import HybridStreamsAgent
 
-        return HybridStreamsAgent(run, rows)
+        return HybridStreamsAgent(run, rows, record=record)
 
 
 @dataclass(frozen=True)
@@ -502,7 +503,7 @@ class CascadeDPCounts(CascadePolicy):
         claim = PublishedClaim("the paper's budget (Theorem 1), met by this variant", epsilon=self.epsilon)
         return Declaration(ev, unit=UNIT, model="central", published=claim, note=note)
 
-    def agent_for_rows(self, run: RunContext, rows: Sequence[CascadePolicy]) -> Agent:
+    def agent_for_rows(self, run: RunContext, rows: Sequence[CascadePolicy], *, record: bool = True) -> Agent:
         from bandits.cascade_agents import HybridCountsAgent
 
-        return HybridCountsAgent(run, rows)
+        return HybridCountsAgent(run, rows, record=record)

@@ -232,11 +232,11 @@ class BatchHybridStreams:
             i = lowbit(j)
             a = self.alpha[br, bs]  # (m, V) copies
             ah = self.alpha_hat[br, bs]
-            acc = x[blk].copy()
-            top = int(i.max())
-            for lv in range(top):  # acc = leaf + alpha[0] + ... + alpha[i−1], in that order
-                acc = np.where(lv < i, acc + a[:, lv], acc)
             below = np.arange(self.levels)[None, :] < i[:, None]
+            # acc = leaf + alpha[0] + ... + alpha[i−1] in that order (a cumulative sum over the
+            # levels with 0.0 for the others adds the same floats in the same order)
+            terms = np.concatenate([x[blk][:, None], np.where(below, a, 0.0)], axis=1)
+            acc = np.cumsum(terms, axis=1)[:, -1]
             a[below] = 0.0
             ah[below] = 0.0
             m = np.arange(nb.size)
@@ -245,9 +245,9 @@ class BatchHybridStreams:
             ah[m, i] = acc + scale * z[blk]
             self.alpha[br, bs] = a
             self.alpha_hat[br, bs] = ah
-            prefix = np.zeros(nb.size)
-            for lv in range(int(_floor_log2(j.max())) + 1):  # Σ over the set bits of j, low first
-                prefix = np.where((j >> lv) & 1 == 1, prefix + ah[:, lv], prefix)
+            # Σ of the noisy nodes over the set bits of j, lowest bit first (as BinaryTreeCounter)
+            bits = ((j[:, None] >> np.arange(self.levels)[None, :]) & 1) == 1
+            prefix = np.cumsum(np.where(bits, ah, 0.0), axis=1)[:, -1]
             self.out[br, bs] = self.beta[br, bs] + prefix
         if self.ledgers is not None:
             self._units.append(int(unit))
@@ -326,7 +326,13 @@ class BatchHybridSums:
 
     def error_sum_b2(self, t: int | None = None) -> np.ndarray:
         """Per-row Σ b² of the Laplace noise in the output after step ``t`` (default: now)."""
-        return hybrid_error_sum_b2(self.t if t is None else t, self.log_scale())
+        t = self.t if t is None else check_integer("t", t, 0)
+        if t == 0:
+            return np.zeros(self.reps)
+        k = t.bit_length() - 1
+        pop = bin(t - (1 << k)).count("1")
+        b = self.log_scale()
+        return b * b * ((k + 1) + pop * k * k)
 
     def step(self, x: np.ndarray, z: np.ndarray) -> np.ndarray:
         """Insert the leaves ``x`` (R, d) with the standard Laplace draws ``z`` (R, d) of the one
