@@ -117,9 +117,10 @@ FACTOR_TARGETS = ("noise-and-bonus", "noise")
 CALIBRATIONS = ("basic", "theorem7")
 C1 = 2.7
 """Algorithm 1's constant c₁ (Lemma 1: the hybrid counter's error at n is at most
-c₁ log^{1.5}n log(1/γ)/ε w.p. 1 − γ; the paper gives no value). 2.7 is the smallest value that
-covers the Monte-Carlo (1 − γ)-quantile for every n in [3, 10⁶] and γ ∈ {10⁻¹, 10⁻², 10⁻³}
-(largest ratio 2.67 at n = 3, 2.60 at n = 2²⁰ − 1; tests/test_cascade.py)."""
+c₁ log^{1.5}n log(1/γ)/ε w.p. 1 − γ; the paper gives no value). 2.7 covers the Monte-Carlo
+(1 − γ)-quantile of the counter's error for every n in [3, 10⁶] at γ = 10⁻² and 10⁻³ (largest
+ratios 2.66 at n = 3 and 2.60 at n = 2²⁰ − 1; the bonus's γ = t⁻³ is below 10⁻² from t = 5 on).
+It does not cover n = 2 (4.5) nor γ = 0.1 (3.24 at n = 2²⁰ − 1); tests/test_cascade.py."""
 
 LENGTH_LEAK = (
     "the user sends one value per examined position, min(C_t, K) values: the number of values is the "

@@ -41,7 +41,6 @@ from bandits.cucb_ldp_gaussian import CUCBLDPGaussian
 from bandits.env_grammar import parse_combinatorial_env
 from bandits.environments import Environment
 from bandits.registry import AlgorithmSpec, Configured, Option
-from dpaudit.accounting import account
 
 SEED = "001_8b6896392efcb272.txt"
 DEFAULT_HORIZON = 100_000
@@ -124,10 +123,9 @@ def _noise_lines(
             f"noise per examined position: {law}, scale {base:.6g} x {pol.noise_factor:g} = {scale:.6g}; "
             f"privacy bonus at scale {pol.bonus_scale(k):.6g}"
         )
-        acc = account(pol.noise_event(k), delta=delta)
         if pol.noise == "laplace":
             eps0 = 1.0 / scale
-            facts.update(noise_epsilon_pure=k * eps0, noise_epsilon_at_delta=acc.best.value)
+            facts.update(noise_epsilon_pure=k * eps0)
             what = f"eps = {k * eps0:.6g} (K values of eps0 = {eps0:.6g}, basic)"
             if pol.calibration == "theorem7":
                 opt = optimal_composition_epsilon(eps0, k, delta)
