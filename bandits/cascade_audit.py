@@ -469,5 +469,7 @@ def audit_cucb_ldp_gaussian(
     against = AuditReport.build(
         target=primary.target, certified=claim, empirical=primary.empirical, details={}
     )
-    floor = detection_floor(mechanism_trials // 2, delta=d, confidence=confidence)
+    floor = primary.details.get("detection_floor") or detection_floor(
+        mechanism_trials // 2, delta=d, confidence=confidence
+    )
     return CombinedAudit(primary, components, against, floor)
