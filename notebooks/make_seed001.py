@@ -91,7 +91,8 @@ assert [round(r["gaussian_published"], 1) for r in table] == [29.6, 127.7, 431.5
         """ex = ProcessPoolExecutor(S.workers) if S.workers > 1 else None
 fig1 = X.run_all(S, seed=0, executor=ex, figure="1")
 print(f"Figure 1: {fig1['wall_seconds']:.0f} s wall, {fig1['cpu_seconds']:.0f} s CPU "
-      f"(T = {S.horizon}, {S.reps} runs, {len(S.eps_grid)} values of eps in (e), {S.workers} process(es))")
+      f"(T = {S.horizon}, {S.reps} runs, {len(S.eps_grid)} + {len(S.eps_grid_sound)} values of eps in (e), "
+      f"{S.workers} process(es))")
 fig2 = X.run_all(S, seed=0, executor=ex, figure="2")
 print(f"Figure 2: {fig2['wall_seconds']:.0f} s wall, {fig2['cpu_seconds']:.0f} s CPU")
 if ex is not None:
@@ -146,7 +147,8 @@ def draw(factor, sound, path, title):
     ax = axes.flat[4]
     kind, f2 = ("literal", "published x0.01") if factor == X.PAPER_FACTOR else ("sound", "sound, nominal eps")
     for noise, col in (("laplace", "C3"), ("gaussian", "C0")):
-        finals(ax, S.eps_grid, res[f"grid {noise} {kind}"], f"{noise} ({f2})", color=col)
+        finals(ax, S.eps_grid if kind == "literal" else S.eps_grid_sound, res[f"grid {noise} {kind}"],
+               f"{noise} ({f2})", color=col)
     ax.axhline(ucb["mean"], color="k", lw=0.8, label="non-private")
     ax.set_xlabel("eps (as labelled)"); ax.set_ylabel(f"regret at T = {S.horizon}")
     ax.set_title("(e) LDP, regret against eps" + (" (noise spends 100 eps for Laplace)" if factor == X.PAPER_FACTOR else ""), fontsize=8)
