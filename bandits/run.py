@@ -141,7 +141,9 @@ def _published(decl: Declaration, delta: float, certified: float | None) -> dict
         return None
     out = claim.to_dict(delta)
     claimed = out.get("epsilon_at_delta")
-    if claimed is None or certified is None:
+    if certified is None and guarantee(decl) == "none":
+        out["status"] = "NOT CERTIFIED: the toolkit certifies no epsilon (a release is not private)"
+    elif claimed is None or certified is None:
         out["status"] = "not comparable at this delta"
     elif claimed >= certified * (1 - 1e-12):
         out["status"] = "covered: the certified epsilon is at most the published one"
