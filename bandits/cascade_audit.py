@@ -24,7 +24,7 @@ predicted bound at the main sample size), then fresh trajectories give one Clopp
 (false-positive and false-negative rates at level α/2 each) → ε at δ and GDP μ lower bounds. When
 the toolkit certifies nothing (a ``NonPrivateEvent``), the audit's claim is the paper's: the
 verdict says whether the paper's ε survives. Claims with a δ (Theorems 5, 7) are audited at that
-δ. Every report gives its detection limits (:func:`bandits.policy_audit.detection_limits`).
+δ. Every report gives its detection floor and ceiling (:mod:`dpaudit.audit.power`).
 
 Example:
     >>> from bandits.cascade_env import cascade_instance
@@ -50,7 +50,7 @@ from bandits.cascade_policies import CascadeLDP, CascadeLDPFixed, CascadePolicy
 from bandits.combinatorial_audit import DEFAULT_MECHANISM_TRIALS, CombinedAudit, detection_floor
 from bandits.environments import Environment, RewardTableEnv
 from bandits.policy import Outcomes, Policy, RunContext
-from bandits.policy_audit import audit_policy, detection_limits
+from bandits.policy_audit import audit_policy
 from bandits.run import guarantee
 from bandits.simulator import simulate
 from dpaudit.accounting import account
@@ -59,15 +59,15 @@ from dpaudit.audit import (
     AuditTarget,
     Certified,
     Empirical,
-    clopper_pearson_upper,
-    epsilon_from_rates,
     epsilon_lower_bound_from_counts,
-    mu_from_rates,
     mu_lower_bound_from_counts,
     run_audit,
 )
+from dpaudit.audit.estimate import mu_interval_from_counts
 from dpaudit.audit.neighbours import NeighbourPair
+from dpaudit.audit.power import floor_report, largest_provable_epsilon
 from dpaudit.audit.target import choose_statistic
+from dpaudit.audit.thresholds import pilot_choice
 from dpaudit.conversions import pure_dp_to_gdp
 from dpaudit.events import check_integer, check_probability
 from dpaudit.ledger import RunLedgers
@@ -159,31 +159,6 @@ def _statistics(
     return out
 
 
-def _best_threshold(
-    x: np.ndarray, y: np.ndarray, n_main: int, confidence: float, kind: str, delta: float
-) -> tuple[float, float, int]:
-    """(predicted bound at ``n_main`` runs per side, threshold, orientation) of the best
-    single-threshold test on pilot samples ``x`` (null) and ``y`` (alternative): the error rates
-    P(o·x ≥ o·t) and P(o·y < o·t) as in :mod:`bandits.policy_audit`."""
-    alpha = (1.0 - confidence) / 2.0
-    vals = np.unique(np.concatenate([x, y]))
-    if vals.size > 256:
-        vals = np.unique(np.quantile(vals, np.linspace(0.0, 1.0, 256)))
-    best = (0.0, float(vals[0]), 1)
-    for orient in (1, -1):
-        xs, ys = np.sort(orient * x), np.sort(orient * y)
-        for v in vals:
-            t = orient * v
-            fpr = 1.0 - np.searchsorted(xs, t, side="left") / xs.size  # P(o·null ≥ t)
-            fnr = np.searchsorted(ys, t, side="left") / ys.size  # P(o·alt < t)
-            p = float(clopper_pearson_upper(round(fpr * n_main), n_main, confidence=1.0 - alpha))
-            q = float(clopper_pearson_upper(round(fnr * n_main), n_main, confidence=1.0 - alpha))
-            b = float(mu_from_rates(p, q)) if kind == "mu" else float(epsilon_from_rates(p, q, delta))
-            if b > best[0]:
-                best = (b, float(v), orient)
-    return best
-
-
 def audit_designs(
     policy: Policy,
     env: Environment,
@@ -203,29 +178,26 @@ def audit_designs(
     """Pilot every (design, statistic), test the best one on fresh runs (module docstring)."""
     n = check_integer("trials", trials, 10)
     n_pilot = max(100, math.ceil(pilot_fraction * n))
-    choice: dict[str, Any] = {"bound": -1.0}
+    pilots, keys = [], []
     for c, d in enumerate(designs):
         st = _statistics(policy, env, d, n_pilot, np.random.SeedSequence(seed, spawn_key=(0xCA5, 0, c)))
         for s, (name, _) in enumerate(d.statistics):
-            pred, thr, orient = _best_threshold(
-                st["null"][:, s], st["alt"][:, s], n, confidence, select, delta
-            )
-            if pred > choice["bound"]:
-                choice = {
-                    "bound": pred,
-                    "design": d,
-                    "stat": s,
-                    "name": name,
-                    "threshold": thr,
-                    "orient": orient,
-                }
-    d, s, o, thr = choice["design"], choice["stat"], choice["orient"], choice["threshold"]
+            pilots.append((st["null"][:, s], st["alt"][:, s], None))
+            keys.append((d, s, name))
+    pc = pilot_choice(pilots, n, confidence=confidence, kind=select, delta=delta)
+    d, s, name = keys[pc.candidate]
+    o, thr = pc.orientation, pc.threshold
     main = _statistics(policy, env, d, n, np.random.SeedSequence(seed, spawn_key=(0xCA5, 1)))
     x, y = main["null"][:, s], main["alt"][:, s]
-    fp, fn = int(np.sum(o * x >= o * thr)), int(np.sum(o * y < o * thr))
+    # "x′" when o·(s − thr) > 0 (the convention of dpaudit.audit.thresholds)
+    fp, fn = int(np.sum(o * (x - thr) > 0)), int(np.sum(o * (y - thr) <= 0))
     eb = epsilon_lower_bound_from_counts(fp, n, fn, n, delta=delta, confidence=confidence)
     mb = mu_lower_bound_from_counts(fp, n, fn, n, confidence=confidence)
-    floor, ceiling = detection_limits(n, confidence, delta)
+    alpha = (1.0 - confidence) / 2.0
+    floor = floor_report(n, n, alpha, certified_mu=certified.mu if select == "mu" else None,
+                         certified_epsilon=certified.epsilon, delta=delta)
+    ceiling = largest_provable_epsilon(n, n, alpha, delta)
+    choice = {"bound": pc.predicted, "name": name}
     empirical = Empirical(
         epsilon_lower=float(eb.epsilon),
         mu_lower=float(mb.mu),
@@ -248,15 +220,12 @@ def audit_designs(
         },
         "candidates": [f"{dd.name}: {nm}" for dd in designs for nm, _ in dd.statistics],
         "pilot_trials_per_side": n_pilot,
-        "detection_floor": (
-            f"with {n} runs per side a per-user loss below about epsilon = {floor:.3f} is invisible; "
-            f"no test can prove more than epsilon = {ceiling:.3f} at delta = {delta:g}"
-        ),
-        "detection_limits": {"epsilon_floor": floor, "epsilon_ceiling": ceiling},
+        "detection_floor": f"{floor.describe()}; no test can prove more than epsilon = {ceiling:.3f}",
         **dict(details or {}),
     }
     return AuditReport.build(
-        target=target, certified=certified, empirical=empirical, details=info, published=published
+        target=target, certified=certified, empirical=empirical, details=info, published=published,
+        floor=floor, estimate=mu_interval_from_counts(fp, n, fn, n, confidence=confidence),
     )
 
 

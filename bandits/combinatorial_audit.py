@@ -50,9 +50,10 @@ from dpaudit.audit import (
     Certified,
     Empirical,
     epsilon_lower_bound,
-    epsilon_lower_bound_from_counts,
 )
 from dpaudit.audit.neighbours import NeighbourPair
+from dpaudit.audit.power import floor_report, largest_provable_epsilon
+from dpaudit.audit.report import Verdict
 from dpaudit.audit.runner import AuditTarget, choose_statistic, run_audit
 from dpaudit.events import check_integer
 from dpaudit.ledger import RunLedgers
@@ -82,18 +83,21 @@ DEFAULT_MECHANISM_TRIALS = 200_000
 
 def max_provable_epsilon(trials: int, *, delta: float, confidence: float) -> float:
     """The largest ε lower bound one pre-registered test can give with ``trials`` runs per side
-    (no false positive, no false negative): the audit's detection ceiling."""
+    (:func:`dpaudit.audit.power.largest_provable_epsilon`): the audit's detection ceiling."""
     n = check_integer("trials", trials)
-    return float(epsilon_lower_bound_from_counts(0, n, 0, n, delta=delta, confidence=confidence).epsilon)
+    return largest_provable_epsilon(n, n, (1.0 - confidence) / 2.0, delta)
 
 
 def detection_floor(trials: int, *, delta: float, confidence: float) -> str:
-    """One line for the report: what ``trials`` runs per side can and cannot detect."""
-    top = max_provable_epsilon(trials, delta=delta, confidence=confidence)
-    return (
-        f"{trials} runs per side: no test can prove epsilon above {top:.3g} at delta = {delta:g}; "
-        "a zero bound means no leakage was detected, not that there is none"
-    )
+    """One line for the report: the design's floor (:func:`dpaudit.audit.power.floor_report`: the
+    smallest ε of the canonical (ε, δ) pair that ``trials`` runs per side detect with probability
+    ≥ 1/2) and its ceiling (the most any test can prove)."""
+    n = check_integer("trials", trials)
+    alpha = (1.0 - confidence) / 2.0
+    floor = floor_report(n, n, alpha, certified_mu=None, certified_epsilon=1.0, delta=delta)
+    top = largest_provable_epsilon(n, n, alpha, delta)
+    return (f"{trials} runs per side: epsilon >= {floor.epsilon:.3g} at delta = {delta:g} is detected with "
+            f"probability >= 1/2; no test can prove epsilon above {top:.3g}")
 
 
 @dataclass(frozen=True)
@@ -108,8 +112,13 @@ class CombinedAudit:
 
     @property
     def verdict(self) -> str:
-        bad = any(r.verdict == "violated" for r in (self.primary, *self.components.values()))
-        return "violated" if bad else "consistent"
+        """The most severe verdict of the parts (violated > model-mismatch > inconclusive of the
+        primary > consistent): one refuted part refutes the run."""
+        parts = (self.primary, *self.components.values())
+        for v in ("violated", "model-mismatch"):
+            if any(Verdict(r.verdict).value == v for r in parts):
+                return v
+        return Verdict(self.primary.verdict).value
 
     def to_dict(self) -> dict[str, Any]:
         d = self.primary.to_dict()

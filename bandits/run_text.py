@@ -43,15 +43,17 @@ def _audit_lines(a: dict[str, Any] | None) -> list[str]:
     if a.get("note"):
         lines.append(f"  {a['note']}")
     mu_l, mu_c = emp.get("mu_lower"), cert.get("mu")
+    # the claim under audit is the toolkit's certificate, or (when it certifies nothing) a paper's claim
+    said = "certified" if cert.get("source", "dpaudit") == "dpaudit" else f"claimed by {cert['source']}"
     mu_txt = (
         ""
         if mu_l is None
-        else (f"mu >= {mu_l:.4f}" + ("" if mu_c is None else f" (certified {mu_c:.4f})") + ", ")
+        else (f"mu >= {mu_l:.4f}" + ("" if mu_c is None else f" ({said} {mu_c:.4f})") + ", ")
     )
     lines.append(
         f"  empirical lower bounds at {100 * emp['confidence']:g}% confidence: {mu_txt}"
         f"epsilon >= {emp['epsilon_lower']:.4f} at delta = {emp['delta']:g}"
-        + ("" if mu_c is not None or cert.get("epsilon") is None else f" (certified {cert['epsilon']:.4f})")
+        + ("" if mu_c is not None or cert.get("epsilon") is None else f" ({said} {cert['epsilon']:.4f})")
     )
     floor = a.get("details", {}).get("detection_floor")
     if floor:
@@ -61,7 +63,7 @@ def _audit_lines(a: dict[str, Any] | None) -> list[str]:
         hi = "inf" if est["upper"] == float("inf") else f"{est['upper']:.4f}"
         lines.append(
             f"  the certifying test exhibits mu in [{est['lower']:.4f}, {hi}] "
-            f"({100 * est['confidence']:g}% two-sided) against the certified {mu_c:.4f}"
+            f"({100 * est['confidence']:g}% two-sided) against the {said} {mu_c:.4f}"
         )
     mt = a.get("details", {}).get("model_tests")
     if mt:

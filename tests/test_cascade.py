@@ -391,7 +391,13 @@ def test_audit_verdicts(pol, verdict):
     H = cascade_audit_horizon(pol, 10**5, 20, 1)
     rep = audit_cascade_policy(pol, H, ENV, trials=300)
     d = rep.to_dict()
-    assert d["verdict"] == verdict
+    if verdict == "consistent":  # at 300 trials a small certificate may sit below the detection floor
+        floor = d.get("detection_floor") or {}
+        below = floor.get("mu") is not None and d["certified"].get("mu") is not None and (
+            d["certified"]["mu"] < floor["mu"])
+        assert d["verdict"] == ("inconclusive" if below else "consistent"), d["verdict"]
+    else:
+        assert d["verdict"] == verdict
     if verdict == "violated":  # perfect distinguishability: the bound is the detection ceiling
         assert d["details"]["chosen"]["false_positives"] == d["details"]["chosen"]["false_negatives"] == 0
         assert d["published_verdict"].startswith("VIOLATED")

@@ -43,7 +43,7 @@ from dpaudit.audit.clopper_pearson import cp_upper
 from dpaudit.conversions import gdp_epsilon
 from dpaudit.events import check_integer, check_probability
 
-__all__ = ["DetectionFloor", "detection_probability", "detection_floor", "floor_report"]
+__all__ = ["DetectionFloor", "detection_probability", "detection_floor", "floor_report", "largest_provable_epsilon"]
 
 Pair = Literal["gaussian", "randomized-response"]
 
@@ -263,3 +263,18 @@ def floor_report(
         ev = detection_floor(null_trials, alt_trials, alpha_per_rate, target=certified_epsilon,
                              pair="randomized-response", delta=delta)  # fmt: skip
     return DetectionFloor(None, eps, None, ev, delta, null_trials, alt_trials, alpha_per_rate, tests, defin)
+
+
+def largest_provable_epsilon(null_trials: int, alt_trials: int, alpha_per_rate: float, delta: float) -> float:
+    """The ceiling of a design: the ε lower bound of a test with no false positive and no false
+    negative (Clopper–Pearson at ``alpha_per_rate`` each), the most that ``null_trials`` and
+    ``alt_trials`` samples can ever prove at ``delta``.
+
+    >>> round(largest_provable_epsilon(20_000, 20_000, 0.025, 1e-6), 3)
+    8.598
+    """
+    from dpaudit.audit.clopper_pearson import epsilon_from_rates
+
+    n0, n1 = check_integer("null_trials", null_trials), check_integer("alt_trials", alt_trials)
+    a = check_probability("alpha_per_rate", alpha_per_rate)
+    return float(epsilon_from_rates(float(cp_upper(0, n0, a)), float(cp_upper(0, n1, a)), delta))
