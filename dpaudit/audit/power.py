@@ -43,7 +43,13 @@ from dpaudit.audit.clopper_pearson import cp_upper
 from dpaudit.conversions import gdp_epsilon
 from dpaudit.events import check_integer, check_probability
 
-__all__ = ["DetectionFloor", "detection_probability", "detection_floor", "floor_report", "largest_provable_epsilon"]
+__all__ = [
+    "DetectionFloor",
+    "detection_probability",
+    "detection_floor",
+    "floor_report",
+    "largest_provable_epsilon",
+]
 
 Pair = Literal["gaussian", "randomized-response"]
 

@@ -123,7 +123,7 @@ def _alg_parser(spec: Any) -> Parser:
         "--delta",
         type=number("--delta", 0.0, 1.0, low_open=True, high_open=True),
         default=1e-6,
-        help="report epsilon at this delta (an algorithm with its own delta has an option for it) (default 1e-6)",
+        help="report epsilon at this delta; an algorithm with its own delta has an option (default 1e-6)",
     )
     p.add_argument(
         "--audit-trials",
