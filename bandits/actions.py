@@ -34,7 +34,7 @@ import numpy as np
 
 from dpaudit.events import check_integer
 
-__all__ = ["Feedback", "observe", "ActionStructure", "SingleArm", "TopK", "Ranking"]
+__all__ = ["Feedback", "observe", "ActionStructure", "SingleArm", "KDistinct", "TopK", "Ranking"]
 
 
 class Feedback(str, Enum):
@@ -127,12 +127,8 @@ class SingleArm(ActionStructure):
 
 
 @dataclass(frozen=True)
-class TopK(ActionStructure):
-    """Play a set of ``k`` distinct arms; earn the sum of their outcomes (linear reward).
-
-    >>> TopK(2).optimum(np.array([0.1, 0.5, 0.3]))
-    0.8
-    """
+class KDistinct(ActionStructure):
+    """Base of structures whose action is ``k`` distinct arms (a set or an ordered list)."""
 
     k: int
 
@@ -147,6 +143,15 @@ class TopK(ActionStructure):
         if self.k > n_arms:
             raise ValueError(f"k must be in [1, {n_arms}] (the number of arms), got {self.k}")
 
+
+@dataclass(frozen=True)
+class TopK(KDistinct):
+    """Play a set of ``k`` distinct arms; earn the sum of their outcomes (linear reward).
+
+    >>> TopK(2).optimum(np.array([0.1, 0.5, 0.3]))
+    0.8
+    """
+
     def expected_reward(self, means: np.ndarray, actions: np.ndarray) -> np.ndarray:
         return np.asarray(means)[actions].sum(axis=-1)
 
@@ -158,22 +163,9 @@ class TopK(ActionStructure):
 
 
 @dataclass(frozen=True)
-class Ranking(ActionStructure):
+class Ranking(KDistinct):
     """Recommend an ordered list of ``k`` distinct items; earn 1 if the user clicks (some item
     is attractive): expected reward 1 − Π_k (1 − w_{a_k}) with independent attractions."""
-
-    k: int
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "k", check_integer("k", self.k))
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return (self.k,)
-
-    def validate(self, n_arms: int) -> None:
-        if self.k > n_arms:
-            raise ValueError(f"k must be in [1, {n_arms}] (the number of items), got {self.k}")
 
     def expected_reward(self, means: np.ndarray, actions: np.ndarray) -> np.ndarray:
         return 1.0 - np.prod(1.0 - np.asarray(means)[actions], axis=-1)

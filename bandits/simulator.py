@@ -499,22 +499,11 @@ def simulate(
         memory: bytes a block may hold for its chunk of rounds (default 128 MiB).
         progress: show a tqdm progress bar.
     """
-    return _simulate(
-        [policy],
-        env,
-        horizon,
-        repetitions,
-        seed,
-        checkpoints,
-        record_actions,
-        replace,
-        executor,
-        rep_chunk,
-        chunk_size,
-        memory,
-        progress,
-        policy.name,
-    )[0]
+    return simulate_many(
+        [policy], env, horizon, repetitions, seed, checkpoints=checkpoints, record_actions=record_actions,
+        replace=replace, executor=executor, rep_chunk=rep_chunk, chunk_size=chunk_size, memory=memory,
+        progress=progress,
+    )[0]  # fmt: skip
 
 
 def simulate_many(
@@ -557,22 +546,8 @@ def simulate_many(
     policies = list(policies)
     if not policies:
         return []
-    return _simulate(
-        policies,
-        env,
-        horizon,
-        repetitions,
-        seed,
-        checkpoints,
-        record_actions,
-        replace,
-        executor,
-        rep_chunk,
-        chunk_size,
-        memory,
-        progress,
-        f"{len(policies)} policies",
-    )
+    return _simulate(policies, env, horizon, repetitions, seed, checkpoints, record_actions, replace,
+                     executor, rep_chunk, chunk_size, memory, progress)  # fmt: skip
 
 
 def _checked(
@@ -702,7 +677,6 @@ def _simulate(
     chunk_size: int | None,
     memory: int,
     progress: bool,
-    desc: str,
 ) -> list[SimulationResult]:
     horizon, repetitions, ck = _checked(policies, env, horizon, repetitions, checkpoints, replace)
     rep_chunk, chunk = _plan(
@@ -719,6 +693,7 @@ def _simulate(
 
     start = time.perf_counter()
     total = horizon * repetitions * len(policies)
+    desc = policies[0].name if single else f"{len(policies)} policies"
     with tqdm(total=total, disable=not progress, desc=desc, unit="step", unit_scale=True, leave=False) as bar:
         if executor is None:
             parts = [run(*args, blk, *tail, bar.update) for blk in blocks]

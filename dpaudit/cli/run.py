@@ -137,15 +137,7 @@ def _alg_parser(spec: Any) -> Parser:
         default=None,
         help="horizon of the audited runs (default: the algorithm's choice, at most --horizon)",
     )
-    p.add_argument("--seed", type=integer("--seed", 0, 2**63 - 1), default=0, help="root seed (default 0)")
-    p.add_argument(
-        "--workers",
-        type=integer("--workers", 1, 64),
-        default=1,
-        help="processes for the simulation and the audit (default 1)",
-    )
-    p.add_argument("--json", action="store_true", help="print one JSON object (no progress bars)")
-    p.add_argument("--plot", metavar="FILE.png", type=plot_path(), help="draw the regret curves")
+    _output_options(p, "processes for the simulation and the audit", "draw the regret curves")
     for o in spec.options:
         flags = [f"--{o.name}"] + ([o.short] if o.short else [])
         default_txt = "" if o.default is None or "default" in o.help else f" (default {o.default})"
@@ -175,6 +167,14 @@ def _alg_parser(spec: Any) -> Parser:
         else:
             p.add_argument(*flags, dest=o.dest, default=o.default, help=o.help + default_txt)
     return p
+
+
+def _output_options(p: argparse.ArgumentParser, workers_help: str, plot_help: str) -> None:
+    """--seed, --workers, --json, --plot: the options ``run`` and ``tune`` share."""
+    p.add_argument("--seed", type=integer("--seed", 0, 2**63 - 1), default=0, help="root seed (default 0)")
+    p.add_argument("--workers", type=integer("--workers", 1, 64), default=1, help=f"{workers_help} (default 1)")
+    p.add_argument("--json", action="store_true", help="print one JSON object (no progress bars)")
+    p.add_argument("--plot", metavar="FILE.png", type=plot_path(), help=plot_help)
 
 
 def _env(spec: Any, text: str | None) -> Any:
@@ -314,17 +314,8 @@ def _register_tune(sub: argparse._SubParsersAction) -> None:
         default=10,
         help="number of b values, log-spaced from 0 to the largest feasible (default 10)",
     )
-    tt.add_argument("--seed", type=integer("--seed", 0, 2**63 - 1), default=0, help="root seed (default 0)")
-    tt.add_argument(
-        "--workers",
-        type=integer("--workers", 1, 64),
-        default=1,
-        help="processes simulating candidates in parallel (default 1)",
-    )
-    tt.add_argument("--json", action="store_true", help="print one JSON object (no progress bars)")
-    tt.add_argument(
-        "--plot", metavar="FILE.png", type=plot_path(), help="draw regret against b and the regret curves"
-    )
+    _output_options(tt, "processes simulating candidates in parallel",
+                    "draw regret against b and the regret curves")  # fmt: skip
     tt.set_defaults(handler=tune_ts)
 
 
