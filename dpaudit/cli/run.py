@@ -172,7 +172,8 @@ def _alg_parser(spec: Any) -> Parser:
 def _output_options(p: argparse.ArgumentParser, workers_help: str, plot_help: str) -> None:
     """--seed, --workers, --json, --plot: the options ``run`` and ``tune`` share."""
     p.add_argument("--seed", type=integer("--seed", 0, 2**63 - 1), default=0, help="root seed (default 0)")
-    p.add_argument("--workers", type=integer("--workers", 1, 64), default=1, help=f"{workers_help} (default 1)")
+    p.add_argument("--workers", type=integer("--workers", 1, 64), default=1,
+                   help=f"{workers_help} (default 1)")
     p.add_argument("--json", action="store_true", help="print one JSON object (no progress bars)")
     p.add_argument("--plot", metavar="FILE.png", type=plot_path(), help=plot_help)
 
