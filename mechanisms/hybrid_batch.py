@@ -138,6 +138,23 @@ def hybrid_unit_event(
     return branches[0] if len(branches) == 1 else ParallelEvent(tuple(branches))
 
 
+def _checked_batch(
+    reps: int, epsilon: np.ndarray, noise_factor: np.ndarray | None, sensitivity: float, levels: int,
+    ledgers: RunLedgers | None,
+) -> tuple[np.ndarray, np.ndarray, float, int, RunLedgers | None]:
+    """The per-repetition ε and noise factors, the sensitivity, the level cap and the ledgers of a
+    batch of hybrid counters, validated (``ValueError`` naming the parameter)."""
+    eps = np.asarray(epsilon, dtype=float).reshape(-1)
+    if eps.shape != (reps,) or not np.all(eps > 0) or not np.all(np.isfinite(eps)):
+        raise ValueError(f"epsilon must hold {reps} positive finite values")
+    f = np.ones(reps) if noise_factor is None else np.asarray(noise_factor, dtype=float).reshape(-1)
+    if f.shape != (reps,) or not np.all(f > 0) or not np.all(np.isfinite(f)):
+        raise ValueError(f"noise_factor must hold {reps} positive finite values")
+    if ledgers is not None and len(ledgers) != reps:
+        raise ValueError(f"ledgers must hold {reps} ledgers, got {len(ledgers)}")
+    return eps, f, check_positive("sensitivity", sensitivity), check_integer("levels", levels), ledgers
+
+
 class BatchHybridStreams:
     """One scalar hybrid counter per (repetition, stream) with its own position (module docstring).
 
@@ -164,18 +181,9 @@ class BatchHybridStreams:
     ) -> None:
         self.reps = check_integer("reps", reps)
         self.streams = check_integer("streams", streams)
-        eps = np.asarray(epsilon, dtype=float).reshape(-1)
-        if eps.shape != (self.reps,) or not np.all(eps > 0) or not np.all(np.isfinite(eps)):
-            raise ValueError(f"epsilon must hold {self.reps} positive finite values")
-        f = np.ones(self.reps) if noise_factor is None else np.asarray(noise_factor, dtype=float).reshape(-1)
-        if f.shape != (self.reps,) or not np.all(f > 0) or not np.all(np.isfinite(f)):
-            raise ValueError(f"noise_factor must hold {self.reps} positive finite values")
-        self.epsilon, self.factor = eps, f
-        self.sensitivity = check_positive("sensitivity", sensitivity)
-        self.levels = check_integer("levels", levels)
-        if ledgers is not None and len(ledgers) != self.reps:
-            raise ValueError(f"ledgers must hold {self.reps} ledgers, got {len(ledgers)}")
-        self.ledgers, self.label = ledgers, label
+        self.epsilon, self.factor, self.sensitivity, self.levels, self.ledgers = _checked_batch(
+            self.reps, epsilon, noise_factor, sensitivity, levels, ledgers)
+        self.label = label
         R, L, V = self.reps, self.streams, self.levels
         self.n = np.zeros((R, L), dtype=np.int64)  # elements inserted per stream
         self.beta = np.zeros((R, L))  # running total of the noisy log blocks
@@ -299,18 +307,9 @@ class BatchHybridSums:
     ) -> None:
         self.reps = check_integer("reps", reps)
         self.dim = check_integer("dim", dim)
-        eps = np.asarray(epsilon, dtype=float).reshape(-1)
-        if eps.shape != (self.reps,) or not np.all(eps > 0) or not np.all(np.isfinite(eps)):
-            raise ValueError(f"epsilon must hold {self.reps} positive finite values")
-        f = np.ones(self.reps) if noise_factor is None else np.asarray(noise_factor, dtype=float).reshape(-1)
-        if f.shape != (self.reps,) or not np.all(f > 0) or not np.all(np.isfinite(f)):
-            raise ValueError(f"noise_factor must hold {self.reps} positive finite values")
-        self.epsilon, self.factor = eps, f
-        self.sensitivity = check_positive("sensitivity", sensitivity)
-        self.levels = check_integer("levels", levels)
-        if ledgers is not None and len(ledgers) != self.reps:
-            raise ValueError(f"ledgers must hold {self.reps} ledgers, got {len(ledgers)}")
-        self.ledgers, self.label = ledgers, label
+        self.epsilon, self.factor, self.sensitivity, self.levels, self.ledgers = _checked_batch(
+            self.reps, epsilon, noise_factor, sensitivity, levels, ledgers)
+        self.label = label
         R, d, V = self.reps, self.dim, self.levels
         self.t = 0
         self.beta = np.zeros((R, d))
