@@ -560,7 +560,7 @@ def _model_block(config: ThompsonConfig, tables: NeighbourTables, side: int, key
 def _run_tasks(fn: Any, args: list[tuple[Any, ...]], executor: Executor | None, progress: bool, desc: str,
                sizes: list[int]) -> list[Any]:  # fmt: skip
     """``[fn(*a) for a in args]``, on ``executor`` if given, with a progress bar."""
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
 
     out = []
     with tqdm(total=sum(sizes), disable=not progress, desc=desc, unit="traj", leave=False) as bar:

@@ -689,7 +689,7 @@ def _simulate(
     args = (policies[0] if single else policies, env, horizon)
     tail = (root, ck, record_actions, replace, chunk)
 
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
 
     start = time.perf_counter()
     total = horizon * repetitions * len(policies)

@@ -339,7 +339,7 @@ def _simulate_pairs(
             rep_chunk=rep_chunk,
             progress=progress,
         )
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
 
     sims = []
     with tqdm(total=len(pairs), disable=not progress, desc="tune", unit="cand", leave=False) as bar:
