@@ -289,8 +289,8 @@ def gdp_epsilon_log(mu: float | np.ndarray, log_delta: float | np.ndarray) -> fl
     if np.any(todo):
         if np.any(_infeasible(mu_b[todo], np.full(int(todo.sum()), _DBL_MAX), t_b[todo])):
             raise ValueError(
-                f"mu={plain(mu)} is too large: the epsilon at delta=e^{plain(log_delta)} exceeds the largest double "
-                "(mu must be below about 1.9e154)"
+                f"mu={plain(mu)} is too large: the epsilon at delta=e^{plain(log_delta)} exceeds the largest "
+                "double (mu must be below about 1.9e154)"
             )
         with np.errstate(over="ignore"):
             hi[todo] = expand_bracket(lambda e: _infeasible(mu_b[todo], e, t_b[todo]), hi[todo],

@@ -3,8 +3,8 @@
 One implementation of each: :func:`bisect` (vectorised bisection of a monotone predicate that
 keeps a bracket whose two ends stay on their own side), :func:`expand_bracket` (doubling
 until the predicate flips) and :func:`minimise_zoom` (the minimum of a vectorised function over
-a grid, refined by zooming in on the best point). Every root search in the toolkit that must end on a *known side* of
-the root — a certified value is the feasible end, never the midpoint — goes through them.
+a grid, refined by zooming in on the best point). Every root search in the toolkit that must end
+on a *known side* of the root — a certified value is the feasible end, never the midpoint — goes through them.
 
 Example:
     >>> import numpy as np

@@ -13,7 +13,8 @@ for ε(δ) the δ left after the (ε, δ) leaves is split into the slack δ' and
 searched on a 33-point grid zoomed in five times using Newton estimates of the per-step ε
 (:func:`~dpaudit.conversions.gdp_epsilon_estimate`), and the bound is then computed with the
 certified ε at the chosen split. Any split is valid, so the search only affects tightness; its
-cost is bounded by the ≤ 1025 μ bins of :func:`~dpaudit.accounting.basic.binned_mus`. The formula can exceed basic composition (e.g. ε₀ = 1, k = 10); it is reported as
+cost is bounded by the ≤ 1025 μ bins of :func:`~dpaudit.accounting.basic.binned_mus`. The formula
+can exceed basic composition (e.g. ε₀ = 1, k = 10); it is reported as
 is and ``best`` takes the minimum.
 
 Soundness and domain. Σ ε_i² is summed with scaling (no underflow for ε_i down to 5e-324),

@@ -35,7 +35,9 @@ MAX_BINS = 1024
 EXACT_TOP = 128
 
 
-def binned_mus(mus: np.ndarray, counts: np.ndarray, max_bins: int = MAX_BINS) -> tuple[np.ndarray, np.ndarray]:
+def binned_mus(
+    mus: np.ndarray, counts: np.ndarray, max_bins: int = MAX_BINS
+) -> tuple[np.ndarray, np.ndarray]:
     """Group μ values into at most ``max_bins`` + 1 bins; each bin is represented by its
     *largest* member (charging a step its bin's largest μ can only increase ε: ε is increasing
     in μ), so the cost is bounded whatever the number of steps.

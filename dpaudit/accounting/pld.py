@@ -136,8 +136,8 @@ def plan(comp: Composition) -> dict[str, float]:
     if gw == 0 and steps and interval > max(steps):
         raise NotApplicable(
             f"the grid interval {interval:.3g} that keeps the composed loss range {width:.3g} within the "
-            f"memory budget exceeds every per-step epsilon (at most {max(steps):.3g}): each step's loss would "
-            "be rounded up to a whole interval, and the answer could not beat about half of basic "
+            f"memory budget exceeds every per-step epsilon (at most {max(steps):.3g}): each step's loss "
+            "would be rounded up to a whole interval, and the answer could not beat about half of basic "
             "composition (outside the PLD domain)"
         )
     points = width / interval + 1.0 + len(leaves) + 2
