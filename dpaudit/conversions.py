@@ -58,7 +58,7 @@ import math
 import numpy as np
 from scipy import special
 
-from dpaudit.events import check_nonnegative, check_positive, check_probability
+from dpaudit.events import check_nonnegative, check_positive, check_probability, plain
 from dpaudit.numerics import bisect, expand_bracket
 
 __all__ = [
@@ -66,6 +66,7 @@ __all__ = [
     "gdp_delta",
     "gdp_epsilon",
     "gdp_epsilon_log",
+    "gdp_epsilon_estimate",
     "gdp_mu",
     "log_delta_error_bound",
     "gdp_tradeoff",
@@ -208,7 +209,7 @@ def _log_delta(mu: np.ndarray, eps: np.ndarray, slope: bool = False):
 def _check_mu(mu: float | np.ndarray) -> np.ndarray:
     mu_a = np.asarray(mu, dtype=float)
     if np.any(~np.isfinite(mu_a)) or np.any(mu_a <= 0):
-        raise ValueError(f"mu must be in (0, inf), got {mu!r}")
+        raise ValueError(f"mu must be in (0, inf), got {plain(mu)}")
     return mu_a
 
 
@@ -223,7 +224,7 @@ def gdp_log_delta(mu: float | np.ndarray, epsilon: float | np.ndarray) -> float 
     mu_a = _check_mu(mu)
     eps_a = np.asarray(epsilon, dtype=float)
     if np.any(~np.isfinite(eps_a)) or np.any(eps_a < 0):
-        raise ValueError(f"epsilon must be in [0, inf), got {epsilon!r}")
+        raise ValueError(f"epsilon must be in [0, inf), got {plain(epsilon)}")
     out = _log_delta(mu_a, eps_a)
     return float(out) if out.ndim == 0 else out
 
@@ -252,7 +253,7 @@ def gdp_delta(mu: float | np.ndarray, epsilon: float | np.ndarray) -> float | np
     mu_a = _check_mu(mu)
     eps_a = np.asarray(epsilon, dtype=float)
     if np.any(~np.isfinite(eps_a)) or np.any(eps_a < 0):
-        raise ValueError(f"epsilon must be in [0, inf), got {epsilon!r}")
+        raise ValueError(f"epsilon must be in [0, inf), got {plain(epsilon)}")
     out = np.minimum(1.0, _round_up_exp(_upper(_log_delta(mu_a, eps_a))))
     return float(out) if out.ndim == 0 else out
 
@@ -274,7 +275,7 @@ def gdp_epsilon_log(mu: float | np.ndarray, log_delta: float | np.ndarray) -> fl
     mu_a = _check_mu(mu)
     t = np.asarray(log_delta, dtype=float)
     if np.any(np.isnan(t)) or np.any(t >= 0) or np.any(np.isinf(t)):
-        raise ValueError(f"log_delta must be in (-inf, 0), got {log_delta!r}")
+        raise ValueError(f"log_delta must be in (-inf, 0), got {plain(log_delta)}")
     mu_b, t_b = np.broadcast_arrays(mu_a, t)
     shape = mu_b.shape
     mu_b, t_b = mu_b.reshape(-1).copy(), t_b.reshape(-1).copy()
@@ -288,8 +289,8 @@ def gdp_epsilon_log(mu: float | np.ndarray, log_delta: float | np.ndarray) -> fl
     if np.any(todo):
         if np.any(_infeasible(mu_b[todo], np.full(int(todo.sum()), _DBL_MAX), t_b[todo])):
             raise ValueError(
-                f"mu={mu!r} is too large: the epsilon at delta=e^{log_delta!r} exceeds the largest double "
-                "(mu must be below about 1.9e154)"
+                f"mu={plain(mu)} is too large: the epsilon at delta=e^{plain(log_delta)} exceeds the largest "
+                "double (mu must be below about 1.9e154)"
             )
         with np.errstate(over="ignore"):
             hi[todo] = expand_bracket(lambda e: _infeasible(mu_b[todo], e, t_b[todo]), hi[todo],
@@ -298,16 +299,9 @@ def gdp_epsilon_log(mu: float | np.ndarray, log_delta: float | np.ndarray) -> fl
     out = np.zeros_like(mu_b)
     if np.any(run):
         m, tt, top = mu_b[run], t_b[run], hi[run]
-        # Newton from the right (log δ is concave in ε, so the iterates stay feasible) gives a
-        # tight bracket; the bisection then certifies it. Elements whose tight bracket does not
-        # straddle the root fall back to the full bracket [0, top].
-        e = np.minimum(top, 0.5 * m * m + m * np.maximum(-special.ndtri_exp(tt), 0.0))
-        for _ in range(8):
-            ld, d = _log_delta(m, e, slope=True)
-            f = _upper(ld) - tt
-            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                nxt = e - f / d
-            e = np.where(np.isfinite(nxt) & (nxt > 0) & (nxt < top), nxt, e)
+        # Newton from the right gives a tight bracket; the bisection then certifies it. Elements
+        # whose tight bracket does not straddle the root fall back to the full bracket [0, top].
+        e = _newton(m, tt, top)
         lo = np.maximum(e * (1 - 2e-13) - 1e-300, 0.0)
         up = np.minimum(e * (1 + 2e-13) + 1e-300, top)
         good = _infeasible(m, lo, tt) & ~_infeasible(m, up, tt)
@@ -317,6 +311,39 @@ def gdp_epsilon_log(mu: float | np.ndarray, log_delta: float | np.ndarray) -> fl
         out[run] = h
     out = out.reshape(shape)
     return float(out) if out.ndim == 0 else out
+
+
+def _newton(m: np.ndarray, tt: np.ndarray, top: np.ndarray, steps: int = 8) -> np.ndarray:
+    """Newton's method on log δ_μ(ε) + τ = tt from the right (log δ is concave in ε, so the
+    iterates stay on the feasible side), started at the normal-tail approximation, kept in
+    (0, top]. An estimate of the certified root, not certified itself."""
+    with np.errstate(over="ignore", invalid="ignore"):  # μ² overflows (inf·0 is nan): start at top
+        e = np.fmin(top, 0.5 * m * m + m * np.maximum(-special.ndtri_exp(tt), 0.0))
+    for _ in range(steps):
+        ld, d = _log_delta(m, e, slope=True)
+        f = _upper(ld) - tt
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            nxt = e - f / d
+        e = np.where(np.isfinite(nxt) & (nxt > 0) & (nxt < top), nxt, e)
+    return e
+
+
+def gdp_epsilon_estimate(mu: np.ndarray, log_delta: np.ndarray | float) -> np.ndarray:
+    """A fast estimate of :func:`gdp_epsilon_log` (eight Newton steps, no certifying bisection),
+    for searches over a free parameter whose chosen value is then evaluated by the certified
+    function — never a certified value itself. Within a relative 1e-9 of the certified ε for
+    μ ≤ 10³ and log δ ≥ −10⁴ (tested); broadcasts; mu > 0, log_delta < 0.
+
+    >>> round(float(gdp_epsilon_estimate(np.array([1.0]), np.log(1e-6))[0]), 4)
+    4.8866
+    """
+    mu_b, t_b = np.broadcast_arrays(np.asarray(mu, dtype=float), np.asarray(log_delta, dtype=float))
+    shape = mu_b.shape
+    m, tt = mu_b.reshape(-1), t_b.reshape(-1)
+    with np.errstate(over="ignore"):
+        top = np.minimum(0.5 * m * m + m * np.sqrt(2.0 * np.maximum(-tt, 0.0) + 2.0), _DBL_MAX)
+    zero_ok = ~_infeasible(m, np.zeros_like(m), tt)
+    return np.where(zero_ok, 0.0, _newton(m, tt, top)).reshape(shape)
 
 
 def gdp_epsilon(mu: float | np.ndarray, delta: float | np.ndarray) -> float | np.ndarray:
@@ -336,7 +363,7 @@ def gdp_epsilon(mu: float | np.ndarray, delta: float | np.ndarray) -> float | np
         check_probability("delta", delta)
     d = np.asarray(delta, dtype=float)
     if np.any(~(d > 0)) or np.any(~(d < 1)):
-        raise ValueError(f"delta must be in (0, 1), got {delta!r}")
+        raise ValueError(f"delta must be in (0, 1), got {plain(delta)}")
     return gdp_epsilon_log(mu, np.log(d))
 
 
@@ -360,7 +387,7 @@ def gdp_mu(epsilon: float, delta: float) -> float:
     if bool(ok(_DBL_MAX)):
         raise ValueError("no finite mu: the (epsilon, delta) budget is satisfied by every mu")
     if not bool(ok(_TINY)):
-        raise ValueError(f"no mu > 0 satisfies delta={delta!r} at epsilon={epsilon!r}")
+        raise ValueError(f"no mu > 0 satisfies delta={plain(delta)} at epsilon={plain(epsilon)}")
     with np.errstate(over="ignore", under="ignore"):
         log_lo, _ = bisect(lambda x: ok(np.exp(x)), lo, hi, xtol=1e-14)
         m = float(np.exp(log_lo))
@@ -405,7 +432,7 @@ def pure_dp_to_gdp(epsilon: float | np.ndarray) -> float | np.ndarray:
     """
     eps = np.asarray(epsilon, dtype=float)
     if np.any(~np.isfinite(eps)) or np.any(eps < 0):
-        raise ValueError(f"epsilon must be in [0, inf), got {epsilon!r}")
+        raise ValueError(f"epsilon must be in [0, inf), got {plain(epsilon)}")
     with np.errstate(over="ignore", under="ignore"):
         tiny = eps * _SQRT_HALF_PI_UP
         mid = 2.0 * _SQRT2 * special.erfinv(np.tanh(np.minimum(eps, 2.0) / 2.0))

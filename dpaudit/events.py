@@ -57,6 +57,7 @@ __all__ = [
     "check_probability",
     "check_integer",
     "check_flag",
+    "plain",
 ]
 
 
@@ -76,11 +77,23 @@ class Neighbouring(str, Enum):
 # validation helpers (shared by events, mechanisms and the CLI)
 
 
+def plain(value: object) -> str:
+    """``repr`` of a value with NumPy scalars and arrays shown as plain Python numbers and lists,
+    for error messages (``1.5``, not ``np.float64(1.5)``).
+
+    >>> plain(np.float64(1.5)), plain(np.array([1.0, 2.0])), plain("x")
+    ('1.5', '[1.0, 2.0]', "'x'")
+    """
+    if isinstance(value, (np.generic, np.ndarray)):
+        value = value.tolist()
+    return repr(value)
+
+
 def _finite(name: str, value: float) -> float:
     try:
         v = float(value)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {value!r}") from None
+        raise ValueError(f"{name} must be a number, got {plain(value)}") from None
     if math.isnan(v):
         raise ValueError(f"{name} must be a number, got NaN")
     return v
@@ -90,7 +103,7 @@ def check_positive(name: str, value: float, *, allow_inf: bool = False) -> float
     """Return ``float(value)`` if it lies in (0, ∞), else raise ``ValueError``."""
     v = _finite(name, value)
     if not (v > 0) or (math.isinf(v) and not allow_inf):
-        raise ValueError(f"{name} must be in (0, inf), got {value!r}")
+        raise ValueError(f"{name} must be in (0, inf), got {plain(value)}")
     return v
 
 
@@ -98,7 +111,7 @@ def check_nonnegative(name: str, value: float) -> float:
     """Return ``float(value)`` if it lies in [0, ∞), else raise ``ValueError``."""
     v = _finite(name, value)
     if not (v >= 0) or math.isinf(v):
-        raise ValueError(f"{name} must be in [0, inf), got {value!r}")
+        raise ValueError(f"{name} must be in [0, inf), got {plain(value)}")
     return v
 
 
@@ -110,21 +123,21 @@ def check_probability(name: str, value: float, *, low_open: bool = True, high_op
     if not (lo_ok and hi_ok):
         lo = "(0" if low_open else "[0"
         hi = "1)" if high_open else "1]"
-        raise ValueError(f"{name} must be in {lo}, {hi}, got {value!r}")
+        raise ValueError(f"{name} must be in {lo}, {hi}, got {plain(value)}")
     return v
 
 
 def check_integer(name: str, value: object, minimum: int = 1) -> int:
     """Return ``int(value)`` if it is an integer (not a bool) ≥ ``minimum``, else raise."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {plain(value)}")
     return int(value)
 
 
 def check_flag(name: str, value: object) -> bool:
     """Return ``bool(value)`` if it is a boolean, else raise ``ValueError``."""
     if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name} must be True or False, got {value!r}")
+        raise ValueError(f"{name} must be True or False, got {plain(value)}")
     return bool(value)
 
 

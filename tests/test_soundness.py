@@ -519,8 +519,12 @@ def test_issue15_pld_memory_is_bounded():
 
     for mu in (300.0, 2000.0, 5000.0):
         assert pld.plan(normal_form(GaussianEvent.from_mu(mu))[0])["points"] <= 2_000_100
-    bound = account(GaussianEvent.from_mu(1e5), delta=1e-6, methods=["pld"]).bounds["pld"]
+    mixed = ComposedEvent((GaussianEvent.from_mu(1e5), LaplaceEvent.from_epsilon(1.0)))
+    bound = account(mixed, delta=1e-6, methods=["pld"]).bounds["pld"]
     assert not bound.applicable and "domain" in bound.reason
+    # issue 14: a Gaussian-only composition has the closed-form (Gaussian) PLD, at any μ, no grid
+    report = account(GaussianEvent.from_mu(1e5), delta=1e-6, methods=["pld", "gdp"])
+    assert report.bounds["pld"].value == report.bounds["gdp"].value
 
 
 def test_case_count():

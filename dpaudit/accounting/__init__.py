@@ -26,12 +26,11 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
-from typing import Any
 
-from dpaudit.accounting import advanced, basic, gdp, pld, rdp
+from dpaudit.accounting import advanced, basic, gdp, pld, progress, rdp
 from dpaudit.accounting.composition import Composition, NotApplicable, check_private, normal_form
 from dpaudit.accounting.protocol import AccountingMethod, CurveMethod
+from dpaudit.accounting.report import METHOD_NOTES, AccountingReport, Bound
 from dpaudit.events import NonPrivateEvent, PrivacyEvent, check_nonnegative, check_probability
 
 __all__ = [
@@ -47,6 +46,8 @@ __all__ = [
     "epsilon_curves",
     "AccountingMethod",
     "CurveMethod",
+    "progress",
+    "METHOD_NOTES",
 ]
 
 
@@ -60,63 +61,6 @@ def _register(*methods: AccountingMethod) -> dict[str, AccountingMethod]:
 
 
 METHODS: dict[str, AccountingMethod] = _register(basic, advanced, rdp, gdp, pld)
-
-
-@dataclass(frozen=True)
-class Bound:
-    """One method's answer: ``value`` (ε or δ) or, if not applicable, ``reason``."""
-
-    method: str
-    value: float | None
-    reason: str | None = None
-    seconds: float = 0.0
-
-    @property
-    def applicable(self) -> bool:
-        return self.value is not None
-
-
-@dataclass(frozen=True)
-class AccountingReport:
-    """Every method's bound for one question: ε at ``delta``, or δ at ``epsilon``."""
-
-    quantity: str  # "epsilon" (given delta) or "delta" (given epsilon)
-    delta: float | None
-    epsilon: float | None
-    mu: float | None
-    bounds: dict[str, Bound]
-    num_releases: int
-    extras: dict[str, float] = field(default_factory=dict)
-
-    @property
-    def best(self) -> Bound:
-        valid = [b for b in self.bounds.values() if b.applicable]
-        if not valid:
-            return Bound("none", None, "no method applies to this event")
-        return min(valid, key=lambda b: (b.value, b.method))
-
-    def value(self, method: str) -> float | None:
-        return self.bounds[method].value
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict: ``mu``, the input (``delta`` or ``epsilon``), ``bounds`` (method →
-        value or None; extras included), ``best``, and ``reasons`` for inapplicable methods."""
-        out: dict[str, Any] = {"mu": self.mu}
-        if self.quantity == "epsilon":
-            out["delta"] = self.delta
-        else:
-            out["epsilon"] = self.epsilon
-        out["quantity"] = self.quantity
-        out["bounds"] = {k: b.value for k, b in self.bounds.items()}
-        out["bounds"].update(self.extras)
-        best = self.best
-        out["best"] = {"method": best.method, "value": best.value}
-        out["reasons"] = {k: b.reason for k, b in self.bounds.items() if not b.applicable}
-        out["num_releases"] = self.num_releases
-        return out
-
-    def asdict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def _checked(name: str, value: float) -> float:
@@ -134,8 +78,10 @@ def _worst(method: AccountingMethod, comps: tuple[Composition, ...], fn: str, ar
         check_private(c)
     call = method.epsilon if fn == "epsilon" else method.delta
     worst = -math.inf
+    progress.label(method.NAME)
     for c in comps:
         worst = max(worst, _checked(method.NAME, call(c, arg)))
+        progress.advance()
     return worst
 
 
@@ -184,16 +130,17 @@ def account(
     comps = normal_form(event)
     names = list(METHODS) if methods is None else [_method(m).NAME for m in methods]
     bounds: dict[str, Bound] = {}
-    for name in names:
-        t0 = time.perf_counter()
-        try:
-            value = _worst(METHODS[name], comps, fn, arg)
-            bounds[name] = Bound(name, value, None, time.perf_counter() - t0)
-        except NotApplicable as exc:
-            bounds[name] = Bound(name, None, str(exc), time.perf_counter() - t0)
-        except (ArithmeticError, ValueError, MemoryError) as exc:  # a bug, but never a crash
-            reason = f"numerical failure in {name}: {type(exc).__name__}: {exc}"
-            bounds[name] = Bound(name, None, reason, time.perf_counter() - t0)
+    with progress.task(len(names) * len(comps), "accounting"):
+        for name in names:
+            t0 = time.perf_counter()
+            try:
+                value = _worst(METHODS[name], comps, fn, arg)
+                bounds[name] = Bound(name, value, None, time.perf_counter() - t0)
+            except NotApplicable as exc:
+                bounds[name] = Bound(name, None, str(exc), time.perf_counter() - t0)
+            except (ArithmeticError, ValueError, MemoryError) as exc:  # a bug, but never a crash
+                reason = f"numerical failure in {name}: {type(exc).__name__}: {exc}"
+                bounds[name] = Bound(name, None, reason, time.perf_counter() - t0)
     non_private = any(isinstance(leaf, NonPrivateEvent) for c in comps for leaf, _ in c)
     try:
         mu = None if non_private else max(gdp.mu(c) for c in comps)
@@ -218,17 +165,22 @@ def epsilon_curves(event: PrivacyEvent, deltas: Iterable[float],
     ds = [check_probability("delta", d) for d in deltas]
     comps = normal_form(event)
     out: dict[str, list[float | None]] = {}
-    for name in (list(METHODS) if methods is None else list(methods)):
-        method = _method(name)
-        try:
-            if isinstance(method, CurveMethod):
-                for c in comps:
-                    check_private(c)
-                per = [method.epsilon_curve(c, ds) for c in comps]
-                out[name] = [None if any(x is None for x in v) else _checked(name, max(v))
-                             for v in zip(*per)]
-            else:
-                out[name] = [_worst(method, comps, "epsilon", d) for d in ds]
-        except NotApplicable:
-            out[name] = [None] * len(ds)
+    names = list(METHODS) if methods is None else list(methods)
+    with progress.task(len(names) * len(comps) * len(ds), "epsilon curves"):
+        for name in names:
+            method = _method(name)
+            try:
+                if isinstance(method, CurveMethod):
+                    for c in comps:
+                        check_private(c)
+                    per = []
+                    for c in comps:
+                        per.append(method.epsilon_curve(c, ds))
+                        progress.advance(len(ds))
+                    out[name] = [None if any(x is None for x in v) else _checked(name, max(v))
+                                 for v in zip(*per)]
+                else:
+                    out[name] = [_worst(method, comps, "epsilon", d) for d in ds]
+            except NotApplicable:
+                out[name] = [None] * len(ds)
     return out

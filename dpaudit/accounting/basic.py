@@ -4,9 +4,10 @@ Thm 3.16).
 Pure and (ε, δ) leaves contribute their parameters. A Gaussian-type step has a whole curve of
 valid (ε_i, δ_i) (its exact GDP privacy profile, Dong, Roth & Su 2022, Cor. 2.13): the δ budget
 left after the (ε, δ) leaves is split evenly over the Gaussian steps and each contributes its
-exact ε at that δ. For long heterogeneous sequences the per-step μ are grouped into geometric
-bins of relative width 1e-4 and every step is charged the largest μ in its bin, which can only
-increase ε (monotone in μ).
+exact ε at that δ. For long heterogeneous sequences the per-step μ are grouped into at most 1025
+bins (:func:`binned_mus`: the 128 largest values exact, geometric bins below) and every step is
+charged the largest μ in its bin, which can only increase ε (monotone in μ): the cost is
+bounded whatever the number of steps.
 
 Soundness and domain. Sums are rounded up (:func:`~dpaudit.accounting.composition.sum_up`), the δ
 left for the Gaussian steps is rounded down and the per-step δ is handled in log space, so a
@@ -30,17 +31,39 @@ NAME = "basic"
 _TINY = 5e-324
 
 
-def binned_mus(mus: np.ndarray, counts: np.ndarray, rel_width: float = 1e-4) -> tuple[np.ndarray, np.ndarray]:
-    """Group μ values into geometric bins; each bin is represented by its *largest* member.
+MAX_BINS = 1024
+EXACT_TOP = 128
 
-    Returns (representative μ, total multiplicity). Exact (no grouping) when there are few
-    distinct values.
+
+def binned_mus(
+    mus: np.ndarray, counts: np.ndarray, max_bins: int = MAX_BINS
+) -> tuple[np.ndarray, np.ndarray]:
+    """Group μ values into at most ``max_bins`` + 1 bins; each bin is represented by its
+    *largest* member (charging a step its bin's largest μ can only increase ε: ε is increasing
+    in μ), so the cost is bounded whatever the number of steps.
+
+    Returns (representative μ, total multiplicity). Exact (no grouping) when there are at most
+    256 distinct values. Otherwise the ``EXACT_TOP`` = 128 largest distinct values stay exact
+    (they dominate advanced composition's ε(e^ε − 1) terms) and the rest fall into geometric
+    bins of relative width max(1e-4, (max/min)^(1/(max_bins − 128)) − 1) over their range.
+
+    >>> rep, mult = binned_mus(np.linspace(1.0, 2.0, 10**5), np.ones(10**5))
+    >>> rep.size <= 1025, float(mult.sum()), float(rep.max())
+    (True, 100000.0, 2.0)
     """
     uniq, inv = np.unique(mus, return_inverse=True)
     if uniq.size <= 256:
         return uniq, np.bincount(inv, weights=counts, minlength=uniq.size)
-    idx = np.floor(np.log(mus / mus.min()) / math.log1p(rel_width)).astype(np.int64)
-    bins, binv = np.unique(idx, return_inverse=True)
+    top = max_bins - EXACT_TOP
+    cut_index = uniq.size - EXACT_TOP  # uniq[cut_index:] stay exact
+    cut = float(uniq[cut_index])
+    spread = math.log(cut / float(uniq[0]))
+    rel_width = max(1e-4, math.expm1(spread / top))
+    with np.errstate(divide="ignore"):
+        geo = np.floor(np.log(mus / uniq[0]) / math.log1p(rel_width)).astype(np.int64)
+    geo = np.minimum(geo, top)  # rounding of the log can put the last low value one bin up
+    key = np.where(inv >= cut_index, top + 1 + (inv - cut_index), geo)
+    bins, binv = np.unique(key, return_inverse=True)
     rep = np.zeros(bins.size)
     np.maximum.at(rep, binv, mus)
     return rep, np.bincount(binv, weights=counts, minlength=bins.size)

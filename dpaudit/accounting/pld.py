@@ -1,5 +1,13 @@
 """Numerical privacy-loss-distribution (PLD) composition, certified in floating point.
 
+A composition whose only releases are Gaussian-type has a Gaussian privacy loss N(μ²/2, μ²) with
+μ = sqrt(Σ μ_i²) (Dong, Roth & Su 2022, Cor. 3.3; Sommer, Meiser & Mohammadi 2019, §5: the PLD
+of the Gaussian mechanism is Gaussian and closed under composition), so its hockey-stick
+divergence is the GDP profile δ_μ(ε) exactly (ibid. Cor. 2.13; dp-accounting's
+``GaussianPrivacyLoss.get_delta_for_epsilon`` is the same formula): it is answered in closed form
+through :mod:`dpaudit.accounting.gdp` — no grid, no FFT, no dp-accounting import, milliseconds
+for any μ and any number of steps. Everything below concerns compositions with other leaves.
+
 Each leaf is turned into its single-step pessimistic PLD by dp-accounting (Meiser & Mohammadi
 2018; Koskela, Jälkö & Honkela 2020; Doroshenko et al. 2022, "Connect the dots": in exact
 arithmetic the discretised δ(ε) is an upper bound on the true hockey-stick divergence for every
@@ -17,8 +25,13 @@ points than a budget: W/Δ ≤ 2·10⁶ with W = (μ² + 20μ) + Σ_i 2k_iε_i (
 of the composition), and (μ² + 20μ)/Δ ≤ 3·10⁵ for the Gaussian's connect-the-dots construction.
 Δ then widens (still pessimistic; the accuracy degrades to ≈ Σ_i k_iΔ), so one evaluation stays
 below ~0.3 GB at any μ (0.16 GB peak measured at μ = 1000 and 5000; dp-accounting's own
-construction needed 0.7 / 1.65 / 3.15 GB at μ = 300 / 1000 / 2000). Above μ ≈ 5.5·10³ (Δ > 100)
-the Gaussian is outside the domain; exact GDP is the answer there.
+construction needed 0.7 / 1.65 / 3.15 GB at μ = 300 / 1000 / 2000). In a composition with other
+leaves, a Gaussian part above μ ≈ 5.5·10³ (Δ > 100) is outside the domain (a Gaussian-only
+composition is answered in closed form at any μ). So is a composition without a Gaussian part
+whose Δ, widened for memory, exceeds every per-step ε (e.g. 10⁸ Laplace steps of ε = 0.001:
+Δ = 0.1): every step's loss would be rounded up to a whole interval (mean ≥ Δ/2 > ε_i/2 per
+step), so the answer could not beat about half of basic composition; this is decided before any
+single-step PLD is built.
 
 Certified from floating point. Two margins absorb the rounding of the discretised arithmetic:
 
@@ -47,8 +60,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.fft
 
+from dpaudit.accounting import gdp, progress
 from dpaudit.accounting.composition import Composition, NotApplicable, check_private, pure_epsilon
 from dpaudit.events import ApproxDpEvent, LaplaceEvent, PrivacyEvent, RandomizedResponseEvent
 
@@ -120,6 +133,14 @@ def plan(comp: Composition) -> dict[str, float]:
             f"the composed loss range {width:.3g} needs a grid interval of {interval:.3g} > {MAX_INTERVAL:g} "
             f"within the memory budget (outside the PLD domain: mu <= ~1e4, sum of k*eps <= ~1e8)"
         )
+    steps = [e for _, _, e, _ in leaves if e > 0]
+    if gw == 0 and steps and interval > BASE_INTERVAL and interval > max(steps):  # widened for memory
+        raise NotApplicable(
+            f"the grid interval {interval:.3g} that keeps the composed loss range {width:.3g} within the "
+            f"memory budget exceeds every per-step epsilon (at most {max(steps):.3g}): each step's loss "
+            "would be rounded up to a whole interval, and the answer could not beat about half of basic "
+            "composition (outside the PLD domain)"
+        )
     points = width / interval + 1.0 + len(leaves) + 2
     m = 8e-16 * (sum(k * e for _, k, e, _ in leaves) + gw) + 4e-15 * width + 1e-300
     return {"interval": interval, "width": width, "points": points, "loss_margin": m}
@@ -176,6 +197,8 @@ def _self_compose(p: _Pmf, k: int) -> _Pmf:
     out_len = hi_b - lo_b + 1
     if out_len > 4 * GRID_BUDGET:
         raise NotApplicable(f"the {k}-fold PLD would need {out_len} grid points (budget {4 * GRID_BUDGET})")
+    import scipy.fft
+
     n = scipy.fft.next_fast_len(max(out_len, p.probs.size))
     spec = scipy.fft.rfft(p.probs.astype(_LD), n) ** k
     z = scipy.fft.irfft(spec, n)
@@ -188,6 +211,8 @@ def _self_compose(p: _Pmf, k: int) -> _Pmf:
 
 
 def _compose(a: _Pmf, b: _Pmf) -> _Pmf:
+    import scipy.fft
+
     n_out = a.probs.size + b.probs.size - 1
     n = scipy.fft.next_fast_len(n_out)
     spec = scipy.fft.rfft(a.probs.astype(_LD), n) * scipy.fft.rfft(b.probs.astype(_LD), n)
@@ -227,14 +252,17 @@ def _directions(comp: Composition, interval: float) -> list[_Pmf]:
     if not singles:
         return []
     symmetric = all(getattr(p, "_symmetric", False) for p, _ in singles)
+    directions = ("_pmf_remove",) if symmetric else ("_pmf_remove", "_pmf_add")
+    progress.expect(len(directions) * len(singles))
     out = []
-    for attr in ("_pmf_remove",) if symmetric else ("_pmf_remove", "_pmf_add"):
+    for attr in directions:
         acc: _Pmf | None = None
         for p, count in singles:
             part = _from_dp(getattr(p, attr))
             if count > 1:
                 part = _self_compose(part, count)
             acc = part if acc is None else _compose(acc, part)
+            progress.advance()
         assert acc is not None
         out.append(acc)
     return out
@@ -353,28 +381,49 @@ def _composed(comp: Composition) -> _Certified:
     return _Certified(comp)
 
 
+def is_gaussian(comp: Composition) -> bool:
+    """True when every leaf that reveals anything is Gaussian-type: the composed privacy loss is
+    then exactly N(μ²/2, μ²) and its PLD is known in closed form (no grid)."""
+    for leaf, _ in comp.gaussian_part()[2]:
+        e = pure_epsilon(leaf)
+        if e is None or e > 0:
+            return False
+    return True
+
+
 def _certified(comp: Composition) -> _Certified | None:
     check_private(comp)
     return None if comp.is_empty else _composed(comp)
 
 
 def epsilon(comp: Composition, delta: float) -> float:
+    check_private(comp)
+    if not comp.is_empty and is_gaussian(comp):
+        return gdp.epsilon(comp, delta)  # the closed-form PLD of a Gaussian: exactly the GDP profile
     c = _certified(comp)
     return 0.0 if c is None else c.epsilon(delta)
 
 
 def delta(comp: Composition, eps: float) -> float:
+    check_private(comp)
+    if not comp.is_empty and is_gaussian(comp):
+        return gdp.delta(comp, eps)
     c = _certified(comp)
     return 0.0 if c is None else c.delta(eps)
 
 
 def epsilon_curve(comp: Composition, deltas: Sequence[float]) -> list[float | None]:
     """ε at each δ, composing once (None at a δ below the composition's numerical floor)."""
-    c = _certified(comp)
+    check_private(comp)
+    gaussian = not comp.is_empty and is_gaussian(comp)
+    c = None if gaussian else _certified(comp)
     out: list[float | None] = []
     for d in deltas:
         try:
-            out.append(0.0 if c is None else c.epsilon(d))
+            if gaussian:
+                out.append(gdp.epsilon(comp, d))
+            else:
+                out.append(0.0 if c is None else c.epsilon(d))
         except NotApplicable:
             out.append(None)
     return out

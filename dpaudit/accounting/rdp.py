@@ -26,7 +26,7 @@ Conversion to (ε, δ): Balle et al. 2020, Thm 21 (= Canonne, Kamath & Steinke 2
 log δ = (α−1)(ρ − ε + log(1 − 1/α)) − log α together with the KL bound δ ≤ δ(0) = TV ≤
 sqrt(1 − e^{−KL}) (Bretagnolle & Huber 1979) with KL ≤ ρ(1 + 1e-9) (Rényi divergence increases
 with the order; van Erven & Harremoës 2014, Thm 3). Orders are searched on a fine logarithmic
-grid α − 1 ∈ [1e-5, 1e5] (2,000 points) and refined by a bounded Brent search; every α gives a
+grid α − 1 ∈ [1e-5, 1e5] (2,000 points) and refined by zooming in on the best one; every α gives a
 valid bound, so the search affects only tightness, never soundness.
 
 Soundness and domain. log ρ carries a relative margin of 2e-13, ρ is rounded up, and both
@@ -41,7 +41,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import optimize
 
 from dpaudit.accounting.composition import (
     Composition,
@@ -51,6 +50,7 @@ from dpaudit.accounting.composition import (
     sum_up,
 )
 from dpaudit.events import ApproxDpEvent, LaplaceEvent, RandomizedResponseEvent
+from dpaudit.numerics import minimise_zoom
 
 NAME = "rdp"
 
@@ -199,22 +199,9 @@ def _eps_at(comp: Composition, alphas: np.ndarray, log_delta: float) -> np.ndarr
 
 
 def _minimise(fun, grid: np.ndarray) -> tuple[float, float]:
-    vals = fun(grid)
-    vals = np.where(np.isnan(vals), np.inf, vals)
-    i = int(np.argmin(vals))
-    best_a, best_v = float(grid[i]), float(vals[i])
-    lo = float(grid[max(i - 1, 0)])
-    hi = float(grid[min(i + 1, grid.size - 1)])
-    if hi > lo and math.isfinite(best_v):
-        res = optimize.minimize_scalar(
-            lambda x: float(fun(np.array([x]))[0]), bounds=(lo, hi), method="bounded",
-            options={"xatol": 1e-12 * max(1.0, lo)},
-        )
-        if math.isfinite(res.fun) and res.fun < best_v:
-            # re-evaluate at the returned order: the certified value is the one at that α
-            best_a = float(res.x)
-            best_v = float(fun(np.array([best_a]))[0])
-    return best_a, best_v
+    """The best order on ``grid`` refined by zooming (:func:`dpaudit.numerics.minimise_zoom`); the
+    value is the certified one at the returned order."""
+    return minimise_zoom(fun, grid)
 
 
 def epsilon_and_order(comp: Composition, delta: float) -> tuple[float, float]:

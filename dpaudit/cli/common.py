@@ -23,6 +23,12 @@ import math
 import sys
 from typing import Any, NoReturn
 
+from dpaudit.formatting import fmt
+
+__all__ = [
+    "UsageError", "Parser", "number", "integer", "number_list", "plot_path", "jsonable", "emit_json", "fmt",
+]
+
 
 class UsageError(Exception):
     """Bad command-line input: printed as one line, exit status 2."""
@@ -175,13 +181,3 @@ def emit_json(obj: Any) -> None:
     """Print ``obj`` as strict JSON (:func:`jsonable`; ``allow_nan=False``)."""
     json.dump(jsonable(obj), sys.stdout, indent=2, sort_keys=False, allow_nan=False)
     sys.stdout.write("\n")
-
-
-def fmt(v: float | None) -> str:
-    if v is None:
-        return "n/a"
-    if v == 0:
-        return "0"
-    if abs(v) >= 1e5 or abs(v) < 1e-3:
-        return f"{v:.6e}"
-    return f"{v:.6f}"

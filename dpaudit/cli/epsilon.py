@@ -11,7 +11,7 @@ import argparse
 import math
 from typing import TYPE_CHECKING
 
-from dpaudit.cli.common import emit_json, fmt, integer, number, number_list, plot_path
+from dpaudit.cli.common import emit_json, integer, number, number_list, plot_path
 
 if TYPE_CHECKING:
     from dpaudit.accounting import AccountingReport
@@ -20,16 +20,13 @@ if TYPE_CHECKING:
 MAX_STEPS = 10**9
 """The most steps (rounds) a composition may have on the command line."""
 
-METHOD_NOTES = {
-    "basic": "sum of per-step (eps_i, delta_i)",
-    "advanced": "Dwork-Rothblum-Vadhan, optimised split",
-    "rdp": "Renyi DP, continuous orders, Balle et al. 2020 conversion",
-    "gdp": "exact Gaussian-DP composition",
-    "pld": "PLD: dp-accounting single steps, long-double composition, certified margins",
+PUBLISHED_NOTES = {
     "paper": "as published: Theorem 4 mu = sqrt(T/(c(b+1)))",
     "paper_rdp": "as published: Theorem 8",
     "paper_standard": "as published: Corollary 1 (Theorem 7 + advanced composition)",
 }
+"""Notes for the published (not certified) bounds of ``epsilon ts``; the methods' own notes are
+:data:`dpaudit.accounting.METHOD_NOTES`."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -130,26 +127,16 @@ def _report(args: argparse.Namespace, event: PrivacyEvent, cfg: object | None) -
 
 
 def _table(report: AccountingReport, cfg: object | None) -> str:
-    given = f"delta = {report.delta:g}" if report.quantity == "epsilon" else f"epsilon = {report.epsilon:g}"
-    lines = []
-    if cfg is not None:
-        lines.append(
-            f"Thompson sampling T={cfg.horizon} N={cfg.arms} b={cfg.prepulls} c={cfg.variance_scale:g}: "
-            f"certified mu = {cfg.mu_tight:.6f} (paper: {cfg.mu_paper:.6f}); "
-            f"{cfg.private_rounds} private rounds"
-        )
-    elif report.mu is not None:
-        lines.append(f"GDP mu = {report.mu:.6f}")
-    lines.append(f"{report.quantity} at {given} ({report.num_releases} releases)")
-    lines.append(f"  {'method':<15} {report.quantity:>16}  note")
-    for name, b in report.bounds.items():
-        note = METHOD_NOTES.get(name, "") if b.applicable else f"not applicable: {b.reason}"
-        lines.append(f"  {name:<15} {fmt(b.value):>16}  {note}")
-    for name, v in report.extras.items():
-        lines.append(f"  {name:<15} {fmt(v):>16}  {METHOD_NOTES.get(name, '')} (not certified)")
-    best = report.best
-    lines.append(f"  {'best':<15} {fmt(best.value):>16}  certified by {best.method}")
-    return "\n".join(lines)
+    """The report's own table (``str(report)``), with the Thompson-sampling header and the
+    published bounds' notes for ``epsilon ts``."""
+    if cfg is None:
+        return report.table()
+    header = (
+        f"Thompson sampling T={cfg.horizon} N={cfg.arms} b={cfg.prepulls} c={cfg.variance_scale:g}: "
+        f"certified mu = {cfg.mu_tight:.6f} (paper: {cfg.mu_paper:.6f}); "
+        f"{cfg.private_rounds} private rounds"
+    )
+    return report.table(header=header, notes=PUBLISHED_NOTES)
 
 
 def plot_curves(event: PrivacyEvent, cfg: object | None, path: str) -> None:
@@ -187,10 +174,15 @@ def plot_curves(event: PrivacyEvent, cfg: object | None, path: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import sys
+
+    from dpaudit.accounting import progress
+
     event, cfg = _event(args)
-    report = _report(args, event, cfg)
-    if args.plot:
-        plot_curves(event, cfg, args.plot)
+    with progress.enabled(not args.json and sys.stderr.isatty()):
+        report = _report(args, event, cfg)
+        if args.plot:
+            plot_curves(event, cfg, args.plot)
     if args.json:
         d = report.to_dict()
         if cfg is not None:
