@@ -34,11 +34,10 @@ from dpaudit.accounting.composition import (
     NotApplicable,
     check_private,
     norm_up,
-    pure_epsilon,
     sum_up,
+    sum_up_arrays,
 )
 from dpaudit.conversions import gdp_epsilon_estimate, gdp_epsilon_log
-from dpaudit.events import ApproxDpEvent
 from dpaudit.numerics import minimise_zoom
 
 NAME = "advanced"
@@ -47,17 +46,11 @@ _TINY = 5e-324
 
 def _fixed_steps(comp: Composition) -> tuple[np.ndarray, np.ndarray]:
     """(ε_i, counts) of the pure and (ε, δ) leaves."""
-    eps, counts = [], []
-    _, _, rest = comp.gaussian_part()
-    for leaf, count in rest:
-        e = pure_epsilon(leaf)
-        if e is None and isinstance(leaf, ApproxDpEvent):
-            e = leaf.epsilon
-        if e is None:
-            raise NotApplicable(f"no (epsilon, delta) bound is known for {type(leaf).__name__}")
-        eps.append(e)
-        counts.append(float(count))
-    return np.array(eps, dtype=float), np.array(counts, dtype=float)
+    st = comp.steps()
+    if st.other:
+        raise NotApplicable(f"no (epsilon, delta) bound is known for {type(st.other[0][0]).__name__}")
+    eps, _, counts = st.fixed_arrays()
+    return eps, counts
 
 
 def _linear_terms(eps: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -72,7 +65,7 @@ def _parts(comp: Composition) -> tuple[float, float, float, np.ndarray, np.ndarr
     _, delta_used, rep, mult = split(comp)
     eps, counts = _fixed_steps(comp)
     norm = norm_up(eps, counts)
-    lin = sum_up(_linear_terms(eps, counts).tolist())
+    lin = sum_up_arrays(np.ones(eps.size), _linear_terms(eps, counts))
     if math.isinf(norm) or math.isinf(lin):
         raise NotApplicable("the Dwork-Rothblum-Vadhan bound exceeds the largest double "
                             "(a per-step epsilon is too large: e^eps overflows)")

@@ -22,9 +22,15 @@ import math
 
 import numpy as np
 
-from dpaudit.accounting.composition import Composition, NotApplicable, check_private, pure_epsilon, sum_up
+from dpaudit.accounting.composition import (
+    Composition,
+    NotApplicable,
+    binned_up,
+    check_private,
+    sum_up,
+    sum_up_arrays,
+)
 from dpaudit.conversions import gdp_epsilon_log
-from dpaudit.events import ApproxDpEvent
 from dpaudit.numerics import bisect
 
 NAME = "basic"
@@ -35,56 +41,28 @@ MAX_BINS = 1024
 EXACT_TOP = 128
 
 
-def binned_mus(
-    mus: np.ndarray, counts: np.ndarray, max_bins: int = MAX_BINS
-) -> tuple[np.ndarray, np.ndarray]:
-    """Group μ values into at most ``max_bins`` + 1 bins; each bin is represented by its
-    *largest* member (charging a step its bin's largest μ can only increase ε: ε is increasing
-    in μ), so the cost is bounded whatever the number of steps.
-
-    Returns (representative μ, total multiplicity). Exact (no grouping) when there are at most
-    256 distinct values. Otherwise the ``EXACT_TOP`` = 128 largest distinct values stay exact
-    (they dominate advanced composition's ε(e^ε − 1) terms) and the rest fall into geometric
-    bins of relative width max(1e-4, (max/min)^(1/(max_bins − 128)) − 1) over their range.
+def binned_mus(mus: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-step μ in at most 1025 bins, each charged its largest member (:func:`binned_up`).
 
     >>> rep, mult = binned_mus(np.linspace(1.0, 2.0, 10**5), np.ones(10**5))
     >>> rep.size <= 1025, float(mult.sum()), float(rep.max())
     (True, 100000.0, 2.0)
     """
-    uniq, inv = np.unique(mus, return_inverse=True)
-    if uniq.size <= 256:
-        return uniq, np.bincount(inv, weights=counts, minlength=uniq.size)
-    top = max_bins - EXACT_TOP
-    cut_index = uniq.size - EXACT_TOP  # uniq[cut_index:] stay exact
-    cut = float(uniq[cut_index])
-    spread = math.log(cut / float(uniq[0]))
-    rel_width = max(1e-4, math.expm1(spread / top))
-    with np.errstate(divide="ignore"):
-        geo = np.floor(np.log(mus / uniq[0]) / math.log1p(rel_width)).astype(np.int64)
-    geo = np.minimum(geo, top)  # rounding of the log can put the last low value one bin up
-    key = np.where(inv >= cut_index, top + 1 + (inv - cut_index), geo)
-    bins, binv = np.unique(key, return_inverse=True)
-    rep = np.zeros(bins.size)
-    np.maximum.at(rep, binv, mus)
-    return rep, np.bincount(binv, weights=counts, minlength=bins.size)
+    return binned_up(mus, counts, MAX_BINS, EXACT_TOP)
 
 
 def split(comp: Composition) -> tuple[float, float, np.ndarray, np.ndarray]:
     """(Σ pure/approx ε, Σ approx δ — both rounded up —, Gaussian μ bins, multiplicities)."""
     check_private(comp)
-    mus, counts, rest = comp.gaussian_part()
-    eps_terms, delta_terms = [], []
-    for leaf, count in rest:
-        e = pure_epsilon(leaf)
-        if e is not None:
-            eps_terms.append((count, e))
-        elif isinstance(leaf, ApproxDpEvent):
-            eps_terms.append((count, leaf.epsilon))
-            delta_terms.append((count, leaf.delta))
-        else:
-            raise NotApplicable(f"no (epsilon, delta) bound is known for {type(leaf).__name__}")
+    mus, counts, _ = comp.gaussian_part()
+    st = comp.steps()
+    if st.other:
+        raise NotApplicable(f"no (epsilon, delta) bound is known for {type(st.other[0][0]).__name__}")
+    eps, dlt, cnt = st.fixed_arrays()
+    eps_terms = sum_up_arrays(cnt, eps)
+    delta_terms = sum_up_arrays(st.approx_counts, st.approx_delta)
     rep, mult = binned_mus(mus, counts) if mus.size else (mus, counts)
-    return sum_up(eps_terms), sum_up(delta_terms), rep, mult
+    return eps_terms, delta_terms, rep, mult
 
 
 def _gaussian_epsilons(rep: np.ndarray, log_per_step: np.ndarray | float) -> np.ndarray:

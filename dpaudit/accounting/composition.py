@@ -15,9 +15,11 @@ and rounded up, so every method starts from parameters that are never below the 
 
 from __future__ import annotations
 
+import gc
 import math
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
@@ -51,8 +53,13 @@ __all__ = [
     "div_up",
     "norm_up",
     "sum_up",
+    "sum_up_arrays",
     "leaf_mu",
     "check_private",
+    "div_up_array",
+    "binned_up",
+    "PureGroup",
+    "Steps",
 ]
 
 MAX_ALTERNATIVES = 4096
@@ -76,6 +83,81 @@ def div_up(num: float, den: float) -> float:
     return q
 
 
+def _two_product(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(p, e) with p + e = a·b exactly (Dekker 1971, Veltkamp splitting), for |a|, |b|, |a·b| in
+    the range where neither the split overflows nor the product underflows."""
+    p = a * b
+    c = 134217729.0 * a
+    ah = c - (c - a)
+    al = a - ah
+    c = 134217729.0 * b
+    bh = c - (c - b)
+    bl = b - bh
+    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+
+def div_up_array(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """Elementwise :func:`div_up`, vectorised: q = num/den is rounded up one ulp exactly when
+    num > q·den, decided without error (q·den = p + e exactly by :func:`_two_product`, and
+    num − p is exact by Sterbenz's lemma since p is within an ulp of num). Elements outside
+    [1e-290, 1e290] fall back to the rational :func:`div_up`.
+
+    >>> bool(np.all(div_up_array(np.array([1.0, 1.0]), np.array([3.0, 2.0])) == [div_up(1.0, 3.0), 0.5]))
+    True
+    """
+    n, d = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
+    with np.errstate(over="ignore", under="ignore"):
+        q = n / d
+        ok = (n > 1e-290) & (n < 1e290) & (d > 1e-290) & (d < 1e290) & (q > 1e-290) & (q < 1e290)
+        qs, ds = np.where(ok, q, 1.0), np.where(ok, d, 1.0)
+        p, e = _two_product(qs, ds)
+        out = np.where(np.where(ok, n, 1.0) - p > e, np.nextafter(qs, np.inf), qs)
+    if not np.all(ok):
+        for i in np.flatnonzero(~ok):
+            out[i] = div_up(float(n[i]), float(d[i]))
+    return out
+
+
+def binned_up(
+    values: np.ndarray, counts: np.ndarray, max_bins: int, exact_top: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Group positive ``values`` into at most ``max_bins`` + 1 bins, each represented by its
+    *largest* member, so that charging every step its bin's value can only increase the bound
+    of any method, because each family is ordered by its parameter: the pair of output
+    distributions at the smaller parameter is a post-processing of the pair at the larger one,
+    so every divergence and every trade-off bound can only grow (Blackwell's theorem; Dong, Roth
+    & Su 2022, Prop. 2.8). Gaussian (μ) and Laplace (ε) are location families with a monotone
+    likelihood ratio, so the power of the Neyman-Pearson test at every level grows with the
+    shift; k-ary randomized response at ε is randomized response at ε′ > ε followed by replacing
+    the answer with a uniform one with a suitable probability.
+
+    Returns (representative values, total multiplicities). Exact (no grouping) when there are
+    at most ``2 * exact_top`` distinct values. Otherwise the ``exact_top`` largest distinct values
+    stay exact and the rest fall into geometric bins of relative width
+    max(1e-4, (cut/min)^(1/(max_bins − exact_top)) − 1) over their range.
+
+    >>> rep, mult = binned_up(np.linspace(1.0, 2.0, 10**5), np.ones(10**5), 1024, 128)
+    >>> rep.size <= 1025, float(mult.sum()), float(rep.max())
+    (True, 100000.0, 2.0)
+    """
+    uniq, inv = np.unique(values, return_inverse=True)
+    if uniq.size <= 2 * exact_top:
+        return uniq, np.bincount(inv, weights=counts, minlength=uniq.size)
+    top = max_bins - exact_top
+    cut_index = uniq.size - exact_top  # uniq[cut_index:] stay exact
+    cut = float(uniq[cut_index])
+    spread = math.log(cut / float(uniq[0]))
+    rel_width = max(1e-4, math.expm1(spread / top))
+    with np.errstate(divide="ignore"):
+        geo = np.floor(np.log(values / uniq[0]) / math.log1p(rel_width)).astype(np.int64)
+    geo = np.minimum(geo, top)  # rounding of the log can put the last low value one bin up
+    key = np.where(inv >= cut_index, top + 1 + (inv - cut_index), geo)
+    bins, binv = np.unique(key, return_inverse=True)
+    rep = np.zeros(bins.size)
+    np.maximum.at(rep, binv, values)
+    return rep, np.bincount(binv, weights=counts, minlength=bins.size)
+
+
 def sum_up(terms: list[tuple[float, float]] | list[float]) -> float:
     """Σ count·value over ``terms`` (pairs, or plain non-negative values), rounded *up*.
 
@@ -90,18 +172,36 @@ def sum_up(terms: list[tuple[float, float]] | list[float]) -> float:
     pairs = [(1.0, t) if not isinstance(t, tuple) else t for t in terms]
     if not pairs:
         return 0.0
-    if any(math.isinf(c * v) or math.isinf(v) for c, v in pairs if v > 0 and c > 0):
+    c, v = zip(*pairs)
+    return sum_up_arrays(np.array(c, dtype=float), np.array(v, dtype=float))
+
+
+def sum_up_arrays(counts: np.ndarray, values: np.ndarray) -> float:
+    """:func:`sum_up` of the pairs (counts[i], values[i]), vectorised.
+
+    >>> sum_up_arrays(np.array([4.0]), np.array([0.25]))
+    1.0
+    """
+    c, v = np.asarray(counts, dtype=float), np.asarray(values, dtype=float)
+    keep = (c != 0) & (v != 0)
+    c, v = c[keep], v[keep]
+    if c.size == 0:
+        return 0.0
+    with np.errstate(over="ignore"):
+        prod = c * v
+    if np.any(np.isinf(prod) & (prod > 0)):
         return math.inf
-    if len(pairs) <= 64:
-        exact = sum((Fraction(c) * Fraction(v) for c, v in pairs), Fraction(0))
+    if c.size <= 64:
+        exact = sum((Fraction(float(a)) * Fraction(float(b)) for a, b in zip(c, v)), Fraction(0))
         out = float(exact)
         if Fraction(out) < exact:
             out = math.nextafter(out, math.inf)
         return out
-    total = math.fsum(c * v for c, v in pairs)
+    # each product c·v is rounded (≤ 2^-53 relative), fsum is exact to one rounding: 1e-15 covers both
+    total = math.fsum(prod.tolist())
     if total == 0.0:
         return 0.0
-    return math.nextafter(total * (1.0 + 1e-15) + len(pairs) * 5e-324, math.inf)
+    return math.nextafter(total * (1.0 + 1e-15) + c.size * 5e-324, math.inf)
 
 
 def norm_up(values: np.ndarray, counts: np.ndarray) -> float:
@@ -139,9 +239,45 @@ def leaf_mu(leaf: PrivacyEvent) -> float:
 
 def check_private(comp: Composition) -> None:
     """Raise NotApplicable if a leaf of ``comp`` is not differentially private at all."""
-    for leaf, _ in comp:
+    for leaf, _ in comp.steps().other:
         if isinstance(leaf, NonPrivateEvent):
             raise NotApplicable(f"not differentially private (unbounded privacy loss): {leaf.reason}")
+
+
+@dataclass(frozen=True)
+class PureGroup:
+    """The pure ε-DP leaves of one family, as arrays: ``family`` is "laplace", "rr" (k-ary
+    randomized response with ``k`` categories) or "pure" (any other pure ε-DP release, bounded
+    as binary randomized response where a method needs its shape); ``eps`` rounded up."""
+
+    family: str
+    k: int
+    eps: np.ndarray
+    counts: np.ndarray
+
+
+@dataclass(frozen=True)
+class Steps:
+    """The non-Gaussian leaves of a composition: pure groups, (ε, δ > 0) leaves as arrays, and
+    ``other`` leaves that have no (ε, δ) parameters (a method that cannot bound them names them)."""
+
+    pure: tuple[PureGroup, ...]
+    approx_eps: np.ndarray
+    approx_delta: np.ndarray
+    approx_counts: np.ndarray
+    other: tuple[tuple[PrivacyEvent, int], ...]
+
+    def pure_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """(ε, counts) of every pure leaf, all families together."""
+        if not self.pure:
+            return np.zeros(0), np.zeros(0)
+        return (np.concatenate([g.eps for g in self.pure]), np.concatenate([g.counts for g in self.pure]))
+
+    def fixed_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(ε, δ, counts) of every pure and (ε, δ) leaf."""
+        e, c = self.pure_arrays()
+        return (np.concatenate([e, self.approx_eps]), np.concatenate([np.zeros(e.size), self.approx_delta]),
+                np.concatenate([c, self.approx_counts]))
 
 
 @dataclass(frozen=True)
@@ -158,28 +294,84 @@ class Composition:
         return sum(leaf.num_releases * c for leaf, c in self.items)
 
     def gaussian_part(self) -> tuple[np.ndarray, np.ndarray, list[tuple[PrivacyEvent, int]]]:
-        return self._gaussian_part
-
-    @cached_property
-    def _gaussian_part(self) -> tuple[np.ndarray, np.ndarray, list[tuple[PrivacyEvent, int]]]:
         """(μ values, multiplicities, other leaves): Gaussian-type leaves (Gaussian, Gaussian
         sequences, heterogeneous-Gaussian report-noisy-max via its GDP dominating Gaussian)
         flattened to per-step μ (rounded up); everything else returned as is."""
+        return self._classified[0]
+
+    def steps(self) -> Steps:
+        """The non-Gaussian leaves as arrays (:class:`Steps`)."""
+        return self._classified[1]
+
+    @cached_property
+    def _classified(self) -> tuple[tuple[np.ndarray, np.ndarray, list[tuple[PrivacyEvent, int]]], Steps]:
+        """One pass over the leaves (with the cyclic garbage collector paused: a pass over 10⁶
+        leaves otherwise triggers collections of the whole event graph), divisions vectorised."""
+        g_s: list[float] = []
+        g_b: list[float] = []
+        g_c: list[float] = []
+        l_s: list[float] = []
+        l_b: list[float] = []
+        l_c: list[float] = []
         mus: list[np.ndarray] = []
         counts: list[np.ndarray] = []
         rest: list[tuple[PrivacyEvent, int]] = []
-        for leaf, c in self.items:
-            if isinstance(leaf, (GaussianEvent, GaussianReportNoisyMaxEvent)):
-                mus.append(np.array([leaf_mu(leaf)]))
-                counts.append(np.array([c], dtype=float))
-            elif isinstance(leaf, GaussianSequenceEvent):
-                mus.append(leaf.mus)
-                counts.append(np.full(leaf.mus.size, float(c)))
-            else:
+        pure: dict[tuple[str, int], tuple[list[float], list[float]]] = {}
+        approx: list[tuple[float, float, float]] = []
+        other: list[tuple[PrivacyEvent, int]] = []
+        with _gc_paused():
+            for leaf, c in self.items:
+                t = type(leaf)
+                if t is GaussianEvent:
+                    g_s.append(leaf.sensitivity)
+                    g_b.append(leaf.sigma)
+                    g_c.append(c)
+                    continue
+                if t is GaussianReportNoisyMaxEvent:
+                    mus.append(np.array([leaf_mu(leaf)]))
+                    counts.append(np.array([c], dtype=float))
+                    continue
+                if t is GaussianSequenceEvent:
+                    mus.append(leaf.mus)
+                    counts.append(np.full(leaf.mus.size, float(c)))
+                    continue
                 rest.append((leaf, c))
-        if mus:
-            return np.concatenate(mus), np.concatenate(counts), rest
-        return np.zeros(0), np.zeros(0), rest
+                if t is LaplaceEvent:
+                    l_s.append(leaf.sensitivity)
+                    l_b.append(leaf.scale)
+                    l_c.append(c)
+                    continue
+                if t is ApproxDpEvent and leaf.delta > 0:
+                    approx.append((float(leaf.epsilon), float(leaf.delta), float(c)))
+                    continue
+                e = pure_epsilon(leaf)
+                if e is None:
+                    other.append((leaf, c))
+                    continue
+                key = ("rr", int(leaf.num_categories)) if t is RandomizedResponseEvent else ("pure", 0)
+                vals, cnts = pure.setdefault(key, ([], []))
+                vals.append(e)
+                cnts.append(float(c))
+        if g_s:
+            mus.append(div_up_array(np.array(g_s), np.array(g_b)))
+            counts.append(np.array(g_c, dtype=float))
+        if mus:  # canonical order (by value), so that sums do not depend on the order of leaves
+            m, c = np.concatenate(mus), np.concatenate(counts)
+            order = np.lexsort((c, m))
+            gauss = (m[order], c[order], rest)
+        else:
+            gauss = (np.zeros(0), np.zeros(0), rest)
+        groups = []
+        if l_s:
+            eps = div_up_array(np.array(l_s), np.array(l_b))
+            groups.append(PureGroup("laplace", 0, eps, np.array(l_c, dtype=float)))
+        for (family, k), (vals, cnts) in sorted(pure.items()):
+            groups.append(PureGroup(family, k, np.array(vals, dtype=float), np.array(cnts)))
+        for i, g in enumerate(groups):
+            order = np.lexsort((g.counts, g.eps))
+            groups[i] = PureGroup(g.family, g.k, g.eps[order], g.counts[order])
+        a = np.array(sorted(approx), dtype=float).reshape(-1, 3)
+        return gauss, Steps(tuple(groups), a[:, 0].copy(), a[:, 1].copy(), a[:, 2].copy(), tuple(other))
 
     @cached_property
     def _mu(self) -> float:
@@ -202,13 +394,10 @@ class Composition:
     @property
     def is_empty(self) -> bool:
         """True when no leaf can reveal anything: no leaves, or only ε = 0 pure leaves."""
-        for leaf, _ in self.items:
-            if isinstance(leaf, (GaussianEvent, GaussianReportNoisyMaxEvent, GaussianSequenceEvent)):
-                return False
-            e = pure_epsilon(leaf)
-            if e is None or e > 0 or (isinstance(leaf, ApproxDpEvent) and leaf.delta > 0):
-                return False
-        return True
+        mus, _, _ = self.gaussian_part()
+        st = self.steps()
+        return (mus.size == 0 and st.approx_eps.size == 0 and not st.other
+                and all(not np.any(g.eps > 0) for g in st.pure))
 
 
 def pure_epsilon(leaf: PrivacyEvent) -> float | None:
@@ -231,12 +420,31 @@ def _leaf_key(c: Counter) -> frozenset:
     return frozenset(c.items())
 
 
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+_COMPOUND = (NoOpEvent, ComposedEvent, SelfComposedEvent, ParallelEvent)
+
+
 def _normal(event: PrivacyEvent) -> list[Counter]:
     if isinstance(event, NoOpEvent):
         return [Counter()]
     if isinstance(event, ComposedEvent):
         acc: list[Counter] = [Counter()]
+        leaves = [c for c in event.events if isinstance(c, PrivacyEvent) and not isinstance(c, _COMPOUND)]
+        if leaves:  # plain leaves join every alternative; Counter counts them in C
+            acc[0].update(leaves)
         for child in event.events:
+            if isinstance(child, PrivacyEvent) and not isinstance(child, _COMPOUND):
+                continue
             alts = _normal(child)
             if len(alts) == 1:
                 for a in acc:
@@ -278,7 +486,7 @@ def normal_form(event: PrivacyEvent) -> tuple[Composition, ...]:
     [2, 2]
     """
     out = []
-    for alt in _normal(event):
-        items = tuple(sorted(((k, v) for k, v in alt.items() if v > 0), key=lambda kv: repr(kv[0])))
-        out.append(Composition(items))
+    with _gc_paused():
+        for alt in _normal(event):  # leaves in order of first appearance: deterministic per event
+            out.append(Composition(tuple((k, v) for k, v in alt.items() if v > 0)))
     return tuple(out)

@@ -24,9 +24,8 @@ import math
 
 import numpy as np
 
-from dpaudit.accounting.composition import Composition, NotApplicable, check_private, norm_up, pure_epsilon
+from dpaudit.accounting.composition import Composition, NotApplicable, check_private, norm_up
 from dpaudit.conversions import gdp_delta, gdp_epsilon, pure_dp_to_gdp
-from dpaudit.events import ApproxDpEvent
 
 NAME = "gdp"
 
@@ -37,21 +36,19 @@ def mu(comp: Composition) -> float:
     Raises NotApplicable for (ε, δ > 0) leaves, non-private leaves and unknown leaf types.
     """
     check_private(comp)
-    _, _, rest = comp.gaussian_part()
-    values = [comp.gaussian_mu()]
-    counts = [1.0]
-    for leaf, count in rest:
-        eps = pure_epsilon(leaf)
-        if eps is None:
-            if isinstance(leaf, ApproxDpEvent):
-                raise NotApplicable(
-                    "an (epsilon, delta) event with delta > 0 is not mu-GDP for any finite mu"
-                )
-            raise NotApplicable(f"no GDP bound is known for {type(leaf).__name__}")
-        if eps > 0:
-            values.append(math.inf if math.isinf(eps) else float(pure_dp_to_gdp(eps)))
-            counts.append(float(count))
-    return norm_up(np.array(values), np.array(counts))
+    st = comp.steps()
+    if st.approx_eps.size:
+        raise NotApplicable("an (epsilon, delta) event with delta > 0 is not mu-GDP for any finite mu")
+    if st.other:
+        raise NotApplicable(f"no GDP bound is known for {type(st.other[0][0]).__name__}")
+    eps, counts = st.pure_arrays()
+    keep = eps > 0
+    eps, counts = eps[keep], counts[keep]
+    values = np.full(eps.size, math.inf)
+    finite = np.isfinite(eps)
+    if np.any(finite):
+        values[finite] = pure_dp_to_gdp(eps[finite])
+    return norm_up(np.append(values, comp.gaussian_mu()), np.append(counts, 1.0))
 
 
 def epsilon(comp: Composition, delta: float) -> float:

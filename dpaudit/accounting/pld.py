@@ -62,8 +62,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpaudit.accounting import gdp, progress
-from dpaudit.accounting.composition import Composition, NotApplicable, check_private, pure_epsilon
-from dpaudit.events import ApproxDpEvent, LaplaceEvent, PrivacyEvent, RandomizedResponseEvent
+from dpaudit.accounting.composition import (
+    Composition,
+    NotApplicable,
+    Steps,
+    binned_up,
+    check_private,
+    pure_epsilon,
+)
+from dpaudit.events import ApproxDpEvent, LaplaceEvent, PrivacyEvent, PureDpEvent, RandomizedResponseEvent
 
 NAME = "pld"
 
@@ -80,6 +87,9 @@ _U_LD = float(np.finfo(_LD).eps) / 2
 _FFT_C = 5.0
 _REL = 1e-10
 _ABS = 1e-14
+MAX_LEAVES = 64  # distinct non-Gaussian leaves composed one by one; beyond, binned per family
+MAX_BINS = 48
+EXACT_TOP = 16
 
 
 # ---------------------------------------------------------------------------------------
@@ -97,8 +107,15 @@ def _leaves(comp: Composition) -> tuple[float, list[tuple[PrivacyEvent, int, flo
     if 0 < mu < MIN_MU:
         raise NotApplicable(f"the composed Gaussian mu={mu:.3g} is below the PLD domain "
                             f"(at least {MIN_MU:g}); gdp is exact for Gaussian compositions")
+    st = comp.steps()
+    if st.other:
+        raise NotApplicable(f"dp-accounting has no PLD for {type(st.other[0][0]).__name__}")
+    rest = comp.gaussian_part()[2]
+    if len(rest) > MAX_LEAVES:
+        rest = _binned_leaves(st)
+    else:  # canonical order: the composed grid must not depend on the order of the leaves
+        rest = sorted(rest, key=lambda lc: (type(lc[0]).__name__, repr(lc[0]), lc[1]))
     out = []
-    _, _, rest = comp.gaussian_part()
     for leaf, count in rest:
         e = pure_epsilon(leaf)
         d = 0.0
@@ -113,6 +130,31 @@ def _leaves(comp: Composition) -> tuple[float, list[tuple[PrivacyEvent, int, flo
             )
         out.append((leaf, int(count), float(e), float(d)))
     return mu, out
+
+
+def _binned_leaves(st: Steps) -> list[tuple[PrivacyEvent, float]]:
+    """More than :data:`MAX_LEAVES` distinct non-Gaussian leaves: each pure family in at most
+    :data:`MAX_BINS` + 1 bins charged at their largest ε (:func:`binned_up`; every step's pair of
+    outputs is a post-processing of its bin's, so the hockey-stick divergence only grows), as
+    Laplace (scale rounded down), k-ary randomized response or pure ε-DP leaves."""
+    if st.approx_eps.size > MAX_LEAVES:
+        raise NotApplicable(f"more than {MAX_LEAVES} distinct (epsilon, delta > 0) events")
+    out: list[tuple[PrivacyEvent, float]] = []
+    for g in st.pure:
+        eps, counts = binned_up(g.eps, g.counts, MAX_BINS, EXACT_TOP)
+        for e, c in zip(eps.tolist(), counts.tolist()):
+            if e == 0:
+                continue
+            if g.family == "laplace":
+                leaf: PrivacyEvent = LaplaceEvent(scale=math.nextafter(1.0 / e, 0.0), sensitivity=1.0)
+            elif g.family == "rr":
+                leaf = RandomizedResponseEvent(e, g.k)
+            else:
+                leaf = PureDpEvent(e)
+            out.append((leaf, int(c)))
+    out.extend((ApproxDpEvent(e, d), int(c)) for e, d, c in
+               zip(st.approx_eps.tolist(), st.approx_delta.tolist(), st.approx_counts.tolist()))
+    return out
 
 
 def plan(comp: Composition) -> dict[str, float]:
@@ -256,15 +298,15 @@ def _directions(comp: Composition, interval: float) -> list[_Pmf]:
     progress.expect(len(directions) * len(singles))
     out = []
     for attr in directions:
-        acc: _Pmf | None = None
+        parts = []
         for p, count in singles:
             part = _from_dp(getattr(p, attr))
-            if count > 1:
-                part = _self_compose(part, count)
-            acc = part if acc is None else _compose(acc, part)
+            parts.append(_self_compose(part, count) if count > 1 else part)
             progress.advance()
-        assert acc is not None
-        out.append(acc)
+        while len(parts) > 1:  # a balanced tree: FFT sizes double per level, not per part
+            parts = [_compose(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i]
+                     for i in range(0, len(parts), 2)]
+        out.append(parts[0])
     return out
 
 
@@ -384,11 +426,8 @@ def _composed(comp: Composition) -> _Certified:
 def is_gaussian(comp: Composition) -> bool:
     """True when every leaf that reveals anything is Gaussian-type: the composed privacy loss is
     then exactly N(μ²/2, μ²) and its PLD is known in closed form (no grid)."""
-    for leaf, _ in comp.gaussian_part()[2]:
-        e = pure_epsilon(leaf)
-        if e is None or e > 0:
-            return False
-    return True
+    st = comp.steps()
+    return not st.approx_eps.size and not st.other and all(not np.any(g.eps > 0) for g in st.pure)
 
 
 def _certified(comp: Composition) -> _Certified | None:

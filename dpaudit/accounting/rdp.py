@@ -45,11 +45,11 @@ import numpy as np
 from dpaudit.accounting.composition import (
     Composition,
     NotApplicable,
+    PureGroup,
+    binned_up,
     check_private,
-    pure_epsilon,
-    sum_up,
+    sum_up_arrays,
 )
-from dpaudit.events import ApproxDpEvent, LaplaceEvent, RandomizedResponseEvent
 from dpaudit.numerics import minimise_zoom
 
 NAME = "rdp"
@@ -76,8 +76,9 @@ def _log_log1p_exp(x: np.ndarray) -> np.ndarray:
         return np.where(x < -36.0, x, np.log(np.logaddexp(0.0, np.maximum(x, -36.0))))
 
 
-def log_randomized_response_rdp(eps: float, k: int, alphas: np.ndarray) -> np.ndarray:
-    """log ρ(α) of k-ary randomized response at ε (capped at log ε).
+def log_randomized_response_rdp(eps: float | np.ndarray, k: int, alphas: np.ndarray) -> np.ndarray:
+    """log ρ(α) of k-ary randomized response at ε (capped at log ε); ``eps`` may be an array
+    broadcasting against ``alphas`` (e.g. a column of per-leaf ε).
 
     log E = log 4 + ε/2 + log sinh(αε/2) + log sinh((α−1)ε/2) − log(e^ε + k − 1); writing
     log sinh(y) = y − log 2 + log(1 − e^{−2y}) and log(e^ε + k − 1) = ε + log(1 + (k−1)e^{−ε}),
@@ -86,24 +87,24 @@ def log_randomized_response_rdp(eps: float, k: int, alphas: np.ndarray) -> np.nd
     even at ε = 1e300 (summing the four large terms lost 10 digits there).
     """
     a = np.asarray(alphas, dtype=float)
-    if eps == 0:
-        return np.full(a.shape, -np.inf)
-    if math.isinf(eps):
-        return np.full(a.shape, math.inf)
-    le = math.log(eps)
+    e = np.asarray(eps, dtype=float)
+    ok = (e > 0) & np.isfinite(e)
+    es = np.where(ok, e, 1.0)
+    le = np.log(es)
     with np.errstate(over="ignore"):
-        x = ((a - 1.0) * eps + _log1m_exp2(np.log(a) + le - _LOG2)
+        x = ((a - 1.0) * es + _log1m_exp2(np.log(a) + le - _LOG2)
              + _log1m_exp2(np.log(a - 1.0) + le - _LOG2)
-             - float(np.logaddexp(0.0, math.log(k - 1) - eps)))
-    return np.minimum(_log_log1p_exp(x) - np.log(a - 1.0), le)
+             - np.logaddexp(0.0, math.log(k - 1) - es))
+    out = np.minimum(_log_log1p_exp(x) - np.log(a - 1.0), le)
+    return np.where(ok, out, np.where(e == 0, -np.inf, np.inf))
 
 
-def _laplace_series(eps: float, a: np.ndarray) -> np.ndarray:
+def _laplace_series(eps: np.ndarray, a: np.ndarray) -> np.ndarray:
     """log E for αε ≤ ½: log[α(α−1)ε²/2] + log(1 + Σ_{n≥3} s_{n−1} ε^{n−2}·2/n!)."""
     r = (a - 1.0) / a
     lr = np.log1p(-1.0 / a)
     x = a * eps  # ≤ ½
-    bracket = np.ones_like(a)
+    bracket = np.ones_like(x)
     for n in range(3, 25):
         m = n - 1
         if m % 2:
@@ -111,57 +112,82 @@ def _laplace_series(eps: float, a: np.ndarray) -> np.ndarray:
         else:
             s_hat = -a * (-np.expm1(m * lr)) / (2.0 * a - 1.0)
         bracket = bracket + s_hat * x ** (n - 2) * 2.0 / math.factorial(n)
-    return np.log(a) + np.log(a - 1.0) + 2.0 * math.log(eps) - _LOG2 + np.log(bracket)
+    return np.log(a) + np.log(a - 1.0) + 2.0 * np.log(eps) - _LOG2 + np.log(bracket)
 
 
-def log_laplace_rdp(eps: float, alphas: np.ndarray) -> np.ndarray:
-    """log ρ(α) of the Laplace mechanism with ε = sensitivity/scale (capped at log ε)."""
+def log_laplace_rdp(eps: float | np.ndarray, alphas: np.ndarray) -> np.ndarray:
+    """log ρ(α) of the Laplace mechanism with ε = sensitivity/scale (capped at log ε); ``eps``
+    may be an array broadcasting against ``alphas``."""
     a = np.asarray(alphas, dtype=float)
-    if eps == 0:
-        return np.full(a.shape, -np.inf)
-    if math.isinf(eps):
-        return np.full(a.shape, math.inf)
+    e = np.asarray(eps, dtype=float)
+    ok = (e > 0) & np.isfinite(e)
+    es = np.where(ok, e, 1.0)
     with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
-        series = _laplace_series(eps, np.where(a * eps <= 0.5, a, 1.0 + 1e-5))
-        big_a = (a - 1.0) * eps
-        direct = np.log(a * np.expm1(np.minimum(big_a, 700.0)) + (a - 1.0) * np.expm1(-a * eps)) - np.log(
+        small = a * es <= 0.5
+        series = _laplace_series(es, np.where(small, a, 1.0 + 1e-5))
+        big_a = (a - 1.0) * es
+        direct = np.log(a * np.expm1(np.minimum(big_a, 700.0)) + (a - 1.0) * np.expm1(-a * es)) - np.log(
             2.0 * a - 1.0)
         huge = np.log(a) + big_a - np.log(2.0 * a - 1.0)  # drops a negative log1p term: an upper bound
-        x = np.where(a * eps <= 0.5, series, np.where(big_a > 700.0, huge, direct))
-    return np.minimum(_log_log1p_exp(x) - np.log(a - 1.0), math.log(eps))
+        x = np.where(small, series, np.where(big_a > 700.0, huge, direct))
+    out = np.minimum(_log_log1p_exp(x) - np.log(a - 1.0), np.log(es))
+    return np.where(ok, out, np.where(e == 0, -np.inf, np.inf))
 
 
-def log_rdp_curve(comp: Composition, alphas: np.ndarray) -> np.ndarray:
-    """log Σ over leaves of count·ρ_leaf(α), vectorised over ``alphas``, rounded up (−inf if 0)."""
-    check_private(comp)
-    a = np.asarray(alphas, dtype=float)
-    terms = []
-    m = comp.gaussian_mu()
-    if m > 0:
-        terms.append(np.log(a) + 2.0 * math.log(m) - _LOG2 if math.isfinite(m) else np.full(a.shape, np.inf))
-    _, _, rest = comp.gaussian_part()
-    for leaf, count in rest:
-        e = pure_epsilon(leaf)
-        if e is None:
-            if isinstance(leaf, ApproxDpEvent):
-                raise NotApplicable("an (epsilon, delta) event with delta > 0 has no RDP curve")
-            raise NotApplicable(f"no RDP curve is known for {type(leaf).__name__}")
-        if isinstance(leaf, LaplaceEvent):
-            lr = log_laplace_rdp(e, a)
-        elif isinstance(leaf, RandomizedResponseEvent):
-            lr = log_randomized_response_rdp(e, leaf.num_categories, a)
-        else:
-            lr = log_randomized_response_rdp(e, 2, a)
-        terms.append(lr + math.log(count))
-    if not terms:
+MAX_BINS = 256  # per family; see :func:`log_rdp_curve`
+EXACT_TOP = 64
+_CHUNK = 2**18  # elements per vectorised block (leaves × orders)
+
+
+def _family_curve(group: PureGroup, a: np.ndarray) -> np.ndarray:
+    """log Σ_leaf count·ρ_leaf(α) over one family, vectorised over leaves in blocks."""
+    eps, counts = binned_up(group.eps, group.counts, MAX_BINS, EXACT_TOP)
+    keep = eps > 0
+    eps, counts = eps[keep], counts[keep]
+    if eps.size == 0:
         return np.full(a.shape, -np.inf)
-    stack = np.stack(terms)
+    rows = max(1, _CHUNK // max(a.size, 1))
+    parts = []
+    for i in range(0, eps.size, rows):
+        col = eps[i:i + rows, None]
+        if group.family == "laplace":
+            lr = log_laplace_rdp(col, a[None, :])
+        else:
+            lr = log_randomized_response_rdp(col, group.k if group.family == "rr" else 2, a[None, :])
+        parts.append(_logsumexp_rows(lr + np.log(counts[i:i + rows, None])))
+    return _logsumexp_rows(np.stack(parts))
+
+
+def _logsumexp_rows(stack: np.ndarray) -> np.ndarray:
+    """log Σ_rows e^{stack}, with ±inf handled (an inf row gives inf, all −inf gives −inf)."""
     with np.errstate(invalid="ignore", divide="ignore"):
         top = stack.max(axis=0)
         safe = np.where(np.isfinite(top), top, 0.0)
         out = safe + np.log(np.exp(stack - safe).sum(axis=0))
-        out = np.where(np.isfinite(top), out, top)
-    return out + _MARGIN
+    return np.where(np.isfinite(top), out, top)
+
+
+def log_rdp_curve(comp: Composition, alphas: np.ndarray) -> np.ndarray:
+    """log Σ over leaves of count·ρ_leaf(α), vectorised over ``alphas`` and over the leaves of
+    each family, rounded up (−inf if 0). A family with more than 128 distinct ε is charged in at
+    most 257 bins, each at its largest ε (:func:`~dpaudit.accounting.composition.binned_up`: the
+    64 largest exact, geometric bins below), which can only increase ρ (RDP is a divergence,
+    monotone under the family's order), so the cost is bounded whatever the number of leaves."""
+    check_private(comp)
+    a = np.asarray(alphas, dtype=float)
+    st = comp.steps()
+    if st.approx_eps.size:
+        raise NotApplicable("an (epsilon, delta) event with delta > 0 has no RDP curve")
+    if st.other:
+        raise NotApplicable(f"no RDP curve is known for {type(st.other[0][0]).__name__}")
+    terms = []
+    m = comp.gaussian_mu()
+    if m > 0:
+        terms.append(np.log(a) + 2.0 * math.log(m) - _LOG2 if math.isfinite(m) else np.full(a.shape, np.inf))
+    terms.extend(_family_curve(g, a) for g in st.pure)
+    if not terms:
+        return np.full(a.shape, -np.inf)
+    return _logsumexp_rows(np.stack(terms)) + _MARGIN
 
 
 def rdp_curve(comp: Composition, alphas: np.ndarray) -> np.ndarray:
@@ -224,15 +250,11 @@ def epsilon(comp: Composition, delta: float) -> float:
 
 def _pure_total(comp: Composition) -> float | None:
     """Σ count·ε over the leaves (rounded up) if they are all pure, else None."""
-    if comp.gaussian_mu() > 0:
+    st = comp.steps()
+    if comp.gaussian_mu() > 0 or st.approx_eps.size or st.other:
         return None
-    total = []
-    for leaf, count in comp.gaussian_part()[2]:
-        e = pure_epsilon(leaf)
-        if e is None:
-            return None
-        total.append((count, e))
-    return sum_up(total)
+    eps, counts = st.pure_arrays()
+    return sum_up_arrays(counts, eps)
 
 
 def delta(comp: Composition, eps: float) -> float:
