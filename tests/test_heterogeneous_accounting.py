@@ -57,7 +57,8 @@ def test_binning_is_sound_and_close(monkeypatch, module, knob, loose):
 
 def test_order_of_a_long_composition_does_not_matter():
     event = _mixed(200, seed=1)
-    shuffled = ComposedEvent(tuple(np.random.default_rng(2).permutation(np.array(event.events, dtype=object))))
+    leaves = np.array(event.events, dtype=object)
+    shuffled = ComposedEvent(tuple(np.random.default_rng(2).permutation(leaves)))
     a, b = account(event, delta=1e-6), account(shuffled, delta=1e-6)
     for name in a.bounds:
         assert a.bounds[name].value == b.bounds[name].value, name
