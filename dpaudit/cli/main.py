@@ -37,6 +37,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "list": ("dpaudit.cli.run", "every algorithm 'dpaudit run' knows, with its paper and privacy model"),
     "run": ("dpaudit.cli.run", "simulate, certify, check and audit an algorithm from 'dpaudit list'"),
     "tune": ("dpaudit.cli.run", "choose the parameters of a private algorithm at a fixed budget"),
+    "compare": ("dpaudit.cli.compare", "several algorithms on one instance and seed, privacy beside regret"),
 }
 """command → (module whose ``register(subparsers)`` adds it, one-line help for ``--help``)."""
 
