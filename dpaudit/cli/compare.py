@@ -60,7 +60,7 @@ _FOOTING_TOLERANCE = 1e-3  # relative spread of certified ε called "equal"
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "compare",
-        help="run several algorithms on the same instance and seed; regret beside certified privacy",
+        help="several algorithms on one instance and seed, privacy beside regret",
         description=__doc__.split("\n\n")[1].replace("\n", " ") if __doc__ else None,
     )
     p.add_argument(
