@@ -58,6 +58,7 @@ import numpy as np
 from scipy.special import xlogy
 
 from bandits.actions import ActionStructure, Feedback
+from bandits.lazy import UNIT as LAZY_UNIT
 from bandits.policy import Policy, RunContext
 from bandits.segments import SegmentAgent
 from dpaudit.declaration import Declaration, PublishedClaim
@@ -66,7 +67,11 @@ from mechanisms.laplace import LaplaceMechanism
 
 __all__ = ["DPSE", "AdaP", "kl_bernoulli", "klucb_upper"]
 
-UNIT = "one reward"
+UNIT = LAZY_UNIT
+"""Seed 002's unit (Definition 1), which is the baselines' "one reward" under bandit feedback:
+the agent reads one coordinate of round t's vector, the reward of the arm it pulls, so replacing
+the vector changes at most that one observed reward, and replacing one observed reward is such a
+replacement. The ledger's units are rounds."""
 KL_HALVINGS = 50
 
 
