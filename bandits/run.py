@@ -431,6 +431,13 @@ def run_algorithm(
     )
 
 
+def draw_regret(ax: Any, sim: SimulationResult, kind: str, label: str) -> None:
+    """The mean ``kind`` regret of ``sim`` against t with its t-quantile band, on ``ax``."""
+    lo, hi = sim.band(kind)
+    (ln,) = ax.plot(sim.checkpoints, sim.mean(kind), label=label)
+    ax.fill_between(sim.checkpoints, lo, hi, alpha=0.2, color=ln.get_color())
+
+
 def plot_run(report: RunReport, path: str | None = None) -> Any:
     """Pseudo- and empirical regret curves with 95% bands; saves to ``path`` if given.
 
@@ -450,9 +457,7 @@ def plot_run(report: RunReport, path: str | None = None) -> Any:
     sim = report.simulation
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     for kind, label in (("pseudo", "pseudo-regret"), ("empirical", "empirical regret")):
-        lo, hi = sim.band(kind)
-        (ln,) = ax.plot(sim.checkpoints, sim.mean(kind), label=label)
-        ax.fill_between(sim.checkpoints, lo, hi, alpha=0.2, color=ln.get_color())
+        draw_regret(ax, sim, kind, label)
     p = report.privacy
     if not p["private"]:
         spend = "not private"

@@ -361,14 +361,12 @@ def _plot(reports: list[tuple[str, Any]], path: str, env_text: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from bandits.run import draw_regret
+
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for label, rep in reports:
-        sim = rep.simulation
         eps = rep.privacy.get("epsilon")
-        tag = f"{label} (eps {eps:.3g})" if eps is not None else f"{label} (no eps)"
-        lo, hi = sim.band("pseudo")
-        (ln,) = ax.plot(sim.checkpoints, sim.mean("pseudo"), label=tag)
-        ax.fill_between(sim.checkpoints, lo, hi, alpha=0.2, color=ln.get_color())
+        draw_regret(ax, rep.simulation, "pseudo", f"{label} (eps {eps:.3g})" if eps is not None else label)
     ax.set_xscale("log")
     ax.set_xlabel("round t")
     ax.set_ylabel("pseudo-regret")
