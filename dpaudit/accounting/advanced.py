@@ -33,6 +33,7 @@ from dpaudit.accounting.composition import (
     Composition,
     NotApplicable,
     check_private,
+    no_bound,
     norm_up,
     pure_epsilon,
     sum_up,
@@ -54,7 +55,7 @@ def _fixed_steps(comp: Composition) -> tuple[np.ndarray, np.ndarray]:
         if e is None and isinstance(leaf, ApproxDpEvent):
             e = leaf.epsilon
         if e is None:
-            raise NotApplicable(f"no (epsilon, delta) bound is known for {type(leaf).__name__}")
+            raise no_bound(leaf, "(epsilon, delta)")
         eps.append(e)
         counts.append(float(count))
     return np.array(eps, dtype=float), np.array(counts, dtype=float)

@@ -22,7 +22,14 @@ import math
 
 import numpy as np
 
-from dpaudit.accounting.composition import Composition, NotApplicable, check_private, pure_epsilon, sum_up
+from dpaudit.accounting.composition import (
+    Composition,
+    NotApplicable,
+    check_private,
+    no_bound,
+    pure_epsilon,
+    sum_up,
+)
 from dpaudit.conversions import gdp_epsilon_log
 from dpaudit.events import ApproxDpEvent
 from dpaudit.numerics import bisect
@@ -82,7 +89,7 @@ def split(comp: Composition) -> tuple[float, float, np.ndarray, np.ndarray]:
             eps_terms.append((count, leaf.epsilon))
             delta_terms.append((count, leaf.delta))
         else:
-            raise NotApplicable(f"no (epsilon, delta) bound is known for {type(leaf).__name__}")
+            raise no_bound(leaf, "(epsilon, delta)")
     rep, mult = binned_mus(mus, counts) if mus.size else (mus, counts)
     return sum_up(eps_terms), sum_up(delta_terms), rep, mult
 

@@ -24,7 +24,14 @@ import math
 
 import numpy as np
 
-from dpaudit.accounting.composition import Composition, NotApplicable, check_private, norm_up, pure_epsilon
+from dpaudit.accounting.composition import (
+    Composition,
+    NotApplicable,
+    check_private,
+    no_bound,
+    norm_up,
+    pure_epsilon,
+)
 from dpaudit.conversions import gdp_delta, gdp_epsilon, pure_dp_to_gdp
 from dpaudit.events import ApproxDpEvent
 
@@ -47,7 +54,7 @@ def mu(comp: Composition) -> float:
                 raise NotApplicable(
                     "an (epsilon, delta) event with delta > 0 is not mu-GDP for any finite mu"
                 )
-            raise NotApplicable(f"no GDP bound is known for {type(leaf).__name__}")
+            raise no_bound(leaf, "GDP")
         if eps > 0:
             values.append(math.inf if math.isinf(eps) else float(pure_dp_to_gdp(eps)))
             counts.append(float(count))
