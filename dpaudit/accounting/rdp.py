@@ -164,7 +164,7 @@ def sampled_gaussian_log_a(q: float, noise_multiplier: float) -> tuple[np.ndarra
     (q, σ): 0.01–0.5 s.
 
     >>> x, la = sampled_gaussian_log_a(0.01, 1.0)
-    >>> x[0], la[0], bool(np.all(np.diff(la) >= 0)), len(x) > 300
+    >>> float(x[0]), float(la[0]), bool(np.all(np.diff(la) >= 0)), len(x) > 300
     (0.0, 0.0, True, True)
     """
     from dp_accounting.rdp import rdp_privacy_accountant as rdp_acc
