@@ -170,7 +170,8 @@ def sampled_gaussian_log_a(q: float, noise_multiplier: float) -> tuple[np.ndarra
     from dp_accounting.rdp import rdp_privacy_accountant as rdp_acc
 
     xs, vals = [0.0], [0.0]
-    inv_var = 1.0 / (noise_multiplier * noise_multiplier) if noise_multiplier > 0 else math.inf
+    var = noise_multiplier * noise_multiplier
+    inv_var = 1.0 / var if var > 0 else math.inf
     absl_log = logging.getLogger("absl")
     level = absl_log.level
     absl_log.setLevel(logging.ERROR)  # "failed to converge" is handled here: the chord skips the order
