@@ -210,8 +210,8 @@ def _lower_hull(xs: list[float], ys: list[float]) -> tuple[np.ndarray, np.ndarra
     hull is the smallest such bound, and drops points where dp-accounting's fractional series
     (a sum of |terms|) is loose — up to 8.5× at α = 1.1 for q = 0.1, σ = 10 (mpmath quadrature).
 
-    >>> [list(map(float, v)) for v in _lower_hull([0.0, 1.0, 2.0, 3.0], [0.0, 5.0, 2.0, 3.0])]
-    [[0.0, 2.0, 3.0], [0.0, 2.0, 3.0]]
+    >>> [list(map(float, v)) for v in _lower_hull([0.0, 1.0, 2.0, 3.0], [0.0, 5.0, 2.0, 4.0])]
+    [[0.0, 2.0, 3.0], [0.0, 2.0, 4.0]]
     """
     hx: list[float] = []
     hy: list[float] = []
