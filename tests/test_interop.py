@@ -359,3 +359,12 @@ def test_sampled_gaussian_outside_the_pld_domain_is_not_applicable():
     r = account(PoissonSampledEvent(0.1, GaussianEvent(sigma=0.01)), delta=1e-6, methods=["pld", "rdp"])
     assert not r.bounds["pld"].applicable and "outside the PLD domain" in r.bounds["pld"].reason
     assert r.bounds["rdp"].applicable
+
+
+def test_docs_example_runs():
+    import doctest
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "docs" / "interop.md"
+    result = doctest.testfile(str(path), module_relative=False, optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0 and result.attempted >= 10
