@@ -10,7 +10,9 @@ Leaves
     per-step μ, stored as one array so 10^6 steps cost one object),
     :class:`LaplaceEvent`, :class:`RandomizedResponseEvent`,
     :class:`GaussianReportNoisyMaxEvent`, :class:`LaplaceReportNoisyMaxEvent`,
-    :class:`PureDpEvent`, :class:`ApproxDpEvent`, :class:`NoOpEvent`.
+    :class:`PureDpEvent`, :class:`ApproxDpEvent`, :class:`NoOpEvent`,
+    :class:`PoissonSampledEvent` (a Gaussian release on a Poisson subsample; accounted by the
+    ``rdp`` and ``pld`` methods only).
 
 Combinators
     :class:`ComposedEvent` (sequential, possibly adaptive, composition),
@@ -49,6 +51,7 @@ __all__ = [
     "PureDpEvent",
     "ApproxDpEvent",
     "NonPrivateEvent",
+    "PoissonSampledEvent",
     "ComposedEvent",
     "SelfComposedEvent",
     "ParallelEvent",
@@ -387,6 +390,52 @@ class NonPrivateEvent(PrivacyEvent):
     def __post_init__(self) -> None:
         if not isinstance(self.reason, str) or not self.reason.strip():
             raise ValueError("reason must be a non-empty string saying what leaks")
+
+
+@dataclass(frozen=True)
+class PoissonSampledEvent(PrivacyEvent):
+    """``event`` applied to a Poisson subsample: every record is included independently with
+    probability ``sampling_probability`` (q). The inner event must be a :class:`GaussianEvent`
+    (the sampled Gaussian mechanism of DP-SGD; dp-accounting's
+    ``PoissonSampledDpEvent(q, GaussianDpEvent(σ/s))``).
+
+    The guarantee is for the add/remove relation (one record added or removed, as in Mironov,
+    Talwar & Zhang 2019, Sec. 3, and dp-accounting's ``ADD_OR_REMOVE_ONE``), with the inner
+    Gaussian's sensitivity the largest contribution of one record. Accounted by ``rdp`` (Mironov,
+    Talwar & Zhang 2019) and ``pld`` (dp-accounting's subsampled-Gaussian PLD); ``basic``,
+    ``advanced`` and ``gdp`` report "not applicable" for q < 1. With q = 1 it is the inner
+    Gaussian, and every method treats it so.
+
+    The general form (sampling probability + inner event, rather than one class with σ and q)
+    mirrors dp-accounting's structure, so conversions both ways are one-to-one, and leaves room
+    for other sampled mechanisms; today any inner event other than a Gaussian is refused.
+
+    >>> e = PoissonSampledEvent(0.01, GaussianEvent(sigma=1.0)).repeat(1000)
+    >>> e.num_releases, e.event.mu
+    (1000, 1.0)
+    """
+
+    sampling_probability: float
+    event: PrivacyEvent
+
+    def __post_init__(self) -> None:
+        q = check_probability("sampling_probability", self.sampling_probability, high_open=False)
+        object.__setattr__(self, "sampling_probability", q)
+        if not isinstance(self.event, GaussianEvent):
+            raise ValueError(
+                "event must be a GaussianEvent (the only Poisson-sampled mechanism supported), "
+                f"got {type(self.event).__name__}"
+            )
+
+    @property
+    def mu(self) -> float:
+        """The GDP parameter s/σ of the inner Gaussian (before subsampling)."""
+        return self.event.mu  # type: ignore[attr-defined]
+
+    @property
+    def noise_multiplier(self) -> float:
+        """σ/s of the inner Gaussian: dp-accounting's ``noise_multiplier``."""
+        return self.event.sigma / self.event.sensitivity  # type: ignore[attr-defined]
 
 
 # ---------------------------------------------------------------------------------------

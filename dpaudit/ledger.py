@@ -20,6 +20,10 @@ vectorised recorder: :meth:`RunLedgers.charge_rounds` marks "these repetitions r
 event about round t's data" for many repetitions at once, and :meth:`RunLedgers.flush` turns the
 marks into one range entry per run of consecutive rounds.
 
+A ledger serialises to strict JSON and back (:meth:`Ledger.to_json`, :meth:`Ledger.from_json`;
+events through :mod:`dpaudit.serialization`), preserving every entry exactly and so every
+accounting number.
+
 Example:
     >>> from dpaudit.ledger import Ledger
     >>> from dpaudit.events import LaplaceEvent
@@ -36,6 +40,7 @@ Example:
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
@@ -44,6 +49,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from dpaudit.events import ComposedEvent, NoOpEvent, ParallelEvent, PrivacyEvent, check_integer
+from dpaudit.serialization import decode_value, encode_value, event_from_dict, event_to_dict
 
 if TYPE_CHECKING:  # pragma: no cover
     from dpaudit.accounting import AccountingReport
@@ -278,11 +284,98 @@ class Ledger:
         ordered = sorted(branches, key=repr)
         return ordered[0] if len(ordered) == 1 else ParallelEvent(tuple(ordered))
 
+    # -- JSON --------------------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        """A JSON-ready dict of every entry (events via :mod:`dpaudit.serialization`; units as
+        ``null``, ``{"range": [start, stop]}``, ``{"runs": [[start, stop], ...]}`` or
+        ``{"set": [labels]}``; a label that is a tuple is written as a list)."""
+        return {"format": LEDGER_FORMAT, "version": LEDGER_VERSION,
+                "entries": [_entry_to_dict(e) for e in self._entries]}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Ledger:
+        """The ledger written by :meth:`to_dict` (every event rebuilt and validated)."""
+        if not isinstance(data, dict) or data.get("format") != LEDGER_FORMAT:
+            raise ValueError(f"data must be a dict with format {LEDGER_FORMAT!r}")
+        if data.get("version") != LEDGER_VERSION:
+            raise ValueError(f"version must be {LEDGER_VERSION}, got {data.get('version')!r}")
+        ledger = cls()
+        for item in data.get("entries", []):
+            ledger._entries.append(_entry_from_dict(item))
+        return ledger
+
+    def to_json(self, **kwargs) -> str:
+        """The ledger as strict JSON (``allow_nan=False``: non-finite floats are written as
+        ``{"float": "inf"}``); keyword arguments go to :func:`json.dumps` (e.g. ``indent=2``).
+
+        >>> from dpaudit.events import GaussianEvent
+        >>> led = Ledger()
+        >>> _ = led.record(GaussianEvent(sigma=0.1), units=range(3), label="round 0")
+        >>> Ledger.from_json(led.to_json()).entries == led.entries
+        True
+        """
+        return json.dumps(self.to_dict(), allow_nan=False, **kwargs)
+
+    @classmethod
+    def from_json(cls, text: str) -> Ledger:
+        """The ledger written by :meth:`to_json`."""
+        return cls.from_dict(json.loads(text))
+
     def report(self, *, delta: float | None = None, epsilon: float | None = None) -> AccountingReport:
         """Account for the whole ledger under every method (see :func:`dpaudit.accounting.account`)."""
         from dpaudit.accounting import account
 
         return account(self.event(), delta=delta, epsilon=epsilon)
+
+
+LEDGER_FORMAT = "dpaudit-ledger"
+LEDGER_VERSION = 1
+
+
+def _hashable(value: object) -> Hashable:
+    return tuple(_hashable(v) for v in value) if isinstance(value, (list, tuple)) else value  # type: ignore[return-value]
+
+
+def _units_to_json(units: Units) -> object:
+    if units is None:
+        return None
+    if isinstance(units, range):
+        return {"range": [units.start, units.stop]}
+    if isinstance(units, UnitRuns):
+        return {"runs": [list(r) for r in units.runs()]}
+    labels = []
+    for u in units:
+        if not isinstance(u, (str, int, float, tuple, np.integer, np.floating)) or isinstance(u, bool):
+            raise ValueError(f"cannot serialise a unit label of type {type(u).__name__}: {u!r}")
+        labels.append(encode_value(u))
+    return {"set": sorted(labels, key=repr)}
+
+
+def _units_from_json(data: object) -> Units:
+    if data is None:
+        return None
+    if isinstance(data, dict) and set(data) == {"range"}:
+        start, stop = data["range"]
+        return range(int(start), int(stop))
+    if isinstance(data, dict) and set(data) == {"runs"}:
+        runs = data["runs"]
+        return UnitRuns(np.array([a for a, _ in runs], np.int64), np.array([b for _, b in runs], np.int64))
+    if isinstance(data, dict) and set(data) == {"set"}:
+        return frozenset(_hashable(decode_value(v)) for v in data["set"])
+    raise ValueError(f"units must be null, {{'range': ...}}, {{'runs': ...}} or {{'set': ...}}, got {data!r}")
+
+
+def _entry_to_dict(e: LedgerEntry) -> dict:
+    return {"event": event_to_dict(e.event), "label": e.label,
+            "round": None if e.round is None else int(e.round),
+            "arm": None if e.arm is None else int(e.arm), "units": _units_to_json(e.units)}
+
+
+def _entry_from_dict(d: dict) -> LedgerEntry:
+    if not isinstance(d, dict) or "event" not in d:
+        raise ValueError(f"an entry must be a dict with an 'event', got {d!r}")
+    return LedgerEntry(event=event_from_dict(d["event"]), label=d.get("label", ""), round=d.get("round"),
+                       arm=d.get("arm"), units=_units_from_json(d.get("units")))
 
 
 def _sweep_integer_units(

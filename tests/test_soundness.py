@@ -52,6 +52,7 @@ from dpaudit.events import (
     LaplaceReportNoisyMaxEvent,
     NoOpEvent,
     ParallelEvent,
+    PoissonSampledEvent,
     PureDpEvent,
     RandomizedResponseEvent,
 )
@@ -341,7 +342,7 @@ def test_pld_never_below_exact(mu_log, e0_log, count, kind, delta, frac):
 
 @st.composite
 def any_leaf(draw):
-    kinds = ["gauss", "seq", "laplace", "rr", "pure", "approx", "rnm-g", "rnm-l", "noop"]
+    kinds = ["gauss", "seq", "laplace", "rr", "pure", "approx", "rnm-g", "rnm-l", "noop", "sampled"]
     kind = draw(st.sampled_from(kinds))
     w = lambda: _pow10(draw(log10_wide))  # noqa: E731
     if kind == "gauss":
@@ -361,6 +362,10 @@ def any_leaf(draw):
     if kind == "rnm-l":
         n = draw(st.integers(2, 100))
         return LaplaceReportNoisyMaxEvent(scale=w(), num_candidates=n, sensitivity=w())
+    if kind == "sampled":  # σ/s near the DP-SGD range, or anywhere
+        q = draw(st.one_of(st.floats(-300.0, 0.0).map(_pow10), st.just(1.0)))
+        nm = draw(st.one_of(st.floats(-1.0, 1.5).map(_pow10), log10_wide.map(_pow10)))
+        return PoissonSampledEvent(q, GaussianEvent(sigma=nm))
     return NoOpEvent()
 
 

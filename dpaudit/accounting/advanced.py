@@ -33,6 +33,7 @@ from dpaudit.accounting.composition import (
     Composition,
     NotApplicable,
     check_private,
+    no_bound,
     norm_up,
     sum_up,
     sum_up_arrays,
@@ -48,7 +49,7 @@ def _fixed_steps(comp: Composition) -> tuple[np.ndarray, np.ndarray]:
     """(ε_i, counts) of the pure and (ε, δ) leaves."""
     st = comp.steps()
     if st.other:
-        raise NotApplicable(f"no (epsilon, delta) bound is known for {type(st.other[0][0]).__name__}")
+        raise no_bound(st.other[0][0], "(epsilon, delta)")
     eps, _, counts = st.fixed_arrays()
     return eps, counts
 

@@ -27,6 +27,7 @@ from dpaudit.accounting.composition import (
     NotApplicable,
     binned_up,
     check_private,
+    no_bound,
     sum_up,
     sum_up_arrays,
 )
@@ -57,7 +58,7 @@ def split(comp: Composition) -> tuple[float, float, np.ndarray, np.ndarray]:
     mus, counts, _ = comp.gaussian_part()
     st = comp.steps()
     if st.other:
-        raise NotApplicable(f"no (epsilon, delta) bound is known for {type(st.other[0][0]).__name__}")
+        raise no_bound(st.other[0][0], "(epsilon, delta)")
     eps, dlt, cnt = st.fixed_arrays()
     eps_terms = sum_up_arrays(cnt, eps)
     delta_terms = sum_up_arrays(st.approx_counts, st.approx_delta)

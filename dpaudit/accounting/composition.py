@@ -38,6 +38,7 @@ from dpaudit.events import (
     NonPrivateEvent,
     NoOpEvent,
     ParallelEvent,
+    PoissonSampledEvent,
     PrivacyEvent,
     PureDpEvent,
     RandomizedResponseEvent,
@@ -51,6 +52,10 @@ __all__ = [
     "MAX_ALTERNATIVES",
     "pure_epsilon",
     "div_up",
+    "div_down",
+    "sampled_noise_multiplier",
+    "no_bound",
+    "is_full_sample",
     "norm_up",
     "sum_up",
     "sum_up_arrays",
@@ -80,6 +85,20 @@ def div_up(num: float, den: float) -> float:
         return q
     if Fraction(q) < Fraction(num) / Fraction(den):
         q = math.nextafter(q, math.inf)
+    return q
+
+
+def div_down(num: float, den: float) -> float:
+    """num/den for positive doubles, rounded *down* to a double (0 if it underflows).
+
+    >>> Fraction(div_down(1.0, 3.0)) <= Fraction(1, 3), div_down(1.0, 2.0), div_down(5e-324, 4.0)
+    (True, 0.5, 0.0)
+    """
+    q = num / den
+    if q == 0 or math.isinf(q):
+        return q if q == 0 else math.nextafter(q, 0.0)
+    if Fraction(q) > Fraction(num) / Fraction(den):
+        q = math.nextafter(q, 0.0)
     return q
 
 
@@ -228,13 +247,39 @@ def norm_up(values: np.ndarray, counts: np.ndarray) -> float:
     return math.nextafter(out, math.inf) if math.isfinite(out) else math.inf
 
 
+def is_full_sample(leaf: PrivacyEvent) -> bool:
+    """A Poisson-sampled event with q = 1: the inner Gaussian itself."""
+    return isinstance(leaf, PoissonSampledEvent) and leaf.sampling_probability == 1.0
+
+
 def leaf_mu(leaf: PrivacyEvent) -> float:
     """The GDP μ of a Gaussian-type leaf, rounded up (sensitivity/σ as an exact quotient)."""
+    if is_full_sample(leaf):
+        leaf = leaf.event  # type: ignore[attr-defined]
     if isinstance(leaf, GaussianEvent):
         return div_up(leaf.sensitivity, leaf.sigma)
     if isinstance(leaf, GaussianReportNoisyMaxEvent):
         return max(div_up(s, g) for s, g in zip(leaf.sensitivities, leaf.sigmas))
     raise TypeError(f"not a single-mu Gaussian leaf: {type(leaf).__name__}")
+
+
+def sampled_noise_multiplier(leaf: PoissonSampledEvent) -> float:
+    """σ/s of a sampled leaf's inner Gaussian, rounded *down* (the subsampled Gaussian's RDP and
+    PLD grow as the noise multiplier shrinks, so a rounded-down value only adds privacy loss)."""
+    inner = leaf.event
+    assert isinstance(inner, GaussianEvent)
+    return div_down(inner.sigma, inner.sensitivity)
+
+
+def no_bound(leaf: PrivacyEvent, what: str) -> NotApplicable:
+    """The "not applicable" of a method that has no ``what`` bound for ``leaf``, with a hint
+    where another method applies."""
+    if isinstance(leaf, PoissonSampledEvent):
+        return NotApplicable(
+            f"no {what} bound is implemented for a Poisson-subsampled Gaussian (sampling_probability < 1); "
+            "the rdp and pld methods bound it"
+        )
+    return NotApplicable(f"no {what} bound is known for {type(leaf).__name__}")
 
 
 def check_private(comp: Composition) -> None:
@@ -295,8 +340,9 @@ class Composition:
 
     def gaussian_part(self) -> tuple[np.ndarray, np.ndarray, list[tuple[PrivacyEvent, int]]]:
         """(μ values, multiplicities, other leaves): Gaussian-type leaves (Gaussian, Gaussian
-        sequences, heterogeneous-Gaussian report-noisy-max via its GDP dominating Gaussian)
-        flattened to per-step μ (rounded up); everything else returned as is."""
+        sequences, heterogeneous-Gaussian report-noisy-max via its GDP dominating Gaussian, a
+        Poisson-sampled Gaussian with q = 1) flattened to per-step μ (rounded up); everything
+        else returned as is."""
         return self._classified[0]
 
     def steps(self) -> Steps:
@@ -327,7 +373,7 @@ class Composition:
                     g_b.append(leaf.sigma)
                     g_c.append(c)
                     continue
-                if t is GaussianReportNoisyMaxEvent:
+                if t is GaussianReportNoisyMaxEvent or is_full_sample(leaf):
                     mus.append(np.array([leaf_mu(leaf)]))
                     counts.append(np.array([c], dtype=float))
                     continue

@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 
-from dpaudit.accounting.composition import Composition, NotApplicable, check_private, norm_up
+from dpaudit.accounting.composition import Composition, NotApplicable, check_private, no_bound, norm_up
 from dpaudit.conversions import gdp_delta, gdp_epsilon, pure_dp_to_gdp
 
 NAME = "gdp"
@@ -40,7 +40,7 @@ def mu(comp: Composition) -> float:
     if st.approx_eps.size:
         raise NotApplicable("an (epsilon, delta) event with delta > 0 is not mu-GDP for any finite mu")
     if st.other:
-        raise NotApplicable(f"no GDP bound is known for {type(st.other[0][0]).__name__}")
+        raise no_bound(st.other[0][0], "GDP")
     eps, counts = st.pure_arrays()
     keep = eps > 0
     eps, counts = eps[keep], counts[keep]

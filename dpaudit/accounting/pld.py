@@ -15,7 +15,13 @@ arithmetic the discretised δ(ε) is an upper bound on the true hockey-stick div
 (Dong, Roth & Su 2022, Cor. 3.3); Laplace → ``from_laplace_mechanism``; k-ary randomized response
 → ``from_randomized_response``; binary randomized response, any other pure leaf and any pure ε
 below 1e-6 → ``from_privacy_parameters(ε, 0)`` (the randomized-response PLD, which dominates
-every ε-DP mechanism); (ε, δ) leaves → ``from_privacy_parameters(ε, δ)``. The compositions
+every ε-DP mechanism); (ε, δ) leaves → ``from_privacy_parameters(ε, δ)``; a Poisson-subsampled
+Gaussian (q < 1; never merged with the Gaussian part, whose closed form it does not have) →
+``from_gaussian_mechanism(σ/s, sampling_prob=q)`` (Koskela, Jälkö & Honkela 2020; its two
+directions differ, so both are composed), with the noise multiplier rounded down, μ = s/σ within
+[1e-100, 20], and the composed width sized by the central-limit GDP parameter
+q·sqrt(k(e^{μ²} − 1)) (Bu, Dong, Long & Su 2020, Thm 5) plus one step's range (a memory estimate;
+the composed grid is checked where it is built). The compositions
 themselves — a leaf repeated k times, and the product of the parts — are computed here, by FFT
 in extended precision (``np.longdouble``, unit roundoff u = 2^-64 on x86-64), separately for the
 "remove" and "add" directions; δ is the larger of the two.
@@ -68,9 +74,18 @@ from dpaudit.accounting.composition import (
     Steps,
     binned_up,
     check_private,
+    leaf_mu,
     pure_epsilon,
+    sampled_noise_multiplier,
 )
-from dpaudit.events import ApproxDpEvent, LaplaceEvent, PrivacyEvent, PureDpEvent, RandomizedResponseEvent
+from dpaudit.events import (
+    ApproxDpEvent,
+    LaplaceEvent,
+    PoissonSampledEvent,
+    PrivacyEvent,
+    PureDpEvent,
+    RandomizedResponseEvent,
+)
 
 NAME = "pld"
 
@@ -79,6 +94,7 @@ GRID_BUDGET = 2_000_000
 GAUSSIAN_GRID_BUDGET = 300_000
 MAX_STEP_EPSILON = 500.0
 MAX_INTERVAL = 100.0  # dp-accounting's connect-the-dots evaluates expm1(Δ): overflow near 709
+MAX_SAMPLED_MU = 20.0  # a Poisson-subsampled Gaussian's composed width uses e^{μ²}
 MIN_MU = 1e-100  # σ = 1/μ; σ² overflows near μ = 1e-154
 SMALL_EPSILON = 1e-6
 TAIL_TRUNCATION = 1e-15  # probability mass moved to +∞ loss (pessimistic) per truncation
@@ -100,17 +116,41 @@ def _gauss_width(mu: float) -> float:
     return mu * mu + 20.0 * mu
 
 
-def _leaves(comp: Composition) -> tuple[float, list[tuple[PrivacyEvent, int, float, float]]]:
-    """(Gaussian μ, [(leaf, count, ε, δ)]) with the domain checks."""
+def _sampled_widths(mu: float, q: float, count: int) -> tuple[float, float]:
+    """(single-step width, composed width) of ``count`` Poisson-subsampled Gaussian steps: the
+    single step's loss range is within the Gaussian's (μ² + 20μ); the composition's is sized by
+    its central-limit GDP parameter q·sqrt(count·(e^{μ²} − 1)) (Bu, Dong, Long & Su 2020,
+    Thm 5), plus one single step's range for the tails. A memory estimate only: the grid is
+    checked again where it is built (:func:`_self_compose`)."""
+    with np.errstate(over="ignore"):
+        clt = q * math.sqrt(count) * math.sqrt(math.expm1(mu * mu)) if mu < 26.0 else math.inf
+    single = _gauss_width(mu)
+    return single, single + _gauss_width(clt)
+
+
+def _leaves(comp: Composition) -> tuple[float, list[tuple[PrivacyEvent, int, float, float]],
+                                        list[tuple[PoissonSampledEvent, int, float, float]]]:
+    """(Gaussian μ, [(leaf, count, ε, δ)], [(sampled leaf, count, noise multiplier, μ)]) with the
+    domain checks."""
     check_private(comp)
     mu = comp.gaussian_mu()
     if 0 < mu < MIN_MU:
         raise NotApplicable(f"the composed Gaussian mu={mu:.3g} is below the PLD domain "
                             f"(at least {MIN_MU:g}); gdp is exact for Gaussian compositions")
     st = comp.steps()
-    if st.other:
-        raise NotApplicable(f"dp-accounting has no PLD for {type(st.other[0][0]).__name__}")
-    rest = comp.gaussian_part()[2]
+    sampled = []
+    for leaf, count in st.other:
+        if not isinstance(leaf, PoissonSampledEvent):
+            raise NotApplicable(f"dp-accounting has no PLD for {type(leaf).__name__}")
+        nm, m = sampled_noise_multiplier(leaf), leaf_mu(leaf.event)
+        if not MIN_MU <= m <= MAX_SAMPLED_MU:
+            raise NotApplicable(
+                f"a Poisson-subsampled Gaussian with mu={m:.3g} (sigma/sensitivity={nm:.3g}) is outside "
+                f"the PLD domain (mu in [{MIN_MU:g}, {MAX_SAMPLED_MU:g}])"
+            )
+        sampled.append((leaf, int(count), nm, m))
+    sampled.sort(key=lambda x: (x[0].sampling_probability, x[2], x[1]))
+    rest = [(leaf, c) for leaf, c in comp.gaussian_part()[2] if not isinstance(leaf, PoissonSampledEvent)]
     if len(rest) > MAX_LEAVES:
         rest = _binned_leaves(st)
     else:  # canonical order: the composed grid must not depend on the order of the leaves
@@ -129,7 +169,7 @@ def _leaves(comp: Composition) -> tuple[float, list[tuple[PrivacyEvent, int, flo
                 "dp-accounting overflows e^eps near 709)"
             )
         out.append((leaf, int(count), float(e), float(d)))
-    return mu, out
+    return mu, out, sampled
 
 
 def _binned_leaves(st: Steps) -> list[tuple[PrivacyEvent, float]]:
@@ -166,25 +206,29 @@ def plan(comp: Composition) -> dict[str, float]:
     >>> round(p["interval"], 3), p["points"] <= 2_000_010  # (μ² + 20μ)/3·10⁵
     (13.467, True)
     """
-    mu, leaves = _leaves(comp)
+    mu, leaves, sampled = _leaves(comp)
     gw = _gauss_width(mu) if mu > 0 else 0.0
-    width = gw + sum(2.0 * k * e for _, k, e, _ in leaves)
-    interval = max(BASE_INTERVAL, width / GRID_BUDGET, gw / GAUSSIAN_GRID_BUDGET)
+    sw = [_sampled_widths(m, leaf.sampling_probability, k) for leaf, k, _, m in sampled]
+    single = max([gw] + [w for w, _ in sw])
+    width = gw + sum(2.0 * k * e for _, k, e, _ in leaves) + sum(w for _, w in sw)
+    interval = max(BASE_INTERVAL, width / GRID_BUDGET, single / GAUSSIAN_GRID_BUDGET)
     if not interval <= MAX_INTERVAL:
         raise NotApplicable(
             f"the composed loss range {width:.3g} needs a grid interval of {interval:.3g} > {MAX_INTERVAL:g} "
             f"within the memory budget (outside the PLD domain: mu <= ~1e4, sum of k*eps <= ~1e8)"
         )
     steps = [e for _, _, e, _ in leaves if e > 0]
-    if gw == 0 and steps and interval > BASE_INTERVAL and interval > max(steps):  # widened for memory
+    widened = interval > BASE_INTERVAL and interval > max(steps, default=0.0)  # widened for memory
+    if gw == 0 and not sampled and steps and widened:
         raise NotApplicable(
             f"the grid interval {interval:.3g} that keeps the composed loss range {width:.3g} within the "
             f"memory budget exceeds every per-step epsilon (at most {max(steps):.3g}): each step's loss "
             "would be rounded up to a whole interval, and the answer could not beat about half of basic "
             "composition (outside the PLD domain)"
         )
-    points = width / interval + 1.0 + len(leaves) + 2
-    m = 8e-16 * (sum(k * e for _, k, e, _ in leaves) + gw) + 4e-15 * width + 1e-300
+    points = width / interval + 1.0 + len(leaves) + len(sampled) + 2
+    per_step = sum(k * e for _, k, e, _ in leaves) + sum(k * w for (_, k, _, _), (w, _) in zip(sampled, sw))
+    m = 8e-16 * (per_step + gw) + 4e-15 * width + 1e-300
     return {"interval": interval, "width": width, "points": points, "loss_margin": m}
 
 
@@ -270,7 +314,7 @@ def _directions(comp: Composition, interval: float) -> list[_Pmf]:
     from dp_accounting.pld import common
     from dp_accounting.pld import privacy_loss_distribution as pld
 
-    mu, leaves = _leaves(comp)
+    mu, leaves, sampled = _leaves(comp)
     singles = []  # (dp-accounting PLD, count)
     if mu > 0:
         singles.append((pld.from_gaussian_mechanism(
@@ -291,6 +335,10 @@ def _directions(comp: Composition, interval: float) -> list[_Pmf]:
             p = pld.from_privacy_parameters(common.DifferentialPrivacyParameters(e, d),
                                             value_discretization_interval=interval)
         singles.append((p, count))
+    for leaf, count, nm, _ in sampled:
+        singles.append((pld.from_gaussian_mechanism(
+            standard_deviation=nm, sensitivity=1.0, sampling_prob=leaf.sampling_probability,
+            pessimistic_estimate=True, value_discretization_interval=interval), count))
     if not singles:
         return []
     symmetric = all(getattr(p, "_symmetric", False) for p, _ in singles)
