@@ -158,7 +158,9 @@ class GaussianTSAgent(Agent):
         start = max(t0, self._prepull_end)
         C = max(0, t1 - start)
         gens = getattr(self.run.random, "generators", None)
-        if gens is None or C == 0:
+        if C == 0:  # a pre-pull chunk draws nothing: skip R empty generator calls (≈ 0.5 µs each)
+            self._Z = self._zbuf[:, :0]
+        elif gens is None:
             self._Z = self.run.random.standard_normal((C, self.n_arms))
         else:  # RepRandom.standard_normal into a buffer kept across chunks (no fresh pages per chunk)
             if self._zbuf.shape[1] < C:
