@@ -11,6 +11,11 @@ round for R = 20); the kernel does the whole round in well under a millisecond.
 problem (seed 003): the NumPy step loop pays ≈ 40 array operations per round (≈ 100 µs for
 R = 4 here), the kernel ≈ 2 µs.
 
+:func:`gaussian_ts_rounds` plays the sampling rounds of Gaussian Thompson sampling
+(:class:`bandits.gaussian_ts.GaussianTSAgent`) one repetition at a time: where the arms are
+close the speculative engine fails and the NumPy step loop pays ≈ 10 array operations per round
+for all repetitions at once; the kernel does a round of one repetition in a few nanoseconds.
+
 Set the environment variable ``DPAUDIT_NUMBA=0`` to disable the kernels (the NumPy paths run).
 
 >>> import numpy as np
@@ -25,10 +30,11 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["available", "greedy_linear_exact", "csb_chunk"]
+__all__ = ["available", "greedy_linear_exact", "csb_chunk", "gaussian_ts_rounds"]
 
 _KERNEL: Any = None
 _CSB: Any = None
+_GTS: Any = None
 _TRIED = False
 
 
@@ -40,7 +46,7 @@ def available() -> bool:
 
 
 def _kernel() -> Any:
-    global _KERNEL, _CSB, _TRIED
+    global _KERNEL, _CSB, _GTS, _TRIED
     if _TRIED:
         return _KERNEL
     _TRIED = True
@@ -48,7 +54,7 @@ def _kernel() -> Any:
 
     if not nk.NUMBA:  # pragma: no cover - the 'fast' extra is not installed
         return None
-    _KERNEL, _CSB = nk.greedy_kernel, nk.csb_kernel
+    _KERNEL, _CSB, _GTS = nk.greedy_kernel, nk.csb_kernel, nk.gaussian_ts_kernel
     return _KERNEL
 
 
@@ -91,3 +97,41 @@ def csb_chunk(
     _CSB(int(mode), mu, n, np.ascontiguousarray(table, dtype=float), kk, keys is not None, zz,
          np.ascontiguousarray(coef, dtype=float), float(scale), int(k), out)  # fmt: skip
     return out
+
+
+def gaussian_ts_rounds(
+    S: np.ndarray,
+    n: np.ndarray,
+    Z: np.ndarray,
+    zoff: int,
+    table: np.ndarray,
+    start: np.ndarray,
+    scale: np.ndarray,
+    actions: np.ndarray,
+) -> None:
+    """Play local rounds ``start[r] .. C−1`` of every repetition r of Gaussian Thompson sampling
+    (sampling rounds only), updating the reward sums ``S`` and counts ``n`` (R, N) in place and
+    writing ``actions`` (R, C). Round k reads the noise ``Z[r, k − zoff]`` (R, ·, N) and the
+    reward ``table[r, k, arm]`` (R, C, N); ``scale[m]`` must be ``√c/np.sqrt(m + 1.0)`` for every
+    count m the chunk can reach (the counts are whole numbers: a lookup keeps the square root off
+    the loop's critical path, with the same value). Per round: θ = Z·scale[n] then θ += S/(n+1)
+    (two roundings), the first argmax, then S += reward, n += 1 — the arithmetic of
+    :meth:`bandits.gaussian_ts.GaussianTSAgent.select`/``update``, so the actions and the state
+    are identical bit for bit (tested). Raises ``RuntimeError`` if numba is unavailable.
+
+    >>> import numpy as np
+    >>> S, n, act = np.zeros((1, 2)), np.ones((1, 2)), np.zeros((1, 3), dtype=np.intp)
+    >>> Z = np.array([[[0.0, 1.0], [1.0, 0.0], [0.5, 0.5]]])  # round 2 is a tie: the first arm
+    >>> ok = available()
+    >>> if ok:
+    ...     sc = 1.0 / np.sqrt(np.arange(8) + 1.0)
+    ...     gaussian_ts_rounds(S, n, Z, 0, np.ones((1, 3, 2)), np.zeros(1, np.intp), sc, act)
+    >>> (act.tolist(), n.tolist()) if ok else ([[1, 0, 0]], [[3.0, 2.0]])
+    ([[1, 0, 0]], [[3.0, 2.0]])
+    """
+    _kernel()
+    if _GTS is None or not available():
+        raise RuntimeError("numba is not available (pip install 'dpaudit[fast]'; DPAUDIT_NUMBA != 0)")
+    if S.size and int(n.max()) + actions.shape[1] >= scale.size:
+        raise ValueError(f"scale has {scale.size} entries; counts reach {int(n.max()) + actions.shape[1]}")
+    _GTS(S, n, Z, int(zoff), table, np.ascontiguousarray(start, dtype=np.intp), scale, actions)

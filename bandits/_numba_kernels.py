@@ -21,7 +21,7 @@ try:
 except ImportError:  # pragma: no cover - the 'fast' extra is not installed
     njit = None
 
-__all__ = ["NUMBA", "modinv", "greedy_kernel", "csb_kernel"]
+__all__ = ["NUMBA", "modinv", "greedy_kernel", "csb_kernel", "gaussian_ts_kernel"]
 
 NUMBA = njit is not None
 
@@ -158,3 +158,34 @@ def csb_kernel(mode, mu, n, table, keys, use_keys, z, coef, scale, k, out):  # p
                     nn = n[r, a] + 1
                     n[r, a] = nn
                     mu[r, a] = mu[r, a] + (x - mu[r, a]) / nn
+
+
+@_jit
+def gaussian_ts_kernel(S, n, Z, zoff, table, start, scale, actions):  # pragma: no cover - compiled
+    R, N = S.shape
+    C = actions.shape[1]
+    mu = np.empty(N)
+    sc = np.empty(N)
+    for r in range(R):
+        for i in range(N):  # the step loop's caches: mu = S/(n+1), scale[n] = sqrt(c)/sqrt(n+1)
+            mu[i] = S[r, i] / (n[r, i] + 1.0)
+            sc[i] = scale[int(n[r, i])]
+        for k in range(start[r], C):
+            kz = k - zoff
+            # theta = Z*scale, then += mu: two roundings, as NumPy (no fused multiply-add)
+            best = 0
+            bv = Z[r, kz, 0] * sc[0]
+            bv = bv + mu[0]
+            for i in range(1, N):
+                v = Z[r, kz, i] * sc[i]
+                v = v + mu[i]
+                if v > bv:  # the first maximum, as numpy.argmax
+                    bv = v
+                    best = i
+            actions[r, k] = best
+            s = S[r, best] + table[r, k, best]
+            m = n[r, best] + 1.0
+            S[r, best] = s
+            n[r, best] = m
+            mu[best] = s / (m + 1.0)
+            sc[best] = scale[int(m)]

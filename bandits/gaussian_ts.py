@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from bandits import _fast
 from bandits.actions import ActionStructure
 from bandits.policy import Agent, Outcomes, Policy, RunContext
 from dpaudit.declaration import Declaration, PublishedClaim
@@ -45,8 +46,13 @@ class GaussianTS(Policy):
 
     Pre-pull every arm ``b`` times (arm 0 b times, then arm 1, ...); afterwards sample
     θ_i ~ N(μ̂_i, c/(n_i+1)), μ̂_i = S_i/(n_i+1), and play argmax θ. ``b=0, c=1`` is
-    Algorithm 1. ``engine="speculative"`` (default) and ``engine="step"`` give identical
-    actions; the first is faster.
+    Algorithm 1. The engines give identical actions (tested): ``"speculative"`` (default)
+    guesses runs of the leader and plays the rounds where that fails with the per-repetition
+    round loop; ``"kernel"`` plays every sampling round with that loop (fastest when the arms
+    are close and every guess would fail: the audit's tied designs); ``"step"`` is the plain
+    NumPy step loop over all repetitions at once (the reference). The per-repetition loop is
+    compiled with numba when it is installed (:func:`bandits._fast.gaussian_ts_rounds`, the
+    ``fast`` extra; ``DPAUDIT_NUMBA=0`` disables it), else it is the NumPy step loop.
 
     >>> GaussianTS().name, GaussianTS(b=3, c=2.0).name
     ('gaussian-ts', 'gaussian-ts(b=3,c=2)')
@@ -68,8 +74,8 @@ class GaussianTS(Policy):
         if c < 1.0 or math.isinf(c):
             raise ValueError(f"c must be in [1, inf), got {self.c!r}")
         object.__setattr__(self, "c", c)
-        if self.engine not in ("speculative", "step"):
-            raise ValueError(f"engine must be 'speculative' or 'step', got {self.engine!r}")
+        if self.engine not in ("speculative", "kernel", "step"):
+            raise ValueError(f"engine must be 'speculative', 'kernel' or 'step', got {self.engine!r}")
 
     @property
     def name(self) -> str:
@@ -126,7 +132,9 @@ class GaussianTSAgent(Agent):
         self._mu = np.zeros(shape)
         self._scale = np.full(shape, self._sqrtc)
         self._theta = np.empty(shape)
+        self._scale_lut = np.empty(0)
         self._Z = np.empty((self.reps, 0, self.n_arms))
+        self._zbuf = self._Z
         self._t0 = 0
         self._prepull_end = min(policy.b * self.n_arms, self.horizon)
         self._zoff = self._prepull_end  # the round whose noise is _Z[:, 0]
@@ -148,7 +156,18 @@ class GaussianTSAgent(Agent):
         # Z[r, k, i]: repetition r's draw for the chunk's sampling rounds max(t0, b·N) .. t1-1,
         # written in place; pre-pull rounds draw nothing (chunking-invariant stream)
         start = max(t0, self._prepull_end)
-        self._Z = self.run.random.standard_normal((max(0, t1 - start), self.n_arms))
+        C = max(0, t1 - start)
+        gens = getattr(self.run.random, "generators", None)
+        if C == 0:  # a pre-pull chunk draws nothing: skip R empty generator calls (≈ 0.5 µs each)
+            self._Z = self._zbuf[:, :0]
+        elif gens is None:
+            self._Z = self.run.random.standard_normal((C, self.n_arms))
+        else:  # RepRandom.standard_normal into a buffer kept across chunks (no fresh pages per chunk)
+            if self._zbuf.shape[1] < C:
+                self._zbuf = np.empty((self.reps, C, self.n_arms))
+            self._Z = self._zbuf[:, :C]
+            for r, g in enumerate(gens):
+                g.standard_normal(out=self._Z[r])
         self._t0 = t0
         self._zoff = start
 
@@ -214,7 +233,7 @@ class GaussianTSAgent(Agent):
         """Whether :func:`play_gaussian_ts_together` should play this agent's chunk ending at
         ``t1`` (heavy exploration: its speculation failed, or it has not sampled yet)."""
         return t1 > self._prepull_end and (
-            self.policy.engine == "step" or not (sampled and self._speculating)
+            self.policy.engine != "speculative" or not (sampled and self._speculating)
         )
 
     def samples_before(self, t1: int) -> bool:
@@ -229,10 +248,10 @@ class GaussianTSAgent(Agent):
         while t < end:
             arm = t // b
             stop = min(end, (arm + 1) * b)
-            blk = np.empty((self.reps, stop - t + 1))
-            blk[:, 0] = self.S[:, arm]
-            blk[:, 1:] = table[:, t - t0 : stop - t0, arm]
-            self.S[:, arm] = np.cumsum(blk, axis=1)[:, -1]  # sequential sums, as in the step loop
+            acc = self.S[:, arm].copy()
+            for k in range(t - t0, stop - t0):  # sequential sums, as in the step loop
+                acc += table[:, k, arm]
+            self.S[:, arm] = acc
             self.n[:, arm] += stop - t
             actions[:, t - t0 : stop - t0] = arm
             t = stop
@@ -268,8 +287,9 @@ class GaussianTSAgent(Agent):
         self._t0 = t0
         self._zoff = max(t0, self._prepull_end)
 
-    def play(self, t0: int, t1: int, table: np.ndarray) -> np.ndarray:
-        """:meth:`run_chunk` with the noise already in place (:meth:`prepare`/:meth:`use_noise`)."""
+    def play(self, t0: int, t1: int, table: np.ndarray, speculate: bool = True) -> np.ndarray:
+        """:meth:`run_chunk` with the noise already in place (:meth:`prepare`/:meth:`use_noise`);
+        ``speculate=False`` skips the speculative engine for this chunk (same actions)."""
         C, R = t1 - t0, self.reps
         actions = np.empty((R, C), dtype=np.intp)
         self._record(t0, t1, self.n)
@@ -279,14 +299,34 @@ class GaussianTSAgent(Agent):
         start = self._prepull(t0, t1, table, actions) if t0 < self._prepull_end else t0
         k = start - t0
         if k < C:
-            if self._speculating and self._spec_bytes(C) <= self._SPEC_MEMORY:
-                k = self._speculate(k, C, table, actions)
-            if k < C:
-                self._refresh()
-                self._step_loop(t0, k, table, actions)
-            self._choose_engine(t0, actions)
+            p = np.full(R, k)
+            if self.policy.engine == "speculative":
+                if speculate and self._speculating and self._spec_bytes(C) <= self._SPEC_MEMORY:
+                    p = self._speculate(k, C, table, actions)
+                if p.min() < C:
+                    self._rounds(t0, p, table, actions)
+                self._choose_engine(t0, actions)
+            else:
+                self._rounds(t0, p, table, actions)
         self._refresh()
         return actions
+
+    def _rounds(self, t0: int, p: np.ndarray, table: np.ndarray, actions: np.ndarray) -> None:
+        """Play every repetition r from local round ``p[r]`` (a sampling round) to the chunk end
+        with the arithmetic of :meth:`select`/:meth:`update`: the compiled per-repetition loop if
+        numba is available (:func:`bandits._fast.gaussian_ts_rounds`), else :meth:`_catch_up`
+        and the NumPy step loop. Both give the same actions and state, bit for bit (tested)."""
+        C = actions.shape[1]
+        if _fast.available():
+            top = int(self.n.max()) + C + 1
+            if self._scale_lut.size < top:  # sqrt(c)/sqrt(m + 1) for every reachable count m
+                self._scale_lut = self._sqrtc / np.sqrt(np.arange(max(top, 2 * self._scale_lut.size)) + 1.0)
+            _fast.gaussian_ts_rounds(self.S, self.n, self._Z, self._zoff - t0, table, p, self._scale_lut,
+                                     actions)  # fmt: skip
+            return
+        k = self._catch_up(p, table, actions)
+        if k < C:
+            self._step_loop(t0, k, table, actions)
 
     def _choose_engine(self, t0: int, actions: np.ndarray) -> None:
         """Speculate in the next chunk only if the sampling rounds of this one (actions of
@@ -302,9 +342,9 @@ class GaussianTSAgent(Agent):
         np.divide(self.S, n1, out=self._mu)
         np.divide(self._sqrtc, np.sqrt(n1), out=self._scale)
 
-    def _speculate(self, k0: int, C: int, table: np.ndarray, actions: np.ndarray) -> int:
-        """Speculate from local round k0; return the local round from which the (synchronised)
-        step loop must continue (C if the chunk is done)."""
+    def _speculate(self, k0: int, C: int, table: np.ndarray, actions: np.ndarray) -> np.ndarray:
+        """Speculate from local round k0; return each repetition's local round from which the
+        round loop (:meth:`_rounds`) must continue (C where the chunk is done)."""
         R, N, sqrtc = self.reps, self.n_arms, self._sqrtc
         S, n = self.S, self.n
         kmax = self._KS[-1]
@@ -368,7 +408,7 @@ class GaussianTSAgent(Agent):
         self._K = K
         ones = [np.ones(len(x), dtype=np.intp) for x in dev_rep]
         _write_runs(actions, C, seg_rep + dev_rep, seg_start + dev_t, seg_len + ones, seg_arm + dev_arm)
-        return C if not aborted else self._catch_up(p, table, actions)
+        return p if aborted else np.full(R, C)
 
     def _leader_run(
         self, act: np.ndarray, pa: np.ndarray, K: int, C: int, windows: tuple[np.ndarray, np.ndarray],
@@ -506,13 +546,28 @@ def play_gaussian_ts_together(
     playing it alone (tested); the gain is that the per-round Python overhead is paid once for
     all agents. Use it for agents whose speculation would fail (heavy exploration); the engine
     choice of each agent for its next chunk is updated as :meth:`GaussianTSAgent.run_chunk` would.
+    When numba is available, agents whose engine is not ``"step"`` are played one by one with the
+    compiled round loop instead (same actions; ``"step"`` stays the NumPy reference).
     """
     if not agents:
         return []
     R, C, N = table.shape
-    K = len(agents)
     if any(a.reps != R or a.n_arms != N for a in agents):
         raise ValueError("agents must have the table's repetitions and arms")
+    if _fast.available() and any(a.policy.engine != "step" for a in agents):
+        out: list[np.ndarray | None] = [None] * len(agents)
+        for i, a in enumerate(agents):
+            if a.policy.engine == "step":
+                continue
+            e0, e1 = a.noise_elements(t0, t1)
+            noise.ensure(e1)
+            a.use_noise(t0, noise.window(e0, e1) if e1 > e0 else np.empty((R, 0, N)))
+            out[i] = a.play(t0, t1, table, speculate=False)
+        rest = [i for i, o in enumerate(out) if o is None]
+        for i, act in zip(rest, play_gaussian_ts_together([agents[i] for i in rest], t0, t1, table, noise)):
+            out[i] = act
+        return out  # type: ignore[return-value]
+    K = len(agents)
     for a in agents:
         a._record(t0, t1, a.n)
     rows = K * R
