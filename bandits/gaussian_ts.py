@@ -146,7 +146,7 @@ class GaussianTSAgent(Agent):
         self._first_private = max(self._prepull_end, 0 if policy.b else 1)
 
     _MIN_ADVANCE = 6
-    _SPEC_MEMORY = 256 * 2**20  # the speculative engine's padded copies; above it, the step loop
+    _SPEC_MEMORY = 64 * 2**20  # the speculative engine's padded copies; above it, the round loop
 
     def _spec_bytes(self, C: int) -> int:
         """Bytes of the speculative engine's two time-padded (R, N, C + 512) copies."""

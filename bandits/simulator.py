@@ -62,7 +62,7 @@ __all__ = [
 ]
 
 DEFAULT_CHUNK = 8192
-DEFAULT_MEMORY = 128 * 2**20
+DEFAULT_MEMORY = 64 * 2**20  # 128 MiB peaked at 324 MB on the memory benchmark (R = 100, N = 50), 64 at 269
 BYTES_PER_CELL = 32
 """Bytes held per round × repetition × arm of a chunk (reward table, noise, the speculative
 engine's padded copies), measured for Gaussian TS: 1.3 GB at 8192 × 100 × 50."""
@@ -73,7 +73,7 @@ def chunk_rounds(reps: int, n_arms: int, memory: int = DEFAULT_MEMORY) -> int:
     (at least 1, at most :data:`DEFAULT_CHUNK`).
 
     >>> chunk_rounds(10, 5), chunk_rounds(100, 50), chunk_rounds(10, 10**6)
-    (8192, 838, 1)
+    (8192, 419, 1)
     """
     per_round = BYTES_PER_CELL * max(1, reps) * max(1, n_arms)
     return int(min(DEFAULT_CHUNK, max(1, check_integer("memory", memory) // per_round)))
@@ -105,8 +105,8 @@ def estimated_bytes(
     (about 10 arrays of 8 bytes per repetition × arm), plus the results of all repetitions
     (two regret curves, pull counts and, if recorded, the actions).
 
-    >>> round(estimated_bytes(100, 100, 50, 10**5, 50, 838, 1, 1, False) / 2**20)
-    128
+    >>> round(estimated_bytes(100, 100, 50, 10**5, 50, 419, 1, 1, False) / 2**20)
+    64
     """
     block = rep_block * n_arms * (BYTES_PER_CELL * chunk + 80 * policies)
     results = policies * repetitions * (16 * checkpoints + 8 * n_arms)
@@ -496,7 +496,7 @@ def simulate(
             executor, about R/8).
         chunk_size: rounds per pre-drawn block (default: :func:`chunk_rounds` of ``memory``);
             does not change the results.
-        memory: bytes a block may hold for its chunk of rounds (default 128 MiB).
+        memory: bytes a block may hold for its chunk of rounds (default 64 MiB).
         progress: show a tqdm progress bar.
     """
     return simulate_many(
