@@ -208,11 +208,15 @@ def corollary1_epsilon(cfg: ThompsonConfig, delta: float) -> float:
     delta = check_probability("delta", delta)
     T = cfg.horizon
     hi = min(delta / T, (cfg.arms - 1) / 2.0) * (1 - 1e-12)
+    if not hi > 0.0:  # δ/T underflows (δ near 5e-324): no per-round δ₀ is left, the bound is vacuous
+        return math.inf
 
     def value(log_d0: float) -> float:
         d0 = math.exp(log_d0)
-        e0 = _theorem7_eps0(cfg, d0)
         slack = delta - T * d0
+        if not (d0 > 0.0 and slack > 0.0):  # subnormal rounding at the ends of the search
+            return math.inf
+        e0 = _theorem7_eps0(cfg, d0)
         return e0 * math.sqrt(2.0 * T * math.log(1.0 / slack)) + T * e0 * math.expm1(e0)
 
     lo_log, hi_log = math.log(hi) - 80.0, math.log(hi)
