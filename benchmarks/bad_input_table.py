@@ -25,6 +25,7 @@ import resource
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -221,11 +222,15 @@ def main(argv: list[str] | None = None) -> int:
         results.append(res)
         print(f"{'ok ' if res['ok'] else 'BAD'} {res['seconds']:6.2f} s {res['kb'] / 1024:7.0f} MB  "
               f"{row.command}", file=sys.stderr)  # fmt: skip
-    text = table(results)
-    print(text)
     bad = sum(not r["ok"] for r in results)
-    print(f"\n{len(results) - bad} of {len(results)} rows as promised "
-          f"(exit 0/1 with the answer, or 2 with one line; <= {TIME_LIMIT_S:g} s and 1 GB).")  # fmt: skip
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    text = (
+        table(results)
+        + f"\n\n{len(results) - bad} of {len(results)} rows as promised (exit 0/1 with the answer, or 2 with "
+        f"one line; <= {TIME_LIMIT_S:g} s and 1 GB). Measured {time.strftime('%Y-%m-%d %H:%M')}, load "
+        f"average {load} on {os.cpu_count()} cores, Python {sys.version.split()[0]}."
+    )
+    print(text)
     if args.update is not None:
         update(args.update, text)
     return 1 if bad else 0

@@ -190,12 +190,14 @@ def theorem8_epsilon(cfg: ThompsonConfig, delta: float) -> float:
 
 
 def theorem8_delta(cfg: ThompsonConfig, epsilon: float) -> float:
-    """Inverse of :func:`theorem8_epsilon`: δ = exp(−(√ε − √(kT))²) for ε ≥ kT, else 1."""
+    """Inverse of :func:`theorem8_epsilon`: δ = exp(−(ε − kT)²/(4kT)) for ε ≥ kT, else 1 (0 when
+    the exponent is below the smallest float, without squaring a huge ε)."""
     epsilon = check_nonnegative("epsilon", epsilon)
     kt = _rdp_coefficient(cfg) * cfg.horizon
     if epsilon <= kt:
         return 1.0
-    return math.exp(-((epsilon - kt) ** 2) / (4.0 * kt))
+    z = (epsilon - kt) / (2.0 * math.sqrt(kt))
+    return 0.0 if z > 40.0 else math.exp(-z * z)
 
 
 def _theorem7_eps0(cfg: ThompsonConfig, delta0: float) -> float:
@@ -223,8 +225,11 @@ def corollary1_epsilon(cfg: ThompsonConfig, delta: float) -> float:
     grid = np.linspace(lo_log, hi_log, 400)
     vals = np.array([value(x) for x in grid])
     i = int(np.argmin(vals))
+    if not math.isfinite(vals[i]):
+        return math.inf
     a, b = grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)]
-    res = optimize.minimize_scalar(value, bounds=(a, b), method="bounded")
+    with np.errstate(invalid="ignore", over="ignore"):  # an infinite end of the bracket is fine
+        res = optimize.minimize_scalar(value, bounds=(a, b), method="bounded")
     return float(min(vals[i], res.fun))
 
 
