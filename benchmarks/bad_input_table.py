@@ -57,7 +57,14 @@ class Row:
 
     @property
     def command(self) -> str:
-        return "dpaudit " + " ".join(a if a and " " not in a else repr(a) for a in self.args)
+        """The command line, a long list shown as its first entries and its length."""
+
+        def show(a: str) -> str:
+            if a.count(",") > 8:
+                return ",".join(a.split(",")[:3]) + f",... ({a.count(',') + 1} entries)"
+            return a if a and " " not in a else repr(a)
+
+        return "dpaudit " + " ".join(show(a) for a in self.args)
 
 
 def _r(cmd: str, exit: int, expect: str, small: str | None = None, small_expect: str | None = None) -> Row:
@@ -95,6 +102,10 @@ ROWS: tuple[Row, ...] = (
        r"= 1e\+11 array elements, more than the limit 1e\+10"),
     _r("audit rnm-laplace --scale 1 --epoch-length 1000000", 2, r"would search 1000000 gaps"),
     _r("tune ts --target-mu 1 --arms 1000000", 2, r"--arms must be an integer in \[2, 10000\]"),
+    _r("audit rnm-gaussian --sensitivities 1 --sigmas " + ",".join(["1"] * 101), 2,
+       r"--sigmas must have at most 100 entries, got 101"),
+    _r("audit rnm-gaussian --sensitivities 1 --sigmas " + ",".join(["1"] * 31), 2,
+       r"--sigmas has 31 candidates: searching .* limited to 30"),
     # numerics that overflowed or divided by zero
     _r("epsilon laplace --epsilon0 800 --delta 1e-5", 0, r"best\s+799\.99998"),
     _r("epsilon ts -T 1000 -N 2 -b 1 -c 1 --epsilon 5000", 0, r"best\s+4\.940656e-324"),

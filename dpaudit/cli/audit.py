@@ -46,6 +46,12 @@ TARGETS = ("gaussian", "laplace", "randomized-response", "rnm-laplace", "rnm-gau
 MAX_RNM_ARMS = 1000
 """``audit rnm-laplace --arms``: its exact output distribution is a quadrature per distinct score
 and the audit has one candidate design per arm (1000 arms: minutes)."""
+MAX_RNM_GAUSSIAN = 100
+"""``audit rnm-gaussian --sigmas`` entries (candidates): one candidate design per changed score,
+each an exact argmax distribution over all candidates (100 candidates: about a minute)."""
+MAX_RNM_GAUSSIAN_SEARCH = 30
+"""... and without ``--values``, the search for the most distinguishable neighbour pair (30
+candidates: about 15 s; it grows with the cube of the count)."""
 MAX_GAP_SEARCH = 1000
 """``audit rnm-laplace --epoch-length`` without ``--gap`` searches every gap up to the epoch
 length, one exact distribution each."""
@@ -132,8 +138,11 @@ def _add_rnm_laplace(kinds: argparse._SubParsersAction) -> list[argparse.Argumen
 def _add_rnm_gaussian(kinds: argparse._SubParsersAction) -> list[argparse.ArgumentParser]:
     rg = kinds.add_parser("rnm-gaussian",
                           help="report-noisy-max with heterogeneous Gaussian noise (seed 004)")
-    rg.add_argument("--sensitivities", type=number_list("--sensitivities"), required=True)
-    rg.add_argument("--sigmas", type=number_list("--sigmas"), required=True)
+    rg.add_argument("--sensitivities", type=number_list("--sensitivities", max_len=MAX_RNM_GAUSSIAN),
+                    required=True, help="s1,s2,... (one, or one per candidate)")
+    rg.add_argument("--sigmas", type=number_list("--sigmas", max_len=MAX_RNM_GAUSSIAN), required=True,
+                    help=f"sigma1,sigma2,... one per candidate (at most {MAX_RNM_GAUSSIAN}; "
+                    f"{MAX_RNM_GAUSSIAN_SEARCH} without --values)")
     rg.add_argument("--values", type=_values, default=None,
                     help="query values f; default: search the most distinguishable neighbour pair")
     return [rg]
@@ -340,6 +349,11 @@ def check_size(args: argparse.Namespace) -> int:
     if args.target == "cascade":
         _check_clicks(args)
     check_work(args.trials * width, f"--trials x output width ({width})", "array elements")
+    if args.target == "rnm-gaussian" and args.values is None and width > MAX_RNM_GAUSSIAN_SEARCH:
+        raise UsageError(
+            f"--sigmas has {width} candidates: searching the most distinguishable neighbours is limited to "
+            f"{MAX_RNM_GAUSSIAN_SEARCH} (it grows with the cube of the count); give --values"
+        )
     if args.target == "rnm-laplace" and args.gap is None and (args.epoch_length or 0) > MAX_GAP_SEARCH:
         raise UsageError(
             f"--epoch-length {args.epoch_length} without --gap would search {args.epoch_length} gaps, "
