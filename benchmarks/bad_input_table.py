@@ -101,6 +101,7 @@ ROWS: tuple[Row, ...] = (
     _r("audit cascade --positions 10000 --epsilon 1 --trials 10000000", 2,
        r"= 1e\+11 array elements, more than the limit 1e\+10"),
     _r("audit rnm-laplace --scale 1 --epoch-length 1000000", 2, r"would search 1000000 gaps"),
+    _r("audit gaussian --sigma 1 --trials 1e7 --batch-size 1", 2, r"= 10000000 batches, more than the limit"),
     _r("tune ts --target-mu 1 --arms 1000000", 2, r"--arms must be an integer in \[2, 10000\]"),
     _r("audit rnm-gaussian --sensitivities 1 --sigmas " + ",".join(["1"] * 101), 2,
        r"--sigmas must have at most 100 entries, got 101"),

@@ -55,6 +55,9 @@ candidates: about 15 s; it grows with the cube of the count)."""
 MAX_GAP_SEARCH = 1000
 """``audit rnm-laplace --epoch-length`` without ``--gap`` searches every gap up to the epoch
 length, one exact distribution each."""
+MAX_BATCHES = 10**5
+"""The most sampling batches of one audit (``--trials / --batch-size``): each batch is a Python
+call and a kept array, so 10⁷ batches of one would take minutes and gigabytes."""
 BATCH_ELEMENTS = 1 << 24
 """The most array elements (outputs × output width) one sampling batch may hold (128 MB of
 float64): ``--batch-size`` is lowered for wide outputs so that memory stays bounded."""
@@ -359,7 +362,14 @@ def check_size(args: argparse.Namespace) -> int:
             f"--epoch-length {args.epoch_length} without --gap would search {args.epoch_length} gaps, "
             f"more than the limit {MAX_GAP_SEARCH}; give --gap"
         )
-    return max(1, min(args.batch_size, BATCH_ELEMENTS // width))
+    batch = max(1, min(args.batch_size, BATCH_ELEMENTS // width))
+    batches = -(-args.trials // batch)
+    if batches > MAX_BATCHES:
+        raise UsageError(
+            f"--trials / --batch-size = {batches} batches, more than the limit {MAX_BATCHES:.0e}; "
+            f"use --batch-size >= {-(-args.trials // MAX_BATCHES)}"
+        )
+    return batch
 
 
 def run(args: argparse.Namespace) -> int:
