@@ -122,14 +122,16 @@ def _add_additive(kinds: argparse._SubParsersAction) -> list[argparse.ArgumentPa
 def _add_randomized_response(kinds: argparse._SubParsersAction) -> list[argparse.ArgumentParser]:
     rr = kinds.add_parser("randomized-response", help="k-ary randomised response")
     rr.add_argument("--epsilon", type=number("--epsilon", 0.0, low_open=True), required=True)
-    rr.add_argument("--categories", type=integer("--categories", 2, MAX_ARMS), default=2)
+    rr.add_argument("--categories", type=integer("--categories", 2, MAX_ARMS), default=2,
+                    help=f"k, at most {MAX_ARMS}")
     return [rr]
 
 
 def _add_rnm_laplace(kinds: argparse._SubParsersAction) -> list[argparse.ArgumentParser]:
     rl = kinds.add_parser("rnm-laplace", help="Laplace report-noisy-max over counts (seed 002)")
     rl.add_argument("--scale", type=number("--scale", 0.0, low_open=True), required=True)
-    rl.add_argument("--arms", type=integer("--arms", 2, MAX_RNM_ARMS), default=2)
+    rl.add_argument("--arms", type=integer("--arms", 2, MAX_RNM_ARMS), default=2,
+                    help=f"counts compared, at most {MAX_RNM_ARMS}")
     rl.add_argument("--neighbouring", choices=("replace", "add-remove"), default="replace")
     rl.add_argument("--epoch-length", type=integer("--epoch-length", 1, MAX_HORIZON), default=None,
                     help="counts are over an epoch of this many rounds (gap g <= epoch length)")
@@ -153,7 +155,8 @@ def _add_rnm_gaussian(kinds: argparse._SubParsersAction) -> list[argparse.Argume
 
 def _add_cascade(kinds: argparse._SubParsersAction) -> list[argparse.ArgumentParser]:
     ca = kinds.add_parser("cascade", help="seed 001 Algorithms 2-3 local randomizer (click feedback)")
-    ca.add_argument("--positions", type=integer("--positions", 1, MAX_ARMS), required=True)
+    ca.add_argument("--positions", type=integer("--positions", 1, MAX_ARMS), required=True,
+                    help=f"positions K of the ranked list, at most {MAX_ARMS}")
     ca.add_argument("--epsilon", type=number("--epsilon", 0.0, low_open=True), required=True)
     ca.add_argument("--noise-delta", type=number("--noise-delta", 0.0, 1.0, low_open=True, high_open=True),
                     default=None,
@@ -182,7 +185,8 @@ def _add_claim_options(q: argparse.ArgumentParser, *, published: bool) -> None:
 
 def _add_run_options(q: argparse.ArgumentParser) -> None:
     q.add_argument("--trials", type=integer("--trials", 100, MAX_AUDIT_TRIALS), default=200_000,
-                   help="mechanism runs, half on each neighbour (default 200000)")
+                   help=f"mechanism runs, half on each neighbour, at most {MAX_AUDIT_TRIALS:.0e} "
+                   "(default 200000)")
     q.add_argument("--seed", type=integer("--seed", 0), default=0)
     q.add_argument("--confidence", type=number("--confidence", 0.0, 1.0, low_open=True, high_open=True),
                    default=0.95)
