@@ -136,7 +136,7 @@ ROWS: tuple[Row, ...] = (
     # integers written as floats; version; plain numbers; empty values
     _r("audit gaussian --sigma 1 --trials 1e6", 0, r"1,000,000 trials",
        "audit gaussian --sigma 1 --trials 1e4", r"10,000 trials"),
-    _r("--version", 0, r"^dpaudit \d"),
+    _r("--version", 0, r"^dpaudit \d+\.\d+\S*"),
     _r("run ts --env bernoulli:1.5", 2, r"--env: probs\[0\] must be in \[0, 1\], got 1\.5$"),
     _r("epsilon gaussian --mu 1 --delta 1e-5 --plot ''", 2, r"--plot must name a file"),
     _r("epsilon rnm-gaussian --sensitivities 1,,1 --sigmas 1,1,1 --delta 1e-5", 2, r"empty entry in '1,,1'"),
