@@ -29,7 +29,7 @@ from dpaudit.cli.common import (
     MAX_AUDIT_TRIALS,
     MAX_HORIZON,
     UsageError,
-    check_work,
+    check_amount,
     emit_json,
     fmt,
     integer,
@@ -355,7 +355,7 @@ def check_size(args: argparse.Namespace) -> int:
     width = output_width(args)
     if args.target == "cascade":
         _check_clicks(args)
-    check_work(args.trials * width, f"--trials x output width ({width})", "array elements")
+    check_amount(args.trials * width, f"--trials x output width ({width})", "array elements")
     if args.target == "rnm-gaussian" and args.values is None and width > MAX_RNM_GAUSSIAN_SEARCH:
         raise UsageError(
             f"--sigmas has {width} candidates: searching the most distinguishable neighbours is limited to "

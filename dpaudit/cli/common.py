@@ -27,7 +27,7 @@ from dpaudit.formatting import fmt
 
 __all__ = [
     "UsageError", "Parser", "number", "integer", "number_list", "plot_path", "jsonable", "emit_json", "fmt",
-    "check_work", "MAX_STEPS", "MAX_HORIZON", "MAX_REPS", "MAX_ARMS", "MAX_AUDIT_TRIALS", "MAX_WORK",
+    "check_amount", "MAX_STEPS", "MAX_HORIZON", "MAX_REPS", "MAX_ARMS", "MAX_AUDIT_TRIALS", "MAX_WORK",
     "MAX_LIST",
 ]
 
@@ -74,7 +74,7 @@ class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         return text + " (default: %(default)s)"
 
 
-def check_work(amount: int, what: str, unit: str = "rounds", limit: int = MAX_WORK) -> None:
+def check_amount(amount: int, what: str, unit: str = "rounds", limit: int = MAX_WORK) -> None:
     """Refuse up front, with the estimate and the limit, work of more than ``limit`` ``unit``."""
     if amount > limit:
         raise UsageError(

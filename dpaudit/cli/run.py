@@ -38,12 +38,21 @@ from dpaudit.cli.common import (  # noqa: F401  (the limits are re-exported for 
     MAX_WORK,
     Parser,
     UsageError,
-    check_work,
     emit_json,
     integer,
     number,
     plot_path,
 )
+
+
+def check_work(horizon: int, reps: int, what: str = "--horizon x --reps") -> None:
+    """Refuse a simulation of more than :data:`MAX_WORK` rounds up front, with the estimate."""
+    if horizon * reps > MAX_WORK:
+        raise UsageError(
+            f"{what} = {horizon * reps:.3g} rounds, more than the limit {MAX_WORK:.0e} "
+            "(hours of simulation on this machine); use fewer rounds or repetitions"
+        )
+
 
 DEFAULT_REPS = 10
 
@@ -196,7 +205,7 @@ def _audit_horizon(spec: Any, policy: Any, args: argparse.Namespace, env: Any) -
     else:
         Ta = T
     if args.audit_trials:
-        check_work(Ta * 2 * args.audit_trials, "audit horizon x 2 --audit-trials")
+        check_work(Ta, 2 * args.audit_trials, "audit horizon x 2 --audit-trials")
         try:
             policy.declare(Ta, env.n_arms, env.structure)
         except ValueError as exc:
@@ -228,7 +237,7 @@ def _preparse(rest: list[str]) -> None:
     p.add_argument("--plot", type=plot_path())
     known, _ = p.parse_known_args(rest)
     if known.horizon is not None and known.reps is not None:
-        check_work(known.horizon * known.reps, "--horizon x --reps")
+        check_work(known.horizon, known.reps)
     if known.horizon is not None and known.audit_horizon is not None and known.audit_horizon > known.horizon:
         raise UsageError(
             f"--audit-horizon must be in [2, {known.horizon}] (at most --horizon), got {known.audit_horizon}"
@@ -244,7 +253,7 @@ def run_alg(args: argparse.Namespace) -> int:
 
     spec = get(args.alg)
     opts = _alg_parser(spec).parse_args(args.rest)
-    check_work(opts.horizon * opts.reps, "--horizon x --reps")
+    check_work(opts.horizon, opts.reps)
     env = _env(spec, opts.env)
     algo = {o.dest: getattr(opts, o.dest) for o in spec.options}
     policy = spec.configure(algo, env, opts.horizon).policy
@@ -367,7 +376,7 @@ def tune_ts(args: argparse.Namespace) -> int:
     if args.target_mu is not None and args.delta is not None:
         raise UsageError("--delta is only used with --target-epsilon")
     env = _tune_env(args.env, args.arms)
-    check_work(args.horizon * args.reps * args.candidates * 2, "--horizon x --reps x (2 --candidates)")
+    check_work(args.horizon, args.reps * args.candidates * 2, "--horizon x --reps x (2 --candidates)")
     mu = resolve_target_mu(args.target_mu, args.target_epsilon, args.delta)
     bmax = max_prepulls(args.horizon, env.n_arms, mu)
     executor = _executor(args.workers)
