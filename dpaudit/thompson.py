@@ -190,12 +190,14 @@ def theorem8_epsilon(cfg: ThompsonConfig, delta: float) -> float:
 
 
 def theorem8_delta(cfg: ThompsonConfig, epsilon: float) -> float:
-    """Inverse of :func:`theorem8_epsilon`: δ = exp(−(√ε − √(kT))²) for ε ≥ kT, else 1."""
+    """Inverse of :func:`theorem8_epsilon`: δ = exp(−(ε − kT)²/(4kT)) for ε ≥ kT, else 1 (0 when
+    the exponent is below the smallest float, without squaring a huge ε)."""
     epsilon = check_nonnegative("epsilon", epsilon)
     kt = _rdp_coefficient(cfg) * cfg.horizon
     if epsilon <= kt:
         return 1.0
-    return math.exp(-((epsilon - kt) ** 2) / (4.0 * kt))
+    z = (epsilon - kt) / (2.0 * math.sqrt(kt))
+    return 0.0 if z > 40.0 else math.exp(-z * z)
 
 
 def _theorem7_eps0(cfg: ThompsonConfig, delta0: float) -> float:
@@ -208,19 +210,26 @@ def corollary1_epsilon(cfg: ThompsonConfig, delta: float) -> float:
     delta = check_probability("delta", delta)
     T = cfg.horizon
     hi = min(delta / T, (cfg.arms - 1) / 2.0) * (1 - 1e-12)
+    if not hi > 0.0:  # δ/T underflows (δ near 5e-324): no per-round δ₀ is left, the bound is vacuous
+        return math.inf
 
     def value(log_d0: float) -> float:
         d0 = math.exp(log_d0)
-        e0 = _theorem7_eps0(cfg, d0)
         slack = delta - T * d0
+        if not (d0 > 0.0 and slack > 0.0):  # subnormal rounding at the ends of the search
+            return math.inf
+        e0 = _theorem7_eps0(cfg, d0)
         return e0 * math.sqrt(2.0 * T * math.log(1.0 / slack)) + T * e0 * math.expm1(e0)
 
     lo_log, hi_log = math.log(hi) - 80.0, math.log(hi)
     grid = np.linspace(lo_log, hi_log, 400)
     vals = np.array([value(x) for x in grid])
     i = int(np.argmin(vals))
+    if not math.isfinite(vals[i]):
+        return math.inf
     a, b = grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)]
-    res = optimize.minimize_scalar(value, bounds=(a, b), method="bounded")
+    with np.errstate(invalid="ignore", over="ignore"):  # an infinite end of the bracket is fine
+        res = optimize.minimize_scalar(value, bounds=(a, b), method="bounded")
     return float(min(vals[i], res.fun))
 
 

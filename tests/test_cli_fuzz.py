@@ -98,6 +98,16 @@ COMMANDS = [
     ),
     (["audit", "randomized-response", "--trials", "2000"], [], {"--epsilon": FLOATS, "--categories": INTS}),
     (
+        ["audit", "cascade", "--trials", "2000"],
+        [("--positions", INTS), ("--epsilon", FLOATS)],
+        {"--click": INTS, "--click-prime": INTS, "--noise-delta": PROBS, "--batch-size": INTS},
+    ),
+    (
+        ["audit", "rnm-laplace", "--trials", "2000", "--arms", "3"],
+        [("--scale", FLOATS)],
+        {"--gap": INTS, "--epoch-length": INTS, "--trials": INTS},
+    ),
+    (
         ["run", "ts", "-T", "300", "-R", "2", "--audit-trials", "0"],
         [],
         {

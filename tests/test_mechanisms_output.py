@@ -483,3 +483,29 @@ def test_laplace_rnm_worst_case_equals_brute_force_over_reward_vectors(n):
 
 def test_norm_enum_values():
     assert [n.value for n in Norm] == ["l1", "l2", "linf"]
+
+
+def test_laplace_rnm_equal_scores_share_one_integral_and_the_cache_is_not_shared():
+    """Arms with equal scores are exchangeable: computing one integral per distinct score (what
+    makes 1000 arms feasible) must agree with integrating every arm; the memoised result is
+    returned as a copy."""
+    s, b = np.array([3.0, 0.0, 0.0, 1.0, 0.0, 1.0]), 0.7
+
+    def direct(i: int) -> float:  # every arm integrated on its own
+        def integrand(x):
+            val = math.exp(-abs(x - s[i]) / b) / (2 * b)
+            for j in range(s.size):
+                if j != i:
+                    y = x - s[j]
+                    val *= 0.5 * math.exp(y / b) if y < 0 else 1 - 0.5 * math.exp(-y / b)
+            return val
+
+        pts = sorted(set(s.tolist()))
+        return integrate.quad(integrand, -60, 60, points=pts, epsabs=1e-15, epsrel=1e-13, limit=400)[0]
+
+    got = laplace_rnm_log_output_distribution(s, b)
+    np.testing.assert_allclose(np.exp(got), [direct(i) for i in range(s.size)], rtol=1e-10)
+    assert math.fsum(np.exp(got)) == pytest.approx(1.0, abs=1e-12)
+    got[:] = 0.0  # the caller's copy: the next call is unaffected
+    again = laplace_rnm_log_output_distribution(s, b)
+    assert again[0] < 0 and again[1] == again[2] == again[4] and again[3] == again[5]

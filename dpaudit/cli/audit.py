@@ -24,12 +24,43 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from dpaudit.cli.common import emit_json, fmt, integer, number, number_list
+from dpaudit.cli.common import (
+    MAX_ARMS,
+    MAX_AUDIT_TRIALS,
+    MAX_HORIZON,
+    UsageError,
+    check_amount,
+    emit_json,
+    fmt,
+    integer,
+    number,
+    number_list,
+    plot_path,
+)
 
 if TYPE_CHECKING:
     from dpaudit.audit.report import AuditReport, Certified
 
 TARGETS = ("gaussian", "laplace", "randomized-response", "rnm-laplace", "rnm-gaussian", "cascade")
+
+MAX_RNM_ARMS = 1000
+"""``audit rnm-laplace --arms``: its exact output distribution is a quadrature per distinct score
+and the audit has one candidate design per arm (1000 arms: minutes)."""
+MAX_RNM_GAUSSIAN = 100
+"""``audit rnm-gaussian --sigmas`` entries (candidates): one candidate design per changed score,
+each an exact argmax distribution over all candidates (100 candidates: about a minute)."""
+MAX_RNM_GAUSSIAN_SEARCH = 30
+"""... and without ``--values``, the search for the most distinguishable neighbour pair (30
+candidates: about 15 s; it grows with the cube of the count)."""
+MAX_GAP_SEARCH = 1000
+"""``audit rnm-laplace --epoch-length`` without ``--gap`` searches every gap up to the epoch
+length, one exact distribution each."""
+MAX_BATCHES = 10**5
+"""The most sampling batches of one audit (``--trials / --batch-size``): each batch is a Python
+call and a kept array, so 10⁷ batches of one would take minutes and gigabytes."""
+BATCH_ELEMENTS = 1 << 24
+"""The most array elements (outputs × output width) one sampling batch may hold (128 MB of
+float64): ``--batch-size`` is lowered for wide outputs so that memory stays bounded."""
 
 
 def _values(text: str) -> list[float]:
@@ -52,18 +83,17 @@ def _values(text: str) -> list[float]:
 
 
 def _click(name: str):
+    as_int = integer(name, 1, MAX_ARMS)
+
     def parse(text: str) -> int | None:
         if text.strip().lower() in ("none", "inf", "no-click"):
             return None
         try:
-            v = int(text)
-        except ValueError:
+            return as_int(text)
+        except argparse.ArgumentTypeError:
             raise argparse.ArgumentTypeError(
-                f"{name} must be an integer >= 1 or 'none', got {text!r}"
+                f"{name} must be an integer in [1, {MAX_ARMS}] or 'none', got {text!r}"
             ) from None
-        if v < 1:
-            raise argparse.ArgumentTypeError(f"{name} must be an integer >= 1 or 'none', got {text!r}")
-        return v
 
     return parse
 
@@ -92,18 +122,20 @@ def _add_additive(kinds: argparse._SubParsersAction) -> list[argparse.ArgumentPa
 def _add_randomized_response(kinds: argparse._SubParsersAction) -> list[argparse.ArgumentParser]:
     rr = kinds.add_parser("randomized-response", help="k-ary randomised response")
     rr.add_argument("--epsilon", type=number("--epsilon", 0.0, low_open=True), required=True)
-    rr.add_argument("--categories", type=integer("--categories", 2), default=2)
+    rr.add_argument("--categories", type=integer("--categories", 2, MAX_ARMS), default=2,
+                    help=f"k, at most {MAX_ARMS}")
     return [rr]
 
 
 def _add_rnm_laplace(kinds: argparse._SubParsersAction) -> list[argparse.ArgumentParser]:
     rl = kinds.add_parser("rnm-laplace", help="Laplace report-noisy-max over counts (seed 002)")
     rl.add_argument("--scale", type=number("--scale", 0.0, low_open=True), required=True)
-    rl.add_argument("--arms", type=integer("--arms", 2), default=2)
+    rl.add_argument("--arms", type=integer("--arms", 2, MAX_RNM_ARMS), default=2,
+                    help=f"counts compared, at most {MAX_RNM_ARMS}")
     rl.add_argument("--neighbouring", choices=("replace", "add-remove"), default="replace")
-    rl.add_argument("--epoch-length", type=integer("--epoch-length", 1), default=None,
+    rl.add_argument("--epoch-length", type=integer("--epoch-length", 1, MAX_HORIZON), default=None,
                     help="counts are over an epoch of this many rounds (gap g <= epoch length)")
-    rl.add_argument("--gap", type=integer("--gap", 1), default=None,
+    rl.add_argument("--gap", type=integer("--gap", 1, MAX_HORIZON), default=None,
                     help="audit counts (g,0,...) vs (g-1,1,...); default: best for --trials")
     return [rl]
 
@@ -111,8 +143,11 @@ def _add_rnm_laplace(kinds: argparse._SubParsersAction) -> list[argparse.Argumen
 def _add_rnm_gaussian(kinds: argparse._SubParsersAction) -> list[argparse.ArgumentParser]:
     rg = kinds.add_parser("rnm-gaussian",
                           help="report-noisy-max with heterogeneous Gaussian noise (seed 004)")
-    rg.add_argument("--sensitivities", type=number_list("--sensitivities"), required=True)
-    rg.add_argument("--sigmas", type=number_list("--sigmas"), required=True)
+    rg.add_argument("--sensitivities", type=number_list("--sensitivities", max_len=MAX_RNM_GAUSSIAN),
+                    required=True, help="s1,s2,... (one, or one per candidate)")
+    rg.add_argument("--sigmas", type=number_list("--sigmas", max_len=MAX_RNM_GAUSSIAN), required=True,
+                    help=f"sigma1,sigma2,... one per candidate (at most {MAX_RNM_GAUSSIAN}; "
+                    f"{MAX_RNM_GAUSSIAN_SEARCH} without --values)")
     rg.add_argument("--values", type=_values, default=None,
                     help="query values f; default: search the most distinguishable neighbour pair")
     return [rg]
@@ -120,14 +155,17 @@ def _add_rnm_gaussian(kinds: argparse._SubParsersAction) -> list[argparse.Argume
 
 def _add_cascade(kinds: argparse._SubParsersAction) -> list[argparse.ArgumentParser]:
     ca = kinds.add_parser("cascade", help="seed 001 Algorithms 2-3 local randomizer (click feedback)")
-    ca.add_argument("--positions", type=integer("--positions", 1), required=True)
+    ca.add_argument("--positions", type=integer("--positions", 1, MAX_ARMS), required=True,
+                    help=f"positions K of the ranked list, at most {MAX_ARMS}")
     ca.add_argument("--epsilon", type=number("--epsilon", 0.0, low_open=True), required=True)
     ca.add_argument("--noise-delta", type=number("--noise-delta", 0.0, 1.0, low_open=True, high_open=True),
                     default=None,
                     help="Algorithm 3 (Gaussian) with this delta; default Algorithm 2 (Laplace)")
     ca.add_argument("--report", choices=("observed", "all-positions"), default="observed")
-    ca.add_argument("--click", type=_click("--click"), default=1)
-    ca.add_argument("--click-prime", type=_click("--click-prime"), default=None)
+    ca.add_argument("--click", type=_click("--click"), default=1,
+                    help="position of the user's click in [1, --positions], or 'none'")
+    ca.add_argument("--click-prime", type=_click("--click-prime"), default=None,
+                    help="the neighbour's click in [1, --positions], or 'none' (default: none)")
     return [ca]
 
 
@@ -146,18 +184,20 @@ def _add_claim_options(q: argparse.ArgumentParser, *, published: bool) -> None:
 
 
 def _add_run_options(q: argparse.ArgumentParser) -> None:
-    q.add_argument("--trials", type=integer("--trials", 100), default=200_000,
-                   help="mechanism runs, half on each neighbour (default 200000)")
+    q.add_argument("--trials", type=integer("--trials", 100, MAX_AUDIT_TRIALS), default=200_000,
+                   help=f"mechanism runs, half on each neighbour, at most {MAX_AUDIT_TRIALS:.0e} "
+                   "(default 200000)")
     q.add_argument("--seed", type=integer("--seed", 0), default=0)
     q.add_argument("--confidence", type=number("--confidence", 0.0, 1.0, low_open=True, high_open=True),
                    default=0.95)
-    q.add_argument("--batch-size", type=integer("--batch-size", 1), default=1 << 18)
+    q.add_argument("--batch-size", type=integer("--batch-size", 1, MAX_AUDIT_TRIALS), default=1 << 18)
     q.add_argument("--selection", choices=("pilot", "grid"), default="pilot",
                    help="one test chosen on a pilot (default) or the Bonferroni grid over all designs")
     frac = number("--pilot-fraction", 0.0, 1.0, low_open=True, high_open=True)
     q.add_argument("--pilot-fraction", type=frac,
                    default=0.1, help="share of the trials spent on the pilot (default 0.1)")
-    q.add_argument("--plot", metavar="FILE.png", help="draw the empirical trade-off region vs the claim")
+    q.add_argument("--plot", metavar="FILE.png", type=plot_path(),
+                   help="draw the empirical trade-off region vs the claim")
     q.add_argument("--json", action="store_true", help="print one JSON object (no progress bar)")
 
 
@@ -187,6 +227,13 @@ def _claim(args: argparse.Namespace) -> Certified | None:
     if args.claim_delta is not None:
         raise ValueError("--claim-delta needs --claim-epsilon (or --claim-published)")
     return None
+
+
+def _check_clicks(args: argparse.Namespace) -> None:
+    """A click beyond the last position is no click: refuse it rather than audit a different pair."""
+    for name, click in (("--click", args.click), ("--click-prime", args.click_prime)):
+        if click is not None and click > args.positions:
+            raise UsageError(f"{name} must be in [1, --positions={args.positions}] or 'none', got {click}")
 
 
 def build_target(args: argparse.Namespace) -> Any:
@@ -237,6 +284,7 @@ def build_target(args: argparse.Namespace) -> Any:
             confidence=args.confidence,
         )
     if args.target == "cascade":
+        _check_clicks(args)
         return t.cascade_target(
             args.positions,
             args.epsilon,
@@ -289,7 +337,47 @@ def _text(report: AuditReport) -> str:
     return "\n".join(lines)
 
 
+def output_width(args: argparse.Namespace) -> int:
+    """Array elements one mechanism run draws: arms, candidates or positions (1 for scalars)."""
+    if args.target == "rnm-laplace":
+        return args.arms
+    if args.target == "rnm-gaussian":
+        return len(args.sigmas)
+    if args.target == "cascade":
+        return args.positions
+    return 1
+
+
+def check_size(args: argparse.Namespace) -> int:
+    """Refuse, before any work, an audit whose work (trials × output width array elements)
+    exceeds the limit, or a gap search longer than :data:`MAX_GAP_SEARCH`; returns the batch
+    size, lowered so that one batch holds at most :data:`BATCH_ELEMENTS` elements."""
+    width = output_width(args)
+    if args.target == "cascade":
+        _check_clicks(args)
+    check_amount(args.trials * width, f"--trials x output width ({width})", "array elements")
+    if args.target == "rnm-gaussian" and args.values is None and width > MAX_RNM_GAUSSIAN_SEARCH:
+        raise UsageError(
+            f"--sigmas has {width} candidates: searching the most distinguishable neighbours is limited to "
+            f"{MAX_RNM_GAUSSIAN_SEARCH} (it grows with the cube of the count); give --values"
+        )
+    if args.target == "rnm-laplace" and args.gap is None and (args.epoch_length or 0) > MAX_GAP_SEARCH:
+        raise UsageError(
+            f"--epoch-length {args.epoch_length} without --gap would search {args.epoch_length} gaps, "
+            f"more than the limit {MAX_GAP_SEARCH}; give --gap"
+        )
+    batch = max(1, min(args.batch_size, BATCH_ELEMENTS // width))
+    batches = -(-args.trials // batch)
+    if batches > MAX_BATCHES:
+        raise UsageError(
+            f"--trials / --batch-size = {batches} batches, more than the limit {MAX_BATCHES:.0e}; "
+            f"use --batch-size >= {-(-args.trials // MAX_BATCHES)}"
+        )
+    return batch
+
+
 def run(args: argparse.Namespace) -> int:
+    batch_size = check_size(args)
     from dpaudit.audit.runner import run_audit_with_rates
 
     target = build_target(args)
@@ -298,7 +386,7 @@ def run(args: argparse.Namespace) -> int:
         trials=args.trials,
         seed=args.seed,
         confidence=args.confidence,
-        batch_size=args.batch_size,
+        batch_size=batch_size,
         progress=not args.json and sys.stderr.isatty(),
         selection=args.selection,
         pilot_fraction=args.pilot_fraction,

@@ -27,7 +27,23 @@ from dpaudit.formatting import fmt
 
 __all__ = [
     "UsageError", "Parser", "number", "integer", "number_list", "plot_path", "jsonable", "emit_json", "fmt",
+    "check_amount", "MAX_STEPS", "MAX_HORIZON", "MAX_REPS", "MAX_ARMS", "MAX_AUDIT_TRIALS", "MAX_WORK",
+    "MAX_LIST",
 ]
+
+MAX_STEPS = 10**9
+"""The most steps (rounds) a composition may have on ``dpaudit epsilon``."""
+MAX_HORIZON = 10**9
+MAX_REPS = 10**5
+MAX_ARMS = 10**4
+MAX_AUDIT_TRIALS = 10**7
+MAX_WORK = 10**10
+"""Documented limits (docs/cli-limits.md): rounds, repetitions, arms (and categories, positions),
+audit trials (``run``: neighbouring-run pairs; ``audit``: mechanism runs), and the work of one
+command: T·R rounds of simulation, or trials × output width of an audit (about 10⁷–10⁸ rounds or
+10⁸–10⁹ array elements per second here: 10¹⁰ is minutes to hours)."""
+MAX_LIST = MAX_ARMS
+"""The most entries of a comma-separated list option (``--sigmas``, ``--sensitivities``)."""
 
 
 class UsageError(Exception):
@@ -56,6 +72,15 @@ class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         if quiet or "default" in text:
             return text
         return text + " (default: %(default)s)"
+
+
+def check_amount(amount: int, what: str, unit: str = "rounds", limit: int = MAX_WORK) -> None:
+    """Refuse up front, with the estimate and the limit, work of more than ``limit`` ``unit``."""
+    if amount > limit:
+        raise UsageError(
+            f"{what} = {amount:.3g} {unit}, more than the limit {limit:.0e} "
+            "(hours of work on this machine); use smaller sizes"
+        )
 
 
 def number(
@@ -114,11 +139,16 @@ def integer(name: str, low: int, high: int | None = None):
     return parse
 
 
-def number_list(name: str, low: float = 0.0):
+def number_list(name: str, low: float = 0.0, max_len: int = MAX_LIST):
+    """An argparse ``type`` for a comma-separated list of at most ``max_len`` numbers > ``low``;
+    an empty entry (``1,,1``) is refused, not skipped."""
+
     def parse(text: str) -> list[float]:
         parts = [p.strip() for p in text.split(",")]
         if not any(parts):
             raise argparse.ArgumentTypeError(f"{name} must be a comma-separated list of numbers > {low:g}")
+        if len(parts) > max_len:
+            raise argparse.ArgumentTypeError(f"{name} must have at most {max_len} entries, got {len(parts)}")
         out = []
         for p in parts:
             if not p:

@@ -11,14 +11,11 @@ import argparse
 import math
 from typing import TYPE_CHECKING
 
-from dpaudit.cli.common import emit_json, integer, number, number_list, plot_path
+from dpaudit.cli.common import MAX_STEPS, emit_json, integer, number, number_list, plot_path
 
 if TYPE_CHECKING:
     from dpaudit.accounting import AccountingReport
     from dpaudit.events import PrivacyEvent
-
-MAX_STEPS = 10**9
-"""The most steps (rounds) a composition may have on the command line."""
 
 PUBLISHED_NOTES = {
     "paper": "as published: Theorem 4 mu = sqrt(T/(c(b+1)))",

@@ -30,15 +30,19 @@ import sys
 from concurrent.futures import Executor
 from typing import Any
 
-from dpaudit.cli.common import Parser, UsageError, emit_json, integer, number, plot_path
-
-MAX_HORIZON = 10**9
-MAX_REPS = 10**5
-MAX_ARMS = 10**4
-MAX_AUDIT_TRIALS = 10**7
-MAX_WORK = 10**10
-"""Documented limits: rounds, repetitions, arms (``tune``), audit pairs, and the work of one
-simulation, T·R rounds (about 10⁷–10⁸ rounds per second here: 10¹⁰ is minutes to hours)."""
+from dpaudit.cli.common import (  # noqa: F401  (the limits are re-exported for callers of this module)
+    MAX_ARMS,
+    MAX_AUDIT_TRIALS,
+    MAX_HORIZON,
+    MAX_REPS,
+    MAX_WORK,
+    Parser,
+    UsageError,
+    emit_json,
+    integer,
+    number,
+    plot_path,
+)
 
 
 def check_work(horizon: int, reps: int, what: str = "--horizon x --reps") -> None:
@@ -217,7 +221,32 @@ def _executor(workers: int) -> Executor | None:
     return ProcessPoolExecutor(workers)
 
 
+def _preparse(rest: list[str]) -> None:
+    """Check the options every algorithm shares (sizes, --plot) before the registry (numpy,
+    SciPy, numba: seconds) is imported, so that their refusals are instant; the algorithm's own
+    parser then parses everything again. No abbreviations here: a prefix could be an
+    algorithm's own option."""
+    p = Parser(prog="dpaudit run ALG", add_help=False, allow_abbrev=False)
+    p.add_argument("--horizon", "-T", type=integer("--horizon", 2, MAX_HORIZON))
+    p.add_argument("--reps", "-R", type=integer("--reps", 1, MAX_REPS))
+    p.add_argument("--audit-trials", type=integer("--audit-trials", 0, MAX_AUDIT_TRIALS))
+    p.add_argument("--audit-horizon", type=integer("--audit-horizon", 2, MAX_HORIZON))
+    p.add_argument("--delta", type=number("--delta", 0.0, 1.0, low_open=True, high_open=True))
+    p.add_argument("--seed", type=integer("--seed", 0, 2**63 - 1))
+    p.add_argument("--workers", type=integer("--workers", 1, 64))
+    p.add_argument("--plot", type=plot_path())
+    known, _ = p.parse_known_args(rest)
+    if known.horizon is not None and known.reps is not None:
+        check_work(known.horizon, known.reps)
+    if known.horizon is not None and known.audit_horizon is not None and known.audit_horizon > known.horizon:
+        raise UsageError(
+            f"--audit-horizon must be in [2, {known.horizon}] (at most --horizon), got {known.audit_horizon}"
+        )
+
+
 def run_alg(args: argparse.Namespace) -> int:
+    if "-h" not in args.rest and "--help" not in args.rest:
+        _preparse(args.rest)
     from bandits.registry import get
     from bandits.run import plot_run, run_algorithm
     from dpaudit.declaration import LedgerCheckError
