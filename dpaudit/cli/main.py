@@ -77,7 +77,7 @@ def build_parser(argv: Sequence[str] | None = None) -> Parser:
 
     >>> p = build_parser(["--help"])
     >>> sorted(p._subparsers._group_actions[0].choices)
-    ['audit', 'epsilon', 'list', 'run', 'tune']
+    ['audit', 'compare', 'epsilon', 'list', 'run', 'tune']
     """
     parser = Parser(prog="dpaudit", description="Certified privacy accounting and empirical auditing.")
     parser.add_argument("--version", action="version", version=_version())
