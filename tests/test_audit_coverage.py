@@ -57,3 +57,35 @@ def test_oracle_trials_of_a_known_case():
     orc = bugs.oracle_trials(bugs.true_tests(t, np.random.default_rng(0)), t.certified, t.delta)
     assert 300 < orc < 1500
     assert bugs.detection_rate(bug, 2 * orc, 20) >= 0.5
+
+
+def test_pilot_power_criterion_prefers_the_rare_violating_event():
+    """Two support designs, 100 pilot samples per side: a common event with likelihood ratio 4.9
+    (cannot violate ε = 2) and a rare one with ratio 12.5 (violates). The predicted-power criterion
+    (claim given) picks the rare one far more often than the pessimistic predicted bound."""
+    import numpy as np
+
+    from dpaudit.audit.thresholds import pilot_choice
+
+    def pilots(rng, n=100):
+        return [((rng.random(n) < p0).astype(float), (rng.random(n) < p1).astype(float), (0.0, 1.0))
+                for p0, p1 in ((0.055, 0.27), (0.012, 0.15))]  # fmt: skip
+
+    new = old = 0
+    for s in range(100):
+        p = pilots(np.random.default_rng(s))
+        new += pilot_choice(p, 2700, confidence=0.95, kind="epsilon", claim=2.0).candidate
+        old += pilot_choice(p, 2700, confidence=0.95, kind="epsilon").candidate
+    assert new >= 70 and new >= old + 20, (new, old)
+
+
+def test_pilot_power_criterion_leaves_grid_families_to_the_pessimistic_rule():
+    """Grid thresholds sit at the pilot's own order statistics (their pilot counts are not binomial),
+    so a continuous family keeps the pessimistic rule even when the claim is given."""
+    import numpy as np
+
+    from dpaudit.audit.thresholds import pilot_choice
+
+    rng = np.random.default_rng(3)
+    p = [(rng.normal(0, 1, 500), rng.normal(1.1, 1, 500), None)]
+    assert pilot_choice(p, 10_000, confidence=0.95, claim=1.0) == pilot_choice(p, 10_000, confidence=0.95)

@@ -226,7 +226,9 @@ def _pilot(
         x, y = collect_statistics(_design(target, c), 2 * n_pilot, seed=_child(root, 0, i),
                                   batch_size=batch_size, executor=executor, progress=progress)  # fmt: skip
         pilots.append((x, y, c.support))
-    choice = pilot_choice(pilots, n_main, confidence=conf, kind=kind, delta=target.delta)
+    c = target.certified
+    claim = c.mu if kind == "mu" else (c.epsilon if c.delta in (None, target.delta) else None)
+    choice = pilot_choice(pilots, n_main, confidence=conf, kind=kind, delta=target.delta, claim=claim)
     chosen = fam[choice.candidate]
     x, y = collect_statistics(_design(target, chosen), 2 * n_main, seed=_child(root, 1),
                               batch_size=batch_size,
