@@ -92,7 +92,8 @@ def plain(value: object) -> str:
     return repr(value)
 
 
-def _finite(name: str, value: float) -> float:
+def check_number(name: str, value: object) -> float:
+    """``value`` as a float that is not NaN (±inf allowed), or ``ValueError`` naming ``name``."""
     try:
         v = float(value)
     except (TypeError, ValueError):
@@ -104,7 +105,7 @@ def _finite(name: str, value: float) -> float:
 
 def check_positive(name: str, value: float, *, allow_inf: bool = False) -> float:
     """Return ``float(value)`` if it lies in (0, ∞), else raise ``ValueError``."""
-    v = _finite(name, value)
+    v = check_number(name, value)
     if not (v > 0) or (math.isinf(v) and not allow_inf):
         raise ValueError(f"{name} must be in (0, inf), got {plain(value)}")
     return v
@@ -112,7 +113,7 @@ def check_positive(name: str, value: float, *, allow_inf: bool = False) -> float
 
 def check_nonnegative(name: str, value: float) -> float:
     """Return ``float(value)`` if it lies in [0, ∞), else raise ``ValueError``."""
-    v = _finite(name, value)
+    v = check_number(name, value)
     if not (v >= 0) or math.isinf(v):
         raise ValueError(f"{name} must be in [0, inf), got {plain(value)}")
     return v
@@ -120,7 +121,7 @@ def check_nonnegative(name: str, value: float) -> float:
 
 def check_probability(name: str, value: float, *, low_open: bool = True, high_open: bool = True) -> float:
     """Return ``float(value)`` if it is a probability in the stated (open/closed) interval."""
-    v = _finite(name, value)
+    v = check_number(name, value)
     lo_ok = v > 0 if low_open else v >= 0
     hi_ok = v < 1 if high_open else v <= 1
     if not (lo_ok and hi_ok):

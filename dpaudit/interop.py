@@ -59,7 +59,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from dpaudit.accounting.composition import div_down
 from dpaudit.events import (
@@ -75,6 +75,7 @@ from dpaudit.events import (
     PureDpEvent,
     RandomizedResponseEvent,
     SelfComposedEvent,
+    check_number,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -133,16 +134,6 @@ def _noise_multiplier(name: str, num: float, den: float) -> float:
     return nm
 
 
-def _dp_number(name: str, value: Any) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {value!r}") from None
-    if math.isnan(v):
-        raise ValueError(f"{name} must be a number, got NaN")
-    return v
-
-
 def from_dp_accounting(event: dp_accounting.DpEvent) -> PrivacyEvent:
     """The toolkit event for a dp-accounting ``DpEvent`` (see the module docstring for the map).
 
@@ -163,17 +154,17 @@ def from_dp_accounting(event: dp_accounting.DpEvent) -> PrivacyEvent:
     if isinstance(event, dpa.NonPrivateDpEvent):
         return NonPrivateEvent("a dp-accounting NonPrivateDpEvent")
     if isinstance(event, dpa.GaussianDpEvent):
-        nm = _dp_number("noise_multiplier", event.noise_multiplier)
+        nm = check_number("noise_multiplier", event.noise_multiplier)
         if nm == 0:
             return NonPrivateEvent("a dp-accounting GaussianDpEvent with noise_multiplier 0")
         return GaussianEvent(sigma=nm, sensitivity=1.0)
     if isinstance(event, dpa.LaplaceDpEvent):
-        nm = _dp_number("noise_multiplier", event.noise_multiplier)
+        nm = check_number("noise_multiplier", event.noise_multiplier)
         if nm == 0:
             return NonPrivateEvent("a dp-accounting LaplaceDpEvent with noise_multiplier 0")
         return LaplaceEvent(scale=nm, sensitivity=1.0)
     if isinstance(event, dpa.RandomizedResponseDpEvent):
-        p = _dp_number("noise_parameter", event.noise_parameter)
+        p = check_number("noise_parameter", event.noise_parameter)
         if not 0 <= p <= 1:
             raise ValueError(f"noise_parameter must be in [0, 1], got {p!r}")
         k = event.num_buckets
@@ -193,7 +184,7 @@ def from_dp_accounting(event: dp_accounting.DpEvent) -> PrivacyEvent:
         inner = from_dp_accounting(event.event)
         return NoOpEvent() if count == 0 else SelfComposedEvent(inner, count)
     if isinstance(event, dpa.PoissonSampledDpEvent):
-        q = _dp_number("sampling_probability", event.sampling_probability)
+        q = check_number("sampling_probability", event.sampling_probability)
         if not 0 <= q <= 1:
             raise ValueError(f"sampling_probability must be in [0, 1], got {q!r}")
         if not isinstance(event.event, dpa.GaussianDpEvent):
