@@ -438,6 +438,16 @@ def draw_regret(ax: Any, sim: SimulationResult, kind: str, label: str) -> None:
     ax.fill_between(sim.checkpoints, lo, hi, alpha=0.2, color=ln.get_color())
 
 
+def style_regret_axes(ax: Any, ylabel: str, title: str) -> None:
+    """Log-scale rounds, grid, legend and a small title: the look of every regret plot."""
+    ax.set_xscale("log")
+    ax.set_xlabel("round t")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=9)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+
+
 def plot_run(report: RunReport, path: str | None = None) -> Any:
     """Pseudo- and empirical regret curves with 95% bands; saves to ``path`` if given.
 
@@ -465,12 +475,7 @@ def plot_run(report: RunReport, path: str | None = None) -> Any:
         spend = f"{p['mu']:.3f}-GDP, eps = {p['epsilon']:.3f} at delta = {p['delta']:g}"
     else:
         spend = f"eps = {p['epsilon']:.3f} at delta = {p['delta']:g}"
-    ax.set_xscale("log")
-    ax.set_xlabel("round t")
-    ax.set_ylabel("regret")
-    ax.set_title(f"{report.title} on {report.config['env']}\n{spend}", fontsize=9)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
+    style_regret_axes(ax, "regret", f"{report.title} on {report.config['env']}\n{spend}")
     fig.tight_layout()
     if path is not None:
         fig.savefig(path, dpi=120)

@@ -361,18 +361,13 @@ def _plot(reports: list[tuple[str, Any]], path: str, env_text: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from bandits.run import draw_regret
+    from bandits.run import draw_regret, style_regret_axes
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for label, rep in reports:
         eps = rep.privacy.get("epsilon")
         draw_regret(ax, rep.simulation, "pseudo", f"{label} (eps {eps:.3g})" if eps is not None else label)
-    ax.set_xscale("log")
-    ax.set_xlabel("round t")
-    ax.set_ylabel("pseudo-regret")
-    ax.set_title(f"{env_text} (common random numbers)", fontsize=9)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
+    style_regret_axes(ax, "pseudo-regret", f"{env_text} (common random numbers)")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
