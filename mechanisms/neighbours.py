@@ -100,13 +100,21 @@ def laplace_rnm_adversarial(
     confidence: float = 0.95,
     kind: Literal["epsilon", "mu"] = "epsilon",
     delta: float = 0.0,
+    tolerance: float = 0.025,
 ) -> NeighbourPair:
-    """The gap g ∈ [1, epoch_length or max_gap] whose pair (:func:`laplace_rnm_pair`) has the
-    best predicted bound for ``trials_per_side`` samples; ``exact_loss`` is that pair's exact loss.
+    """The smallest gap g ∈ [1, epoch_length or max_gap] whose pair (:func:`laplace_rnm_pair`)
+    has a predicted bound for ``trials_per_side`` samples within ``tolerance`` (relative) of the
+    best gap's; ``exact_loss`` is that pair's exact loss. The correct mechanism's bound is flat
+    near its best gap, but the smaller gap's distinguishing output (the trailing arm winning) is
+    more frequent, so a bug that makes it rarer is seen sooner: 3-arm RNM with one arm's noise
+    at half scale is caught at 19,117 trials (g = 3) instead of 33,438 (g = 4, the best gap
+    from 15,000 trials on, 1.3–2.5 % above g = 3 up to 29,000 trials).
 
     >>> p = laplace_rnm_adversarial(1.0, 2, trials_per_side=10**5, epoch_length=16)
-    >>> p.x, round(p.exact_loss, 3)
-    ((5.0, 0.0), 1.664)
+    >>> p.x, round(p.exact_loss, 3)     # g = 5 is best, g = 4 within 2.33 %
+    ((4.0, 0.0), 1.595)
+    >>> laplace_rnm_adversarial(1.0, 3, trials_per_side=13_474, epoch_length=16).x[0]
+    3.0
     """
     mech = LaplaceReportNoisyMax(
         scale, arms, neighbouring=neighbouring, monotone=neighbouring == "add-remove"
@@ -114,12 +122,16 @@ def laplace_rnm_adversarial(
     top = check_integer("epoch_length", epoch_length) if epoch_length is not None else check_integer(
         "max_gap", max_gap
     )
-    best: tuple[float, NeighbourPair] | None = None
+    scored = []
     for g in range(1, top + 1):
         pair = laplace_rnm_pair(arms, g, neighbouring)
         lp, lq = mech.log_output_distribution(pair.x), mech.log_output_distribution(pair.x_prime)
         b = predicted_bound(lp, lq, trials_per_side, confidence=confidence, delta=delta, kind=kind)
-        if best is None or b > best[0] + 1e-12:
+        scored.append((b, pair, lp, lq))
+    top_b = max(b for b, *_ in scored)
+    best: tuple[float, NeighbourPair] | None = None
+    for b, pair, lp, lq in scored:
+        if best is None and b >= (1.0 - tolerance) * top_b:
             loss = float(np.max(np.abs(lp - lq)))
             best = (
                 b,
