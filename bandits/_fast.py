@@ -35,18 +35,31 @@ __all__ = ["available", "greedy_linear_exact", "csb_chunk", "gaussian_ts_rounds"
 _KERNEL: Any = None
 _CSB: Any = None
 _GTS: Any = None
+_LAZY: Any = None
 _TRIED = False
 
 
-def available() -> bool:
-    """Whether numba is installed and not disabled by ``DPAUDIT_NUMBA=0``."""
+def installed() -> bool:
+    """Whether numba is installed and not disabled (``DPAUDIT_NUMBA=0`` or ``DPAUDIT_NO_NUMBA=1``),
+    decided without importing it."""
+    import importlib.util
+
     if os.environ.get("DPAUDIT_NUMBA", "1") == "0":
+        return False
+    if os.environ.get("DPAUDIT_NO_NUMBA", "") in ("1", "true", "yes"):
+        return False
+    return importlib.util.find_spec("numba") is not None
+
+
+def available() -> bool:
+    """Whether the compiled kernels can run: numba :func:`installed`, and it imports."""
+    if not installed():
         return False
     return _kernel() is not None
 
 
 def _kernel() -> Any:
-    global _KERNEL, _CSB, _GTS, _TRIED
+    global _KERNEL, _CSB, _GTS, _LAZY, _TRIED
     if _TRIED:
         return _KERNEL
     _TRIED = True
@@ -54,7 +67,7 @@ def _kernel() -> Any:
 
     if not nk.NUMBA:  # pragma: no cover - the 'fast' extra is not installed
         return None
-    _KERNEL, _CSB, _GTS = nk.greedy_kernel, nk.csb_kernel, nk.gaussian_ts_kernel
+    _KERNEL, _CSB, _GTS, _LAZY = nk.greedy_kernel, nk.csb_kernel, nk.gaussian_ts_kernel, nk.lazy_ts_kernel
     return _KERNEL
 
 
@@ -135,3 +148,13 @@ def gaussian_ts_rounds(
     if S.size and int(n.max()) + actions.shape[1] >= scale.size:
         raise ValueError(f"scale has {scale.size} entries; counts reach {int(n.max()) + actions.shape[1]}")
     _GTS(S, n, Z, int(zoff), table, np.ascontiguousarray(start, dtype=np.intp), scale, actions)
+
+
+def lazy_ts_chunk(*args: Any) -> int:
+    """Rounds ``t0 .. t0+C-1`` of one repetition of Lazy-DP-TS, compiled
+    (:func:`bandits._numba_kernels.lazy_ts_kernel`; its arguments). Raises ``RuntimeError`` if
+    numba is unavailable."""
+    _kernel()
+    if _LAZY is None or not available():
+        raise RuntimeError("numba is not available (pip install 'dpaudit[fast]'; DPAUDIT_NUMBA != 0)")
+    return int(_LAZY(*args))

@@ -21,7 +21,7 @@ try:
 except ImportError:  # pragma: no cover - the 'fast' extra is not installed
     njit = None
 
-__all__ = ["NUMBA", "modinv", "greedy_kernel", "csb_kernel", "gaussian_ts_kernel"]
+__all__ = ["NUMBA", "modinv", "greedy_kernel", "csb_kernel", "gaussian_ts_kernel", "lazy_ts_kernel"]
 
 NUMBA = njit is not None
 
@@ -189,3 +189,54 @@ def gaussian_ts_kernel(S, n, Z, zoff, table, start, scale, actions):  # pragma: 
             n[r, best] = m
             mu[best] = s / (m + 1.0)
             sc[best] = scale[int(m)]
+
+
+@_jit
+def lazy_ts_kernel(  # noqa: PLR0913 - a flat kernel signature
+    gen, t0, C, table, logt, mu, O, ep, N, Phi, Z, b, eps, shift, perm, actions, rel_round, rel_arm
+):  # pragma: no cover - compiled
+    """Rounds ``t0 .. t0+C-1`` of one repetition of Lazy-DP-TS (arrays modified in place).
+
+    The arithmetic is the step loop's, operation for operation: μ̄ = clip(μ̃ + (shift·L)/(ε·O)),
+    θ_j ~ Beta(μ̄O + 1, (1 − μ̄)O + 1) drawn for j = 0..K−1 in order, the argmax taken in the
+    priority order ``perm`` (first maximum), then the epoch bookkeeping of Alg. 1 lines 5–8.
+    Returns the number of epoch releases written to ``rel_round``/``rel_arm``.
+    """
+    K = mu.size
+    theta = np.empty(K)
+    nrel = 0
+    for k in range(C):
+        t = t0 + k
+        if t < K:
+            j = t
+        else:
+            L = shift * logt[t]
+            for i in range(K):
+                mb = mu[i] + L / (eps * O[i])
+                if mb < 0.0:
+                    mb = 0.0
+                elif mb > 1.0:
+                    mb = 1.0
+                theta[i] = gen.beta(mb * O[i] + 1.0, (1.0 - mb) * O[i] + 1.0)
+            j = perm[0]
+            best = theta[j]
+            for q in range(1, K):
+                i = perm[q]
+                if theta[i] > best:
+                    best = theta[i]
+                    j = i
+        actions[k] = j
+        N[j] += 1
+        Phi[j] += table[k, j]
+        e = ep[j] + 1
+        if N[j] == (1 << e):
+            On = float(1 << e)
+            mu[j] = (Phi[j] + b * Z[j, e]) / On
+            O[j] = On
+            ep[j] = e
+            N[j] = 0
+            Phi[j] = 0.0
+            rel_round[nrel] = t
+            rel_arm[nrel] = j
+            nrel += 1
+    return nrel

@@ -52,8 +52,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from bandits._fast import lazy_ts_chunk
 from bandits.actions import ActionStructure
-from bandits.kernels import HAVE_NUMBA, lazy_ts_chunk
+from bandits.kernels import HAVE_NUMBA
 from bandits.policy import Agent, Outcomes, Policy, RunContext
 from dpaudit.declaration import Declaration, PublishedClaim
 from dpaudit.events import Neighbouring, check_positive
