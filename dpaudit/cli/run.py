@@ -248,8 +248,6 @@ def run_alg(args: argparse.Namespace) -> int:
     if "-h" not in args.rest and "--help" not in args.rest:
         _preparse(args.rest)
     from bandits.registry import get
-    from bandits.run import plot_run, run_algorithm
-    from dpaudit.declaration import LedgerCheckError
 
     spec = get(args.alg)
     opts = _alg_parser(spec).parse_args(args.rest)
@@ -258,6 +256,8 @@ def run_alg(args: argparse.Namespace) -> int:
     algo = {o.dest: getattr(opts, o.dest) for o in spec.options}
     policy = spec.configure(algo, env, opts.horizon).policy
     Ta = _audit_horizon(spec, policy, opts, env)
+    from bandits.run import plot_run, run_algorithm  # after every check: a bad option costs no more
+    from dpaudit.declaration import LedgerCheckError
     progress = not opts.json and sys.stderr.isatty()
     executor = _executor(opts.workers)
     try:
