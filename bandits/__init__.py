@@ -15,24 +15,69 @@
 3
 """
 
-from bandits.actions import ActionStructure, Feedback, Ranking, SingleArm, TopK
-from bandits.baselines import DPSE, AdaP
-from bandits.environments import (
-    BernoulliEnv,
-    Environment,
-    RewardTableEnv,
-    TruncatedExponentialEnv,
-    parse_env,
-    truncexp_mean,
-)
-from bandits.full_info import RNMFTNL, NaiveFTNL
-from bandits.gaussian_ts import GaussianTS
-from bandits.lazy import LazyDPTS, LazyUCB
-from bandits.neighbours import RewardReplacement, RoundReplacement
-from bandits.policy import Agent, Outcomes, Policy, RunContext
-from bandits.reference import UCB1, BetaTS
-from bandits.simulator import SimulationResult, log_checkpoints, reward_table, simulate, simulate_many
-from bandits.streams import RepStreams, rep_streams
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_SOURCES = {
+    "bandits.actions": ("ActionStructure", "Feedback", "Ranking", "SingleArm", "TopK"),
+    "bandits.baselines": ("DPSE", "AdaP"),
+    "bandits.environments": (
+        "BernoulliEnv",
+        "Environment",
+        "RewardTableEnv",
+        "TruncatedExponentialEnv",
+        "parse_env",
+        "truncexp_mean",
+    ),
+    "bandits.full_info": ("RNMFTNL", "NaiveFTNL"),
+    "bandits.gaussian_ts": ("GaussianTS",),
+    "bandits.lazy": ("LazyDPTS", "LazyUCB"),
+    "bandits.neighbours": ("RewardReplacement", "RoundReplacement"),
+    "bandits.policy": ("Agent", "Outcomes", "Policy", "RunContext"),
+    "bandits.reference": ("UCB1", "BetaTS"),
+    "bandits.simulator": ("SimulationResult", "log_checkpoints", "reward_table", "simulate", "simulate_many"),
+    "bandits.streams": ("RepStreams", "rep_streams"),
+}
+"""Where each public name lives: importing :mod:`bandits` (or one of its submodules, such as the
+registry) loads none of them; ``bandits.X`` imports X's module on first use (PEP 562)."""
+
+_LAZY = {name: module for module, names in _SOURCES.items() for name in names}
+
+if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
+    from bandits.actions import ActionStructure, Feedback, Ranking, SingleArm, TopK
+    from bandits.baselines import DPSE, AdaP
+    from bandits.environments import (
+        BernoulliEnv,
+        Environment,
+        RewardTableEnv,
+        TruncatedExponentialEnv,
+        parse_env,
+        truncexp_mean,
+    )
+    from bandits.full_info import RNMFTNL, NaiveFTNL
+    from bandits.gaussian_ts import GaussianTS
+    from bandits.lazy import LazyDPTS, LazyUCB
+    from bandits.neighbours import RewardReplacement, RoundReplacement
+    from bandits.policy import Agent, Outcomes, Policy, RunContext
+    from bandits.reference import UCB1, BetaTS
+    from bandits.simulator import SimulationResult, log_checkpoints, reward_table, simulate, simulate_many
+    from bandits.streams import RepStreams, rep_streams
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later look-ups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "ActionStructure",

@@ -25,11 +25,13 @@ import importlib
 import pkgutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bandits.actions import Feedback
-from bandits.environments import Environment
-from bandits.policy import Policy
+
+if TYPE_CHECKING:  # annotations only: declaring a spec loads no policy code (numpy, SciPy)
+    from bandits.environments import Environment
+    from bandits.policy import Policy
 
 __all__ = ["Option", "Configured", "AlgorithmSpec", "algorithms", "get", "PRIVACY_MODELS"]
 
@@ -78,7 +80,7 @@ class Configured:
     audit_horizon: int | None = None
 
 
-Builder = Callable[[Mapping[str, Any], Environment, int], Configured]
+Builder = Callable[[Mapping[str, Any], "Environment", int], Configured]
 
 
 @dataclass(frozen=True)

@@ -14,35 +14,25 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bandits.actions import Feedback
-from bandits.cascade_audit import audit_cascade_policy, audit_cucb_ldp_gaussian, cascade_audit_horizon
-from bandits.cascade_env import PAPER_ENV, parse_cascade_env
-from bandits.cascade_policies import (
-    C1,
-    CALIBRATIONS,
-    FACTOR_TARGETS,
-    INIT_MODES,
-    UNIT,
-    CascadeDP,
-    CascadeDPCounts,
-    CascadeLDP,
-    CascadeLDPFixed,
-    CascadePolicy,
-    CascadeUCB1,
-    counts_sensitivity,
-    fixed_sensitivity,
-)
-from bandits.cascade_theory import optimal_composition_epsilon, tight_gaussian_epsilon
-from bandits.combinatorial import TIE_RULES, problem
-from bandits.cucb_ldp_gaussian import DEFAULT_ENV as CUCB_ENV
-from bandits.cucb_ldp_gaussian import CUCBLDPGaussian
-from bandits.env_grammar import parse_combinatorial_env
-from bandits.environments import Environment
+from bandits.algorithms._common import TIE_RULES, parse_cascade_env, parse_combinatorial_env
 from bandits.registry import AlgorithmSpec, Configured, Option
 
+if TYPE_CHECKING:  # policies, audits and accounting load in the functions that use them
+    from bandits.environments import Environment
+
 SEED = "001_8b6896392efcb272.txt"
+# Repeated from the modules that define them, so that declaring the specs imports no policy
+# (``tests/test_registry.py`` checks that they agree):
+PAPER_ENV = "cascade:l=20,k=4,p=0.2,gap=0.15"  # bandits.cascade_env.PAPER_ENV
+CUCB_ENV = "topk:k=4,means=0.2x4/0.05x16,reward=coverage"  # bandits.cucb_ldp_gaussian.DEFAULT_ENV
+UNIT = "one user (one round's attraction vector)"  # bandits.cascade_policies.UNIT
+INIT_MODES = ("paper", "none")  # bandits.cascade_policies.INIT_MODES
+FACTOR_TARGETS = ("noise-and-bonus", "noise")  # bandits.cascade_policies.FACTOR_TARGETS
+CALIBRATIONS = ("basic", "theorem7")  # bandits.cascade_policies.CALIBRATIONS
+C1 = 2.7  # bandits.cascade_policies.C1
 DEFAULT_HORIZON = 100_000
 
 EPSILON = Option(
@@ -114,6 +104,16 @@ def _noise_lines(
     pol: Any, k: int, n_items: int, horizon: int, delta: float
 ) -> tuple[list[str], dict[str, Any]]:
     """What the noise alone spends (the paper's accounting, exact) and the scales."""
+    from bandits.cascade_policies import (
+        CascadeDP,
+        CascadeDPCounts,
+        CascadeLDP,
+        CascadeLDPFixed,
+        counts_sensitivity,
+        fixed_sensitivity,
+    )
+    from bandits.cascade_theory import optimal_composition_epsilon, tight_gaussian_epsilon
+
     lines: list[str] = []
     facts: dict[str, Any] = {}
     if isinstance(pol, CascadeLDP):
@@ -171,6 +171,17 @@ def _noise_lines(
 
 def _build(kind: str) -> Any:
     def build(options: Mapping[str, Any], env: Environment, horizon: int) -> Configured:
+        from bandits.cascade_policies import (
+            CascadeDP,
+            CascadeDPCounts,
+            CascadeLDP,
+            CascadeLDPFixed,
+            CascadeUCB1,
+        )
+        from bandits.cascade_theory import tight_gaussian_epsilon
+        from bandits.combinatorial import problem
+        from bandits.cucb_ldp_gaussian import CUCBLDPGaussian
+
         o = dict(options)
         if kind == "ucb":
             pol: Any = CascadeUCB1(init=o["init"], ties=o["ties"])
@@ -229,6 +240,8 @@ def _build(kind: str) -> Any:
 
 
 def _published(policy: Any, horizon: int, n_arms: int, delta: float) -> dict[str, float]:
+    from bandits.cucb_ldp_gaussian import CUCBLDPGaussian
+
     cd = getattr(policy, "calibration_delta", None)
     gaussian_claim = (
         getattr(policy, "noise", "gaussian") == "gaussian" or getattr(policy, "calibration", "") == "theorem7"
@@ -243,6 +256,10 @@ def _extras(policy: Any, horizon: int, n_arms: int) -> dict[str, Any]:
 
 
 def _audit_horizon(policy: Any, horizon: int, n_arms: int) -> int:
+    from bandits.cascade_audit import cascade_audit_horizon
+    from bandits.cascade_policies import CascadePolicy
+    from bandits.cucb_ldp_gaussian import CUCBLDPGaussian
+
     if isinstance(policy, CUCBLDPGaussian):
         return min(horizon, 32)
     return (
@@ -250,6 +267,18 @@ def _audit_horizon(policy: Any, horizon: int, n_arms: int) -> int:
         if isinstance(policy, CascadePolicy)
         else min(horizon, 32)
     )
+
+
+def _audit_cascade(*args: Any, **kw: Any) -> Any:
+    from bandits.cascade_audit import audit_cascade_policy
+
+    return audit_cascade_policy(*args, **kw)
+
+
+def _audit_cucb(*args: Any, **kw: Any) -> Any:
+    from bandits.cascade_audit import audit_cucb_ldp_gaussian
+
+    return audit_cucb_ldp_gaussian(*args, **kw)
 
 
 def _spec(key: str, kind: str, title: str, privacy: str, opts: tuple[Option, ...]) -> AlgorithmSpec:
@@ -266,7 +295,7 @@ def _spec(key: str, kind: str, title: str, privacy: str, opts: tuple[Option, ...
         default_horizon=DEFAULT_HORIZON,
         options=opts,
         build=_build(kind),
-        auditor=(audit_cucb_ldp_gaussian if cucb else audit_cascade_policy) if private else None,
+        auditor=(_audit_cucb if cucb else _audit_cascade) if private else None,
         published_bounds=_published if private else None,
         privacy_extras=_extras if private else None,
         default_audit_horizon=_audit_horizon,

@@ -12,18 +12,20 @@ that exceeds the paper's ε); the audit is :func:`bandits.combinatorial_audit.au
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bandits.actions import Feedback
-from bandits.combinatorial import TIE_RULES, problem
-from bandits.combinatorial_audit import audit_csb_policy
-from bandits.csb import CUCB, CUCBDP, CUCBLDP1, CUCBLDP2, UNIT, CSBPolicy, tree_epsilon
-from bandits.env_grammar import parse_combinatorial_env
-from bandits.environments import Environment
+from bandits.algorithms._common import TIE_RULES, parse_combinatorial_env
 from bandits.registry import AlgorithmSpec, Configured, Option
-from mechanisms.counting import tree_levels
+
+if TYPE_CHECKING:  # policies, audits and accounting load in the functions that use them
+    from bandits.csb import CSBPolicy
+    from bandits.environments import Environment
 
 SEED = "003_fc1b1172b17f30c5.txt"
+UNIT = "one user (one round's outcome vector)"
+"""The unit of privacy (:data:`bandits.csb.UNIT`, repeated so that declaring the specs imports no
+policy; ``tests/test_registry.py`` checks that they agree)."""
 DEFAULT_ENV = "topk:k=4,means=0.5x8/0.7x4,reward=min"
 DEFAULT_HORIZON = 100_000
 AUDIT_HORIZON = 32
@@ -66,6 +68,10 @@ NOISE_FACTOR = Option(
 
 
 def _lines(pol: CSBPolicy, env: Environment, horizon: int) -> tuple[list[str], dict[str, Any]]:
+    from bandits.combinatorial import problem
+    from bandits.csb import CUCBDP
+    from mechanisms.counting import tree_levels
+
     p = problem(env.structure)
     lines = [
         f"m = {env.n_arms} arms, K = {p.k}, reward {p.reward.name} "
@@ -100,8 +106,11 @@ def _lines(pol: CSBPolicy, env: Environment, horizon: int) -> tuple[list[str], d
     return lines, config
 
 
-def _build(cls: type[CSBPolicy], title: str) -> Any:
+def _build(key: str, title: str) -> Any:
     def build(options: Mapping[str, Any], env: Environment, horizon: int) -> Configured:
+        from bandits.csb import CUCB, CUCBDP, CUCBLDP1, CUCBLDP2
+
+        cls = {"cucb-ldp1": CUCBLDP1, "cucb-ldp2": CUCBLDP2, "cucb-dp": CUCBDP, "cucb": CUCB}[key]
         kw: dict[str, Any] = {"ties": options["ties"], "bonus_scale": options["bonus_scale"]}
         if cls is CUCBLDP1:
             pol: CSBPolicy = CUCBLDP1(options["epsilon"], options["bonus_rule"], **kw)
@@ -129,22 +138,26 @@ def _audit_horizon(policy: CSBPolicy, horizon: int, n_arms: int) -> int:
     return min(horizon, AUDIT_HORIZON)
 
 
-def _spec(
-    key: str, cls: type[CSBPolicy], title: str, privacy: str, opts: tuple[Option, ...]
-) -> AlgorithmSpec:
+def _audit(*args: Any, **kw: Any) -> Any:
+    from bandits.combinatorial_audit import audit_csb_policy
+
+    return audit_csb_policy(*args, **kw)
+
+
+def _spec(key: str, title: str, privacy: str, opts: tuple[Option, ...]) -> AlgorithmSpec:
     private = privacy != "none"
     return AlgorithmSpec(
         key=key,
         title=title,
-        paper=SEED if cls is not CUCB else None,
+        paper=SEED if key != "cucb" else None,
         feedback=Feedback.SEMI_BANDIT,
         privacy=privacy,
         unit=UNIT if private else None,
         default_env=DEFAULT_ENV,
         default_horizon=DEFAULT_HORIZON,
         options=opts,
-        build=_build(cls, title),
-        auditor=audit_csb_policy if private else None,
+        build=_build(key, title),
+        auditor=_audit if private else None,
         published_bounds=_published if private else None,
         privacy_extras=_extras if private else None,
         default_audit_horizon=_audit_horizon,
@@ -155,26 +168,23 @@ def _spec(
 SPECS = (
     _spec(
         "cucb-ldp1",
-        CUCBLDP1,
         "CUCB-LDP1: each user reports its K outcomes + Lap(K/eps) (seed 003 Alg. 1)",
         "local pure DP",
         (EPSILON, BONUS, TIES, SCALE),
     ),
     _spec(
         "cucb-ldp2",
-        CUCBLDP2,
         "CUCB-LDP2: each user reports its least-pulled arm's outcome + Lap(1/eps) (seed 003 Alg. 2)",
         "local pure DP",
         (EPSILON, TIES, SCALE),
     ),
     _spec(
         "cucb-dp",
-        CUCBDP,
         "CUCB-DP: tree-based aggregation of K-sparse leaves, Lap(2K log T/eps) per node (seed 003 Alg. 3)",
         "central pure DP",
         (EPSILON, LOG_BASE, NOISE_FACTOR, TIES, SCALE),
     ),
-    _spec("cucb", CUCB, "CUCB (Chen et al. 2016), non-private reference for seed 003", "none", (TIES, SCALE)),
+    _spec("cucb", "CUCB (Chen et al. 2016), non-private reference for seed 003", "none", (TIES, SCALE)),
 )
 
-__all__ = ["SPECS", "tree_epsilon"]
+__all__ = ["SPECS"]

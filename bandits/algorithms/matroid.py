@@ -11,17 +11,21 @@ beside the paper's ε; the audit is :func:`bandits.combinatorial_audit.audit_mat
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bandits.actions import Feedback
-from bandits.combinatorial import TIE_RULES, problem
-from bandits.combinatorial_audit import audit_matroid_policy
-from bandits.env_grammar import parse_combinatorial_env
-from bandits.environments import Environment
-from bandits.matroid_bandits import INIT_MODES, OMM, UNIT, CTSGaussian, DPTSMat, DPUCBMat, MatroidPolicy
+from bandits.algorithms._common import TIE_RULES, parse_combinatorial_env
 from bandits.registry import AlgorithmSpec, Configured, Option
 
+if TYPE_CHECKING:  # policies and audits load in the functions that use them
+    from bandits.environments import Environment
+    from bandits.matroid_bandits import MatroidPolicy
+
 SEED = "000_7b1942b76769e897.txt"
+UNIT = "one round's reward vector"
+"""The unit of privacy (:data:`bandits.matroid_bandits.UNIT`, repeated so that declaring the specs
+imports no policy; ``tests/test_registry.py`` checks that they agree, and :data:`INIT_MODES`)."""
+INIT_MODES = ("paper", "public-w0", "cover")
 DEFAULT_ENV = "matroid-linear:e1"
 DEFAULT_HORIZON = 10_000
 AUDIT_HORIZON = 100
@@ -45,8 +49,12 @@ EPSILON = Option(
 )
 
 
-def _build(cls: type[MatroidPolicy], title: str) -> Any:
+def _build(cls_name: str, title: str) -> Any:
     def build(options: Mapping[str, Any], env: Environment, horizon: int) -> Configured:
+        import bandits.matroid_bandits as mb
+        from bandits.combinatorial import problem
+
+        cls = getattr(mb, cls_name)
         kw = {"init": options["init"], "ties": options["ties"]}
         pol = cls(options["epsilon"], **kw) if "epsilon" in options else cls(**kw)
         k = problem(env.structure).k
@@ -79,7 +87,13 @@ def _audit_horizon(policy: MatroidPolicy, horizon: int, n_arms: int) -> int:
     return min(horizon, AUDIT_HORIZON)
 
 
-def _spec(key: str, cls: type[MatroidPolicy], title: str, private: bool) -> AlgorithmSpec:
+def _audit(*args: Any, **kw: Any) -> Any:
+    from bandits.combinatorial_audit import audit_matroid_policy
+
+    return audit_matroid_policy(*args, **kw)
+
+
+def _spec(key: str, cls_name: str, title: str, private: bool) -> AlgorithmSpec:
     opts = (EPSILON, INIT, TIES) if private else (INIT, TIES)
     return AlgorithmSpec(
         key=key,
@@ -91,8 +105,8 @@ def _spec(key: str, cls: type[MatroidPolicy], title: str, private: bool) -> Algo
         default_env=DEFAULT_ENV,
         default_horizon=DEFAULT_HORIZON,
         options=opts,
-        build=_build(cls, title),
-        auditor=audit_matroid_policy if private else None,
+        build=_build(cls_name, title),
+        auditor=_audit if private else None,
         published_bounds=_published if private else None,
         privacy_extras=_extras if private else None,
         default_audit_horizon=_audit_horizon,
@@ -103,25 +117,25 @@ def _spec(key: str, cls: type[MatroidPolicy], title: str, private: bool) -> Algo
 SPECS = (
     _spec(
         "dpucb-mat",
-        DPUCBMat,
+        "DPUCBMat",
         "DPUCB-MAT: DP UCB on matroids, lazy doubling Laplace epochs (seed 000 Alg. 2)",
         True,
     ),
     _spec(
         "dpts-mat",
-        DPTSMat,
+        "DPTSMat",
         "DPTS-MAT: DP Thompson sampling on matroids, lazy Laplace epochs (seed 000 Alg. 3)",
         True,
     ),
     _spec(
         "omm",
-        OMM,
+        "OMM",
         "OMM: UCB1 greedy on matroids (Kveton et al. 2014), non-private baseline of seed 000",
         False,
     ),
     _spec(
         "cts-gaussian",
-        CTSGaussian,
+        "CTSGaussian",
         "CTS with Gaussian priors on matroids, non-private baseline of seed 000",
         False,
     ),

@@ -3,22 +3,27 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bandits.actions import Feedback
-from bandits.environments import Environment
-from bandits.reference import UCB1, BetaTS
 from bandits.registry import AlgorithmSpec, Configured, Option
+
+if TYPE_CHECKING:
+    from bandits.environments import Environment
 
 DEFAULT_ENV = "bernoulli:0.75,0.625,0.5,0.375,0.25"
 
 
 def _ucb1(options: Mapping[str, Any], env: Environment, horizon: int) -> Configured:
+    from bandits.reference import UCB1
+
     pol = UCB1(alpha=options["alpha"])
     return Configured(pol, f"UCB1 (alpha = {pol.alpha:g})", config={"alpha": pol.alpha})
 
 
 def _beta_ts(options: Mapping[str, Any], env: Environment, horizon: int) -> Configured:
+    from bandits.reference import BetaTS
+
     return Configured(BetaTS(), "Beta-Bernoulli Thompson sampling")
 
 

@@ -27,16 +27,15 @@ pair families chosen to be hard to hide:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bandits.actions import Feedback
-from bandits.baselines import DPSE, AdaP
-from bandits.environments import Environment
-from bandits.full_info import RNMFTNL, NaiveFTNL, epoch_bounds
-from bandits.kernels import HAVE_NUMBA
-from bandits.lazy import SEED, UNIT, LazyDPTS, LazyUCB
-from bandits.policy_audit import PairDesign, audit_policy, candidate_pairs
 from bandits.registry import AlgorithmSpec, Configured, Option
+
+if TYPE_CHECKING:  # policies and audits load in the functions that use them, not to declare the specs
+    from bandits.baselines import DPSE
+    from bandits.environments import Environment
+    from bandits.policy_audit import PairDesign
 
 __all__ = ["SETTING_1", "SETTING_2", "FULL_INFO_ENV", "rnm_pairs", "dpse_pairs", "SPECS"]
 
@@ -44,6 +43,11 @@ SETTING_1 = "bernoulli:0.75,0.625,0.5,0.375,0.25"
 SETTING_2 = "bernoulli:0.5,0.4,0.4,0.4,0.4"
 FULL_INFO_ENV = "bernoulli:0.6,0.5,0.5,0.5"
 T_PAPER = 1_000_000
+SEED = "002_7fdd135d06c1835d.txt"
+"""Seed 002's file (the same as :data:`bandits.lazy.SEED`, repeated so that declaring the specs
+imports no policy; ``tests/test_registry.py`` checks that they agree)."""
+UNIT = "one round's reward vector"
+"""The unit of privacy (the same as :data:`bandits.lazy.UNIT`, checked likewise)."""
 
 EPS = Option("epsilon", float, 1.0, "privacy parameter epsilon (pure DP)", short="-e", low=0.0, low_open=True)
 LOG = Option(
@@ -69,8 +73,12 @@ def _lazy_engine(key: str) -> Option:
     )
 
 
-def _lazy(cls: type, key: str):
+def _lazy(key: str):
     def build(options: Mapping[str, Any], env: Environment, horizon: int) -> Configured:
+        from bandits.kernels import HAVE_NUMBA
+        from bandits.lazy import LazyDPTS, LazyUCB
+
+        cls = LazyUCB if key == "lazy-ucb" else LazyDPTS
         pol = cls(
             epsilon=options["epsilon"], log=options["log"], ties=options["ties"], engine=options["engine"]
         )
@@ -89,11 +97,15 @@ def first_pick_pairs(horizon: int, n_arms: int) -> list[PairDesign]:
     """The default family plus arm 0's first reward (1 vs 0) against all other arms at 0: the
     first data-dependent decision (round K) then compares arm 0's epoch-0 mean with the others'
     in the noise's tail, where a Laplace pair is most distinguishable."""
+    from bandits.policy_audit import PairDesign, candidate_pairs
+
     low = PairDesign("arm 0's first reward 1 vs 0, other arms 0", (0.0,) * n_arms, 0, (0,))
     return candidate_pairs(horizon, n_arms) + [low]
 
 
 def _first_pick_audit(policy: Any, horizon: int, env: Environment, **kw: Any) -> Any:
+    from bandits.policy_audit import audit_policy
+
     return audit_policy(policy, horizon, env, pairs=first_pick_pairs(horizon, env.n_arms), **kw)
 
 
@@ -118,6 +130,9 @@ def rnm_pairs(horizon: int, n_arms: int) -> tuple[list[PairDesign], int]:
     >>> s, len(pairs), pairs[0].tables(63)[1][15].tolist()
     (4, 9, [0.0, 1.0])
     """
+    from bandits.full_info import epoch_bounds
+    from bandits.policy_audit import PairDesign
+
     s = max(1, (horizon + 1).bit_length() - 3)
     start, stop = epoch_bounds(s)
     zeros = (0.0,) * n_arms
@@ -138,6 +153,8 @@ def rnm_pairs(horizon: int, n_arms: int) -> tuple[list[PairDesign], int]:
 
 
 def _rnm_audit(policy: Any, horizon: int, env: Environment, **kw: Any) -> Any:
+    from bandits.policy_audit import audit_policy
+
     pairs, _ = rnm_pairs(horizon, env.n_arms)
     return audit_policy(policy, horizon, env, pairs=pairs, **kw)
 
@@ -147,6 +164,8 @@ def _rnm_audit_horizon(policy: Any, horizon: int, n_arms: int) -> int:
 
 
 def _rnm(options: Mapping[str, Any], env: Environment, horizon: int) -> Configured:
+    from bandits.full_info import RNMFTNL
+
     pol = RNMFTNL(epsilon=options["epsilon"], noise=options["noise"])
     cert = pol.declare(horizon, env.n_arms).event.epsilon
     lines = (
@@ -162,6 +181,8 @@ def _rnm(options: Mapping[str, Any], env: Environment, horizon: int) -> Configur
 
 
 def _naive(options: Mapping[str, Any], env: Environment, horizon: int) -> Configured:
+    from bandits.full_info import NaiveFTNL
+
     pol = NaiveFTNL(epsilon=options["epsilon"])
     return Configured(
         pol, f"naive FTNL (epsilon = {pol.epsilon:g}, Lap(K/epsilon) sums)", config={"epsilon": pol.epsilon}
@@ -173,6 +194,8 @@ def _naive(options: Mapping[str, Any], env: Environment, horizon: int) -> Config
 
 
 def _dpse_policy(options: Mapping[str, Any], horizon: int) -> DPSE:
+    from bandits.baselines import DPSE
+
     beta = options.get("beta")
     return DPSE(epsilon=options["epsilon"], beta=1.0 / horizon if beta is None else beta)
 
@@ -198,10 +221,13 @@ def dpse_pairs(policy: DPSE, n_arms: int) -> list[PairDesign]:
     epoch-1 means; the other arms at 0 are eliminated), and the first reward of arm 1's block in
     epoch 1 changed (1 vs 0): it decides, in the tail of the noise, whether arm 1 survives.
 
+    >>> from bandits.baselines import DPSE
     >>> ps = dpse_pairs(DPSE(epsilon=1.0, beta=1e-6), 2)
     >>> len(ps), ps[0].round == DPSE(epsilon=1.0, beta=1e-6).epoch_length(1, 2)
     (4, True)
     """
+    from bandits.policy_audit import PairDesign
+
     R1 = policy.epoch_length(1, n_arms)
     rad = policy.radius(1, n_arms, R1)
     scale = 1.0 / (policy.epsilon * R1)
@@ -216,6 +242,8 @@ def dpse_pairs(policy: DPSE, n_arms: int) -> list[PairDesign]:
 
 
 def _dpse_audit(policy: DPSE, horizon: int, env: Environment, **kw: Any) -> Any:
+    from bandits.policy_audit import audit_policy
+
     return audit_policy(policy, horizon, env, pairs=dpse_pairs(policy, env.n_arms), **kw)
 
 
@@ -229,6 +257,8 @@ def _dpse_audit_horizon(policy: DPSE, horizon: int, n_arms: int) -> int:
 
 def _adap(index: str):
     def build(options: Mapping[str, Any], env: Environment, horizon: int) -> Configured:
+        from bandits.baselines import AdaP
+
         pol = AdaP(epsilon=options["epsilon"], alpha=options["alpha"], index=index)
         name = "AdaP-KLUCB" if index == "klucb" else "AdaP-UCB"
         return Configured(
@@ -254,7 +284,7 @@ SPECS = (
         unit=UNIT,
         default_env=SETTING_1,
         options=(EPS, LOG, TIES, _lazy_engine("lazy-ucb")),
-        build=_lazy(LazyUCB, "lazy-ucb"),
+        build=_lazy("lazy-ucb"),
         auditor=_first_pick_audit,
         default_audit_horizon=_first_pick_horizon,
         **_COMMON,
@@ -266,7 +296,7 @@ SPECS = (
         unit=UNIT,
         default_env=SETTING_1,
         options=(EPS, LOG, TIES, _lazy_engine("lazy-dp-ts")),
-        build=_lazy(LazyDPTS, "lazy-dp-ts"),
+        build=_lazy("lazy-dp-ts"),
         auditor=_first_pick_audit,
         default_audit_horizon=_first_pick_horizon,
         **_COMMON,

@@ -12,14 +12,14 @@ says what was audited.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bandits.actions import Feedback
-from bandits.environments import Environment
-from bandits.gaussian_ts import GaussianTS
 from bandits.registry import AlgorithmSpec, Configured, Option
-from dpaudit.conversions import gdp_epsilon
-from dpaudit.thompson import corollary1_epsilon, theorem8_epsilon
+
+if TYPE_CHECKING:  # the policy and its accounting load when a run needs them, not to declare the spec
+    from bandits.environments import Environment
+    from bandits.gaussian_ts import GaussianTS
 
 DEFAULT_ENV = "bernoulli:0.75,0.625,0.5,0.375,0.25"
 DEFAULT_MU = 1.0
@@ -67,6 +67,8 @@ def choose_bc(options: Mapping[str, Any], n_arms: int, horizon: int) -> tuple[in
 
 
 def _build(options: Mapping[str, Any], env: Environment, horizon: int) -> Configured:
+    from bandits.gaussian_ts import GaussianTS
+
     b, c, choice = choose_bc(options, env.n_arms, horizon)
     pol = GaussianTS(b=b, c=c)
     return Configured(
@@ -85,6 +87,9 @@ def _audit(policy: GaussianTS, horizon: int, env: Environment, **kw: Any) -> Any
 
 def _published(policy: GaussianTS, horizon: int, n_arms: int, delta: float) -> dict[str, float]:
     """The paper's bounds at δ: Theorem 4 GDP, Theorem 8 RDP, Corollary 1 ("standard DP")."""
+    from dpaudit.conversions import gdp_epsilon
+    from dpaudit.thompson import corollary1_epsilon, theorem8_epsilon
+
     cfg = policy.config(horizon, n_arms)
     return {
         "paper": float(gdp_epsilon(cfg.mu_paper, delta)),
