@@ -232,6 +232,13 @@ def audit_policy(
         raise ValueError(f"select must be 'mu' or 'epsilon', got {select!r}")
     t0 = time.perf_counter()
     cands = list(pairs) if pairs is not None else candidate_pairs(T, env.n_arms)
+    reachable = [c for c in cands if c.round < T]
+    if cands and not reachable:
+        raise ValueError(
+            f"no neighbouring pair of the audit is reachable within the audit horizon {T}: the first changes "
+            f"round {min(c.round for c in cands)}; use a longer --horizon (or --audit-trials 0)"
+        )
+    cands = reachable
     n_pilot = max(100, math.ceil(pilot_fraction * n))
     pilots, keys = [], []
     for c, pair in enumerate(cands):

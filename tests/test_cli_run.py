@@ -354,3 +354,11 @@ def test_run_help_lists_algorithm_options(capsys):
     assert exc.value.code == 0
     out = capsys.readouterr().out
     assert "--prepulls" in out and "--variance-scale" in out and "--audit-horizon" in out
+
+
+def test_audit_pair_beyond_the_horizon_is_one_line(capsys):
+    """DP-SE's audit pair changes round 1151 (its first epoch): at T = 200 the run is refused with
+    one line, not a traceback from the audit."""
+    code, out, err = run_cli(capsys, "run", "dp-se", "-T", "200", "-R", "2", "--audit-trials", "20")
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "no neighbouring pair of the audit is reachable within the audit horizon 200" in err

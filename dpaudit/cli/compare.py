@@ -310,6 +310,8 @@ def compare(args: argparse.Namespace) -> int:
             except LedgerCheckError as exc:
                 print(f"dpaudit: privacy check failed for {label}: {exc}", file=sys.stderr)
                 return 1
+            except ValueError as exc:  # e.g. no audit pair fits the horizon
+                raise UsageError(f"{label}: {exc}") from None
             rows.append(_row(label, report))
             reports.append((label, report))
             failed |= report.audit is not None and report.audit["verdict"] in ("violated", "model-mismatch")

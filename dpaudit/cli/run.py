@@ -277,6 +277,8 @@ def run_alg(args: argparse.Namespace) -> int:
     except LedgerCheckError as exc:
         print(f"dpaudit: privacy check failed: {exc}", file=sys.stderr)
         return 1
+    except ValueError as exc:  # a configuration the checks above cannot see (e.g. no audit pair fits T)
+        raise UsageError(str(exc)) from None
     finally:
         if executor is not None:
             executor.shutdown()
