@@ -22,6 +22,7 @@ report is then in ``captured`` (R, width; NaN for values not sent; the raw w₀ 
 
 from __future__ import annotations
 
+import abc
 import math
 from collections.abc import Sequence
 
@@ -188,10 +189,11 @@ class CascadeAgent(Agent):
         self.mean.reshape(-1)[flat] = np.where(t > 0, self.S.reshape(-1)[flat] / tp, np.inf)
         self.isq.reshape(-1)[flat] = 1.0 / np.sqrt(tp)
 
+    @abc.abstractmethod
     def absorb(
         self, s: int, actions: np.ndarray, flat: np.ndarray, examined: np.ndarray, clicked: np.ndarray
     ) -> None:
-        raise NotImplementedError  # pragma: no cover - abstract
+        """Fold the chunk's observations of ``s`` repetitions into the agent's statistics."""
 
     def end_chunk(self, t0: int, t1: int) -> None:
         """Write what the chunk released (subclasses)."""

@@ -50,6 +50,7 @@ Example:
 
 from __future__ import annotations
 
+import abc
 import itertools
 import math
 from dataclasses import dataclass, field
@@ -144,8 +145,9 @@ class _Combinatorial(ActionStructure):
     alpha: float
     k: int  # a field (SemiBandit) or the matroid's rank (MatroidBasis)
 
-    def _problem(self) -> Problem:  # pragma: no cover - overridden
-        raise NotImplementedError
+    @abc.abstractmethod
+    def _problem(self) -> Problem:
+        """The combinatorial problem behind the structure (its oracle)."""
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -171,8 +173,9 @@ class _Combinatorial(ActionStructure):
         """The regret benchmark ``α·opt`` (module docstring)."""
         return self.alpha * self.exact_optimum(means)
 
-    def actions(self, n_arms: int) -> np.ndarray:  # pragma: no cover - overridden
-        raise NotImplementedError
+    @abc.abstractmethod
+    def actions(self, n_arms: int) -> np.ndarray:
+        """Every action, one per row."""
 
 
 def _check_alpha(alpha: float) -> float:

@@ -61,6 +61,7 @@ Example:
 
 from __future__ import annotations
 
+import abc
 import math
 from dataclasses import KW_ONLY, dataclass
 from typing import ClassVar
@@ -181,13 +182,9 @@ class CSBPolicy(_Policy):
         parts += [f"ties={self.ties}"] if self.ties != "random" else []
         return self.label + (f"({', '.join(parts)})" if parts else "")
 
-    def coefficient(self, t: int, horizon: int, m: int, k: int) -> float:
-        """``c`` of a bonus ``c/sqrt(n)`` at 1-based round ``t`` (CUCB and the LDP algorithms)."""
-        raise NotImplementedError
-
+    @abc.abstractmethod
     def bonus(self, n: np.ndarray, t: int, horizon: int, m: int, k: int) -> np.ndarray:
         """The exploration bonus of arms with ``n`` updates at 1-based round ``t`` (+inf at n = 0)."""
-        return _per(self.coefficient(t, horizon, m, k), n, 0.5)
 
     def agent(self, run: RunContext) -> Agent:
         self.check_structure(run.structure)
@@ -204,8 +201,19 @@ def _per(c: float, n: np.ndarray, power: float) -> np.ndarray:
     return np.where(n > 0, c / d, np.inf)
 
 
+class RootBonusPolicy(CSBPolicy):
+    """A bonus ``c/sqrt(n)`` with ``c`` from :meth:`coefficient` (CUCB and the LDP algorithms)."""
+
+    @abc.abstractmethod
+    def coefficient(self, t: int, horizon: int, m: int, k: int) -> float:
+        """``c`` of the bonus at 1-based round ``t``."""
+
+    def bonus(self, n: np.ndarray, t: int, horizon: int, m: int, k: int) -> np.ndarray:
+        return _per(self.coefficient(t, horizon, m, k), n, 0.5)
+
+
 @dataclass(frozen=True)
-class CUCB(CSBPolicy):
+class CUCB(RootBonusPolicy):
     """Non-private CUCB (Chen et al. 2016): bonus sqrt(3 ln t/(2n))."""
 
     label: ClassVar[str] = "cucb"
@@ -215,7 +223,7 @@ class CUCB(CSBPolicy):
 
 
 @dataclass(frozen=True)
-class CUCBLDP1(CSBPolicy):
+class CUCBLDP1(RootBonusPolicy):
     """CUCB-LDP1 (seed 003 Algorithm 1): every user sends its |S_t| outcomes + Lap(K/ε)."""
 
     epsilon: float = 1.0
@@ -258,7 +266,7 @@ class CUCBLDP1(CSBPolicy):
 
 
 @dataclass(frozen=True)
-class CUCBLDP2(CSBPolicy):
+class CUCBLDP2(RootBonusPolicy):
     """CUCB-LDP2 (seed 003 Algorithm 2): every user sends X_{t,I_t} + Lap(1/ε), I_t least pulled."""
 
     epsilon: float = 1.0

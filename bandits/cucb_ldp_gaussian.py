@@ -41,7 +41,7 @@ from bandits.actions import ActionStructure
 from bandits.cascade_policies import FACTOR_TARGETS, INIT_MODES, UNIT
 from bandits.cascade_theory import gaussian_sigma
 from bandits.combinatorial import problem
-from bandits.csb import CSBPolicy, _CSBAgent
+from bandits.csb import RootBonusPolicy, _CSBAgent
 from bandits.policy import Agent, Outcomes, RunContext
 from dpaudit.declaration import Declaration, PublishedClaim
 from dpaudit.events import NonPrivateEvent, ParallelEvent, check_positive, check_probability
@@ -60,7 +60,7 @@ U0_LEAK = (
 
 
 @dataclass(frozen=True)
-class CUCBLDPGaussian(CSBPolicy):
+class CUCBLDPGaussian(RootBonusPolicy):
     """Algorithm 4 (module docstring): ``epsilon``, the calibration δ, the experiments' noise
     factor (and whether the privacy bonus is scaled too), the initialisation."""
 
