@@ -50,7 +50,7 @@ from bandits.cascade_policies import CascadeLDP, CascadeLDPFixed, CascadePolicy
 from bandits.combinatorial_audit import DEFAULT_MECHANISM_TRIALS, CombinedAudit, detection_floor
 from bandits.environments import Environment, RewardTableEnv
 from bandits.policy import Outcomes, Policy, RunContext
-from bandits.policy_audit import audit_policy
+from bandits.policy_audit import audit_policy, certify_chosen
 from bandits.run import guarantee
 from bandits.simulator import simulate
 from dpaudit.accounting import account
@@ -58,9 +58,6 @@ from dpaudit.audit import (
     AuditReport,
     AuditTarget,
     Certified,
-    Empirical,
-    epsilon_lower_bound_from_counts,
-    mu_lower_bound_from_counts,
     run_audit,
 )
 from dpaudit.audit.estimate import mu_interval_from_counts
@@ -189,24 +186,12 @@ def audit_designs(
     o, thr = pc.orientation, pc.threshold
     main = _statistics(policy, env, d, n, np.random.SeedSequence(seed, spawn_key=(0xCA5, 1)))
     x, y = main["null"][:, s], main["alt"][:, s]
-    # "x′" when o·(s − thr) > 0 (the convention of dpaudit.audit.thresholds)
-    fp, fn = int(np.sum(o * (x - thr) > 0)), int(np.sum(o * (y - thr) <= 0))
-    eb = epsilon_lower_bound_from_counts(fp, n, fn, n, delta=delta, confidence=confidence)
-    mb = mu_lower_bound_from_counts(fp, n, fn, n, confidence=confidence)
+    empirical, fp, fn = certify_chosen(x, y, o, thr, delta=delta, confidence=confidence, statistic=name)
     alpha = (1.0 - confidence) / 2.0
     floor = floor_report(n, n, alpha, certified_mu=certified.mu if select == "mu" else None,
                          certified_epsilon=certified.epsilon, delta=delta)
     ceiling = largest_provable_epsilon(n, n, alpha, delta)
     choice = {"bound": pc.predicted, "name": name}
-    empirical = Empirical(
-        epsilon_lower=float(eb.epsilon),
-        mu_lower=float(mb.mu),
-        delta=delta,
-        confidence=confidence,
-        trials=2 * n,
-        method="clopper-pearson, one test chosen on an independent pilot",
-        statistic=choice["name"],
-    )
     info = {
         "chosen": {
             "design": d.name,

@@ -196,6 +196,30 @@ def _certified(
     return cert, Certified(mu=claim.mu, epsilon=eps, delta=delta, source=claim.source)
 
 
+def certify_chosen(
+    x: np.ndarray, y: np.ndarray, orientation: int, threshold: float, *, delta: float, confidence: float,
+    statistic: str,
+) -> tuple[Empirical, int, int]:
+    """The one test a pilot chose, certified on fresh samples ``x`` (null) and ``y``
+    (alternative): (Clopper–Pearson ε and μ lower bounds, false positives, false negatives).
+    "x′" is decided when o·(s − thr) > 0, the convention of :mod:`dpaudit.audit.thresholds`."""
+    n0, n1 = x.size, y.size
+    fp = int(np.sum(orientation * (x - threshold) > 0))
+    fn = int(np.sum(orientation * (y - threshold) <= 0))
+    eb = epsilon_lower_bound_from_counts(fp, n0, fn, n1, delta=delta, confidence=confidence)
+    mb = mu_lower_bound_from_counts(fp, n0, fn, n1, confidence=confidence)
+    empirical = Empirical(
+        epsilon_lower=float(eb.epsilon),
+        mu_lower=float(mb.mu),
+        delta=delta,
+        confidence=confidence,
+        trials=n0 + n1,
+        method="clopper-pearson, one test chosen on an independent pilot",
+        statistic=statistic,
+    )
+    return empirical, fp, fn
+
+
 def audit_policy(
     policy: Policy,
     horizon: int,
@@ -256,20 +280,9 @@ def audit_policy(
     x = _sample(policy, null_t, T, n, (1, 0), seed, (stat,), executor, env.structure)[:, 0]
     y = _sample(policy, alt_t, T, n, (1, 1), seed, (stat,), executor, env.structure)[:, 0]
     o, thr = pc.orientation, pc.threshold
-    # "x′" when o·(s − thr) > 0 (the convention of dpaudit.audit.thresholds)
-    fp, fn = int(np.sum(o * (x - thr) > 0)), int(np.sum(o * (y - thr) <= 0))
-    eb = epsilon_lower_bound_from_counts(fp, n, fn, n, delta=delta, confidence=confidence)
-    mb = mu_lower_bound_from_counts(fp, n, fn, n, confidence=confidence)
+    empirical, fp, fn = certify_chosen(x, y, o, thr, delta=delta, confidence=confidence,
+                                       statistic=stat.describe())  # fmt: skip
     t2 = time.perf_counter()
-    empirical = Empirical(
-        epsilon_lower=float(eb.epsilon),
-        mu_lower=float(mb.mu),
-        delta=delta,
-        confidence=confidence,
-        trials=2 * n,
-        method="clopper-pearson, one test chosen on an independent pilot",
-        statistic=stat.describe(),
-    )
     floor = floor_report(
         n, n, (1.0 - confidence) / 2.0, certified_mu=cert.mu, certified_epsilon=cert.epsilon, delta=delta
     )
