@@ -50,7 +50,7 @@ def test_binning_is_sound_and_close(monkeypatch, module, knob, loose):
     binned = account(event, delta=1e-6, methods=[module.NAME]).bounds[module.NAME].value
     monkeypatch.setattr(module, knob, 10**6)  # every distinct leaf on its own
     if module is pld:
-        pld._composed.cache_clear()
+        pld._by_value.cache_clear()
     exact = account(event, delta=1e-6, methods=[module.NAME]).bounds[module.NAME].value
     assert exact <= binned <= exact * (1 + loose)
 
@@ -69,3 +69,59 @@ def test_ten_thousand_distinct_steps_every_method_applicable():
     assert all(b.applicable for b in report.bounds.values()), report
     comp = normal_form(_mixed(4000, seed=4))[0]
     assert comp.num_releases == 10_000
+
+
+def _classified_one_by_one(items):
+    """The classification the vectorised pass replaces: each leaf on its own."""
+    from dpaudit.accounting.composition import is_full_sample, leaf_mu, pure_epsilon
+    from dpaudit.events import GaussianReportNoisyMaxEvent, GaussianSequenceEvent
+
+    mus, rest, pure = [], [], []
+    for leaf, c in items:
+        if isinstance(leaf, (GaussianEvent, GaussianReportNoisyMaxEvent)) or is_full_sample(leaf):
+            mus += [leaf_mu(leaf)] * c
+        elif isinstance(leaf, GaussianSequenceEvent):
+            mus += list(leaf.mus) * c
+        else:
+            rest.append((leaf, c))
+            pure += [pure_epsilon(leaf)] * c
+    return sorted(mus), rest, sorted(pure)
+
+
+def test_vectorised_classification_agrees_with_leaf_by_leaf():
+    from dpaudit.events import GaussianSequenceEvent, PureDpEvent
+
+    rng = np.random.default_rng(5)
+    leaves = ([LaplaceEvent(float(b), float(s)) for b, s in rng.uniform(0.1, 10, (50, 2))]
+              + [GaussianEvent(float(g), float(s)) for g, s in rng.uniform(0.1, 10, (50, 2))]
+              + [RandomizedResponseEvent(float(e), 3) for e in rng.uniform(0.01, 1, 10)]
+              + [PureDpEvent(0.5), GaussianSequenceEvent(np.array([0.1, 0.2]))])
+    order = rng.permutation(len(leaves))
+    items = tuple((leaves[i], int(rng.integers(1, 4))) for i in order)
+    from dpaudit.accounting.composition import Composition
+
+    comp = Composition(items)
+    mus, rest, pure = _classified_one_by_one(items)
+    m, c = comp.gaussian_steps()
+    assert np.array_equal(np.sort(np.repeat(m, c.astype(int))), mus)
+    assert comp.gaussian_part()[2] == rest  # the other leaves, in their order
+    e, k = comp.steps().pure_arrays()
+    assert np.array_equal(np.sort(np.repeat(e, k.astype(int))), pure)
+    only_laplace = Composition(tuple((leaf, 1) for leaf in leaves[:50]))  # one type: no selection
+    assert only_laplace.steps().pure[0].eps.size == 50
+    assert only_laplace.gaussian_part()[2] == list(only_laplace)
+
+
+def test_normal_form_of_plain_leaves_equals_the_general_path():
+    from dpaudit.events import NoOpEvent
+
+    event = _mixed(50, seed=6)
+    fast = normal_form(event)[0]
+    general = normal_form(ComposedEvent((*event.events, NoOpEvent())))[0]  # a compound child
+    assert fast.items == general.items
+
+
+def test_pld_composes_parts_in_an_order_fixed_by_their_sizes():
+    comp = normal_form(_mixed(300, seed=7))[0]
+    reversed_comp = normal_form(ComposedEvent(tuple(reversed(_mixed(300, seed=7).events))))[0]
+    assert pld.epsilon(comp, 1e-6) == pld.epsilon(reversed_comp, 1e-6)

@@ -12,8 +12,9 @@ for ε(δ) the δ left after the (ε, δ) leaves is split into the slack δ' and
 δ_i, for δ(ε) the per-step δ_i is chosen and δ' solved in closed form; the free parameter is
 searched on a 33-point grid zoomed in five times using Newton estimates of the per-step ε
 (:func:`~dpaudit.conversions.gdp_epsilon_estimate`), and the bound is then computed with the
-certified ε at the chosen split. Any split is valid, so the search only affects tightness; its
-cost is bounded by the ≤ 1025 μ bins of :func:`~dpaudit.accounting.basic.binned_mus`. The formula
+certified ε at the chosen split. Any split is valid, so the search only affects tightness: it
+runs on at most 65 coarser μ bins, and the certified value on the ≤ 1025 bins of
+:func:`~dpaudit.accounting.basic.binned_mus`. The formula
 can exceed basic composition (e.g. ε₀ = 1, k = 10); it is reported as
 is and ``best`` takes the minimum.
 
@@ -32,6 +33,7 @@ from dpaudit.accounting.basic import split
 from dpaudit.accounting.composition import (
     Composition,
     NotApplicable,
+    binned_up,
     check_private,
     no_bound,
     norm_up,
@@ -42,6 +44,7 @@ from dpaudit.conversions import gdp_epsilon_estimate, gdp_epsilon_log
 from dpaudit.numerics import minimise_zoom
 
 NAME = "advanced"
+SEARCH_BINS = 64
 _TINY = 5e-324
 
 
@@ -82,8 +85,11 @@ def _drv(norm: np.ndarray, lin: np.ndarray, log_slack: np.ndarray) -> np.ndarray
 
 def _gauss_terms(rep: np.ndarray, mult: np.ndarray, log_step: np.ndarray, certified: bool = True):
     """For per-step log δ_i on a grid: (‖ε_i‖₂ contribution, Σ ε_i(e^{ε_i}−1)) arrays. With
-    ``certified=False`` the per-step ε are Newton estimates (for the search only)."""
+    ``certified=False`` the per-step ε are Newton estimates on at most :data:`SEARCH_BINS` + 1
+    coarser bins (for the search only: any split is valid)."""
     conv = gdp_epsilon_log if certified else gdp_epsilon_estimate
+    if not certified:
+        rep, mult = binned_up(rep, mult, SEARCH_BINS, SEARCH_BINS // 4)
     try:
         e = np.asarray(conv(rep[:, None], log_step[None, :]), dtype=float)
     except ValueError as exc:

@@ -55,7 +55,7 @@ def binned_mus(mus: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndar
 def split(comp: Composition) -> tuple[float, float, np.ndarray, np.ndarray]:
     """(Σ pure/approx ε, Σ approx δ — both rounded up —, Gaussian μ bins, multiplicities)."""
     check_private(comp)
-    mus, counts, _ = comp.gaussian_part()
+    mus, counts = comp.gaussian_steps()
     st = comp.steps()
     if st.other:
         raise no_bound(st.other[0][0], "(epsilon, delta)")

@@ -61,6 +61,7 @@ a single step and about k·1e-18·√L for k-fold compositions), for a per-step 
 from __future__ import annotations
 
 import functools
+import heapq
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -150,11 +151,12 @@ def _leaves(comp: Composition) -> tuple[float, list[tuple[PrivacyEvent, int, flo
             )
         sampled.append((leaf, int(count), nm, m))
     sampled.sort(key=lambda x: (x[0].sampling_probability, x[2], x[1]))
-    rest = [(leaf, c) for leaf, c in comp.gaussian_part()[2] if not isinstance(leaf, PoissonSampledEvent)]
-    if len(rest) > MAX_LEAVES:
+    distinct = sum(g.eps.size for g in st.pure) + st.approx_eps.size  # every other leaf is sampled
+    if distinct > MAX_LEAVES:
         rest = _binned_leaves(st)
     else:  # canonical order: the composed grid must not depend on the order of the leaves
-        rest = sorted(rest, key=lambda lc: (type(lc[0]).__name__, repr(lc[0]), lc[1]))
+        rest = [(leaf, c) for leaf, c in comp.gaussian_part()[2] if not isinstance(leaf, PoissonSampledEvent)]
+        rest.sort(key=lambda lc: (type(lc[0]).__name__, repr(lc[0]), lc[1]))
     out = []
     for leaf, count in rest:
         e = pure_epsilon(leaf)
@@ -309,6 +311,22 @@ def _compose(a: _Pmf, b: _Pmf) -> _Pmf:
     return _truncate(out)
 
 
+def _compose_all(parts: list[_Pmf]) -> _Pmf:
+    """The product of the parts, the two shortest first (Huffman's order: each FFT is as short
+    as it can be, and a wide part — a Gaussian's — joins once, at the end); ties by position,
+    so the order of the arithmetic is fixed by the parts alone."""
+    heap = [(p.probs.size, i, p) for i, p in enumerate(parts)]
+    heapq.heapify(heap)
+    n = len(heap)
+    while len(heap) > 1:
+        _, _, a = heapq.heappop(heap)
+        _, _, b = heapq.heappop(heap)
+        c = _compose(a, b)
+        heapq.heappush(heap, (c.probs.size, n, c))
+        n += 1
+    return heap[0][2]
+
+
 def _directions(comp: Composition, interval: float) -> list[_Pmf]:
     """The composed PMFs of ``comp`` for the remove and add directions (one if symmetric)."""
     from dp_accounting.pld import common
@@ -351,10 +369,7 @@ def _directions(comp: Composition, interval: float) -> list[_Pmf]:
             part = _from_dp(getattr(p, attr))
             parts.append(_self_compose(part, count) if count > 1 else part)
             progress.advance()
-        while len(parts) > 1:  # a balanced tree: FFT sizes double per level, not per part
-            parts = [_compose(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i]
-                     for i in range(0, len(parts), 2)]
-        out.append(parts[0])
+        out.append(_compose_all(parts))
     return out
 
 
@@ -465,9 +480,21 @@ class _Certified:
         return min(1.0, math.nextafter(max(0.0, d) * (1.0 + _REL) + self.eta, math.inf))
 
 
-@functools.lru_cache(maxsize=4)
 def _composed(comp: Composition) -> _Certified:
-    """The composition, kept for the next query on the same composition (ε and δ, curves)."""
+    """The composition, kept for the next query on the same composition (ε and δ, curves): on
+    the object itself, and for small compositions also by value (an equal composition built
+    again by another :func:`~dpaudit.accounting.normal_form` call)."""
+    c = comp.memo.get(NAME)
+    if c is None:
+        c = comp.memo[NAME] = _by_value(comp) if len(comp.items) <= _BY_VALUE else _Certified(comp)
+    return c
+
+
+_BY_VALUE = 4096  # items; hashing a composition costs ≈ 0.4 µs per item
+
+
+@functools.lru_cache(maxsize=4)
+def _by_value(comp: Composition) -> _Certified:
     return _Certified(comp)
 
 

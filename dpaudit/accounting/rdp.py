@@ -163,11 +163,22 @@ EXACT_TOP = 64
 _CHUNK = 2**18  # elements per vectorised block (leaves × orders)
 
 
-def _family_curve(group: PureGroup, a: np.ndarray) -> np.ndarray:
-    """log Σ_leaf count·ρ_leaf(α) over one family, vectorised over leaves in blocks."""
-    eps, counts = binned_up(group.eps, group.counts, MAX_BINS, EXACT_TOP)
-    keep = eps > 0
-    eps, counts = eps[keep], counts[keep]
+def _binned(comp: Composition) -> list[tuple[PureGroup, np.ndarray, np.ndarray]]:
+    """(family, ε bins, multiplicities) of every pure family of ``comp`` with ε > 0, binned once
+    per composition (the order search evaluates the curve many times)."""
+    out = comp.memo.get(NAME)
+    if out is None:
+        out = []
+        for g in comp.steps().pure:
+            eps, counts = binned_up(g.eps, g.counts, MAX_BINS, EXACT_TOP)
+            keep = eps > 0
+            out.append((g, eps[keep], counts[keep]))
+        comp.memo[NAME] = out
+    return out
+
+
+def _family_curve(group: PureGroup, eps: np.ndarray, counts: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """log Σ_leaf count·ρ_leaf(α) over one family's bins, vectorised over leaves in blocks."""
     if eps.size == 0:
         return np.full(a.shape, -np.inf)
     rows = max(1, _CHUNK // max(a.size, 1))
@@ -300,7 +311,7 @@ def log_rdp_curve(comp: Composition, alphas: np.ndarray) -> np.ndarray:
     m = comp.gaussian_mu()
     if m > 0:
         terms.append(np.log(a) + 2.0 * math.log(m) - _LOG2 if math.isfinite(m) else np.full(a.shape, np.inf))
-    terms.extend(_family_curve(g, a) for g in st.pure)
+    terms.extend(_family_curve(g, eps, counts, a) for g, eps, counts in _binned(comp))
     if not terms:
         return np.full(a.shape, -np.inf)
     return _logsumexp_rows(np.stack(terms)) + _MARGIN
