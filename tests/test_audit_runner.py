@@ -194,3 +194,43 @@ def test_grid_selection_over_several_designs_is_one_bonferroni_family():
     assert rates.tests == sum(2 * (len(c.support) - 1) for c in t.family)
     assert rates.alpha_per_bound == pytest.approx(0.05 / (2 * rates.tests))
     assert r.verdict == CONSISTENT and r.details["selection"]["selection"] == "grid"
+
+
+def test_unequal_sides_keep_the_even_split_seeding_and_sizes():
+    t = gaussian_target(sigma=1.0)
+    even = collect_statistics(t, 1000, seed=3, batch_size=128)
+    same = collect_statistics(t, 1000, seed=3, batch_size=128, sides=(500, 500))
+    assert all(np.array_equal(a, b) for a, b in zip(even, same))
+    x, y = collect_statistics(t, 1000, seed=3, batch_size=128, sides=(700, 300))
+    assert (x.size, y.size) == (700, 300)
+    again = collect_statistics(t, 1000, seed=3, batch_size=128, sides=(700, 300))
+    assert np.array_equal(x, again[0]) and np.array_equal(y, again[1])
+    for bad in ((700, 200), (1000, 0), (-1, 1001)):
+        with pytest.raises(ValueError, match="sides"):
+            collect_statistics(t, 1000, seed=3, sides=bad)
+
+
+def test_pilot_gives_the_rare_side_more_of_the_main_sample():
+    from dpaudit.audit.thresholds import NULL_SHARES, pilot_choice
+
+    rng = np.random.default_rng(0)
+    # one cut of a two-point support: FPR 1.2 % on the null side, TPR 15 % on the alternative
+    null = (rng.random(2000) < 0.012).astype(float)
+    alt = (rng.random(2000) < 0.15).astype(float)
+    even = pilot_choice([(null, alt, (0.0, 1.0))], 3000, confidence=0.95, kind="epsilon", claim=2.0)
+    free = pilot_choice([(null, alt, (0.0, 1.0))], 3000, confidence=0.95, kind="epsilon", claim=2.0,
+                        null_shares=NULL_SHARES)  # fmt: skip
+    assert even.null_share == 0.5 and even.sides(3000) == (3000, 3000)
+    assert free.null_share > 0.5 and sum(free.sides(3000)) == 6000
+    with pytest.raises(ValueError, match="null_shares"):
+        pilot_choice([(null, alt, (0.0, 1.0))], 3000, confidence=0.95, null_shares=(1.0,))
+    with pytest.raises(ValueError, match="null_shares"):
+        pilot_choice([(null, alt, (0.0, 1.0))], 3000, confidence=0.95, null_shares=())
+
+
+def test_audit_report_records_the_split_it_certified_with():
+    r = run_audit(rnm_laplace_target(1.0, 3, trials=20_000, epoch_length=16), trials=20_000, seed=2)
+    sel = r.details["selection"]
+    assert sel["main_null_trials"] + sel["main_alt_trials"] == 2 * sel["main_trials_per_side"]
+    assert r.estimate.null_trials == sel["main_null_trials"] and r.estimate.alt_trials == sel["main_alt_trials"]
+    assert r.floor.null_trials == sel["main_null_trials"]

@@ -60,6 +60,7 @@ from dpaudit.audit.power import floor_report
 from dpaudit.audit.report import AuditReport, Certified, Empirical
 from dpaudit.audit.target import AuditTarget, Candidate, RoundedLoss, choose_statistic, describe_statistic
 from dpaudit.audit.thresholds import (
+    NULL_SHARES,
     Bonferroni,
     ThresholdRates,
     candidate_counts,
@@ -130,15 +131,21 @@ def collect_statistics(
     batch_size: int = DEFAULT_BATCH,
     executor: Executor | None = None,
     progress: bool = False,
+    sides: tuple[int, int] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Statistic values under x and under x′ (``trials // 2`` each; see the module docstring
-    for the seeding scheme, which makes the result independent of ``executor``)."""
-    per_side = check_integer("trials", trials, 2) // 2
-    sizes = plan_batches(per_side, batch_size)
-    children = _root(seed).spawn(2 * len(sizes))
-    tasks = [
-        (target, side, sz, children[side * len(sizes) + i]) for side in (0, 1) for i, sz in enumerate(sizes)
-    ]
+    """Statistic values under x and under x′ (``trials // 2`` each, or ``sides = (n0, n1)`` with
+    n0 + n1 = ``trials``; see the module docstring for the seeding scheme, which makes the
+    result independent of ``executor``)."""
+    trials = check_integer("trials", trials, 2)
+    n0, n1 = (trials // 2, trials // 2) if sides is None else sides
+    if sides is not None and (min(check_integer("sides", n0), check_integer("sides", n1)) < 1
+                              or n0 + n1 != trials):  # fmt: skip
+        raise ValueError(f"sides must be two positive sizes adding up to trials = {trials}, got {sides!r}")
+    plans = (plan_batches(n0, batch_size), plan_batches(n1, batch_size))
+    children = _root(seed).spawn(len(plans[0]) + len(plans[1]))
+    first = len(plans[0])  # side 0 takes children[:first], side 1 the rest
+    tasks = [(target, side, sz, children[side * first + i])
+             for side in (0, 1) for i, sz in enumerate(plans[side])]  # fmt: skip
     results: Iterable[np.ndarray] = (
         executor.map(sample_batch, tasks) if executor is not None else map(sample_batch, tasks)
     )
@@ -147,7 +154,7 @@ def collect_statistics(
 
         results = tqdm(results, total=len(tasks), unit="batch", desc=f"audit {target.name}", leave=False)
     out = list(results)
-    return np.concatenate(out[: len(sizes)]), np.concatenate(out[len(sizes) :])
+    return np.concatenate(out[: len(plans[0])]), np.concatenate(out[len(plans[0]) :])
 
 
 def _design(target: AuditTarget, c: Candidate) -> AuditTarget:
@@ -228,11 +235,12 @@ def _pilot(
         pilots.append((x, y, c.support))
     c = target.certified
     claim = c.mu if kind == "mu" else (c.epsilon if c.delta in (None, target.delta) else None)
-    choice = pilot_choice(pilots, n_main, confidence=conf, kind=kind, delta=target.delta, claim=claim)
+    choice = pilot_choice(pilots, n_main, confidence=conf, kind=kind, delta=target.delta, claim=claim,
+                          null_shares=NULL_SHARES)  # fmt: skip
     chosen = fam[choice.candidate]
     x, y = collect_statistics(_design(target, chosen), 2 * n_main, seed=_child(root, 1),
-                              batch_size=batch_size,
-                              executor=executor, progress=progress)  # fmt: skip
+                              batch_size=batch_size, executor=executor, progress=progress,
+                              sides=choice.sides(n_main))  # fmt: skip
     rates = single_test_rates(x, y, choice.threshold, choice.orientation, confidence=conf,
                               method=f"one test chosen on an independent pilot ({k} candidate "
                               "designs)")  # fmt: skip
@@ -241,6 +249,9 @@ def _pilot(
         "pilot_fraction": pilot_fraction,
         "pilot_trials_per_side_per_candidate": n_pilot,
         "main_trials_per_side": n_main,
+        "main_null_share": choice.null_share,
+        "main_null_trials": int(x.size),
+        "main_alt_trials": int(y.size),
         "candidates": [c.pair.description for c in fam],
         "chosen_candidate": choice.candidate,
         "chosen_threshold": choice.threshold,
@@ -319,7 +330,7 @@ def run_audit_with_rates(
     eb = rates.epsilon_lower_bound(target.delta)
     mb = rates.mu_lower_bound()
     c = target.certified
-    floor = floor_report(n_main, n_main, rates.alpha_per_bound, certified_mu=c.mu,
+    floor = floor_report(rates.null_trials, rates.alt_trials, rates.alpha_per_bound, certified_mu=c.mu,
                          certified_epsilon=c.epsilon,
                          delta=target.delta, tests=rates.tests)  # fmt: skip
     i = rates.best_mu_index()

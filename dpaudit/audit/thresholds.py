@@ -80,6 +80,7 @@ __all__ = [
     "mu_lower_bound_from_counts",
     "candidate_counts",
     "PilotChoice",
+    "NULL_SHARES",
     "pilot_choice",
     "single_test_rates",
 ]
@@ -447,13 +448,26 @@ def candidate_counts(
 
 @dataclass(frozen=True)
 class PilotChoice:
-    """The test a pilot chose: design ``candidate``, ``threshold`` and ``orientation``, and the
-    bound it predicted at the main sample size."""
+    """The test a pilot chose: design ``candidate``, ``threshold`` and ``orientation``, the
+    bound it predicted at the main sample size, and ``null_share``, the fraction of the main
+    sample to draw on the null side (x) — the rest on x′."""
 
     candidate: int
     threshold: float
     orientation: int
     predicted: float
+    null_share: float = 0.5
+
+    def sides(self, main_per_side: int) -> tuple[int, int]:
+        """(null, alternative) sample sizes of a main sample of ``2·main_per_side`` runs."""
+        n0 = int(round(2 * main_per_side * self.null_share))
+        return n0, 2 * main_per_side - n0
+
+
+# Main-sample splits the pilot may choose (null side's share; the even split first, so it wins
+# ties). A rare count on one side bounds the test: e.g. FPR 1.2 % against a TPR of 15 %, where
+# the optimal share is about 0.7 and the test needs ~10 % fewer runs than with an even split.
+NULL_SHARES = (0.5, 0.6, 0.4, 0.7, 0.3, 0.8, 0.2)
 
 
 def pilot_choice(
@@ -465,6 +479,7 @@ def pilot_choice(
     delta: float = 0.0,
     grid_size: int = 300,
     claim: float | None = None,
+    null_shares: Iterable[float] = (0.5,),
 ) -> PilotChoice:
     """Choose one test on pilot samples: ``pilots[i] = (null, alt, support)`` of design i. Every
     threshold of every design's family (:func:`threshold_grid` ranks of the pilot's null sample,
@@ -476,7 +491,10 @@ def pilot_choice(
     chance (winner's curse; on N(0,1) vs N(1,1) with 500 pilot and 10⁴ main samples per side the
     median main bound drops from 0.94 to 0.83, against 0.95 for the oracle threshold μ/2). The
     choice depends on the pilot samples only, so certifying it on fresh samples needs no
-    multiplicity correction.
+    multiplicity correction. With several ``null_shares`` (e.g. :data:`NULL_SHARES`) the split of
+    the main sample between the two sides is chosen the same way, jointly with the test: a test
+    whose bound is limited by a rare count on one side is certified with more runs on that side
+    (the split is again a function of the pilot only).
 
     With ``claim`` (the certified μ, or ε at ``delta``) and every design on a declared finite
     support (fixed cuts, so the pilot counts are binomial), the test is instead the one with the
@@ -495,10 +513,16 @@ def pilot_choice(
     """
     conf = check_probability("confidence", confidence)
     n = check_integer("main_per_side", main_per_side)
+    shares = tuple(float(check_probability("null_shares", s)) for s in null_shares)  # each in (0, 1)
+    if not shares:
+        raise ValueError("null_shares must name at least one share of the main sample, got none")
+    splits = [(s, *PilotChoice(0, 0.0, 1, 0.0, s).sides(n)) for s in shares]
+    if any(m0 < 1 or m1 < 1 for _, m0, m1 in splits):
+        raise ValueError(f"main_per_side = {n} is too small to split by the null_shares {shares!r}")
     alpha = (1.0 - conf) / 2.0
     fams = [(_design_family(x, y, sup, grid_size), np.size(x), np.size(y)) for x, y, sup in pilots]
     if claim is not None and all(sup is not None for _, _, sup in pilots):
-        power = _pilot_power(fams, n, alpha, kind, delta, float(claim))
+        power = _pilot_power(fams, splits, alpha, kind, delta, float(claim))
         if power is not None:
             return power
     best = PilotChoice(0, math.inf, 1, -1.0)
@@ -506,14 +530,15 @@ def pilot_choice(
         for i, ((t, o, fp, fn), n0, n1) in enumerate(fams):
             r0 = fp / n0 if level is None else cp_upper(fp, n0, level)
             r1 = fn / n1 if level is None else cp_upper(fn, n1, level)
-            p, q = cp_upper(np.round(r0 * n), n, alpha), cp_upper(np.round(r1 * n), n, alpha)
-            if kind == "mu":
-                score = np.asarray(mu_from_rates(p, q))
-            else:
-                score = np.asarray(epsilon_from_rates(p, q, delta))
-            j = int(np.argmax(score))
-            if score[j] > best.predicted:
-                best = PilotChoice(i, float(t[j]), int(o[j]), float(score[j]))
+            for share, m0, m1 in splits:
+                p, q = cp_upper(np.round(r0 * m0), m0, alpha), cp_upper(np.round(r1 * m1), m1, alpha)
+                if kind == "mu":
+                    score = np.asarray(mu_from_rates(p, q))
+                else:
+                    score = np.asarray(epsilon_from_rates(p, q, delta))
+                j = int(np.argmax(score))
+                if score[j] > best.predicted:
+                    best = PilotChoice(i, float(t[j]), int(o[j]), float(score[j]), share)
         if best.predicted > 0:
             break
     return best
@@ -525,7 +550,7 @@ _POWER_GRID = (np.arange(7) + 0.5) / 7
 
 def _pilot_power(
     fams: list[tuple[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], int, int]],
-    n: int,
+    splits: list[tuple[float, int, int]],
     alpha: float,
     kind: str,
     delta: float,
@@ -536,7 +561,8 @@ def _pilot_power(
 
     Each pilot rate gets the Jeffreys posterior Beta(k + ½, n − k + ½) (Jeffreys 1946; as an
     interval: Brown, Cai & DasGupta 2001, §4.1.2); at 7 quantiles per rate the main test's bound
-    is predicted by plugging ``main_per_side`` × that rate into Clopper–Pearson (α/2 per rate),
+    is predicted by plugging the main sample's size on that side (for each split in ``splits``:
+    (null share, null size, alternative size)) × that rate into Clopper–Pearson (α/2 per rate),
     and the predicted power is the fraction of the 49 quantile pairs whose bound exceeds the
     claim (a Bayesian preposterior criterion, e.g. Spiegelhalter, Abrams & Myles 2004, §6.5;
     it only chooses the test, the certification on fresh samples does not depend on it).
@@ -544,26 +570,27 @@ def _pilot_power(
     the pilot to a rate no better than a common one."""
     from scipy import stats
 
-    best: tuple[float, float, int, int] | None = None  # (power, median bound, design, test)
+    best: tuple[float, float, int, int, float] | None = None  # (power, median, design, test, share)
     for i, ((_, _, fp, fn), n0, n1) in enumerate(fams):
         u = _POWER_GRID[None, :]
         r0 = stats.beta.ppf(u, fp[:, None] + 0.5, n0 - fp[:, None] + 0.5)
         r1 = stats.beta.ppf(u, fn[:, None] + 0.5, n1 - fn[:, None] + 0.5)
-        p, q = cp_upper(np.round(r0 * n), n, alpha), cp_upper(np.round(r1 * n), n, alpha)
-        p, q = p[:, :, None], q[:, None, :]  # tests x quantiles of r0 x quantiles of r1
-        if kind == "mu":
-            b = np.asarray(mu_from_rates(p, q))
-        else:
-            b = np.asarray(epsilon_from_rates(p, q, delta))
-        pw = np.mean(b > claim, axis=(1, 2))
-        med = b[:, _POWER_GRID.size // 2, _POWER_GRID.size // 2]
-        j = int(np.lexsort((med, pw))[-1])
-        if best is None or (pw[j], med[j]) > best[:2]:
-            best = (float(pw[j]), float(med[j]), i, j)
+        for share, m0, m1 in splits:
+            p, q = cp_upper(np.round(r0 * m0), m0, alpha), cp_upper(np.round(r1 * m1), m1, alpha)
+            p, q = p[:, :, None], q[:, None, :]  # tests x quantiles of r0 x quantiles of r1
+            if kind == "mu":
+                b = np.asarray(mu_from_rates(p, q))
+            else:
+                b = np.asarray(epsilon_from_rates(p, q, delta))
+            pw = np.mean(b > claim, axis=(1, 2))
+            med = b[:, _POWER_GRID.size // 2, _POWER_GRID.size // 2]
+            j = int(np.lexsort((med, pw))[-1])
+            if best is None or (pw[j], med[j]) > best[:2]:
+                best = (float(pw[j]), float(med[j]), i, j, share)
     if best is None or best[0] < 1 / _POWER_GRID.size:
         return None
     (t, o, _, _), _, _ = fams[best[2]]
-    return PilotChoice(best[2], float(t[best[3]]), int(o[best[3]]), best[1])
+    return PilotChoice(best[2], float(t[best[3]]), int(o[best[3]]), best[1], best[4])
 
 
 def single_test_rates(
