@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from typing import Any
 
 import numpy as np
@@ -374,10 +374,10 @@ class Composition:
         the whole event graph)."""
         n = len(self.items)
         with _gc_paused():
-            leaves = [leaf for leaf, _ in self.items]
+            leaves = list(map(itemgetter(0), self.items))
             types = list(map(type, leaves))
             kinds = set(types)
-            counts_all = np.fromiter((c for _, c in self.items), dtype=float, count=n)
+            counts_all = np.fromiter(map(itemgetter(1), self.items), dtype=float, count=n)
             if len(kinds) == 1:
                 codes = np.zeros(n, dtype=np.intp)
                 code = {types[0]: 0}
@@ -388,7 +388,8 @@ class Composition:
 
             def bulk(t: type, *attrs: str) -> tuple[np.ndarray, ...]:
                 idx = np.flatnonzero(codes == code[t])
-                sel = leaves if idx.size == n else [leaves[i] for i in idx.tolist()]
+                sel = leaves if idx.size == n else itemgetter(*idx.tolist())(leaves)
+                sel = (sel,) if idx.size == 1 else sel  # itemgetter of one index returns the item
                 return (idx, *(np.fromiter(map(attrgetter(a), sel), dtype=float, count=idx.size)
                                for a in attrs))
 
