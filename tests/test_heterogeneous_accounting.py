@@ -125,3 +125,16 @@ def test_pld_composes_parts_in_an_order_fixed_by_their_sizes():
     comp = normal_form(_mixed(300, seed=7))[0]
     reversed_comp = normal_form(ComposedEvent(tuple(reversed(_mixed(300, seed=7).events))))[0]
     assert pld.epsilon(comp, 1e-6) == pld.epsilon(reversed_comp, 1e-6)
+
+
+def test_classification_of_a_single_leaf_of_a_bulk_type_among_others():
+    from dpaudit.accounting.composition import Composition
+
+    items = ((GaussianEvent(2.0), 3), (LaplaceEvent(4.0), 1), (RandomizedResponseEvent(0.5, 3), 2))
+    comp = Composition(items)
+    m, c = comp.gaussian_steps()
+    assert m.tolist() == [0.5] and c.tolist() == [3.0]
+    assert [g.family for g in comp.steps().pure] == ["laplace", "rr"]
+    assert comp.steps().pure[0].eps.tolist() == [0.25] and comp.gaussian_part()[2] == list(items[1:])
+    only = Composition(((LaplaceEvent(2.0), 1),))
+    assert only.steps().pure[0].eps.tolist() == [0.5]

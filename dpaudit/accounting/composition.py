@@ -388,8 +388,12 @@ class Composition:
 
             def bulk(t: type, *attrs: str) -> tuple[np.ndarray, ...]:
                 idx = np.flatnonzero(codes == code[t])
-                sel = leaves if idx.size == n else itemgetter(*idx.tolist())(leaves)
-                sel = (sel,) if idx.size == 1 else sel  # itemgetter of one index returns the item
+                if idx.size == n:
+                    sel = leaves
+                elif idx.size == 1:
+                    sel = [leaves[int(idx[0])]]
+                else:
+                    sel = itemgetter(*idx.tolist())(leaves)
                 return (idx, *(np.fromiter(map(attrgetter(a), sel), dtype=float, count=idx.size)
                                for a in attrs))
 
