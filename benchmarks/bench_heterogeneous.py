@@ -49,8 +49,8 @@ def main() -> None:
         total += dt
         print(f"{m.NAME:10s} eps {v:12.6f}  {dt:6.2f} s")
     print(f"every method              {total:6.2f} s (after the normal form and classification)")
-    print(f"in all                    {t_nf + t_cls + total:6.2f} s (normal form, classification, every method; "
-          "target 2 s; dp-accounting imported once before)")
+    print(f"in all                    {t_nf + t_cls + total:6.2f} s (normal form, classification, "
+          "every method; target 2 s; dp-accounting imported once before)")
     seq = normal_form(GaussianSequenceEvent(1.0 / sig))[0]
     t = time.perf_counter()
     vals = {m.NAME: m.epsilon(seq, 1e-6) for m in (basic, advanced, rdp, gdp, pld)}

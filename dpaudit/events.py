@@ -225,13 +225,17 @@ class GaussianSequenceEvent(PrivacyEvent):
     def from_arrays(
         cls, sensitivities: Iterable[float] | float, sigmas: Iterable[float]
     ) -> GaussianSequenceEvent:
+        """μ_i = s_i/σ_i, each quotient rounded *up* (never below the mechanism's μ, as for a
+        :class:`GaussianEvent`; an overflowing quotient is refused)."""
+        from dpaudit.numerics import div_up_array
+
         sig = np.asarray(sigmas, dtype=float)
         sens = np.broadcast_to(np.asarray(sensitivities, dtype=float), sig.shape)
         if np.any(~np.isfinite(sig)) or np.any(sig <= 0):
             raise ValueError("sigmas must all be in (0, inf)")
         if np.any(~np.isfinite(sens)) or np.any(sens <= 0):
             raise ValueError("sensitivities must all be in (0, inf)")
-        return cls(sens / sig)
+        return cls(div_up_array(sens, sig))
 
     @property
     def num_releases(self) -> int:

@@ -61,7 +61,6 @@ import math
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from dpaudit.accounting.composition import div_down
 from dpaudit.events import (
     ApproxDpEvent,
     ComposedEvent,
@@ -77,6 +76,7 @@ from dpaudit.events import (
     SelfComposedEvent,
     check_number,
 )
+from dpaudit.numerics import div_down
 
 if TYPE_CHECKING:  # pragma: no cover
     import dp_accounting

@@ -232,5 +232,6 @@ def test_audit_report_records_the_split_it_certified_with():
     r = run_audit(rnm_laplace_target(1.0, 3, trials=20_000, epoch_length=16), trials=20_000, seed=2)
     sel = r.details["selection"]
     assert sel["main_null_trials"] + sel["main_alt_trials"] == 2 * sel["main_trials_per_side"]
-    assert r.estimate.null_trials == sel["main_null_trials"] and r.estimate.alt_trials == sel["main_alt_trials"]
+    assert r.estimate.null_trials == sel["main_null_trials"]
+    assert r.estimate.alt_trials == sel["main_alt_trials"]
     assert r.floor.null_trials == sel["main_null_trials"]

@@ -10,8 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpaudit.accounting import account, normal_form, pld, rdp
-from dpaudit.accounting.composition import binned_up, div_up, div_up_array
+from dpaudit.accounting.composition import binned_up
 from dpaudit.events import ComposedEvent, GaussianEvent, LaplaceEvent, RandomizedResponseEvent
+from dpaudit.numerics import div_up, div_up_array
 
 positive = st.floats(min_value=5e-324, max_value=1.7e308, allow_nan=False, allow_infinity=False)
 
@@ -138,3 +139,24 @@ def test_classification_of_a_single_leaf_of_a_bulk_type_among_others():
     assert comp.steps().pure[0].eps.tolist() == [0.25] and comp.gaussian_part()[2] == list(items[1:])
     only = Composition(((LaplaceEvent(2.0), 1),))
     assert only.steps().pure[0].eps.tolist() == [0.5]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(positive, positive), min_size=1, max_size=10))
+def test_gaussian_sequence_from_arrays_never_rounds_mu_down(pairs):
+    from fractions import Fraction
+
+    from dpaudit.events import GaussianSequenceEvent
+
+    sens, sig = (np.array(x) for x in zip(*pairs))
+    with np.errstate(over="ignore", under="ignore"):
+        overflow = not np.all(np.isfinite(sens / sig))
+    if overflow:  # an underflowing quotient is rounded up to 5e-324 instead
+        with pytest.raises(ValueError, match="mus"):
+            GaussianSequenceEvent.from_arrays(sens, sig)
+        return
+    mus = GaussianSequenceEvent.from_arrays(sens, sig).mus
+    exact = [Fraction(float(s)) / Fraction(float(g)) for s, g in zip(sens, sig)]
+    assert all(Fraction(float(m)) >= q for m, q in zip(mus, exact))
+    with np.errstate(under="ignore"):
+        assert np.all(mus <= np.nextafter(sens / sig, np.inf))  # and at most one ulp above

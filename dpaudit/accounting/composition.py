@@ -46,6 +46,7 @@ from dpaudit.events import (
     RandomizedResponseEvent,
     SelfComposedEvent,
 )
+from dpaudit.numerics import div_down, div_up, div_up_array
 
 __all__ = [
     "Composition",
@@ -53,8 +54,6 @@ __all__ = [
     "normal_form",
     "MAX_ALTERNATIVES",
     "pure_epsilon",
-    "div_up",
-    "div_down",
     "sampled_noise_multiplier",
     "no_bound",
     "is_full_sample",
@@ -63,7 +62,6 @@ __all__ = [
     "sum_up_arrays",
     "leaf_mu",
     "check_private",
-    "div_up_array",
     "binned_up",
     "PureGroup",
     "Steps",
@@ -74,69 +72,6 @@ MAX_ALTERNATIVES = 4096
 
 class NotApplicable(Exception):
     """Raised by an accounting method that cannot bound an event; the message says why."""
-
-
-def div_up(num: float, den: float) -> float:
-    """num/den for positive doubles, rounded *up* to a double (inf if it overflows).
-
-    >>> div_up(1.0, 3.0) > 1 / 3, div_up(1.0, 2.0) == 0.5, div_up(1e-300, 1e300)
-    (True, True, 5e-324)
-    """
-    q = num / den
-    if math.isinf(q):
-        return q
-    if Fraction(q) < Fraction(num) / Fraction(den):
-        q = math.nextafter(q, math.inf)
-    return q
-
-
-def div_down(num: float, den: float) -> float:
-    """num/den for positive doubles, rounded *down* to a double (0 if it underflows).
-
-    >>> Fraction(div_down(1.0, 3.0)) <= Fraction(1, 3), div_down(1.0, 2.0), div_down(5e-324, 4.0)
-    (True, 0.5, 0.0)
-    """
-    q = num / den
-    if q == 0 or math.isinf(q):
-        return q if q == 0 else math.nextafter(q, 0.0)
-    if Fraction(q) > Fraction(num) / Fraction(den):
-        q = math.nextafter(q, 0.0)
-    return q
-
-
-def _two_product(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(p, e) with p + e = a·b exactly (Dekker 1971, Veltkamp splitting), for |a|, |b|, |a·b| in
-    the range where neither the split overflows nor the product underflows."""
-    p = a * b
-    c = 134217729.0 * a
-    ah = c - (c - a)
-    al = a - ah
-    c = 134217729.0 * b
-    bh = c - (c - b)
-    bl = b - bh
-    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
-
-
-def div_up_array(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    """Elementwise :func:`div_up`, vectorised: q = num/den is rounded up one ulp exactly when
-    num > q·den, decided without error (q·den = p + e exactly by :func:`_two_product`, and
-    num − p is exact by Sterbenz's lemma since p is within an ulp of num). Elements outside
-    [1e-290, 1e290] fall back to the rational :func:`div_up`.
-
-    >>> bool(np.all(div_up_array(np.array([1.0, 1.0]), np.array([3.0, 2.0])) == [div_up(1.0, 3.0), 0.5]))
-    True
-    """
-    n, d = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
-    with np.errstate(over="ignore", under="ignore"):
-        q = n / d
-        ok = (n > 1e-290) & (n < 1e290) & (d > 1e-290) & (d < 1e290) & (q > 1e-290) & (q < 1e290)
-        qs, ds = np.where(ok, q, 1.0), np.where(ok, d, 1.0)
-        p, e = _two_product(qs, ds)
-        out = np.where(np.where(ok, n, 1.0) - p > e, np.nextafter(qs, np.inf), qs)
-    if not np.all(ok):
-        for i in np.flatnonzero(~ok):
-            out[i] = div_up(float(n[i]), float(d[i]))
-    return out
 
 
 def binned_up(
