@@ -313,6 +313,13 @@ def _text(report: AuditReport) -> str:
         f"({e.confidence:.0%} confidence, {e.trials:,} trials)"
     )
     lines.append(f"  statistic   : {e.statistic}; {e.method}")
+    sel = report.details.get("selection", {})
+    if sel.get("selection") == "pilot":
+        pilot = e.trials - sel["main_null_trials"] - sel["main_alt_trials"]
+        lines.append(
+            f"  samples     : pilot {pilot:,}; certifying test {sel['main_null_trials']:,} on x, "
+            f"{sel['main_alt_trials']:,} on x' (split chosen on the pilot)"
+        )
     if report.floor is not None:
         lines.append(f"  floor       : {report.floor.describe()}")
     if report.estimate is not None and c.mu is not None:
