@@ -92,6 +92,7 @@ def test_text_output_and_plot(tmp_path, capsys):
         capsys, "audit", "gaussian", "--sigma", "1", "--trials", "20000", "--plot", str(path)
     )
     assert code == 0 and "CONSISTENT" in out and "recovered" in out
+    assert "samples     : pilot 2,000; certifying test 9,000 on x, 9,000 on x'" in out
     assert path.stat().st_size > 10_000
     path2 = tmp_path / "eps.png"
     code, _, _ = run_cli(
