@@ -45,6 +45,7 @@ Example:
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -110,6 +111,23 @@ def _gl(n: int) -> tuple[np.ndarray, np.ndarray]:
     return np.polynomial.legendre.leggauss(n)
 
 
+_CUT = 80.0  # log-integrand drop beyond which a piece's mass is dropped (relative error < e^-80)
+
+
+def _where_it_matters(h, href: float, mode: float, p0: float, p1: float) -> tuple[float, float]:
+    """The part of [p0, p1] (one side of the mode of the concave log-integrand ``h``) where
+    h ≥ href − 80. By concavity the mass beyond the cut point x_c is at most
+    e^{href−80}·|x_c − mode|/80, and the mass between the mode and x_c at least
+    e^{href}·|x_c − mode|·(1 − e^{−80})/80: dropping it changes the piece by a relative
+    e^{−80}. Without the cut an integrand of width b·1e-6 on an interval of length 16 (a
+    tiny scale) exhausted the quadrature's subdivisions and lost half of the probability."""
+    far = p0 if mode == p1 else p1
+    if h(far) >= href - _CUT:
+        return p0, p1
+    x = optimize.brentq(lambda t: h(t) - (href - _CUT), mode, far, xtol=1e-14 * max(1.0, abs(far)))
+    return (x, p1) if far == p0 else (p0, x)
+
+
 def _laplace_rnm_logp_quadrature(s: np.ndarray, b: float) -> np.ndarray:
     k = s.size
     t = np.unique(s)  # sorted breakpoints
@@ -139,8 +157,11 @@ def _laplace_rnm_logp_quadrature(s: np.ndarray, b: float) -> np.ndarray:
             total = 0.0
             for p0, p1 in ((lo, mode), (mode, hi)):
                 if p1 > p0:
-                    val, _ = integrate.quad(lambda x, h=h, href=href: math.exp(h(x) - href), p0, p1,
-                                            epsabs=0.0, epsrel=1e-13, limit=200)
+                    p0, p1 = _where_it_matters(h, href, mode, p0, p1)
+                    with warnings.catch_warnings():  # the roundoff limit at tiny scales: see the docstring
+                        warnings.simplefilter("ignore", integrate.IntegrationWarning)
+                        val, _ = integrate.quad(lambda x, h=h, href=href: math.exp(h(x) - href), p0, p1,
+                                                epsabs=0.0, epsrel=1e-13, limit=200)
                     total += val
             pieces.append(href + math.log(total) if total > 0 else -np.inf)
         out[s == s[i]] = float(logsumexp(pieces))
@@ -148,7 +169,16 @@ def _laplace_rnm_logp_quadrature(s: np.ndarray, b: float) -> np.ndarray:
 
 
 def laplace_rnm_log_output_distribution(scores: object, scale: float) -> np.ndarray:
-    """log P(argmax_i (scores_i + Lap_i(scale)) = i) for every i (exact for K = 2)."""
+    """log P(argmax_i (scores_i + Lap_i(scale)) = i) for every i (exact for K = 2).
+
+    For K ≥ 3 by quadrature, one piece per interval between distinct scores, each cut where its
+    concave log-integrand has dropped by 80 below its mode. Accuracy, against the closed form of
+    two arms with a third 80 scales below (``tests/test_mechanisms_output.py``): relative error
+    ≤ 1e-12 for scale ≥ 1e-3 (scores up to 16), 2.4e-11 at 1e-6 and 1.4e-8 at 1e-9, where the
+    scores are 10⁷–10¹⁰ scales apart and the doubles of x − s_i carry only that much of the
+    integrand (quadrature's roundoff warnings are silenced there). Before the cut, scales ≤ 1e-6
+    lost half of the probability.
+    """
     b = check_positive("scale", scale)
     s = np.asarray(scores, dtype=float).reshape(-1)
     if s.size < 2 or not np.all(np.isfinite(s)):

@@ -301,6 +301,24 @@ def test_laplace_rnm_three_candidates_against_direct_quadrature():
     np.testing.assert_allclose(got, [direct(i) for i in range(3)], rtol=1e-10)
 
 
+@pytest.mark.parametrize(
+    ("scale", "rtol"), [(1e-9, 5e-8), (1e-6, 1e-10), (1e-3, 1e-12), (1.0, 1e-12), (1e6, 1e-12)]
+)
+def test_laplace_rnm_quadrature_at_extreme_scales(scale, rtol):
+    """Three arms, the third 80 scales below the others, against the two-arm closed form: at scale
+    1e-6 the quadrature used to lose half of the probability (0.5 instead of 1 for counts (16, 0))."""
+    import warnings
+
+    for g in (0.0, 0.5, 1.0, 3.0, 16.0):
+        three = np.array([g, 0.0, min(g, 0.0) - 80 * scale])
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # and no warning reaches the user
+            got = np.exp(laplace_rnm_log_output_distribution(three, scale))
+        two = np.exp(laplace_rnm_log_output_distribution(three[:2], scale))
+        np.testing.assert_allclose(got[:2], two, rtol=rtol)
+        assert abs(got.sum() - 1.0) <= rtol
+
+
 def test_gaussian_rnm_exact_for_two_candidates_including_tails():
     for f, sg in [([0.0, 1.0], [1.0, 2.0]), ([0.0, 30.0], [1.0, 2.0]), ([0.0, 1.0], [100.0, 0.01])]:
         gap = (f[0] - f[1]) / math.hypot(*sg)
