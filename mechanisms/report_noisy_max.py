@@ -186,12 +186,16 @@ def laplace_rnm_log_output_distribution(scores: object, scale: float) -> np.ndar
     if s.size == 2:
         g = s[0] - s[1]  # P(0 wins) = P(L1 − L0 < g)
         return np.array([float(laplace_difference_logcdf(g, b)), float(laplace_difference_logcdf(-g, b))])
-    return _laplace_rnm_logp_cached(tuple(s.tolist()), b).copy()
+    order = np.argsort(s, kind="stable")  # i.i.d. noise: the law is permutation-equivariant
+    out = np.empty(s.size)
+    out[order] = _laplace_rnm_logp_cached(tuple(s[order].tolist()), b)
+    return out
 
 
 @lru_cache(maxsize=256)
 def _laplace_rnm_logp_cached(s: tuple[float, ...], b: float) -> np.ndarray:
-    """The quadrature, memoised: an audit asks for the same two score vectors once per batch."""
+    """The quadrature of sorted scores, memoised: an audit asks for the same two score vectors once
+    per batch, and its one-design-per-arm family for permutations of the same few."""
     return _laplace_rnm_logp_quadrature(np.asarray(s, dtype=float), b)
 
 

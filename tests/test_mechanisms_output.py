@@ -527,3 +527,11 @@ def test_laplace_rnm_equal_scores_share_one_integral_and_the_cache_is_not_shared
     got[:] = 0.0  # the caller's copy: the next call is unaffected
     again = laplace_rnm_log_output_distribution(s, b)
     assert again[0] < 0 and again[1] == again[2] == again[4] and again[3] == again[5]
+
+
+def test_laplace_rnm_distribution_is_permutation_equivariant():
+    s = np.array([0.3, -0.4, 1.1, 0.3])
+    perm = np.array([2, 0, 3, 1])
+    a = laplace_rnm_log_output_distribution(s, 0.8)
+    b = laplace_rnm_log_output_distribution(s[perm], 0.8)
+    np.testing.assert_array_equal(a[perm], b)  # one quadrature of the sorted scores serves both
