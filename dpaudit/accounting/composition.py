@@ -323,12 +323,7 @@ class Composition:
 
             def bulk(t: type, *attrs: str) -> tuple[np.ndarray, ...]:
                 idx = np.flatnonzero(codes == code[t])
-                if idx.size == n:
-                    sel = leaves
-                elif idx.size == 1:
-                    sel = [leaves[int(idx[0])]]
-                else:
-                    sel = itemgetter(*idx.tolist())(leaves)
+                sel = leaves if idx.size == n else [leaves[i] for i in idx.tolist()]
                 return (idx, *(np.fromiter(map(attrgetter(a), sel), dtype=float, count=idx.size)
                                for a in attrs))
 

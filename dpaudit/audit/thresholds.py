@@ -460,8 +460,17 @@ class PilotChoice:
 
     def sides(self, main_per_side: int) -> tuple[int, int]:
         """(null, alternative) sample sizes of a main sample of ``2·main_per_side`` runs."""
-        n0 = int(round(2 * main_per_side * self.null_share))
-        return n0, 2 * main_per_side - n0
+        return _split(main_per_side, self.null_share)
+
+
+def _split(main_per_side: int, null_share: float) -> tuple[int, int]:
+    n0 = int(round(2 * main_per_side * null_share))
+    return n0, 2 * main_per_side - n0
+
+
+def _predicted_bound(p: np.ndarray, q: np.ndarray, kind: str, delta: float) -> np.ndarray:
+    """The μ (``kind="mu"``) or ε-at-δ lower bound a test with error-rate bounds (p, q) gives."""
+    return np.asarray(mu_from_rates(p, q) if kind == "mu" else epsilon_from_rates(p, q, delta))
 
 
 # Main-sample splits the pilot may choose (null side's share; the even split first, so it wins
@@ -516,7 +525,7 @@ def pilot_choice(
     shares = tuple(float(check_probability("null_shares", s)) for s in null_shares)  # each in (0, 1)
     if not shares:
         raise ValueError("null_shares must name at least one share of the main sample, got none")
-    splits = [(s, *PilotChoice(0, 0.0, 1, 0.0, s).sides(n)) for s in shares]
+    splits = [(s, *_split(n, s)) for s in shares]
     if any(m0 < 1 or m1 < 1 for _, m0, m1 in splits):
         raise ValueError(f"main_per_side = {n} is too small to split by the null_shares {shares!r}")
     alpha = (1.0 - conf) / 2.0
@@ -532,10 +541,7 @@ def pilot_choice(
             r1 = fn / n1 if level is None else cp_upper(fn, n1, level)
             for share, m0, m1 in splits:
                 p, q = cp_upper(np.round(r0 * m0), m0, alpha), cp_upper(np.round(r1 * m1), m1, alpha)
-                if kind == "mu":
-                    score = np.asarray(mu_from_rates(p, q))
-                else:
-                    score = np.asarray(epsilon_from_rates(p, q, delta))
+                score = _predicted_bound(p, q, kind, delta)
                 j = int(np.argmax(score))
                 if score[j] > best.predicted:
                     best = PilotChoice(i, float(t[j]), int(o[j]), float(score[j]), share)
@@ -577,11 +583,7 @@ def _pilot_power(
         r1 = stats.beta.ppf(u, fn[:, None] + 0.5, n1 - fn[:, None] + 0.5)
         for share, m0, m1 in splits:
             p, q = cp_upper(np.round(r0 * m0), m0, alpha), cp_upper(np.round(r1 * m1), m1, alpha)
-            p, q = p[:, :, None], q[:, None, :]  # tests x quantiles of r0 x quantiles of r1
-            if kind == "mu":
-                b = np.asarray(mu_from_rates(p, q))
-            else:
-                b = np.asarray(epsilon_from_rates(p, q, delta))
+            b = _predicted_bound(p[:, :, None], q[:, None, :], kind, delta)  # tests x r0 x r1 quantiles
             pw = np.mean(b > claim, axis=(1, 2))
             med = b[:, _POWER_GRID.size // 2, _POWER_GRID.size // 2]
             j = int(np.lexsort((med, pw))[-1])
