@@ -1,0 +1,33 @@
+"""Every registered algorithm computes exactly the pinned numbers (``tests/pinned_runs.py``)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from tests.pinned_runs import DATA, keys, pin
+
+PINNED = json.loads(DATA.read_text())
+
+
+def test_every_registered_algorithm_is_pinned() -> None:
+    assert sorted(PINNED) == keys()
+
+
+def _same(a: object, b: object) -> bool:
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    return a == b
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("key", sorted(PINNED))
+def test_run_reproduces_its_pinned_numbers(key: str) -> None:
+    now = pin(key)
+    want = PINNED[key]
+    assert sorted(now) == sorted(want), "the report's numbers moved: " + ", ".join(
+        sorted(set(now) ^ set(want))[:10])
+    changed = [f"{k}: {want[k]!r} -> {now[k]!r}" for k in want if not _same(now[k], want[k])]
+    assert not changed, f"{len(changed)} pinned numbers of 'dpaudit run {key}' changed:\n" + "\n".join(changed[:20])
