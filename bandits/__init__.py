@@ -3,11 +3,12 @@
 * :mod:`bandits.actions` — action structures (one arm, a set, a list) and feedback models;
 * :mod:`bandits.environments` — stochastic environments with common random numbers;
 * :mod:`bandits.policy` — the policy contract (:class:`Policy`, :class:`Agent`, :class:`RunContext`);
-* :mod:`bandits.simulator` — regret simulation vectorised across repetitions;
+* :mod:`bandits.engine.simulator` — regret simulation vectorised across repetitions;
 * :mod:`bandits.run` — one run end to end (regret, certified privacy, ledger check, audit);
 * :mod:`bandits.registry` — every algorithm the ``dpaudit run`` command knows;
-* :mod:`bandits.lazy`, :mod:`bandits.full_info`, :mod:`bandits.baselines` — seed 002's lazy-epoch
-  bandits (Anytime-Lazy-UCB, Lazy-DP-TS), RNM-FTNL and naive FTNL, and DP-SE / AdaP-UCB / AdaP-KLUCB.
+* one subpackage per algorithm family: :mod:`bandits.thompson`, :mod:`bandits.lazy`,
+  :mod:`bandits.full_info`, :mod:`bandits.matroid`, :mod:`bandits.semibandits`,
+  :mod:`bandits.cascading`, :mod:`bandits.references`.
 
 >>> from bandits import GaussianTS, parse_env, simulate
 >>> res = simulate(GaussianTS(), parse_env("bernoulli:0.75,0.25"), 1000, repetitions=3, progress=False)
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 _SOURCES = {
     "bandits.actions": ("ActionStructure", "Feedback", "Ranking", "SingleArm", "TopK"),
-    "bandits.baselines": ("DPSE", "AdaP"),
+    "bandits.lazy.baselines": ("DPSE", "AdaP"),
     "bandits.environments": (
         "BernoulliEnv",
         "Environment",
@@ -31,14 +32,20 @@ _SOURCES = {
         "parse_env",
         "truncexp_mean",
     ),
-    "bandits.full_info": ("RNMFTNL", "NaiveFTNL"),
-    "bandits.gaussian_ts": ("GaussianTS",),
-    "bandits.lazy": ("LazyDPTS", "LazyUCB"),
-    "bandits.neighbours": ("RewardReplacement", "RoundReplacement"),
+    "bandits.full_info.policies": ("RNMFTNL", "NaiveFTNL"),
+    "bandits.thompson.policy": ("GaussianTS",),
+    "bandits.lazy.policies": ("LazyDPTS", "LazyUCB"),
+    "bandits.engine.replacement": ("RewardReplacement", "RoundReplacement"),
     "bandits.policy": ("Agent", "Outcomes", "Policy", "RunContext"),
-    "bandits.reference": ("UCB1", "BetaTS"),
-    "bandits.simulator": ("SimulationResult", "log_checkpoints", "reward_table", "simulate", "simulate_many"),
-    "bandits.streams": ("RepStreams", "rep_streams"),
+    "bandits.references.policies": ("UCB1", "BetaTS"),
+    "bandits.engine.simulator": (
+        "SimulationResult",
+        "log_checkpoints",
+        "reward_table",
+        "simulate",
+        "simulate_many",
+    ),
+    "bandits.engine.streams": ("RepStreams", "rep_streams"),
 }
 """Where each public name lives: importing :mod:`bandits` (or one of its submodules, such as the
 registry) loads none of them; ``bandits.X`` imports X's module on first use (PEP 562)."""
@@ -47,7 +54,15 @@ _LAZY = {name: module for module, names in _SOURCES.items() for name in names}
 
 if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
     from bandits.actions import ActionStructure, Feedback, Ranking, SingleArm, TopK
-    from bandits.baselines import DPSE, AdaP
+    from bandits.engine.replacement import RewardReplacement, RoundReplacement
+    from bandits.engine.simulator import (
+        SimulationResult,
+        log_checkpoints,
+        reward_table,
+        simulate,
+        simulate_many,
+    )
+    from bandits.engine.streams import RepStreams, rep_streams
     from bandits.environments import (
         BernoulliEnv,
         Environment,
@@ -56,14 +71,12 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
         parse_env,
         truncexp_mean,
     )
-    from bandits.full_info import RNMFTNL, NaiveFTNL
-    from bandits.gaussian_ts import GaussianTS
-    from bandits.lazy import LazyDPTS, LazyUCB
-    from bandits.neighbours import RewardReplacement, RoundReplacement
+    from bandits.full_info.policies import RNMFTNL, NaiveFTNL
+    from bandits.lazy.baselines import DPSE, AdaP
+    from bandits.lazy.policies import LazyDPTS, LazyUCB
     from bandits.policy import Agent, Outcomes, Policy, RunContext
-    from bandits.reference import UCB1, BetaTS
-    from bandits.simulator import SimulationResult, log_checkpoints, reward_table, simulate, simulate_many
-    from bandits.streams import RepStreams, rep_streams
+    from bandits.references.policies import UCB1, BetaTS
+    from bandits.thompson.policy import GaussianTS
 
 
 def __getattr__(name: str) -> Any:

@@ -32,7 +32,7 @@ from enum import Enum
 
 import numpy as np
 
-from dpaudit.events import check_integer
+from dpaudit.validation import check_integer
 
 __all__ = ["Feedback", "observe", "ActionStructure", "SingleArm", "KDistinct", "TopK", "Ranking"]
 

@@ -22,13 +22,19 @@ its mechanisms record what they release. It implements two methods:
 faster engine (Gaussian TS does) as long as the actions are identical; ``finish()`` flushes
 what the agent recorded. Rounds are 0-based.
 
+When several configurations of one algorithm are simulated together
+(:func:`bandits.engine.simulator.simulate_many`, the tuner), a policy class may offer a
+:class:`JointPlayer` (``Policy.joint_player``): it plays all their agents chunk by chunk,
+sharing work between them (one step loop, one noise draw), with exactly the actions each agent
+would play alone. The simulator knows no algorithm; it only calls this hook.
+
 A complete private policy in about twenty lines — ε-greedy on Laplace-noised means, one noisy
 release per observed reward — is ``docs/examples/private_epsilon_greedy.py``; it runs through
 :func:`bandits.run.run_policy` with its certified ε, the ledger check and an audit.
 
 Example:
     >>> import numpy as np
-    >>> from bandits.reference import UCB1
+    >>> from bandits.references.policies import UCB1
     >>> from bandits.environments import BernoulliEnv
     >>> seeds = np.random.SeedSequence(0).spawn(2)
     >>> run = RunContext.create(BernoulliEnv((0.9, 0.1)), horizon=10, seeds=seeds)
@@ -40,7 +46,7 @@ Example:
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
@@ -48,14 +54,14 @@ import numpy as np
 
 from bandits.actions import ActionStructure, Feedback, SingleArm, observe
 from dpaudit.declaration import Declaration
-from dpaudit.events import check_integer
 from dpaudit.ledger import RunLedgers
+from dpaudit.validation import check_integer
 from mechanisms.randomness import RepRandom
 
 if TYPE_CHECKING:  # pragma: no cover
     from bandits.environments import Environment
 
-__all__ = ["RunContext", "Agent", "Policy", "Outcomes"]
+__all__ = ["RunContext", "Agent", "Policy", "Outcomes", "JointPlayer", "JointContext"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -166,11 +172,51 @@ class Agent(abc.ABC):
 
 
 @dataclass(frozen=True)
+class JointContext:
+    """What a :class:`JointPlayer` is given besides its agents (all of one run's repetitions).
+
+    Attributes:
+        reps: repetitions R.
+        n_arms: arms N.
+        chunk: rounds per chunk the simulator will ask for.
+        memory: the simulator's memory budget in bytes (for buffers shared by the agents).
+        policy_random: a fresh generator per repetition of the policy stream each agent's
+            ``run.random`` was built from (so shared draws are the ones each agent would make).
+    """
+
+    reps: int
+    n_arms: int
+    chunk: int
+    memory: int
+    policy_random: Callable[[], RepRandom]
+
+
+class JointPlayer(abc.ABC):
+    """Plays several agents of one policy class together, chunk by chunk (module docstring).
+
+    Each agent must play exactly the actions it would play alone (its :meth:`Agent.run_chunk`):
+    the joint player only shares work. The simulator calls :meth:`play` for every chunk, in
+    order, then each agent's :meth:`Agent.finish`.
+    """
+
+    def __init__(self, agents: Sequence[Agent], context: JointContext) -> None:
+        self.agents = list(agents)
+        self.context = context
+
+    @abc.abstractmethod
+    def play(self, t0: int, t1: int, table: np.ndarray) -> list[np.ndarray]:
+        """Rounds ``t0 .. t1-1`` of every agent on the shared outcome ``table`` (R, t1−t0, N);
+        the actions of each agent, in the order of :attr:`agents`."""
+
+
+@dataclass(frozen=True)
 class Policy(abc.ABC):
     """Base class of policy configurations (immutable, picklable); see the module docstring."""
 
     feedback: ClassVar[Feedback] = Feedback.BANDIT
     structures: ClassVar[tuple[type[ActionStructure], ...]] = (SingleArm,)
+    joint_player: ClassVar[type[JointPlayer] | None] = None
+    """A player for several agents of this class at once (None: each agent plays alone)."""
 
     @property
     @abc.abstractmethod

@@ -1,15 +1,9 @@
-"""Every algorithm ``dpaudit run ALG`` knows: its paper, feedback, privacy model and options.
+"""Every algorithm ``dpaudit run ALG`` knows, collected from the algorithm families.
 
-An :class:`AlgorithmSpec` says what an algorithm is for a user (key, title, the seed paper it
-comes from, feedback model, privacy model, unit of privacy), which paper instance it runs with
-no ``--env`` (``default_env``, ``default_horizon``), which options it takes (:class:`Option`:
-turned into command-line flags with their range, default and help), how to build the policy
-from those options (:meth:`AlgorithmSpec.configure` → :class:`Configured`), and optionally a
-dedicated auditor and the paper's published bounds for the accountant's table.
-
-Specs live in the modules of the package :mod:`bandits.algorithms`, each exposing a tuple
-``SPECS``; :func:`algorithms` imports them all on first use. Adding an algorithm means adding
-a module there, nothing else.
+Specs (:class:`~bandits.algorithm.AlgorithmSpec`) live in the ``spec`` module of each family
+(``bandits.thompson.spec``, ``bandits.lazy.spec``, ...), each exposing a tuple ``SPECS``;
+:func:`algorithms` imports them all on first use. Adding an algorithm to a family means adding a
+spec to its ``SPECS``; adding a family means adding its ``spec`` module to :func:`_spec_modules`.
 
 Example:
     >>> spec = get("ucb1")
@@ -21,148 +15,33 @@ Example:
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from types import ModuleType
 
-from bandits.actions import Feedback
+from bandits.algorithm import AlgorithmSpec
 
-if TYPE_CHECKING:  # annotations only: declaring a spec loads no policy code (numpy, SciPy)
-    from bandits.environments import Environment
-    from bandits.policy import Policy
-
-__all__ = ["Option", "Configured", "AlgorithmSpec", "algorithms", "get", "PRIVACY_MODELS"]
-
-PRIVACY_MODELS = (
-    "central GDP",
-    "central pure DP",
-    "central approximate DP",
-    "local pure DP",
-    "local approximate DP",
-    "not private (as specified)",
-    "none",
-)
-
-
-@dataclass(frozen=True)
-class Option:
-    """One algorithm option, as a command-line flag ``--name`` (stored as ``name`` with dashes
-    turned into underscores). ``kind`` is ``int``, ``float``, ``str`` or ``bool`` (a switch);
-    ``low``/``high`` bound numbers (``None``: unbounded; ``*_open``: strict); ``choices`` lists
-    the allowed strings. ``default=None`` means "chosen by the algorithm" (say how in ``help``)."""
-
-    name: str
-    kind: type
-    default: Any
-    help: str
-    short: str | None = None
-    low: float | None = None
-    high: float | None = None
-    low_open: bool = False
-    high_open: bool = False
-    choices: tuple[str, ...] | None = None
-
-    @property
-    def dest(self) -> str:
-        return self.name.replace("-", "_")
-
-
-@dataclass(frozen=True)
-class Configured:
-    """A policy built from options, with what the run report says about the choice."""
-
-    policy: Policy
-    title: str
-    lines: tuple[str, ...] = ()
-    config: Mapping[str, Any] = field(default_factory=dict)
-    audit_horizon: int | None = None
-
-
-Builder = Callable[[Mapping[str, Any], "Environment", int], Configured]
-
-
-@dataclass(frozen=True)
-class AlgorithmSpec:
-    """An algorithm as ``dpaudit list`` shows it and ``dpaudit run`` runs it (module docstring).
-
-    Attributes:
-        key: the command-line name (``dpaudit run KEY``).
-        title: a one-line name.
-        paper: the seed file the algorithm comes from (``shared/seeds/...``), or None.
-        feedback: what the algorithm observes.
-        privacy: the privacy model (one of :data:`PRIVACY_MODELS`).
-        unit: the unit of privacy in words (None for non-private algorithms).
-        default_env: the paper's headline instance (an environment spec).
-        default_horizon: its horizon.
-        options: the algorithm's own options.
-        build: ``build(options, env, horizon) -> Configured``.
-        auditor: ``auditor(policy, horizon, env, *, trials, seed, confidence, delta, executor,
-            progress) -> AuditReport``, or None for the generic black-box audit.
-        published_bounds: ``f(policy, horizon, n_arms, delta) -> {name: epsilon}``: the paper's
-            own bounds at δ, shown beside the certified ones (never certified).
-        privacy_extras: ``f(policy, horizon, n_arms) -> dict`` of extra facts for the report.
-        default_audit_horizon: ``f(policy, horizon, n_arms) -> int``: the audited horizon.
-        env_parser: parses ``--env`` (default :func:`bandits.environments.parse_env`); problems
-            with sets or lists of arms bring their own grammar.
-        default_audit_trials: audit pairs when ``--audit-trials`` is not given.
-    """
-
-    key: str
-    title: str
-    paper: str | None
-    feedback: Feedback
-    privacy: str
-    unit: str | None
-    default_env: str
-    default_horizon: int
-    options: tuple[Option, ...]
-    build: Builder
-    auditor: Callable[..., Any] | None = None
-    published_bounds: Callable[..., dict[str, float]] | None = None
-    privacy_extras: Callable[..., dict[str, Any]] | None = None
-    default_audit_horizon: Callable[..., int] | None = None
-    env_parser: Callable[[str], Environment] | None = None
-    default_audit_trials: int = 2000
-
-    def __post_init__(self) -> None:
-        if self.privacy not in PRIVACY_MODELS:
-            raise ValueError(f"privacy must be one of {PRIVACY_MODELS}, got {self.privacy!r}")
-
-    def configure(self, options: Mapping[str, Any], env: Environment, horizon: int) -> Configured:
-        """Build the policy; every option not given takes its default."""
-        full = {o.dest: o.default for o in self.options}
-        unknown = set(options) - set(full)
-        if unknown:
-            raise ValueError(f"{self.key} has no option(s) {sorted(unknown)}; it takes {sorted(full)}")
-        full.update(options)
-        return self.build(full, env, horizon)
-
-    def summary(self) -> dict[str, Any]:
-        """What ``dpaudit list`` prints for this algorithm."""
-        return {
-            "key": self.key,
-            "title": self.title,
-            "paper": self.paper,
-            "feedback": self.feedback.value,
-            "privacy": self.privacy,
-            "unit": self.unit,
-            "default_env": self.default_env,
-            "default_horizon": self.default_horizon,
-        }
-
+__all__ = ["algorithms", "get"]
 
 _REGISTRY: dict[str, AlgorithmSpec] = {}
 
+def _spec_modules() -> tuple[ModuleType, ...]:
+    """The ``spec`` module of every algorithm family (``bandits.<family>.spec``, each with a tuple
+    ``SPECS``). The registry is the one framework module that imports the families, and it
+    imports only their specs, which load no policy code."""
+    from bandits.cascading import spec as cascading
+    from bandits.full_info import spec as full_info
+    from bandits.lazy import spec as lazy
+    from bandits.matroid import spec as matroid
+    from bandits.references import spec as references
+    from bandits.semibandits import spec as semibandits
+    from bandits.thompson import spec as thompson
+
+    return (thompson, lazy, full_info, matroid, semibandits, cascading, references)
+
 
 def algorithms() -> dict[str, AlgorithmSpec]:
-    """Every registered algorithm, by key (imports :mod:`bandits.algorithms` on first use)."""
+    """Every registered algorithm, by key (imports the families' ``spec`` modules on first use)."""
     if not _REGISTRY:
-        import bandits.algorithms as pkg
-
-        for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
-            module = importlib.import_module(f"{pkg.__name__}.{info.name}")
+        for module in _spec_modules():
             for spec in getattr(module, "SPECS", ()):
                 if spec.key in _REGISTRY:
                     raise RuntimeError(f"algorithm key {spec.key!r} registered twice")

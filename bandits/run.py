@@ -4,7 +4,7 @@
 
 1. **declare** — ``policy.declare(T, N, structure)``: the worst-case releases per unit of
    privacy (None for a non-private reference);
-2. **simulate** — :func:`bandits.simulator.simulate`, which hands every repetition's agent its
+2. **simulate** — :func:`bandits.engine.simulator.simulate`, which hands every repetition's agent its
    own generators and ledger; mechanisms record what each run really released;
 3. **certify** — :func:`dpaudit.accounting.account` of the declared event under every method,
    the best one, GDP μ where the guarantee is GDP, the paper's claim beside it;
@@ -12,10 +12,10 @@
    covered by the declaration, else :class:`~dpaudit.declaration.LedgerCheckError` (the run
    fails loudly: the implementation released more than it certifies);
 5. **audit** — optional: the algorithm's own auditor or the generic black-box audit of
-   :mod:`bandits.policy_audit`, at the run's horizon or a shorter one (the report says which).
+   :mod:`bandits.auditing.black_box`, at the run's horizon or a shorter one (the report says which).
 
 Example:
-    >>> from bandits.gaussian_ts import GaussianTS
+    >>> from bandits.thompson.policy import GaussianTS
     >>> rep = run_policy(GaussianTS(b=10, c=4.0), "bernoulli:0.75,0.25", 2000, reps=3, progress=False)
     >>> round(rep.privacy["mu"], 4), rep.ledger_check["ok"], rep.audit is None
     (6.7082, True, True)
@@ -31,13 +31,13 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any
 
+from bandits.engine.simulator import SimulationResult, simulate
 from bandits.environments import Environment, parse_env
 from bandits.policy import Policy
-from bandits.simulator import SimulationResult, simulate
 from dpaudit.accounting import account
 from dpaudit.accounting.composition import normal_form, pure_epsilon
 from dpaudit.declaration import Declaration, check_ledgers
-from dpaudit.events import check_integer, check_probability
+from dpaudit.validation import check_integer, check_probability
 
 __all__ = ["RunReport", "run_policy", "run_algorithm", "plot_run", "privacy_section", "regret_section"]
 
@@ -119,29 +119,13 @@ def _pure_sum(decl: Declaration) -> float | None:
     return worst
 
 
-_GDP_LEAVES = ("GaussianEvent", "GaussianSequenceEvent", "GaussianReportNoisyMaxEvent")
-
-
-def guarantee(decl: Declaration) -> str:
-    """``"gdp"`` (every declared release is Gaussian-type: the guarantee is μ-GDP), ``"pure"``
-    (every release is pure ε-DP), ``"approximate"`` or ``"none"`` (a non-private release)."""
-    leaves = [leaf for comp in normal_form(decl.event) for leaf, _ in comp]
-    if any(type(leaf).__name__ == "NonPrivateEvent" for leaf in leaves):
-        return "none"
-    if leaves and all(type(leaf).__name__ in _GDP_LEAVES for leaf in leaves):
-        return "gdp"
-    if all(pure_epsilon(leaf) is not None for leaf in leaves):
-        return "pure"
-    return "approximate"
-
-
 def _published(decl: Declaration, delta: float, certified: float | None) -> dict[str, Any] | None:
     claim = decl.published
     if claim is None:
         return None
     out = claim.to_dict(delta)
     claimed = out.get("epsilon_at_delta")
-    if certified is None and guarantee(decl) == "none":
+    if certified is None and decl.guarantee == "none":
         out["status"] = "NOT CERTIFIED: the toolkit certifies no epsilon (a release is not private)"
     elif claimed is None or certified is None:
         out["status"] = "not comparable at this delta"
@@ -177,7 +161,7 @@ def privacy_section(
     acc = account(decl.event, delta=delta, extras=dict(extras or {}))
     d = acc.to_dict()
     best = acc.best
-    kind = guarantee(decl)
+    kind = decl.guarantee
     return {
         "private": True,
         "guarantee": kind,
@@ -245,13 +229,13 @@ def _certified_text(decl: Declaration | None, delta: float) -> str | None:
     if decl is None:
         return None
     acc = account(decl.event, delta=delta)
-    if guarantee(decl) == "gdp" and acc.mu is not None:
+    if decl.guarantee == "gdp" and acc.mu is not None:
         return f"certified mu {acc.mu:.4f}"
     return None if acc.best.value is None else f"certified epsilon {acc.best.value:.4g} at delta = {delta:g}"
 
 
 def _default_auditor() -> Auditor:
-    from bandits.policy_audit import audit_policy
+    from bandits.auditing.black_box import audit_policy
 
     return audit_policy
 
@@ -451,7 +435,7 @@ def style_regret_axes(ax: Any, ylabel: str, title: str) -> None:
 def plot_run(report: RunReport, path: str | None = None) -> Any:
     """Pseudo- and empirical regret curves with 95% bands; saves to ``path`` if given.
 
-    >>> from bandits.reference import UCB1
+    >>> from bandits.references.policies import UCB1
     >>> rep = run_policy(UCB1(), "bernoulli:0.75,0.25", 500, reps=2, progress=False)
     >>> fig = plot_run(rep)
     >>> [ln.get_label() for ln in fig.axes[0].get_lines()]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 
 from dpaudit.audit.runner import run_audit
-from mechanisms.audit_targets import published_claim, rnm_gaussian_target
+from mechanisms.auditing.targets import published_claim, rnm_gaussian_target
 
 S2 = 2**-0.5
 SCENARIOS = {

@@ -46,7 +46,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from dpaudit.audit import run_audit  # noqa: E402
 from dpaudit.audit.power import _eps_allowed, _mu_allowed, _prob_above  # noqa: E402
 from mechanisms import GaussianMechanism, LaplaceMechanism  # noqa: E402
-from mechanisms.audit_targets import (  # noqa: E402
+from mechanisms.auditing.targets import (  # noqa: E402
     gaussian_target,
     laplace_target,
     randomized_response_target,

@@ -11,10 +11,10 @@ Families (the truth is exact, not estimated):
 * ``laplace`` — Lap(1) shifted by 1 (true ε = 1 at δ = 0; every threshold ≥ 1 attains it), 2·10⁴ trials;
 * ``randomized-response`` — binary RR at ε = 1 (true ε = 1 at δ = 0), 2·10⁴ trials;
 * ``thompson`` — Gaussian TS, b = 1, c = 1, N = 2, T = 6, the tied pair of
-  :class:`bandits.audit.TSNeighbour`: the output law of both tables is enumerated exactly over the
+  :class:`bandits.thompson.audit.TSNeighbour`: the output law of both tables is enumerated exactly over the
   2⁴ action sequences of the 4 sampling rounds, giving the pair's true μ (sup over its exact
   piecewise-linear trade-off curve of Φ⁻¹(1 − α) − Φ⁻¹(f(α)), both orders) and true ε(δ);
-  :func:`bandits.audit.audit_thompson` with 3000 trajectories per table.
+  :func:`bandits.thompson.audit.audit_thompson` with 3000 trajectories per table.
 
 An audit "exceeds" when its lower bound is above the truth (μ bound > true μ, or ε bound > true
 ε at the audited δ). At 95 % confidence each audit exceeds with probability ≤ 5 %; the study
@@ -39,7 +39,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from dpaudit.audit import clopper_pearson_upper, run_audit  # noqa: E402
 from dpaudit.conversions import gdp_epsilon  # noqa: E402
-from mechanisms.audit_targets import gaussian_target, laplace_target, randomized_response_target  # noqa: E402
+from mechanisms.auditing.targets import gaussian_target, laplace_target, randomized_response_target  # noqa: E402
 
 TS = {"b": 1, "c": 1.0, "arms": 2, "horizon": 6, "delta": 1e-6}
 
@@ -84,7 +84,7 @@ def _true_epsilon(p: np.ndarray, q: np.ndarray, delta: float) -> float:
 def thompson_truth() -> dict[str, float]:
     """Exact μ and ε(δ) of the tied Thompson-sampling pair at :data:`TS` by enumeration."""
     from bandits import GaussianTS
-    from bandits.audit import TSNeighbour
+    from bandits.thompson.audit import TSNeighbour
 
     b, c, N, T = TS["b"], TS["c"], TS["arms"], TS["horizon"]
     tab = TSNeighbour().tables(GaussianTS(b=b, c=c), T, N)
@@ -115,7 +115,7 @@ def run_family(name: str, audits: int, trials: int | None = None, seed0: int = 0
     t0 = time.perf_counter()
     if name == "thompson":
         from bandits import GaussianTS
-        from bandits.audit import TSNeighbour, audit_thompson
+        from bandits.thompson.audit import TSNeighbour, audit_thompson
 
         truth = thompson_truth()
         n = trials or 3000

@@ -17,7 +17,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from dpaudit.audit.runner import run_audit
-from mechanisms.audit_targets import gaussian_target
+from mechanisms.auditing.targets import gaussian_target
 
 
 def main() -> None:

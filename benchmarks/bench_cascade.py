@@ -1,6 +1,6 @@
 """Speed benchmark of seed 001's cascading bandits: rounds per second (one round = one row's
 round: a repetition, or a configuration × repetition of a stacked grid) of the toolkit against a
-plain per-step NumPy loop (:func:`bandits.cascade_reference.reference_actions`: every index from
+plain per-step NumPy loop (:func:`bandits.cascading.plain_loop.reference_actions`: every index from
 the paper's formula, one repetition at a time) in the same run.
 
 Run: ``python benchmarks/bench_cascade.py [--rounds T] [--reps R] [--loop-rounds T_loop] [--json]``
@@ -12,7 +12,7 @@ on the paper's setting (L = 20, K = 4, p = 0.2, Δ = 0.15; noise × 0.01):
   Algorithm 1 (per-item hybrid counters), the private-counts variant: ``simulate`` with R
   repetitions, and the plain loop;
 * Figure 1(e)'s grid: Algorithm 2 on 100 values of ε × R repetitions stacked in one agent
-  (:func:`bandits.cascade_stacked.simulate_stacked`).
+  (:func:`bandits.cascading.stacked.simulate_stacked`).
 
 The compiled-kernel question was measured before writing any: a numba loop over rows needs
 ≈ 0.9 µs per row-round on this machine (the per-item square roots and divisions), no faster
@@ -31,17 +31,17 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from bandits.cascade_env import cascade_instance  # noqa: E402
-from bandits.cascade_policies import (  # noqa: E402
+from bandits.cascading.plain_loop import reference_actions  # noqa: E402
+from bandits.cascading.policies import (  # noqa: E402
     CascadeDP,
     CascadeDPCounts,
     CascadeLDP,
     CascadeLDPFixed,
     CascadeUCB1,
 )
-from bandits.cascade_reference import reference_actions  # noqa: E402
-from bandits.cascade_stacked import simulate_stacked  # noqa: E402
-from bandits.simulator import simulate  # noqa: E402
+from bandits.cascading.stacked import simulate_stacked  # noqa: E402
+from bandits.engine.simulator import simulate  # noqa: E402
+from bandits.environments.cascade import cascade_instance  # noqa: E402
 
 
 def timed(fn):

@@ -32,11 +32,11 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from bandits.csb import CUCBLDP2  # noqa: E402
-from bandits.env_grammar import parse_combinatorial_env  # noqa: E402
-from bandits.matroid_bandits import DPUCBMat  # noqa: E402
-from bandits.movielens import movielens_env, movielens_like  # noqa: E402
-from bandits.simulator import reward_table, simulate  # noqa: E402
+from bandits.engine.simulator import reward_table, simulate  # noqa: E402
+from bandits.environments.grammar import parse_combinatorial_env  # noqa: E402
+from bandits.environments.movielens import movielens_env, movielens_like  # noqa: E402
+from bandits.matroid.policies import DPUCBMat  # noqa: E402
+from bandits.semibandits.policies import CUCBLDP2  # noqa: E402
 
 
 def timed(fn):

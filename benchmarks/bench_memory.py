@@ -4,7 +4,7 @@ Run: ``python benchmarks/bench_memory.py [--horizon T] [--reps R] [--arms N]``
 
 Each configuration runs in a fresh subprocess (peak RSS = ``ru_maxrss`` of that process):
 
-1. the simulator's default, chunks sized to its 64 MiB budget (:func:`bandits.simulator.chunk_rounds`);
+1. the simulator's default, chunks sized to its 64 MiB budget (:func:`bandits.engine.simulator.chunk_rounds`);
 2. the baseline: fixed 8192-round chunks (the old default), in the same run.
 
 Both must give the same regret to the last bit (chunking never changes the floats); the script

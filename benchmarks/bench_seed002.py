@@ -15,7 +15,7 @@ setting 1, in the same process:
    (tests/test_seed002.py), which the benchmark re-checks on the common prefix.
 
 It also prints the projected wall time of the full seed 002 grid (2 settings × 3 ε × these 4
-algorithms) on 2 workers; ``python -m bandits.experiments.seed002 --full`` measures it.
+algorithms) on 2 workers; ``python -m bandits.experiments.private_stochastic_bandits --full`` measures it.
 """
 
 from __future__ import annotations
@@ -30,11 +30,11 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from bandits.baselines import DPSE, AdaP  # noqa: E402
+from bandits.engine.compiled import HAVE_NUMBA  # noqa: E402
+from bandits.engine.simulator import simulate  # noqa: E402
 from bandits.environments import parse_env  # noqa: E402
-from bandits.kernels import HAVE_NUMBA  # noqa: E402
-from bandits.lazy import LazyDPTS, LazyUCB  # noqa: E402
-from bandits.simulator import simulate  # noqa: E402
+from bandits.lazy.baselines import DPSE, AdaP  # noqa: E402
+from bandits.lazy.policies import LazyDPTS, LazyUCB  # noqa: E402
 
 ENV = "bernoulli:0.75,0.625,0.5,0.375,0.25"
 

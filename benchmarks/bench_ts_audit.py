@@ -4,7 +4,7 @@ Run: ``python benchmarks/bench_ts_audit.py [--trials 100000] [--arms 2 5] [--wor
 
 For each number of arms N: the configuration ``dpaudit run ts`` would choose at T = 10⁵ and
 1-GDP (b by the rule of thumb, c on the certified frontier), audited by
-:func:`bandits.audit.audit_thompson` at the default audit horizon b·N + 2000 with ``trials``
+:func:`bandits.thompson.audit.audit_thompson` at the default audit horizon b·N + 2000 with ``trials``
 trajectories per neighbouring table (pilot included) on a ``ProcessPoolExecutor``. Prints the
 verdict, the μ bound against the certificate, the detection floor, the two-sided estimate, the
 model tests, and the throughput — implementation trajectories per second of wall time and per
@@ -30,9 +30,9 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from bandits import GaussianTS  # noqa: E402
-from bandits.algorithms.thompson import DEFAULT_AUDIT_PRIVATE_ROUNDS  # noqa: E402
-from bandits.audit import audit_thompson  # noqa: E402
-from bandits.tuner import budget_pair  # noqa: E402
+from bandits.thompson.audit import audit_thompson  # noqa: E402
+from bandits.thompson.spec import DEFAULT_AUDIT_PRIVATE_ROUNDS  # noqa: E402
+from bandits.thompson.tuner import budget_pair  # noqa: E402
 
 
 def _cpu() -> float:

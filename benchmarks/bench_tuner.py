@@ -3,7 +3,7 @@
 Run ``python benchmarks/bench_tuner.py [--mu 1] [--workers 2] [--only batched]``. Runs the tuner
 twice in the same process — "before": every candidate simulated separately
 (``tune_thompson(batch=False)``), "after": all candidates together (``batch=True``, the default,
-:func:`bandits.simulator.simulate_many`) — prints wall and CPU time of each (the CPU time of worker
+:func:`bandits.engine.simulator.simulate_many`) — prints wall and CPU time of each (the CPU time of worker
 processes is included when ``--workers`` > 1) and their ratio, checks that the two runs give
 bit-identical regrets (and therefore the same table), and prints the table. Target: under 10 s.
 """
@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 from bandits import parse_env
-from bandits.tuner import tune_thompson
+from bandits.thompson.tuner import tune_thompson
 
 SPEC = "bernoulli:0.75,0.625,0.5,0.375,0.25"
 

@@ -58,8 +58,8 @@ import math
 import numpy as np
 from scipy import special
 
-from dpaudit.events import check_nonnegative, check_positive, check_probability, plain
 from dpaudit.numerics import bisect, expand_bracket
+from dpaudit.validation import check_nonnegative, check_positive, check_probability, plain
 
 __all__ = [
     "gdp_log_delta",

@@ -57,9 +57,9 @@ from dpaudit.events import (
     PrivacyEvent,
     PureDpEvent,
     RandomizedResponseEvent,
-    check_probability,
 )
 from dpaudit.ledger import Ledger
+from dpaudit.validation import check_probability
 
 __all__ = [
     "PublishedClaim",
@@ -75,6 +75,9 @@ __all__ = [
 RTOL = 1e-9
 """Relative slack for comparing observed and declared parameters (floating-point rounding of
 the same formula computed in two places); a real double charge is off by a factor ≥ 2."""
+
+_GDP_LEAVES = (GaussianEvent, GaussianSequenceEvent, GaussianReportNoisyMaxEvent)
+"""Releases whose composition is μ-GDP (a declaration of only these certifies a μ)."""
 
 
 @dataclass(frozen=True)
@@ -154,6 +157,26 @@ class Declaration:
         object.__setattr__(self, "neighbouring", Neighbouring(self.neighbouring))
         if self.model not in ("central", "local"):
             raise ValueError(f"model must be 'central' or 'local', got {self.model!r}")
+
+    @property
+    def guarantee(self) -> str:
+        """``"gdp"`` (every declared release is Gaussian-type: the guarantee is μ-GDP), ``"pure"``
+        (every release is pure ε-DP), ``"approximate"`` or ``"none"`` (a non-private release).
+
+        >>> from dpaudit.events import GaussianEvent, LaplaceEvent
+        >>> Declaration(GaussianEvent(sigma=2.0), "one reward").guarantee
+        'gdp'
+        >>> Declaration(LaplaceEvent(scale=1.0).repeat(3), "one row").guarantee
+        'pure'
+        """
+        leaves = [leaf for comp in normal_form(self.event) for leaf, _ in comp]
+        if any(isinstance(leaf, NonPrivateEvent) for leaf in leaves):
+            return "none"
+        if leaves and all(type(leaf) in _GDP_LEAVES for leaf in leaves):
+            return "gdp"
+        if all(pure_epsilon(leaf) is not None for leaf in leaves):
+            return "pure"
+        return "approximate"
 
 
 class LedgerCheckError(RuntimeError):

@@ -38,6 +38,14 @@ from enum import Enum
 
 import numpy as np
 
+from dpaudit.validation import (
+    check_flag,
+    check_integer,
+    check_nonnegative,
+    check_positive,
+    check_probability,
+)
+
 __all__ = [
     "Neighbouring",
     "PrivacyEvent",
@@ -55,12 +63,6 @@ __all__ = [
     "ComposedEvent",
     "SelfComposedEvent",
     "ParallelEvent",
-    "check_positive",
-    "check_nonnegative",
-    "check_probability",
-    "check_integer",
-    "check_flag",
-    "plain",
 ]
 
 
@@ -77,74 +79,6 @@ class Neighbouring(str, Enum):
 
 
 # ---------------------------------------------------------------------------------------
-# validation helpers (shared by events, mechanisms and the CLI)
-
-
-def plain(value: object) -> str:
-    """``repr`` of a value with NumPy scalars and arrays shown as plain Python numbers and lists,
-    for error messages (``1.5``, not ``np.float64(1.5)``).
-
-    >>> plain(np.float64(1.5)), plain(np.array([1.0, 2.0])), plain("x")
-    ('1.5', '[1.0, 2.0]', "'x'")
-    """
-    if isinstance(value, (np.generic, np.ndarray)):
-        value = value.tolist()
-    return repr(value)
-
-
-def check_number(name: str, value: object) -> float:
-    """``value`` as a float that is not NaN (±inf allowed), or ``ValueError`` naming ``name``."""
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {plain(value)}") from None
-    if math.isnan(v):
-        raise ValueError(f"{name} must be a number, got NaN")
-    return v
-
-
-def check_positive(name: str, value: float, *, allow_inf: bool = False) -> float:
-    """Return ``float(value)`` if it lies in (0, ∞), else raise ``ValueError``."""
-    v = check_number(name, value)
-    if not (v > 0) or (math.isinf(v) and not allow_inf):
-        raise ValueError(f"{name} must be in (0, inf), got {plain(value)}")
-    return v
-
-
-def check_nonnegative(name: str, value: float) -> float:
-    """Return ``float(value)`` if it lies in [0, ∞), else raise ``ValueError``."""
-    v = check_number(name, value)
-    if not (v >= 0) or math.isinf(v):
-        raise ValueError(f"{name} must be in [0, inf), got {plain(value)}")
-    return v
-
-
-def check_probability(name: str, value: float, *, low_open: bool = True, high_open: bool = True) -> float:
-    """Return ``float(value)`` if it is a probability in the stated (open/closed) interval."""
-    v = check_number(name, value)
-    lo_ok = v > 0 if low_open else v >= 0
-    hi_ok = v < 1 if high_open else v <= 1
-    if not (lo_ok and hi_ok):
-        lo = "(0" if low_open else "[0"
-        hi = "1)" if high_open else "1]"
-        raise ValueError(f"{name} must be in {lo}, {hi}, got {plain(value)}")
-    return v
-
-
-def check_integer(name: str, value: object, minimum: int = 1) -> int:
-    """Return ``int(value)`` if it is an integer (not a bool) ≥ ``minimum``, else raise."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {plain(value)}")
-    return int(value)
-
-
-def check_flag(name: str, value: object) -> bool:
-    """Return ``bool(value)`` if it is a boolean, else raise ``ValueError``."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name} must be True or False, got {plain(value)}")
-    return bool(value)
-
-
 # ---------------------------------------------------------------------------------------
 # base
 

@@ -74,9 +74,9 @@ from dpaudit.events import (
     PureDpEvent,
     RandomizedResponseEvent,
     SelfComposedEvent,
-    check_number,
 )
 from dpaudit.numerics import div_down
+from dpaudit.validation import check_number
 
 if TYPE_CHECKING:  # pragma: no cover
     import dp_accounting

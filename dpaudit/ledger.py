@@ -48,8 +48,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from dpaudit.events import ComposedEvent, NoOpEvent, ParallelEvent, PrivacyEvent, check_integer
+from dpaudit.events import ComposedEvent, NoOpEvent, ParallelEvent, PrivacyEvent
 from dpaudit.serialization import decode_value, encode_value, event_from_dict, event_to_dict
+from dpaudit.validation import check_integer
 
 if TYPE_CHECKING:  # pragma: no cover
     from dpaudit.accounting import AccountingReport

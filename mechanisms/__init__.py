@@ -13,11 +13,11 @@ against floating-point attacks and must not be used to release real sensitive da
 """
 
 from mechanisms.base import NoiseMechanism, Norm
-from mechanisms.counting import BinaryTreeCounter, HybridCounter
+from mechanisms.continual.counting import BinaryTreeCounter, HybridCounter
+from mechanisms.continual.epoch_sums import GlobalEpochSums, LazyEpochSums
 from mechanisms.exponential import ExponentialMechanism
 from mechanisms.gaussian import GaussianMechanism
 from mechanisms.laplace import LaplaceMechanism
-from mechanisms.lazy import GlobalEpochSums, LazyEpochSums
 from mechanisms.local import (
     CascadeClickRandomizer,
     GaussianVectorRandomizer,

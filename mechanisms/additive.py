@@ -29,8 +29,9 @@ from typing import ClassVar
 
 import numpy as np
 
-from dpaudit.events import Neighbouring, check_integer, check_positive
+from dpaudit.events import Neighbouring
 from dpaudit.ledger import RunLedgers
+from dpaudit.validation import check_integer, check_positive
 from mechanisms.base import NoiseMechanism, Norm, Size, check_batch, check_neighbouring, check_norm, check_rng
 
 __all__ = ["AdditiveNoiseMechanism", "as_vector", "check_dim", "l1_bound", "l2_bound", "norm_of"]

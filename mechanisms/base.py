@@ -38,8 +38,9 @@ from enum import Enum
 
 import numpy as np
 
-from dpaudit.events import Neighbouring, PrivacyEvent, check_positive
+from dpaudit.events import Neighbouring, PrivacyEvent
 from dpaudit.ledger import Ledger, LedgerEntry
+from dpaudit.validation import check_positive
 
 __all__ = [
     "laplace_scale_for",

@@ -33,7 +33,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import logsumexp
 
-from dpaudit.events import Neighbouring, PureDpEvent, check_flag, check_integer, check_positive
+from dpaudit.events import Neighbouring, PureDpEvent
+from dpaudit.validation import check_flag, check_integer, check_positive
 from mechanisms.base import NoiseMechanism, Norm, Size, check_batch, check_neighbouring, check_rng
 
 __all__ = ["ExponentialMechanism"]

@@ -33,7 +33,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from dpaudit.events import GaussianEvent, Neighbouring, check_positive
+from dpaudit.events import GaussianEvent, Neighbouring
+from dpaudit.validation import check_positive
 from mechanisms.additive import AdditiveNoiseMechanism, checked_fields, l2_bound
 from mechanisms.base import Norm, gaussian_sigma_for
 

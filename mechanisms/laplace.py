@@ -5,7 +5,7 @@ the hybrid mechanism's Laplace node releases, and the LDP randomizer of Alg. 2, 
 K over a K-vector of clicks); seed 002 (Anytime-Lazy-UCB and Lazy-DP-TS: one Lap(1/ε) draw per
 epoch sum); seed 003 (CUCB-LDP: per-user Lap(K/ε) reports; CUCB-DP: Laplace noise on the nodes
 of the binary-tree counter). The counters and lazy sums themselves live in
-:mod:`mechanisms.counting` and :mod:`mechanisms.lazy`.
+:mod:`mechanisms.continual.counting` and :mod:`mechanisms.continual.epoch_sums`.
 
 The sensitivity is stated in an explicit norm (``norm``) over an output of dimension ``dim``;
 the recorded :class:`~dpaudit.events.LaplaceEvent` carries the implied ℓ1-sensitivity
@@ -41,7 +41,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from dpaudit.events import LaplaceEvent, Neighbouring, check_positive
+from dpaudit.events import LaplaceEvent, Neighbouring
+from dpaudit.validation import check_positive
 from mechanisms.additive import AdditiveNoiseMechanism, checked_fields, l1_bound
 from mechanisms.base import Norm, laplace_scale_for
 

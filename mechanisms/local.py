@@ -62,16 +62,9 @@ from typing import ClassVar, Literal
 
 import numpy as np
 
-from dpaudit.events import (
-    GaussianEvent,
-    LaplaceEvent,
-    Neighbouring,
-    PrivacyEvent,
-    check_integer,
-    check_positive,
-    check_probability,
-)
+from dpaudit.events import GaussianEvent, LaplaceEvent, Neighbouring, PrivacyEvent
 from dpaudit.ledger import Ledger
+from dpaudit.validation import check_integer, check_positive, check_probability
 from mechanisms.additive import AdditiveNoiseMechanism, norm_of
 from mechanisms.base import (
     NoiseMechanism,

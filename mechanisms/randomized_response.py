@@ -30,7 +30,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpaudit.events import Neighbouring, RandomizedResponseEvent, check_integer, check_positive
+from dpaudit.events import Neighbouring, RandomizedResponseEvent
+from dpaudit.validation import check_integer, check_positive
 from mechanisms.base import NoiseMechanism, Norm, Size, check_batch, check_neighbouring, check_rng
 
 __all__ = ["RandomizedResponse"]

@@ -37,7 +37,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from dpaudit.events import check_integer
+from dpaudit.validation import check_integer
 
 __all__ = ["RepRandom", "NoiseTape", "SAMPLERS"]
 

@@ -30,8 +30,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from dpaudit.events import check_integer
 from dpaudit.ledger import RunLedgers, UnitRuns
+from dpaudit.validation import check_integer
 from mechanisms.additive import AdditiveNoiseMechanism
 
 __all__ = ["RowReports"]

@@ -60,11 +60,11 @@ of ε × 6 seeds, E3 n = 2·10⁴ × 10); otherwise a reduced scale that the tes
         "code",
         SETUP
         + """
-from bandits.combinatorial_audit import audit_init_release
-from bandits.env_grammar import parse_combinatorial_env
-from bandits.experiments import seed000 as X
-from bandits.matroid_bandits import DPTSMat, DPUCBMat
-from bandits.movielens import movielens_env, movielens_like
+from bandits.matroid.audit import audit_init_release
+from bandits.environments.grammar import parse_combinatorial_env
+from bandits.experiments import matroid_bandits as X
+from bandits.matroid.policies import DPTSMat, DPUCBMat
+from bandits.environments.movielens import movielens_env, movielens_like
 from bandits.run import run_policy
 
 S = X.FULL if FULL else X.REDUCED
@@ -207,8 +207,8 @@ tests (T up to 1.6·10⁷); otherwise reduced.""",
         "code",
         SETUP
         + """
-from bandits.csb import CUCBDP, tree_epsilon
-from bandits.experiments import seed003 as X
+from bandits.semibandits.policies import CUCBDP, tree_epsilon
+from bandits.experiments import combinatorial_semibandits as X
 
 S = X.FULL if FULL else X.REDUCED
 print(f"scale: {'full' if FULL else 'reduced'} {S}")""",

@@ -29,7 +29,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
-from bandits.experiments import seed001 as X
+from bandits.experiments import cascading_bandits as X
 
 FULL = os.environ.get("DPAUDIT_FULL_SCALE", "0") == "1"
 FIG_DIR = Path(os.environ.get("DPAUDIT_FIGURES_DIR", "figures"))
@@ -65,7 +65,7 @@ processes; otherwise a reduced scale that the test suite executes.""",
     ("markdown", "## What the algorithms' noise spends (digest §6.2 checks 1–3 and 9)"),
     (
         "code",
-        """from bandits.cascade_theory import (analytic_gaussian_delta, classical_failure_epsilon, gaussian_sigma,
+        """from bandits.cascading.theory import (analytic_gaussian_delta, classical_failure_epsilon, gaussian_sigma,
                                     kairouz_epsilon0, optimal_composition_delta)
 print(f"Alg. 3 sigma at K = 4, eps = 1, delta = 1e-3: {gaussian_sigma(1.0, 1e-3, 4):.6f} "
       f"(digest: 7.5527); eps = 0.2: {gaussian_sigma(0.2, 1e-3, 4):.4f}")
@@ -212,11 +212,11 @@ print("CUCB " + f"{cu[0]['mean']:.1f}; CUCB-LDP eps=0.2 x0.01 / x1: {cu[1]['mean
     ("markdown", "## Audits on neighbouring click streams (C = 1 vs no click)"),
     (
         "code",
-        """from bandits.cascade_audit import audit_cascade_policy, audit_cucb_ldp_gaussian, cascade_audit_horizon
-from bandits.cascade_env import cascade_instance
-from bandits.cascade_policies import CascadeDP, CascadeDPCounts, CascadeLDP, CascadeLDPFixed
-from bandits.cucb_ldp_gaussian import CUCBLDPGaussian, DEFAULT_ENV
-from bandits.env_grammar import parse_combinatorial_env
+        """from bandits.cascading.audit import audit_cascade_policy, audit_cucb_ldp_gaussian, cascade_audit_horizon
+from bandits.environments.cascade import cascade_instance
+from bandits.cascading.policies import CascadeDP, CascadeDPCounts, CascadeLDP, CascadeLDPFixed
+from bandits.cascading.cucb_ldp_gaussian import CUCBLDPGaussian, DEFAULT_ENV
+from bandits.environments.grammar import parse_combinatorial_env
 
 n_audit = 20_000 if FULL else 300
 env = cascade_instance()

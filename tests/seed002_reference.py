@@ -3,7 +3,7 @@
 Pure Python (``random.Random``: its own Bernoulli rewards, Laplace noise and Beta draws), one
 run at a time, 1-based rounds exactly as in the pseudocode, natural-log bonuses, lowest-index
 ties, pseudo-regret Σ_t Δ_{J_t} with the K initial pulls included (the digest's §7 setup). It
-shares no code with :mod:`bandits.lazy`; the regret magnitudes of the two must agree.
+shares no code with :mod:`bandits.lazy.policies`; the regret magnitudes of the two must agree.
 """
 
 from __future__ import annotations

@@ -5,6 +5,10 @@ functions, ``importlib.import_module("...")`` with a constant name, and the impo
 doctest examples (doctests are collected by pytest, so they are code too). An arrow that runs
 the wrong way fails the test with the file, line and imported module.
 
+Inside the packages there is no import cycle at all (imports inside functions and under
+``TYPE_CHECKING`` included), and the framework part of :mod:`bandits` imports no algorithm
+family: only the registry imports the families' ``spec`` modules.
+
 A second test checks start-up cost deterministically: in a fresh interpreter, importing
 :mod:`dpaudit.cli.main` and building the parser for ``--help`` (or for a bad argument) must not
 import numpy, scipy, mechanisms or bandits.
@@ -45,7 +49,7 @@ def allowed(importer: str, imported: str) -> bool:
 
     >>> allowed("mechanisms.gaussian", "dpaudit.events"), allowed("dpaudit.audit.x", "mechanisms")
     (True, False)
-    >>> allowed("dpaudit.cli.audit", "bandits.audit"), allowed("bandits.x", "dpaudit.cli.main")
+    >>> allowed("dpaudit.cli.audit", "bandits.thompson.audit"), allowed("bandits.x", "dpaudit.cli.main")
     (True, False)
     """
     src, dst = layer(importer), layer(imported)
@@ -143,19 +147,19 @@ def test_the_checker_sees_every_kind_of_import(tmp_path: Path) -> None:
     >>> from bandits import GaussianTS
 """
 import numpy
-from dpaudit.events import check_integer
+from dpaudit.validation import check_integer
 
 
 def f():
     import mechanisms.gaussian
     from dpaudit.cli import main
-    importlib.import_module("bandits.audit")
+    importlib.import_module("bandits.thompson.audit")
 '''
     tree = ast.parse(src)
     found = imports_in(tree, "dpaudit.audit.fake", False) + doctest_imports(tree, "dpaudit.audit.fake", False)
     bad = sorted(name for _, name in found if not allowed("dpaudit.audit.fake", name))
-    assert bad == ["bandits", "bandits.GaussianTS", "bandits.audit", "dpaudit.cli", "dpaudit.cli.main",
-                   "mechanisms.gaussian"]
+    assert bad == ["bandits", "bandits.GaussianTS", "bandits.thompson.audit", "dpaudit.cli",
+                   "dpaudit.cli.main", "mechanisms.gaussian"]
 
 
 def test_the_layers_are_really_used() -> None:
@@ -169,6 +173,145 @@ def test_the_layers_are_really_used() -> None:
                 arrows.add((layer(module), layer(name)))
     assert {("mechanisms", "core"), ("bandits", "core"), ("cli", "core"), ("cli", "mechanisms"),
             ("cli", "bandits")} <= arrows
+
+
+FAMILIES = ("thompson", "lazy", "full_info", "matroid", "semibandits", "cascading", "references")
+"""The algorithm families: one subpackage of :mod:`bandits` each."""
+
+
+def family(module: str) -> str | None:
+    """The algorithm family of a module, or None for the framework (and outside :mod:`bandits`).
+
+    >>> family("bandits.thompson.audit"), family("bandits.engine.simulator"), family("dpaudit.events")
+    ('thompson', None, None)
+    """
+    parts = module.split(".")
+    return parts[1] if parts[0] == "bandits" and len(parts) > 1 and parts[1] in FAMILIES else None
+
+
+def framework_may_import(importer: str, imported: str) -> bool:
+    """Whether a module may import another as far as families go: a family module or an
+    experiment may import any family; a framework module none, except the registry, which
+    imports each family's ``spec``, and the package's public face (``bandits/__init__.py``,
+    which loads the names it lists on first use). Outside :mod:`bandits` the layer rules apply
+    (the CLI, the composition root, imports anything).
+
+    >>> framework_may_import("bandits.engine.simulator", "bandits.thompson.policy")
+    False
+    >>> framework_may_import("bandits.registry", "bandits.lazy.spec")
+    True
+    >>> framework_may_import("bandits.cascading.audit", "bandits.semibandits.policies")
+    True
+    """
+    if family(imported) is None or family(importer) is not None or not importer.startswith("bandits"):
+        return True
+    if importer == "bandits" or importer.startswith("bandits.experiments"):
+        return True
+    return importer == "bandits.registry" and imported.split(".")[2:] in ([], ["spec"])
+
+
+def module_graph(paths: list[Path]) -> dict[str, set[str]]:
+    """module → the toolkit modules it imports (code only: module level, in functions and under
+    ``TYPE_CHECKING``; a name imported from a package counts as its submodule when it is one)."""
+    names = {_module_name(p): p for p in paths}
+    graph: dict[str, set[str]] = {m: set() for m in names}
+    for module, path in names.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for _, target in imports_in(tree, module, path.name == "__init__.py"):
+            while target and target not in names:
+                target = target.rpartition(".")[0]
+            if target and target != module and not module.startswith(target + "."):
+                graph[module].add(target)
+    return graph
+
+
+def find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (each holds a cycle), by
+    Tarjan's algorithm, iteratively.
+
+    >>> find_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}})
+    [['a', 'b', 'c']]
+    >>> find_cycles({"a": {"b"}, "b": set()})
+    []
+    """
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(sorted(graph.get(w, ())))))
+                elif w in on_stack:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                if len(comp) > 1:
+                    out.append(sorted(comp))
+    return sorted(out)
+
+
+def test_no_import_cycle() -> None:
+    cycles = find_cycles(module_graph(sources()))
+    assert not cycles, "modules that import each other (directly or through others):\n" + "\n".join(
+        " <-> ".join(c) for c in cycles
+    )
+
+
+def test_the_cycle_check_sees_hidden_cycles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A planted cycle through an import inside a function and one under TYPE_CHECKING is found."""
+    pkg = tmp_path / "bandits"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("def f():\n    from bandits.b import g\n")
+    (pkg / "b.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import bandits.c\n")
+    (pkg / "c.py").write_text("from bandits import a\n")
+    (pkg / "d.py").write_text("import bandits.a\n")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    graph = module_graph(sorted(pkg.rglob("*.py")))
+    assert find_cycles(graph) == [["bandits.a", "bandits.b", "bandits.c"]]
+
+
+def test_the_framework_imports_no_family() -> None:
+    bad = []
+    for path in sources():
+        module = _module_name(path)
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for line, name in imports_in(tree, module, path.name == "__init__.py"):
+            if not framework_may_import(module, name):
+                bad.append(f"{path.relative_to(ROOT)}:{line}: {module} imports {name}")
+    assert not bad, "framework modules importing an algorithm family:\n" + "\n".join(bad)
+
+
+def test_every_family_is_registered() -> None:
+    """Each family subpackage has a ``spec`` module, and the list above is the registry's."""
+    from bandits.registry import _spec_modules
+
+    assert [m.__name__ for m in _spec_modules()] == [f"bandits.{f}.spec" for f in FAMILIES]
+    assert sorted(p.parent.name for p in (ROOT / "bandits").glob("*/spec.py")) == sorted(FAMILIES)
 
 
 _STARTUP = """

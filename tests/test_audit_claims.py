@@ -6,10 +6,15 @@ import math
 
 import pytest
 
+from dpaudit.analyses.rnm_gaussian import published_bound_theorem7
 from dpaudit.audit.report import CONSISTENT, VIOLATED
 from dpaudit.audit.runner import run_audit
-from dpaudit.rnm_gaussian import published_bound_theorem7
-from mechanisms.audit_targets import cascade_target, published_claim, rnm_gaussian_target, rnm_laplace_target
+from mechanisms.auditing.targets import (
+    cascade_target,
+    published_claim,
+    rnm_gaussian_target,
+    rnm_laplace_target,
+)
 
 S2 = 2**-0.5
 TRIALS = 200_000

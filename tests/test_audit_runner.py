@@ -13,7 +13,7 @@ from dpaudit.audit.neighbours import identical
 from dpaudit.audit.report import CONSISTENT, VIOLATED
 from dpaudit.audit.runner import collect_statistics, plan_batches, run_audit, run_audit_with_rates
 from mechanisms import GaussianMechanism, LaplaceMechanism
-from mechanisms.audit_targets import (
+from mechanisms.auditing.targets import (
     gaussian_target,
     laplace_target,
     randomized_response_target,

@@ -1,5 +1,5 @@
 """The audit-target contract (dpaudit.audit.target), checked once for every factory in
-mechanisms.audit_targets.TARGETS: explicit generator, reproducible from the seed, n outputs →
+mechanisms.auditing.targets.TARGETS: explicit generator, reproducible from the seed, n outputs →
 n floats, declared support honoured, consistent against its own certificate at small scale."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from dpaudit.audit import AuditTarget, Sampler, run_audit
 from dpaudit.audit.report import CONSISTENT, VIOLATED
 from dpaudit.audit.runner import collect_statistics
-from mechanisms.audit_targets import TARGETS
+from mechanisms.auditing.targets import TARGETS
 
 S2 = 2**-0.5
 TRIALS = 20_000

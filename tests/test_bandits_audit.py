@@ -1,4 +1,4 @@
-"""Tests of the white-box Thompson-sampling audit (bandits/audit.py), reduced scale."""
+"""Tests of the white-box Thompson-sampling audit (bandits/thompson/audit.py), reduced scale."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ import pytest
 from scipy.stats import norm
 
 from bandits import GaussianTS, RewardTableEnv, simulate
-from bandits.audit import (
+from bandits.thompson.agent import GaussianTSAgent
+from bandits.thompson.audit import (
     TSNeighbour,
     _exact_block,
     _fast_log_probabilities,
@@ -25,9 +26,8 @@ from bandits.audit import (
     score_statistic,
     trajectory_losses,
 )
-from bandits.gaussian_ts import GaussianTSAgent
-from dpaudit.rnm_gaussian import argmax_log_distribution, log_argmax_probability
-from dpaudit.thompson import ThompsonConfig
+from dpaudit.analyses.rnm_gaussian import argmax_log_distribution, log_argmax_probability
+from dpaudit.analyses.thompson_sampling import ThompsonConfig
 from tests.mp_reference import log_argmax_mp
 
 

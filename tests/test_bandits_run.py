@@ -1,4 +1,4 @@
-"""The pipeline every algorithm goes through (bandits.run, bandits.registry, bandits.policy_audit):
+"""The pipeline every algorithm goes through (bandits.run, bandits.registry, bandits.auditing.black_box):
 regret + certified privacy + ledger check + audit, the policy contract for every registered
 algorithm, a user-written private policy, and a planted plumbing bug that must fail its run."""
 
@@ -18,10 +18,10 @@ from bandits import BernoulliEnv, BetaTS, GaussianTS, parse_env, simulate, simul
 from bandits.policy import Agent, Policy, RunContext
 from bandits.registry import algorithms, get
 from bandits.run import plot_run, run_algorithm, run_policy
+from dpaudit.analyses.thompson_sampling import ThompsonConfig
 from dpaudit.audit.report import AuditReport, Certified, Empirical
 from dpaudit.conversions import gdp_epsilon
 from dpaudit.declaration import Declaration, LedgerCheckError
-from dpaudit.thompson import ThompsonConfig
 from mechanisms import LaplaceMechanism
 
 SPEC = "bernoulli:0.75,0.625,0.5,0.375,0.25"
@@ -278,7 +278,8 @@ def test_planted_double_release_fails_the_run():
 
 
 def test_planted_double_release_fails_on_the_command_line(capsys, monkeypatch):
-    from bandits.registry import _REGISTRY, AlgorithmSpec, Configured
+    from bandits.algorithm import AlgorithmSpec, Configured
+    from bandits.registry import _REGISTRY
     from dpaudit.cli.main import main
 
     spec = AlgorithmSpec(

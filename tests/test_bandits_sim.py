@@ -1,4 +1,4 @@
-"""Tests for bandits.environments, the policies (Gaussian TS, references) and bandits.simulator."""
+"""Tests for bandits.environments, the policies (Gaussian TS, references) and bandits.engine.simulator."""
 
 from __future__ import annotations
 
@@ -26,9 +26,10 @@ from bandits import (
     simulate,
     truncexp_mean,
 )
-from bandits import gaussian_ts as policies_mod
+from bandits.engine.simulator import log_checkpoints, simulate_many
 from bandits.policy import Outcomes, RunContext
-from bandits.simulator import log_checkpoints, simulate_many
+from bandits.thompson import agent as agent_mod
+from bandits.thompson import joint as joint_mod
 from dpaudit.events import GaussianReportNoisyMaxEvent
 from mechanisms.randomness import RepRandom
 
@@ -264,7 +265,7 @@ MANY = [(0, 5e4), (1, 2e4), (3, 500.0), (40, 60.0), (70, 15.0), (150, 1.0), (500
 @pytest.mark.parametrize("env", [SEC51, SEC52])
 def test_simulate_many_is_bit_identical_to_separate_simulations(env, monkeypatch):
     calls = {"together": 0, "speculate": 0}
-    together, speculate = policies_mod.play_gaussian_ts_together, policies_mod.GaussianTSAgent._speculate
+    together, speculate = joint_mod.play_together, agent_mod.GaussianTSAgent._speculate
 
     def count_together(agents, *a):
         calls["together"] += len(agents)
@@ -274,8 +275,8 @@ def test_simulate_many_is_bit_identical_to_separate_simulations(env, monkeypatch
         calls["speculate"] += 1
         return speculate(self, *a)
 
-    monkeypatch.setattr("bandits.simulator.play_gaussian_ts_together", count_together)
-    monkeypatch.setattr(policies_mod.GaussianTSAgent, "_speculate", count_speculate)
+    monkeypatch.setattr(joint_mod, "play_together", count_together)
+    monkeypatch.setattr(agent_mod.GaussianTSAgent, "_speculate", count_speculate)
     T = 6000
     pols = [GaussianTS(b=b, c=c) for b, c in MANY] + [GaussianTS(b=2, c=50.0, engine="step"), UCB1()]
     kw = dict(record_actions=True, progress=False, chunk_size=1100, checkpoints=[1, 17, 1100, 4000, T])
@@ -307,13 +308,13 @@ def test_simulate_many_with_replacement_executor_and_rep_blocks():
 
 def test_simulate_many_with_noise_tapes_split_by_prepull_end(monkeypatch):
     """Agents whose pre-pull ends are far apart read separate tapes of the same streams."""
-    import bandits.simulator as sim
+    import bandits.engine.simulator as sim
 
     monkeypatch.setattr(sim, "DEFAULT_MEMORY", 8 * 3 * 5 * 900)  # a tape spans ~800 elements
     pols = [GaussianTS(b=b, c=c) for b, c in ((0, 300.0), (20, 50.0), (400, 2.0))]
     agents = [p.agent(RunContext.create(SEC51, 3000, [rep_streams(0, r).policy for r in range(3)]))
               for p in pols]  # fmt: skip
-    assert [len(g) for g in sim._noise_groups(agents, 3, 5, 100)] == [2, 1]
+    assert [len(g) for g in joint_mod.noise_groups(agents, 3, 5, 100, sim.DEFAULT_MEMORY)] == [2, 1]
     kw = dict(record_actions=True, progress=False, chunk_size=100)
     many = simulate_many(pols, SEC51, 3000, 3, 4, **kw)
     for pol, m in zip(pols, many):
@@ -327,9 +328,9 @@ def test_play_together_leaves_each_agent_as_if_played_alone():
     conf = [(0, 1e4), (4, 300.0), (900, 2.0)]  # the last one is still pre-pulling after round 3000
     alone = [_agent(GaussianTS(b=b, c=c, engine="step"), SEC51, T, seeds) for b, c in conf]
     both = [_agent(GaussianTS(b=b, c=c), SEC51, T, seeds) for b, c in conf]
-    tape = policies_mod.SharedNoise(RepRandom(seeds), N)
+    tape = joint_mod.SharedNoise(RepRandom(seeds), N)
     for t0, t1 in ((0, 1000), (1000, T)):
-        acts = policies_mod.play_gaussian_ts_together(both, t0, t1, tab[:, t0:t1], tape)
+        acts = joint_mod.play_together(both, t0, t1, tab[:, t0:t1], tape)
         for a, ag, act in zip(alone, both, acts):
             assert np.array_equal(_chunk(a, t0, t1, tab[:, t0:t1]), act)
             assert np.array_equal(a.S, ag.S) and np.array_equal(a.n, ag.n)
@@ -381,10 +382,10 @@ def test_neighbouring_stream_changes_one_reward_only():
 
 
 def test_gaussian_ts_declares_the_single_source_of_truth():
-    """The declaration is dpaudit.thompson's analysis; the paper's claim is Theorem 3 for
+    """The declaration is dpaudit.analyses.thompson_sampling's analysis; the paper's claim is Theorem 3 for
     Algorithm 1 and Theorem 4 otherwise (the old static hook counted round 0 and cited Thm 4)."""
     from dpaudit.accounting import account
-    from dpaudit.thompson import ThompsonConfig
+    from dpaudit.analyses.thompson_sampling import ThompsonConfig
 
     d = GaussianTS().declare(1000, 5)
     assert d.event == ThompsonConfig(1000, 5).event() and d.unit == "one reward"

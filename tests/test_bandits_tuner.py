@@ -1,4 +1,4 @@
-"""The (b, c) tuner of Gaussian Thompson sampling (bandits.tuner) at reduced scale."""
+"""The (b, c) tuner of Gaussian Thompson sampling (bandits.thompson.tuner) at reduced scale."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from bandits import GaussianTS, parse_env, simulate
-from bandits.tuner import (
+from bandits.thompson.tuner import (
     budget_pair,
     candidate_prepulls,
     frontier_c,
@@ -18,8 +18,8 @@ from bandits.tuner import (
     rule_of_thumb_prepulls,
     tune_thompson,
 )
+from dpaudit.analyses.thompson_sampling import ThompsonConfig
 from dpaudit.conversions import gdp_epsilon, gdp_mu
-from dpaudit.thompson import ThompsonConfig
 
 SPEC = "bernoulli:0.75,0.625,0.5,0.375,0.25"
 

@@ -1,5 +1,5 @@
 """Seed 001 (cascading bandits under DP / LDP): the digest's §6.2 reproduction checks, the vectorised
-hybrid counters against mechanisms.counting.HybridCounter, every agent against the plain per-step
+hybrid counters against mechanisms.continual.counting.HybridCounter, every agent against the plain per-step
 loop, stacking, declarations (what holds vs what is claimed), ledgers, audits, the CLI runs."""
 
 from __future__ import annotations
@@ -11,10 +11,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from bandits.cascade_agents import top_k
-from bandits.cascade_audit import audit_cascade_policy, audit_cucb_ldp_gaussian, cascade_audit_horizon
-from bandits.cascade_env import cascade_instance, parse_cascade_env
-from bandits.cascade_policies import (
+from bandits.cascading.audit import audit_cascade_policy, audit_cucb_ldp_gaussian, cascade_audit_horizon
+from bandits.cascading.base import top_k
+from bandits.cascading.cucb_ldp_gaussian import DEFAULT_ENV, CUCBLDPGaussian
+from bandits.cascading.plain_loop import reference_actions
+from bandits.cascading.policies import (
     C1,
     CascadeDP,
     CascadeDPCounts,
@@ -22,9 +23,8 @@ from bandits.cascade_policies import (
     CascadeLDPFixed,
     CascadeUCB1,
 )
-from bandits.cascade_reference import reference_actions
-from bandits.cascade_stacked import simulate_stacked
-from bandits.cascade_theory import (
+from bandits.cascading.stacked import simulate_stacked
+from bandits.cascading.theory import (
     analytic_gaussian_delta,
     bernoulli_kl,
     classical_failure_epsilon,
@@ -36,10 +36,10 @@ from bandits.cascade_theory import (
     theorem6_tau,
     theorem10_constant,
 )
-from bandits.cucb_ldp_gaussian import DEFAULT_ENV, CUCBLDPGaussian
-from bandits.env_grammar import parse_combinatorial_env
+from bandits.engine.simulator import simulate
+from bandits.environments.cascade import cascade_instance, parse_cascade_env
+from bandits.environments.grammar import parse_combinatorial_env
 from bandits.run import run_algorithm, run_policy
-from bandits.simulator import simulate
 from dpaudit.accounting import account
 from dpaudit.audit import AuditTarget, Certified, run_audit
 from dpaudit.audit.neighbours import NeighbourPair
@@ -47,8 +47,8 @@ from dpaudit.audit.target import choose_statistic
 from dpaudit.declaration import check_ledgers
 from dpaudit.events import LaplaceEvent
 from dpaudit.ledger import Ledger, RunLedgers
-from mechanisms.counting import HybridCounter
-from mechanisms.hybrid_batch import BatchHybridStreams, BatchHybridSums, hybrid_error_scales
+from mechanisms.continual.counting import HybridCounter
+from mechanisms.continual.hybrid_batch import BatchHybridStreams, BatchHybridSums, hybrid_error_scales
 
 ENV = cascade_instance()
 EPS = (0.2, 0.5, 1.0, 2.0)

@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 
 import bandits.registry
+from dpaudit.analyses.thompson_sampling import ThompsonConfig
 from dpaudit.audit.report import AuditReport, Certified, Empirical
 from dpaudit.cli.main import main
 from dpaudit.conversions import gdp_mu
-from dpaudit.thompson import ThompsonConfig
 
 
 class FakeAuditor:
-    """Stands in for bandits.audit.audit_thompson: records its calls, returns 'consistent'."""
+    """Stands in for bandits.thompson.audit.audit_thompson: records its calls, returns 'consistent'."""
 
     def __init__(self) -> None:
         self.calls: list[tuple[tuple, dict]] = []

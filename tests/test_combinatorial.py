@@ -9,11 +9,15 @@ import math
 import numpy as np
 import pytest
 
-from bandits import _fast
 from bandits.actions import Ranking, TopK
-from bandits.combinatorial import MatroidBasis, SemiBandit, SuperArms, problem, ranking
-from bandits.env_grammar import SEED000_E1_MEANS, parse_combinatorial_env, spec_for
-from bandits.matroids import (
+from bandits.engine import compiled
+from bandits.engine.simulator import reward_table
+from bandits.environments.grammar import SEED000_E1_MEANS, parse_combinatorial_env
+from bandits.environments.movielens import GENRES, load_movielens, movielens_env, movielens_like
+from bandits.environments.semibandit import LatentUserEnv, PathEnv
+from bandits.environments.specs import spec_for
+from bandits.structures.combinatorial import MatroidBasis, SemiBandit, SuperArms, problem, ranking
+from bandits.structures.matroids import (
     GraphicMatroid,
     LinearMatroid,
     PartitionMatroid,
@@ -22,10 +26,7 @@ from bandits.matroids import (
     hadamard_bound,
     primes_for,
 )
-from bandits.movielens import GENRES, load_movielens, movielens_env, movielens_like
-from bandits.rewards import REWARDS, Average, Bottleneck, Coverage, LinearSum
-from bandits.semibandit_envs import LatentUserEnv, PathEnv
-from bandits.simulator import reward_table
+from bandits.structures.rewards import REWARDS, Average, Bottleneck, Coverage, LinearSum
 
 E1 = parse_combinatorial_env("matroid-linear:e1")
 
@@ -138,10 +139,10 @@ def test_exact_linear_independence_for_0_1_vectors_numba_and_numpy_identical(mon
     orders = np.array([rng.permutation(40) for _ in range(30)])
     state = greedy(m, orders, engine="state")
     assert all(state[r].tolist() == scalar_greedy(m, orders[r]) for r in range(6))  # exact rationals
-    if _fast.available():
+    if compiled.available():
         assert np.array_equal(greedy(m, orders, engine="numba"), state)
     monkeypatch.setenv("DPAUDIT_NUMBA", "0")
-    assert not _fast.available()
+    assert not compiled.available()
     assert np.array_equal(greedy(m, orders), state)  # auto falls back to the NumPy state engine
 
 

@@ -9,8 +9,12 @@ import math
 import numpy as np
 import pytest
 
-from bandits.combinatorial_audit import audit_csb_policy, ldp_target, tree_target
-from bandits.csb import (
+from bandits.engine.simulator import reward_table, simulate
+from bandits.environments.grammar import parse_combinatorial_env
+from bandits.policy import Outcomes, RunContext
+from bandits.run import privacy_section
+from bandits.semibandits.audit import audit_csb_policy, ldp_target, tree_target
+from bandits.semibandits.policies import (
     CUCB,
     CUCBDP,
     CUCBLDP1,
@@ -20,18 +24,14 @@ from bandits.csb import (
     tree_epsilon,
     tree_node_scale,
 )
-from bandits.env_grammar import parse_combinatorial_env
-from bandits.paper_checks import laplace_tail, theorem4_integral
-from bandits.policy import Outcomes, RunContext
-from bandits.run import privacy_section
-from bandits.simulator import reward_table, simulate
+from bandits.semibandits.theory import laplace_tail, theorem4_integral
 from dpaudit.audit.runner import run_audit
 from dpaudit.declaration import check_ledgers
 from dpaudit.events import LaplaceEvent
 from dpaudit.ledger import Ledger, RunLedgers
-from mechanisms.counting import BinaryTreeCounter
+from mechanisms.continual.counting import BinaryTreeCounter
+from mechanisms.continual.tree_batch import BatchTreeSums
 from mechanisms.randomness import RepRandom
-from mechanisms.tree_batch import BatchTreeSums
 
 BOTTLENECK = parse_combinatorial_env("topk:k=4,means=0.5x8/0.7x4,reward=min")
 

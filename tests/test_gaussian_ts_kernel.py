@@ -1,4 +1,4 @@
-"""The compiled Gaussian-TS round loop (bandits._fast.gaussian_ts_rounds) and its NumPy fallback:
+"""The compiled Gaussian-TS round loop (bandits.engine.compiled.gaussian_ts_rounds) and its NumPy fallback:
 identical actions and state, bit for bit, with numba and without (``DPAUDIT_NUMBA=0``); and the
 audit's lookup-table statistics against the former per-round computation (tests/ts_audit_reference)."""
 
@@ -10,9 +10,11 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from bandits import GaussianTS, RewardTableEnv, _fast, parse_env, rep_streams, reward_table, simulate
-from bandits import gaussian_ts as gts
-from bandits.audit import (
+from bandits import GaussianTS, RewardTableEnv, parse_env, rep_streams, reward_table, simulate
+from bandits.engine import compiled
+from bandits.policy import Outcomes, RunContext
+from bandits.thompson import joint as gts
+from bandits.thompson.audit import (
     TSNeighbour,
     _exact_block,
     _hits_and_counts,
@@ -21,7 +23,6 @@ from bandits.audit import (
     policy_actions,
     score_statistic,
 )
-from bandits.policy import Outcomes, RunContext
 from mechanisms.randomness import RepRandom
 from tests import ts_audit_reference as ref
 
@@ -33,11 +34,11 @@ def numba_mode(request, monkeypatch):
     """Run the test with the compiled loop (skipped without numba) or with the NumPy fallback."""
     if request.param:
         monkeypatch.setenv("DPAUDIT_NUMBA", "1")
-        if not _fast.available():
+        if not compiled.available():
             pytest.skip("numba is not installed")
     else:
         monkeypatch.setenv("DPAUDIT_NUMBA", "0")
-        assert not _fast.available()
+        assert not compiled.available()
     return request.param
 
 
@@ -100,7 +101,7 @@ def test_play_together_with_the_kernel_equals_alone(numba_mode):
     both = [_agent(GaussianTS(b=b, c=c, engine=e), env, T, seeds) for b, c, e in conf]
     tape = gts.SharedNoise(RepRandom(seeds), env.n_arms)
     for t0, t1 in ((0, 700), (700, T)):
-        acts = gts.play_gaussian_ts_together(both, t0, t1, tab[:, t0:t1], tape)
+        acts = gts.play_together(both, t0, t1, tab[:, t0:t1], tape)
         for a, ag, act in zip(alone, both, acts):
             assert np.array_equal(_play(a, T, tab, (t0, t1)), act)
             assert np.array_equal(a.S, ag.S) and np.array_equal(a.n, ag.n)
@@ -109,7 +110,7 @@ def test_play_together_with_the_kernel_equals_alone(numba_mode):
 def test_kernel_rounds_like_numpy_not_fused():
     """A state where one fused multiply-add (θ = fma(Z, scale, μ)) would flip the argmax: the
     kernel must round Z·scale and then add μ, as NumPy does."""
-    if not _fast.available():
+    if not compiled.available():
         pytest.skip("numba is not installed")
     rng = np.random.default_rng(0)
     sqrtc = math.sqrt(3.0)
@@ -131,7 +132,7 @@ def test_kernel_rounds_like_numpy_not_fused():
         Z = np.array([[[0.0, z]]])
         act = np.zeros((1, 1), dtype=np.intp)
         scale = sqrtc / np.sqrt(np.arange(n1 + 3) + 1.0)
-        _fast.gaussian_ts_rounds(S, n, Z, 0, np.zeros((1, 1, 2)), np.zeros(1, np.intp), scale, act)
+        compiled.gaussian_ts_rounds(S, n, Z, 0, np.zeros((1, 1, 2)), np.zeros(1, np.intp), scale, act)
         th = Z[0, 0] * (sqrtc / np.sqrt(np.array([0.0, n1]) + 1.0))
         th += np.array([x, S1]) / (np.array([0.0, n1]) + 1.0)
         assert act[0, 0] == int(th.argmax()) == (0 if fused > two else 1)
@@ -141,10 +142,10 @@ def test_kernel_rounds_like_numpy_not_fused():
 
 
 def test_kernel_checks_the_scale_table():
-    if not _fast.available():
+    if not compiled.available():
         pytest.skip("numba is not installed")
     with pytest.raises(ValueError, match="scale has 3 entries"):
-        _fast.gaussian_ts_rounds(np.zeros((1, 2)), np.full((1, 2), 2.0), np.zeros((1, 4, 2)), 0,
+        compiled.gaussian_ts_rounds(np.zeros((1, 2)), np.full((1, 2), 2.0), np.zeros((1, 4, 2)), 0,
                                  np.zeros((1, 4, 2)), np.zeros(1, np.intp), np.ones(3),
                                  np.zeros((1, 4), np.intp))  # fmt: skip
 

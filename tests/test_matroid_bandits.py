@@ -8,18 +8,18 @@ import math
 import numpy as np
 import pytest
 
-from bandits.combinatorial_audit import audit_init_release, audit_matroid_policy
-from bandits.env_grammar import parse_combinatorial_env
-from bandits.matroid_bandits import OMM, CTSGaussian, DPTSMat, DPUCBMat
-from bandits.movielens import movielens_env, movielens_like
-from bandits.paper_checks import lemma1_ratio, lemma3_ratio, lemma4_sum
+from bandits.engine.simulator import simulate
+from bandits.environments.grammar import parse_combinatorial_env
+from bandits.environments.movielens import movielens_env, movielens_like
+from bandits.matroid.audit import audit_init_release, audit_matroid_policy
+from bandits.matroid.policies import OMM, CTSGaussian, DPTSMat, DPUCBMat
+from bandits.matroid.theory import lemma1_ratio, lemma3_ratio, lemma4_sum
 from bandits.run import privacy_section, run_policy
-from bandits.simulator import simulate
 from dpaudit.declaration import check_ledgers
 from dpaudit.events import LaplaceEvent
 from dpaudit.ledger import Ledger, RunLedgers
-from mechanisms.lazy import LazyEpochSums
-from mechanisms.lazy_batch import BatchLazyEpochs, lazy_count, lazy_draws
+from mechanisms.continual.epoch_sums import LazyEpochSums
+from mechanisms.continual.epoch_sums_batch import BatchLazyEpochs, lazy_count, lazy_draws
 from mechanisms.randomness import NoiseTape, RepRandom
 
 E1 = parse_combinatorial_env("matroid-linear:e1")
@@ -46,7 +46,7 @@ def test_lazy_schedule_Te_and_draws_after_n_pulls():
 
 
 def test_batch_lazy_epochs_match_lazy_epoch_sums():
-    """Same epochs (so the same per-round charges) as mechanisms.lazy.LazyEpochSums, and every
+    """Same epochs (so the same per-round charges) as mechanisms.continual.epoch_sums.LazyEpochSums, and every
     release is the exact epoch sum plus b times the repetition's own Laplace draw."""
     rng = np.random.default_rng(0)
     T, N = 300, 4

@@ -1,4 +1,4 @@
-"""Tests for mechanisms.counting: tree / hybrid continual counters."""
+"""Tests for mechanisms.continual.counting: tree / hybrid continual counters."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from dpaudit.events import (
     SelfComposedEvent,
 )
 from dpaudit.ledger import Ledger
-from mechanisms.counting import (
+from mechanisms.continual.counting import (
     BinaryTreeCounter,
     HybridCounter,
     tree_charge,

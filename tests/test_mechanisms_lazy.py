@@ -1,4 +1,4 @@
-"""Tests for mechanisms.lazy: per-arm and global doubling-epoch forgetful sums."""
+"""Tests for mechanisms.continual.epoch_sums: per-arm and global doubling-epoch forgetful sums."""
 
 from __future__ import annotations
 
@@ -16,7 +16,12 @@ from dpaudit.events import (
     Neighbouring,
 )
 from dpaudit.ledger import Ledger
-from mechanisms.lazy import GlobalEpochSums, LazyEpochSums, rnm_log_probability, rnm_privacy_loss
+from mechanisms.continual.epoch_sums import (
+    GlobalEpochSums,
+    LazyEpochSums,
+    rnm_log_probability,
+    rnm_privacy_loss,
+)
 
 
 def test_lazy_epochs_over_1e5_rounds_charge_every_observation_once():

@@ -69,7 +69,7 @@ def test_seed002_experiments_notebook(tmp_path, monkeypatch):
 
 def test_seed002_experiments_script(tmp_path):
     """The script that regenerates every figure, at reduced scale."""
-    from bandits.experiments.seed002 import main
+    from bandits.experiments.private_stochastic_bandits import main
 
     assert main(["--out", str(tmp_path), "--workers", "1"]) == 0
     assert (tmp_path / "seed002_results.json").stat().st_size > 1000

@@ -30,4 +30,5 @@ def test_run_reproduces_its_pinned_numbers(key: str) -> None:
     assert sorted(now) == sorted(want), "the report's numbers moved: " + ", ".join(
         sorted(set(now) ^ set(want))[:10])
     changed = [f"{k}: {want[k]!r} -> {now[k]!r}" for k in want if not _same(now[k], want[k])]
-    assert not changed, f"{len(changed)} pinned numbers of 'dpaudit run {key}' changed:\n" + "\n".join(changed[:20])
+    head = f"{len(changed)} pinned numbers of 'dpaudit run {key}' changed:\n"
+    assert not changed, head + "\n".join(changed[:20])

@@ -1,4 +1,4 @@
-"""Tests of dpaudit.rnm_gaussian: exact heterogeneous Gaussian report-noisy-max.
+"""Tests of dpaudit.analyses.rnm_gaussian: exact heterogeneous Gaussian report-noisy-max.
 
 Oracles: the two-candidate closed form, 25-digit mpmath quadrature, Monte Carlo, the GDP
 bound (which must never be exceeded) and, for N = 2, the fact that the worst case *equals*
@@ -17,8 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.special import log_ndtr
 
-from dpaudit.conversions import gdp_delta, gdp_epsilon, gdp_log_delta
-from dpaudit.rnm_gaussian import (
+from dpaudit.analyses.rnm_gaussian import (
     argmax_distribution,
     argmax_log_distribution,
     exact_epsilon,
@@ -30,6 +29,7 @@ from dpaudit.rnm_gaussian import (
     worst_case_epsilon,
     worst_case_profile,
 )
+from dpaudit.conversions import gdp_delta, gdp_epsilon, gdp_log_delta
 from tests.mp_reference import log_argmax_mp
 
 H = 2 ** -0.5  # one TS round with n_j = 1: s = 1/2, σ = 1/√2, s/σ = 1/√2

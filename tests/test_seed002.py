@@ -9,14 +9,14 @@ import math
 import numpy as np
 import pytest
 
-from bandits.baselines import DPSE, AdaP, kl_bernoulli, klucb_upper
+from bandits.engine.compiled import HAVE_NUMBA
+from bandits.engine.simulator import reward_table, simulate
 from bandits.environments import BernoulliEnv, parse_env
-from bandits.full_info import RNMFTNL, NaiveFTNL, epoch_bounds
-from bandits.kernels import HAVE_NUMBA
-from bandits.lazy import LazyDPTS, LazyUCB
+from bandits.full_info.policies import RNMFTNL, NaiveFTNL, epoch_bounds
+from bandits.lazy.baselines import DPSE, AdaP, kl_bernoulli, klucb_upper
+from bandits.lazy.policies import LazyDPTS, LazyUCB
 from bandits.policy import Outcomes, RunContext
 from bandits.run import run_algorithm, run_policy
-from bandits.simulator import reward_table, simulate
 from dpaudit.declaration import check_ledgers
 from dpaudit.events import LaplaceEvent
 from tests.seed002_reference import lazy_run
@@ -198,7 +198,7 @@ def test_declarations_certify_and_published_claims():
 def test_a_round_in_two_epochs_fails_the_ledger_check():
     """A planted bug in the lazy bookkeeping (the round that completes an epoch is also kept in
     the next epoch's buffer, so it is released twice) is caught by the observed-ledger check."""
-    from bandits.lazy import EpochRoundsLog, LazyUCBAgent
+    from bandits.lazy.policies import EpochRoundsLog, LazyUCBAgent
 
     class Leaky(EpochRoundsLog):
         @staticmethod

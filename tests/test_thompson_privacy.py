@@ -10,9 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpaudit.accounting import account
-from dpaudit.conversions import gdp_delta, gdp_epsilon
-from dpaudit.rnm_gaussian import published_bound_theorem7
-from dpaudit.thompson import (
+from dpaudit.analyses.rnm_gaussian import published_bound_theorem7
+from dpaudit.analyses.thompson_sampling import (
     RoundState,
     ThompsonConfig,
     corollary1_epsilon,
@@ -22,6 +21,7 @@ from dpaudit.thompson import (
     theorem8_epsilon,
     thompson_report,
 )
+from dpaudit.conversions import gdp_delta, gdp_epsilon
 
 
 def test_tight_mu_formula_and_paper_formula():
@@ -119,7 +119,7 @@ def test_bad_config(kwargs, name):
 
 
 def _symmetric_probs_by_quad(state, values):
-    """P(arm 0 wins) by scipy quadrature — independent of dpaudit.rnm_gaussian's integrator —
+    """P(arm 0 wins) by scipy quadrature — independent of dpaudit.analyses.rnm_gaussian's integrator —
     for states whose other arms are identical (each then wins with (1 − P₀)/(N − 1))."""
     from scipy import integrate, special
 

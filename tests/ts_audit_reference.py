@@ -1,5 +1,5 @@
 """The Thompson-sampling audit's block statistics as they were before the lookup tables (issue 10
-follow-up): the reference that ``bandits.audit``'s faster versions must equal bit for bit."""
+follow-up): the reference that ``bandits.thompson.audit``'s faster versions must equal bit for bit."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from bandits.audit import NeighbourTables
+from bandits.thompson.audit import NeighbourTables
 
 _SQRT_HALF = math.sqrt(0.5)
 

@@ -1,5 +1,5 @@
 """Experiment drivers: scripts that regenerate the papers' experiments
-(``python -m bandits.experiments.seed002``) and the functions the notebooks call
+(``python -m bandits.experiments.private_stochastic_bandits``) and the functions the notebooks call
 (``notebooks/seed000_matroid.ipynb``, ``notebooks/seed003_csb.ipynb``). Each runs at a reduced
 scale by default; ``DPAUDIT_FULL_SCALE=1`` selects the full scale (:func:`full_scale`)."""
 

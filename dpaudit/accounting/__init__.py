@@ -31,7 +31,8 @@ from dpaudit.accounting import advanced, basic, gdp, pld, progress, rdp
 from dpaudit.accounting.composition import Composition, NotApplicable, check_private, normal_form
 from dpaudit.accounting.protocol import AccountingMethod, CurveMethod
 from dpaudit.accounting.report import METHOD_NOTES, AccountingReport, Bound
-from dpaudit.events import NonPrivateEvent, PrivacyEvent, check_nonnegative, check_probability
+from dpaudit.events import NonPrivateEvent, PrivacyEvent
+from dpaudit.validation import check_nonnegative, check_probability
 
 __all__ = [
     "Bound",

@@ -4,7 +4,7 @@
 composition takes the largest μ. Gaussian mechanisms are exactly (s/σ)-GDP (ibid. Thm 2.7); the
 heterogeneous-Gaussian report-noisy-max is (max_i s_i/σ_i)-GDP as post-processing of the
 Gaussian mechanism on the one coordinate that changes (ibid. Prop. 2.8,
-:func:`dpaudit.rnm_gaussian.gdp_bound`); a pure ε-DP release is
+:func:`dpaudit.analyses.rnm_gaussian.gdp_bound`); a pure ε-DP release is
 μ(ε) = 2Φ^{-1}(e^ε/(1+e^ε))-GDP (:func:`dpaudit.conversions.pure_dp_to_gdp`, tight for
 randomized response). An (ε, δ) release with δ > 0 is not μ-GDP for any finite μ: its trade-off
 function may start at 1 − δ < 1 = G_μ(0). The conversion to (ε, δ) is the exact privacy profile

@@ -20,7 +20,7 @@ One job per module:
   :mod:`dpaudit.audit.runner`, :mod:`dpaudit.audit.report` — what is audited (pair, claim,
   the :class:`AuditTarget` protocol), how it is run, and the report.
 
-Mechanism-specific targets live with the mechanisms (``mechanisms.audit_targets``): this
+Mechanism-specific targets live with the mechanisms (``mechanisms.auditing.targets``): this
 package imports neither ``mechanisms`` nor ``bandits``.
 
 Example:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dpaudit.audit.report import Certified
 from dpaudit.conversions import gdp_epsilon
-from dpaudit.events import check_nonnegative, check_positive, check_probability
+from dpaudit.validation import check_nonnegative, check_positive, check_probability
 
 __all__ = ["DEFAULT_GDP_DELTA", "claim_mu", "claim_epsilon"]
 

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from dpaudit.events import check_probability
+from dpaudit.validation import check_probability
 
 __all__ = [
     "check_counts",

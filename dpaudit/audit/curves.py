@@ -36,7 +36,7 @@ from scipy import stats
 
 from dpaudit.audit.clopper_pearson import delta_from_rates
 from dpaudit.audit.thresholds import ThresholdRates
-from dpaudit.events import check_nonnegative
+from dpaudit.validation import check_nonnegative
 
 __all__ = [
     "gdp_tradeoff_curve",

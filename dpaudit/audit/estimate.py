@@ -24,7 +24,7 @@ import numpy as np
 from scipy import stats
 
 from dpaudit.audit.clopper_pearson import check_counts, cp_lower, cp_upper
-from dpaudit.events import check_probability
+from dpaudit.validation import check_probability
 
 __all__ = ["MuInterval", "mu_interval_from_counts"]
 

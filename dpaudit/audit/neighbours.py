@@ -9,7 +9,7 @@ report. Generic constructors live here:
 * :func:`scalar_pair` — 0 vs Δ for additive-noise mechanisms (Gaussian, Laplace).
 
 Pairs that depend on one mechanism (report-noisy-max gaps, randomised response, the seed 001
-click randomizer) live beside their mechanisms, in :mod:`mechanisms.neighbours`.
+click randomizer) live beside their mechanisms, in :mod:`mechanisms.auditing.pairs`.
 
 Adversarial choices are made from *exact* output distributions and the planned number of
 trials only (never from audit samples), so they do not affect the validity of the bounds:
@@ -39,7 +39,7 @@ import numpy as np
 
 from dpaudit.audit.clopper_pearson import cp_upper, epsilon_from_rates, mu_from_rates
 from dpaudit.audit.thresholds import discrete_cut_counts
-from dpaudit.events import check_positive
+from dpaudit.validation import check_positive
 
 __all__ = [
     "NeighbourPair",

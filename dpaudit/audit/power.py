@@ -41,7 +41,7 @@ from scipy import stats
 
 from dpaudit.audit.clopper_pearson import cp_upper
 from dpaudit.conversions import gdp_epsilon
-from dpaudit.events import check_integer, check_probability
+from dpaudit.validation import check_integer, check_probability
 
 __all__ = [
     "DetectionFloor",

@@ -37,8 +37,8 @@ import numpy as np
 
 from dpaudit.audit.statistics import as_samples
 from dpaudit.audit.thresholds import EpsilonLowerBound
-from dpaudit.events import check_probability
 from dpaudit.numerics import bisect
+from dpaudit.validation import check_probability
 
 __all__ = [
     "PrivacyProfileEstimate",

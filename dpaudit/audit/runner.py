@@ -22,7 +22,7 @@ statistic of an output, the certified values (:class:`~dpaudit.audit.report.Cert
    and returns the frozen :class:`~dpaudit.audit.report.AuditReport`.
 
 What is audited is declared in :mod:`dpaudit.audit.target`; the mechanism-specific targets are
-built in ``mechanisms.audit_targets``.
+built in ``mechanisms.auditing.targets``.
 
 Example (an inline μ = 1 Gaussian mechanism, white-box privacy-loss statistic):
     >>> import numpy as np
@@ -69,7 +69,7 @@ from dpaudit.audit.thresholds import (
     support_rates,
     threshold_rates,
 )
-from dpaudit.events import check_integer, check_probability
+from dpaudit.validation import check_integer, check_probability
 
 __all__ = [
     "AuditTarget",

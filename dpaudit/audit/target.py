@@ -4,7 +4,7 @@ A target bundles a mechanism (a :class:`Sampler`), a neighbour pair
 (:class:`~dpaudit.audit.neighbours.NeighbourPair`), a scalar statistic of the outputs, the
 claim under audit (:class:`~dpaudit.audit.report.Certified`) and the δ at which ε is audited.
 Mechanism-specific targets are built by :class:`TargetFactory` callables that live beside
-their mechanisms (``mechanisms.audit_targets``); the core never imports them.
+their mechanisms (``mechanisms.auditing.targets``); the core never imports them.
 
 The contract every factory's target honours (tested once for all of them in
 ``tests/test_audit_target_contract.py``):
@@ -43,7 +43,7 @@ import numpy as np
 from dpaudit.audit.neighbours import NeighbourPair
 from dpaudit.audit.report import Certified
 from dpaudit.audit.statistics import Identity, Indicator, PrivacyLoss
-from dpaudit.events import check_probability
+from dpaudit.validation import check_probability
 
 __all__ = [
     "Sampler",

@@ -61,7 +61,7 @@ from dpaudit.audit.clopper_pearson import (
     mu_from_rates,
 )
 from dpaudit.audit.statistics import as_samples
-from dpaudit.events import check_integer, check_probability
+from dpaudit.validation import check_integer, check_probability
 
 __all__ = [
     "threshold_grid",

@@ -14,7 +14,7 @@ to gate CI;
 2 bad input (one line on stderr).
 
 This module is the composition root of an audit: the handler imports the target factories of
-``mechanisms.audit_targets`` and the runner (numpy, scipy) only when a target is audited, so
+``mechanisms.auditing.targets`` and the runner (numpy, scipy) only when a target is audited, so
 parsing, ``--help`` and input errors import neither.
 """
 
@@ -203,7 +203,7 @@ def _add_run_options(q: argparse.ArgumentParser) -> None:
 
 def _claim(args: argparse.Namespace) -> Certified | None:
     from dpaudit.audit.claims import DEFAULT_GDP_DELTA, claim_epsilon, claim_mu
-    from mechanisms.audit_targets import published_claim
+    from mechanisms.auditing.targets import published_claim
 
     if getattr(args, "claim_published", False):
         if args.target == "rnm-laplace":
@@ -238,7 +238,7 @@ def _check_clicks(args: argparse.Namespace) -> None:
 
 def build_target(args: argparse.Namespace) -> Any:
     """The :class:`~dpaudit.audit.runner.AuditTarget` described by parsed arguments."""
-    from mechanisms import audit_targets as t
+    from mechanisms.auditing import targets as t
 
     claim = _claim(args)
     if args.target == "gaussian":

@@ -79,7 +79,7 @@ def _event(args: argparse.Namespace) -> tuple[PrivacyEvent, object | None]:
     from dpaudit.events import GaussianEvent, GaussianReportNoisyMaxEvent, LaplaceEvent
 
     if args.kind == "ts":
-        from dpaudit.thompson import ThompsonConfig
+        from dpaudit.analyses.thompson_sampling import ThompsonConfig
 
         cfg = ThompsonConfig(args.horizon, args.arms, args.prepulls, args.variance_scale)
         return cfg.event(), cfg
@@ -117,7 +117,7 @@ def _report(args: argparse.Namespace, event: PrivacyEvent, cfg: object | None) -
     from dpaudit.accounting import account
 
     if cfg is not None:
-        from dpaudit.thompson import thompson_report
+        from dpaudit.analyses.thompson_sampling import thompson_report
 
         return thompson_report(cfg, delta=args.delta, epsilon=args.epsilon)
     return account(event, delta=args.delta, epsilon=args.epsilon)
@@ -148,7 +148,7 @@ def plot_curves(event: PrivacyEvent, cfg: object | None, path: str) -> None:
     deltas = np.logspace(-12, math.log10(0.5), 25)
     curves = epsilon_curves(event, deltas)
     if cfg is not None:
-        from dpaudit.thompson import epsilon_curves as ts_curves
+        from dpaudit.analyses.thompson_sampling import epsilon_curves as ts_curves
 
         extra = ts_curves(cfg, deltas)
         curves.update({k: list(v) for k, v in extra.items() if k != "gdp"})

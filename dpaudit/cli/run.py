@@ -6,7 +6,7 @@ its declared privacy under every accounting method (the paper's claim beside it)
 repetition's recorded releases against the declaration, and audits it
 (:func:`bandits.run.run_policy`). With no ``--env`` an algorithm runs its paper's headline
 instance. ``dpaudit tune ts`` enumerates (b, c) on the certified frontier of a target μ (or ε at
-δ) and ranks them by simulated regret (:func:`bandits.tuner.tune_thompson`).
+δ) and ranks them by simulated regret (:func:`bandits.thompson.tuner.tune_thompson`).
 
 The command line is parsed in two stages so that ``dpaudit --help`` imports nothing heavy:
 ``run`` takes ``ALG`` and hands the rest to a parser built from that algorithm's options.
@@ -354,8 +354,8 @@ def _register_tune(sub: argparse._SubParsersAction) -> None:
 def _tune_env(spec_text: str | None, arms: int | None) -> Any:
     import numpy as np
 
-    from bandits.algorithms.thompson import DEFAULT_ENV
     from bandits.environments import parse_env
+    from bandits.thompson.spec import DEFAULT_ENV
 
     if spec_text is None:
         if arms is None or arms == 5:
@@ -371,7 +371,7 @@ def _tune_env(spec_text: str | None, arms: int | None) -> Any:
 
 
 def tune_ts(args: argparse.Namespace) -> int:
-    from bandits.tuner import max_prepulls, plot_tuning, resolve_target_mu, tune_thompson
+    from bandits.thompson.tuner import max_prepulls, plot_tuning, resolve_target_mu, tune_thompson
 
     if args.target_epsilon is not None and args.delta is None:
         raise UsageError("--target-epsilon needs --delta in (0, 1)")

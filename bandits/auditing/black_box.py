@@ -1,0 +1,313 @@
+"""A black-box audit of any policy: distinguish its action sequences on neighbouring streams.
+
+The released output of a bandit algorithm is its action sequence; neighbouring inputs differ in
+one unit of privacy. :func:`audit_policy` turns how well the outputs on two fixed neighbouring
+reward tables can be told apart into statistically valid lower bounds on ε at δ and on GDP μ,
+and compares them with the certified values of the policy's declaration. It needs nothing from
+the policy but :meth:`~bandits.policy.Policy.agent` and :meth:`~bandits.policy.Policy.declare`.
+
+**Valid selection.** A family of candidate neighbour pairs (:class:`PairDesign`) and
+statistics (:class:`ArmCount`: how often an arm is played after the changed round) is
+registered before any sampling. A *pilot* of fresh trajectories on every candidate picks the
+pair, the statistic, its threshold and orientation that predict the largest μ bound at the
+main sample size; then the main sample — new seeds, never seen by the selection — is tested
+with that one test. Two Clopper–Pearson bounds at level α/2 each (Clopper & Pearson 1934;
+union bound) give the false-positive and false-negative rates, and the rates give ε at δ
+(Kairouz, Oh & Viswanath 2015, Thm 2.1) and μ (Dong, Roth & Su 2022, Cor. 2.13). The pilot's
+choice depends only on pilot data, so no multiplicity correction is needed. The pilot ranks tests
+by the μ bound they predict, or by the ε bound for a pure ε-DP guarantee (there the most telling
+test sits in a tail rather than in the middle) (:func:`dpaudit.audit.thresholds.pilot_choice`,
+pessimistic pilot rates against the winner's curse).
+
+**Pairs.** Both tables are fixed (every trajectory is a draw of the mechanism's output on that
+input): constant outcome columns — all arms tied at 1/2, or one leader slightly ahead — so that
+every arm stays competitive, and a change at round τ ∈ {0, N} of either the whole outcome row (1
+vs 0: whichever arm is played observes a different reward; a legal neighbour for the units
+"one reward", "one round's reward vector" and "one user's feedback") or of one arm's entry (so
+an implementation whose noise is wrong on one arm only cannot hide behind the others). An
+algorithm may bring its own family (``pairs=``), e.g. a count gap inside a long epoch for
+report-noisy-max, or rewards at an elimination threshold (``overrides`` set rows before the change).
+
+**Limits.** Every report states the detection floor of its certifying test
+(:mod:`dpaudit.audit.power`: the smallest true μ — or, for a pure-ε certificate, the smallest ε of
+the canonical (ε, δ) pair — whose median bound is positive at this sample size; the verdict is
+``inconclusive`` when the certificate is below it) and the two-sided interval for the μ the test
+exhibits (:mod:`dpaudit.audit.estimate`). **Published claims.** When the declaration carries the
+paper's claim, the same bounds are compared with it too (``published_verdict``): a published ε
+below the certified one can be refuted by the audit.
+
+Example:
+    >>> from bandits.thompson.policy import GaussianTS
+    >>> rep = audit_policy(GaussianTS(b=1, c=1.0), 60, "bernoulli:0.5,0.5", trials=2000, progress=False)
+    >>> rep.verdict, rep.details["chosen"]["statistic"].startswith("plays of arm")
+    ('consistent', True)
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from concurrent.futures import Executor
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from bandits.actions import ActionStructure
+from bandits.engine.simulator import simulate
+from bandits.environments import Environment, RewardTableEnv, parse_env
+from bandits.policy import Policy
+from dpaudit.accounting import account
+from dpaudit.audit import (
+    AuditReport,
+    Certified,
+    Empirical,
+    epsilon_lower_bound_from_counts,
+    mu_lower_bound_from_counts,
+)
+from dpaudit.audit.estimate import mu_interval_from_counts
+from dpaudit.audit.power import floor_report
+from dpaudit.audit.thresholds import pilot_choice
+from dpaudit.validation import check_integer, check_probability
+
+__all__ = ["PairDesign", "ArmCount", "candidate_pairs", "audit_policy", "BLOCK"]
+
+BLOCK = 2048
+"""Trajectories per simulated block (fixed, so results do not depend on the executor)."""
+
+
+@dataclass(frozen=True)
+class PairDesign:
+    """Two fixed (T, N) tables: constant columns ``base``, except round ``round`` where the
+    ``arms`` (None: the whole row) take ``values[0]`` under the null and ``values[1]`` under
+    the alternative."""
+
+    name: str
+    base: tuple[float, ...]
+    round: int
+    arms: tuple[int, ...] | None
+    values: tuple[float, float] = (1.0, 0.0)
+    overrides: tuple[tuple[int, int, tuple[float, ...]], ...] = ()
+
+    def tables(self, horizon: int) -> tuple[np.ndarray, np.ndarray]:
+        """The null and alternative (T, N) tables (``overrides``: rows [start, stop) set to the
+        given outcome vector before the change)."""
+        null = np.tile(np.asarray(self.base, dtype=float), (horizon, 1))
+        for start, stop, row in self.overrides:
+            null[start:stop] = np.asarray(row, dtype=float)
+        alt = null.copy()
+        cols = slice(None) if self.arms is None else list(self.arms)
+        null[self.round, cols] = self.values[0]
+        alt[self.round, cols] = self.values[1]
+        return null, alt
+
+
+@dataclass(frozen=True)
+class ArmCount:
+    """How often ``arm`` is played (or included in the set / list) in rounds after ``after``."""
+
+    arm: int
+    after: int
+
+    def __call__(self, actions: np.ndarray) -> np.ndarray:
+        a = np.asarray(actions)[:, self.after + 1 :]
+        hit = a == self.arm
+        return hit.reshape(hit.shape[0], -1).sum(axis=1).astype(float)
+
+    def describe(self) -> str:
+        return f"plays of arm {self.arm} after round {self.after}"
+
+
+def candidate_pairs(horizon: int, n_arms: int, max_arms: int = 8) -> list[PairDesign]:
+    """The pre-registered family (module docstring): whole-row changes on a tie and with a leader
+    at τ = 0 and τ = N, and one-arm changes on a tie at τ = 0 for up to ``max_arms`` arms."""
+    tie = (0.5,) * n_arms
+    lead = (0.6,) + (0.5,) * (n_arms - 1)
+    taus = sorted({0, min(n_arms, horizon - 1)})
+    out = [
+        PairDesign(f"row {t} 1 vs 0, {bn}", base, t, None)
+        for bn, base in (("tie", tie), ("leader", lead))
+        for t in taus
+    ]
+    arms = list(range(min(n_arms, max_arms)))
+    if n_arms > max_arms:
+        arms[-1] = n_arms - 1
+    out += [PairDesign(f"arm {j} at round 0 1 vs 0, tie", tie, 0, (j,)) for j in arms]
+    return out
+
+
+def _block_statistics(task: tuple) -> np.ndarray:
+    """Simulate ``n`` trajectories on one fixed table and return every statistic (n, S).
+    The task is ``(policy, table, horizon, n, seed, stats[, structure])``: the structure of the
+    audited problem (one arm when absent)."""
+    policy, table, horizon, n, seed, stats = task[:6]
+    structure = task[6] if len(task) > 6 else None
+    res = simulate(
+        policy,
+        RewardTableEnv(table, action_structure=structure),
+        horizon,
+        n,
+        seed,
+        record_actions=True,
+        progress=False,
+        checkpoints=[horizon],
+    )
+    return np.stack([s(res.actions) for s in stats], axis=1)
+
+
+def _sample(
+    policy: Policy,
+    table: np.ndarray,
+    horizon: int,
+    n: int,
+    key: tuple[int, ...],
+    seed: int,
+    stats: tuple,
+    executor: Executor | None,
+    structure: ActionStructure | None = None,
+) -> np.ndarray:
+    sizes = [BLOCK] * (n // BLOCK) + ([n % BLOCK] if n % BLOCK else [])
+    tasks = [
+        (policy, table, horizon, sz, np.random.SeedSequence(seed, spawn_key=key + (i,)), stats, structure)
+        for i, sz in enumerate(sizes)
+    ]
+    parts = executor.map(_block_statistics, tasks) if executor is not None else map(_block_statistics, tasks)
+    return np.concatenate(list(parts), axis=0)
+
+
+def _certified(
+    policy: Policy, horizon: int, env: Environment, delta: float
+) -> tuple[Certified, Certified | None]:
+    """The toolkit's certified values and the paper's claim (None if the declaration has none).
+    A μ is certified only when the guarantee is GDP; a pure ε-DP certificate is its ε at δ."""
+    decl = policy.declare(horizon, env.n_arms, env.structure)
+    if decl is None:
+        return Certified(source="none: the policy declares no privacy"), None
+    acc = account(decl.event, delta=delta)
+    gdp = decl.guarantee == "gdp"
+    cert = Certified(mu=acc.mu if gdp else None, epsilon=acc.best.value, delta=delta, source="dpaudit")
+    claim = decl.published
+    if claim is None:
+        return cert, None
+    eps = claim.epsilon_at(delta)
+    if eps is None and claim.mu is None:
+        return cert, None
+    return cert, Certified(mu=claim.mu, epsilon=eps, delta=delta, source=claim.source)
+
+
+def certify_chosen(
+    x: np.ndarray, y: np.ndarray, orientation: int, threshold: float, *, delta: float, confidence: float,
+    statistic: str,
+) -> tuple[Empirical, int, int]:
+    """The one test a pilot chose, certified on fresh samples ``x`` (null) and ``y``
+    (alternative): (Clopper–Pearson ε and μ lower bounds, false positives, false negatives).
+    "x′" is decided when o·(s − thr) > 0, the convention of :mod:`dpaudit.audit.thresholds`."""
+    n0, n1 = x.size, y.size
+    fp = int(np.sum(orientation * (x - threshold) > 0))
+    fn = int(np.sum(orientation * (y - threshold) <= 0))
+    eb = epsilon_lower_bound_from_counts(fp, n0, fn, n1, delta=delta, confidence=confidence)
+    mb = mu_lower_bound_from_counts(fp, n0, fn, n1, confidence=confidence)
+    empirical = Empirical(
+        epsilon_lower=float(eb.epsilon),
+        mu_lower=float(mb.mu),
+        delta=delta,
+        confidence=confidence,
+        trials=n0 + n1,
+        method="clopper-pearson, one test chosen on an independent pilot",
+        statistic=statistic,
+    )
+    return empirical, fp, fn
+
+
+def audit_policy(
+    policy: Policy,
+    horizon: int,
+    env: Environment | str,
+    *,
+    trials: int,
+    seed: int = 0,
+    confidence: float = 0.95,
+    delta: float = 1e-6,
+    executor: Executor | None = None,
+    progress: bool = False,
+    pilot_fraction: float = 0.1,
+    pairs: Sequence[PairDesign] | None = None,
+    select: str | None = None,
+) -> AuditReport:
+    """Audit ``policy`` at ``horizon`` with ``trials`` trajectories per neighbouring table
+    (module docstring); the pilot adds ``pilot_fraction·trials`` (at least 100) per side per
+    candidate pair. ``env`` gives the number of arms and the action structure (its outcome
+    law is not used: the tables are fixed). ``select``: the pilot ranks tests by their predicted
+    ``"mu"`` or ``"epsilon"`` bound (default: ε for a pure ε-DP declaration, else μ)."""
+    if isinstance(env, str):
+        env = parse_env(env)
+    T = check_integer("horizon", horizon, 2)
+    n = check_integer("trials", trials, 10)
+    delta = check_probability("delta", delta)
+    if not (0.0 < confidence < 1.0):
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    if not (0.0 < pilot_fraction <= 1.0):
+        raise ValueError(f"pilot_fraction must be in (0, 1], got {pilot_fraction!r}")
+    cert, published = _certified(policy, T, env, delta)
+    if select is None:
+        select = "mu" if cert.mu is not None or cert.epsilon is None else "epsilon"
+    if select not in ("mu", "epsilon"):
+        raise ValueError(f"select must be 'mu' or 'epsilon', got {select!r}")
+    t0 = time.perf_counter()
+    cands = list(pairs) if pairs is not None else candidate_pairs(T, env.n_arms)
+    reachable = [c for c in cands if c.round < T]
+    if cands and not reachable:
+        raise ValueError(
+            f"no neighbouring pair of the audit is reachable within the audit horizon {T}: the first changes "
+            f"round {min(c.round for c in cands)}; use a longer --horizon (or --audit-trials 0)"
+        )
+    cands = reachable
+    n_pilot = max(100, math.ceil(pilot_fraction * n))
+    pilots, keys = [], []
+    for c, pair in enumerate(cands):
+        stats = tuple(ArmCount(j, pair.round) for j in range(env.n_arms))
+        null_t, alt_t = pair.tables(T)
+        x = _sample(policy, null_t, T, n_pilot, (0, c, 0), seed, stats, executor, env.structure)
+        y = _sample(policy, alt_t, T, n_pilot, (0, c, 1), seed, stats, executor, env.structure)
+        for s, stat in enumerate(stats):
+            pilots.append((x[:, s], y[:, s], None))
+            keys.append((pair, stat))
+    pc = pilot_choice(pilots, n, confidence=confidence, kind=select, delta=delta)
+    pair, stat = keys[pc.candidate]
+    t1 = time.perf_counter()
+    null_t, alt_t = pair.tables(T)
+    x = _sample(policy, null_t, T, n, (1, 0), seed, (stat,), executor, env.structure)[:, 0]
+    y = _sample(policy, alt_t, T, n, (1, 1), seed, (stat,), executor, env.structure)[:, 0]
+    o, thr = pc.orientation, pc.threshold
+    empirical, fp, fn = certify_chosen(x, y, o, thr, delta=delta, confidence=confidence,
+                                       statistic=stat.describe())  # fmt: skip
+    t2 = time.perf_counter()
+    floor = floor_report(
+        n, n, (1.0 - confidence) / 2.0, certified_mu=cert.mu, certified_epsilon=cert.epsilon, delta=delta
+    )
+    details = {
+        "detection_floor": floor.describe(),
+        "chosen": {
+            "pair": asdict(pair),
+            "statistic": stat.describe(),
+            "threshold": thr,
+            "orientation": o,
+            "ranked_by": select,
+            "predicted": pc.predicted,
+            "false_positives": fp,
+            "false_negatives": fn,
+        },
+        "candidates": [p.name for p in cands],
+        "pilot_trials_per_side": n_pilot,
+        "seed": seed,
+        "seconds": {"pilot": t1 - t0, "main": t2 - t1},
+    }
+    return AuditReport.build(
+        target=f"{policy.name} (black box)",
+        certified=cert,
+        empirical=empirical,
+        details=details,
+        floor=floor if cert.mu is not None or cert.epsilon is not None else None,
+        estimate=mu_interval_from_counts(fp, n, fn, n, confidence=confidence),
+        published=published,
+    )

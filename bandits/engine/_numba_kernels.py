@@ -1,0 +1,242 @@
+"""numba kernels of :mod:`bandits.engine.compiled` (used only when numba is installed and enabled).
+
+Module-level functions, so that numba's on-disk cache (``cache=True``) is reused across processes.
+Without numba the module still imports (``NUMBA`` is False) and :mod:`bandits.engine.compiled` reports the
+kernels unavailable, so the NumPy paths run.
+
+>>> isinstance(NUMBA, bool)
+True
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+try:
+    from numba import njit
+except ImportError:  # pragma: no cover - the 'fast' extra is not installed
+    njit = None
+
+__all__ = ["NUMBA", "modinv", "greedy_kernel", "csb_kernel", "gaussian_ts_kernel", "lazy_ts_kernel"]
+
+NUMBA = njit is not None
+
+
+def _jit(f: Callable[..., Any]) -> Callable[..., Any]:
+    return f if njit is None else njit(cache=True)(f)
+
+
+@_jit
+def modinv(a: int, p: int) -> int:  # pragma: no cover - compiled
+    r = 1
+    b = a % p
+    e = p - 2
+    while e > 0:
+        if e & 1:
+            r = r * b % p
+        b = b * b % p
+        e >>= 1
+    return r
+
+
+@_jit
+def greedy_kernel(order, vecs, primes, K):  # pragma: no cover - compiled
+    R, n = order.shape
+    P, _, d = vecs.shape
+    out = np.empty((R, K), dtype=np.int64)
+    basis = np.zeros((P, K, d), dtype=np.int64)
+    pivot = np.zeros((P, K), dtype=np.int64)
+    size = np.zeros(P, dtype=np.int64)
+    v = np.zeros((P, d), dtype=np.int64)
+    nz = np.zeros(P, dtype=np.int64)
+    for r in range(R):
+        for j in range(P):
+            size[j] = 0
+        count = 0
+        for pos in range(n):
+            if count == K:
+                break
+            e = order[r, pos]
+            ok = False
+            for j in range(P):
+                p = primes[j]
+                for c in range(d):
+                    v[j, c] = vecs[j, e, c]
+                for i in range(size[j]):
+                    coef = v[j, pivot[j, i]]
+                    if coef != 0:
+                        for c in range(d):
+                            v[j, c] = (v[j, c] - coef * basis[j, i, c]) % p
+                nz[j] = -1
+                for c in range(d):
+                    if v[j, c] != 0:
+                        nz[j] = c
+                        break
+                if size[j] == count and nz[j] >= 0:
+                    ok = True
+            if not ok:
+                continue
+            for j in range(P):
+                c0 = nz[j]
+                if c0 < 0:
+                    continue
+                p = primes[j]
+                inv = modinv(v[j, c0], p)
+                for c in range(d):
+                    v[j, c] = v[j, c] * inv % p
+                for i in range(size[j]):
+                    f = basis[j, i, c0]
+                    if f != 0:
+                        for c in range(d):
+                            basis[j, i, c] = (basis[j, i, c] - f * v[j, c]) % p
+                s = size[j]
+                for c in range(d):
+                    basis[j, s, c] = v[j, c]
+                pivot[j, s] = c0
+                size[j] = s + 1
+            out[r, count] = e
+            count += 1
+    return out
+
+
+@_jit
+def csb_kernel(mode, mu, n, table, keys, use_keys, z, coef, scale, k, out):  # pragma: no cover - compiled
+    R, C, m = table.shape
+    score = np.empty(m)
+    taken = np.zeros(m, dtype=np.bool_)
+    for r in range(R):
+        for c in range(C):
+            cc = coef[c]
+            for i in range(m):  # μ̄ = clip(μ̃ + c/sqrt(n), 0, 1), +inf bonus at n = 0
+                if n[r, i] > 0:
+                    v = mu[r, i] + cc / math.sqrt(n[r, i])
+                else:
+                    v = np.inf
+                if v < 0.0:
+                    v = 0.0
+                if v > 1.0:
+                    v = 1.0
+                score[i] = v
+                taken[i] = False
+            for s in range(k):  # top-k: score desc, then tie key asc, then lower index
+                best = -1
+                for i in range(m):
+                    if taken[i]:
+                        continue
+                    if best < 0:
+                        best = i
+                    elif score[i] > score[best]:
+                        best = i
+                    elif use_keys and score[i] == score[best] and keys[r, c, i] < keys[r, c, best]:
+                        best = i
+                taken[best] = True
+                out[r, c, s] = best
+            if mode == 2:  # CUCB-LDP2: the least updated arm of S_t, ties to the lower index
+                j = 0
+                kbest = n[r, out[r, c, 0]] * m + out[r, c, 0]
+                for s in range(1, k):
+                    key = n[r, out[r, c, s]] * m + out[r, c, s]
+                    if key < kbest:
+                        kbest = key
+                        j = s
+                a = out[r, c, j]
+                x = min(max(table[r, c, a], 0.0), 1.0)
+                y = x + scale * z[r, c, 0]
+                nn = n[r, a] + 1
+                mu[r, a] = mu[r, a] + (y - mu[r, a]) / nn
+                n[r, a] = nn
+            else:  # CUCB (mode 0) and CUCB-LDP1 (mode 1): every arm of S_t
+                for s in range(k):
+                    a = out[r, c, s]
+                    x = min(max(table[r, c, a], 0.0), 1.0)
+                    if mode == 1:
+                        x = x + scale * z[r, c, s]
+                    nn = n[r, a] + 1
+                    n[r, a] = nn
+                    mu[r, a] = mu[r, a] + (x - mu[r, a]) / nn
+
+
+@_jit
+def gaussian_ts_kernel(S, n, Z, zoff, table, start, scale, actions):  # pragma: no cover - compiled
+    R, N = S.shape
+    C = actions.shape[1]
+    mu = np.empty(N)
+    sc = np.empty(N)
+    for r in range(R):
+        for i in range(N):  # the step loop's caches: mu = S/(n+1), scale[n] = sqrt(c)/sqrt(n+1)
+            mu[i] = S[r, i] / (n[r, i] + 1.0)
+            sc[i] = scale[int(n[r, i])]
+        for k in range(start[r], C):
+            kz = k - zoff
+            # theta = Z*scale, then += mu: two roundings, as NumPy (no fused multiply-add)
+            best = 0
+            bv = Z[r, kz, 0] * sc[0]
+            bv = bv + mu[0]
+            for i in range(1, N):
+                v = Z[r, kz, i] * sc[i]
+                v = v + mu[i]
+                if v > bv:  # the first maximum, as numpy.argmax
+                    bv = v
+                    best = i
+            actions[r, k] = best
+            s = S[r, best] + table[r, k, best]
+            m = n[r, best] + 1.0
+            S[r, best] = s
+            n[r, best] = m
+            mu[best] = s / (m + 1.0)
+            sc[best] = scale[int(m)]
+
+
+@_jit
+def lazy_ts_kernel(  # noqa: PLR0913 - a flat kernel signature
+    gen, t0, C, table, logt, mu, O, ep, N, Phi, Z, b, eps, shift, perm, actions, rel_round, rel_arm
+):  # pragma: no cover - compiled
+    """Rounds ``t0 .. t0+C-1`` of one repetition of Lazy-DP-TS (arrays modified in place).
+
+    The arithmetic is the step loop's, operation for operation: μ̄ = clip(μ̃ + (shift·L)/(ε·O)),
+    θ_j ~ Beta(μ̄O + 1, (1 − μ̄)O + 1) drawn for j = 0..K−1 in order, the argmax taken in the
+    priority order ``perm`` (first maximum), then the epoch bookkeeping of Alg. 1 lines 5–8.
+    Returns the number of epoch releases written to ``rel_round``/``rel_arm``.
+    """
+    K = mu.size
+    theta = np.empty(K)
+    nrel = 0
+    for k in range(C):
+        t = t0 + k
+        if t < K:
+            j = t
+        else:
+            L = shift * logt[t]
+            for i in range(K):
+                mb = mu[i] + L / (eps * O[i])
+                if mb < 0.0:
+                    mb = 0.0
+                elif mb > 1.0:
+                    mb = 1.0
+                theta[i] = gen.beta(mb * O[i] + 1.0, (1.0 - mb) * O[i] + 1.0)
+            j = perm[0]
+            best = theta[j]
+            for q in range(1, K):
+                i = perm[q]
+                if theta[i] > best:
+                    best = theta[i]
+                    j = i
+        actions[k] = j
+        N[j] += 1
+        Phi[j] += table[k, j]
+        e = ep[j] + 1
+        if N[j] == (1 << e):
+            On = float(1 << e)
+            mu[j] = (Phi[j] + b * Z[j, e]) / On
+            O[j] = On
+            ep[j] = e
+            N[j] = 0
+            Phi[j] = 0.0
+            rel_round[nrel] = t
+            rel_arm[nrel] = j
+            nrel += 1
+    return nrel

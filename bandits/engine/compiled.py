@@ -1,0 +1,171 @@
+"""Optional compiled kernels (numba; the ``fast`` extra). Pure-NumPy code paths give the same
+results bit for bit (tested both ways); these only make them faster.
+
+:func:`greedy_linear_exact` is the greedy basis of an integer linear matroid for R score orders
+(seed 000's movie instance: 100 items, rank 17), computed row by row with exact modular
+elimination. Measured on this machine (``benchmarks/bench_combinatorial.py``): the NumPy
+state engine needs one vectorised step per scanned position (≈ 25–55 positions, ≈ 10 ms per
+round for R = 20); the kernel does the whole round in well under a millisecond.
+
+:func:`csb_chunk` plays a whole chunk of rounds of CUCB, CUCB-LDP1 or CUCB-LDP2 on a top-k
+problem (seed 003): the NumPy step loop pays ≈ 40 array operations per round (≈ 100 µs for
+R = 4 here), the kernel ≈ 2 µs.
+
+:func:`gaussian_ts_rounds` plays the sampling rounds of Gaussian Thompson sampling
+(:class:`bandits.thompson.agent.GaussianTSAgent`) one repetition at a time: where the arms are
+close the speculative engine fails and the NumPy step loop pays ≈ 10 array operations per round
+for all repetitions at once; the kernel does a round of one repetition in a few nanoseconds.
+
+Lazy-DP-TS draws K Beta variates every round from parameters that depend on the round, so no
+engine can jump ahead without drawing them: :func:`lazy_ts_chunk` runs its per-repetition loop;
+numba's ``Generator.beta`` runs NumPy's own algorithm on the same bit generator, so its actions
+are bit-identical to the NumPy step loop of :class:`bandits.lazy.policies.LazyDPTS` (tested).
+
+Set the environment variable ``DPAUDIT_NUMBA=0`` to disable the kernels (the NumPy paths run;
+the older ``DPAUDIT_NO_NUMBA=1`` too). :data:`HAVE_NUMBA` says whether they may run.
+
+>>> available() in (True, False), isinstance(HAVE_NUMBA, bool)
+(True, True)
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+__all__ = ["HAVE_NUMBA", "installed", "available", "greedy_linear_exact", "csb_chunk", "gaussian_ts_rounds",
+           "lazy_ts_chunk"]
+
+_KERNEL: Any = None
+_CSB: Any = None
+_GTS: Any = None
+_LAZY: Any = None
+_TRIED = False
+
+
+def installed() -> bool:
+    """Whether numba is installed and not disabled (``DPAUDIT_NUMBA=0`` or ``DPAUDIT_NO_NUMBA=1``),
+    decided without importing it."""
+    import importlib.util
+
+    if os.environ.get("DPAUDIT_NUMBA", "1") == "0":
+        return False
+    if os.environ.get("DPAUDIT_NO_NUMBA", "") in ("1", "true", "yes"):
+        return False
+    return importlib.util.find_spec("numba") is not None
+
+
+HAVE_NUMBA = installed()
+"""Whether numba is installed and enabled, decided without importing numba (0.4 s and about
+90 MB), which happens only when a kernel first runs."""
+
+
+def available() -> bool:
+    """Whether the compiled kernels can run: numba :func:`installed`, and it imports."""
+    if not installed():
+        return False
+    return _kernel() is not None
+
+
+def _kernel() -> Any:
+    global _KERNEL, _CSB, _GTS, _LAZY, _TRIED
+    if _TRIED:
+        return _KERNEL
+    _TRIED = True
+    from bandits.engine import _numba_kernels as nk
+
+    if not nk.NUMBA:  # pragma: no cover - the 'fast' extra is not installed
+        return None
+    _KERNEL, _CSB, _GTS, _LAZY = nk.greedy_kernel, nk.csb_kernel, nk.gaussian_ts_kernel, nk.lazy_ts_kernel
+    return _KERNEL
+
+
+def greedy_linear_exact(
+    order: np.ndarray, residues: np.ndarray, primes: tuple[int, ...], rank: int
+) -> np.ndarray:
+    """Greedy bases (R, rank) for the orders (R, n) of integer vectors given by their residues
+    ``residues[j] = vectors mod primes[j]`` (shape (P, n, d); Π p > the Hadamard bound, each
+    p < 2³¹ so products fit in int64). Raises ``RuntimeError`` if numba is unavailable."""
+    k = _kernel()
+    if k is None or not available():
+        raise RuntimeError("numba is not available (pip install 'dpaudit[fast]'; DPAUDIT_NUMBA != 0)")
+    pr = np.asarray(primes, dtype=np.int64)
+    return k(np.ascontiguousarray(order, dtype=np.int64), residues, pr, int(rank))
+
+
+def csb_chunk(
+    mode: int,
+    mu: np.ndarray,
+    n: np.ndarray,
+    table: np.ndarray,
+    keys: np.ndarray | None,
+    z: np.ndarray | None,
+    coef: np.ndarray,
+    scale: float,
+    k: int,
+) -> np.ndarray:
+    """One chunk of CUCB (mode 0), CUCB-LDP1 (1) or CUCB-LDP2 (2) on a top-k problem, updating
+    ``mu`` and ``n`` (R, m) in place; returns the actions (R, C, k). ``coef[c]`` is round c's
+    bonus coefficient (bonus = coef/sqrt(n)); ``keys`` (R, C, m) the tie keys (None: lower index);
+    ``z`` (R, C, ·) the standard Laplace draws of the reports; ``scale`` their scale. Identical,
+    bit for bit, to :meth:`bandits.semibandits.policies._CSBAgent.select`/``update`` (tested)."""
+    _kernel()
+    if _CSB is None or not available():
+        raise RuntimeError("numba is not available (pip install 'dpaudit[fast]'; DPAUDIT_NUMBA != 0)")
+    R, C, m = table.shape
+    out = np.empty((R, C, k), dtype=np.int64)
+    kk = np.zeros((1, 1, 1)) if keys is None else np.ascontiguousarray(keys, dtype=float)
+    zz = np.zeros((1, 1, 1)) if z is None else np.ascontiguousarray(z, dtype=float).reshape(R, C, -1)
+    _CSB(int(mode), mu, n, np.ascontiguousarray(table, dtype=float), kk, keys is not None, zz,
+         np.ascontiguousarray(coef, dtype=float), float(scale), int(k), out)  # fmt: skip
+    return out
+
+
+def gaussian_ts_rounds(
+    S: np.ndarray,
+    n: np.ndarray,
+    Z: np.ndarray,
+    zoff: int,
+    table: np.ndarray,
+    start: np.ndarray,
+    scale: np.ndarray,
+    actions: np.ndarray,
+) -> None:
+    """Play local rounds ``start[r] .. C−1`` of every repetition r of Gaussian Thompson sampling
+    (sampling rounds only), updating the reward sums ``S`` and counts ``n`` (R, N) in place and
+    writing ``actions`` (R, C). Round k reads the noise ``Z[r, k − zoff]`` (R, ·, N) and the
+    reward ``table[r, k, arm]`` (R, C, N); ``scale[m]`` must be ``√c/np.sqrt(m + 1.0)`` for every
+    count m the chunk can reach (the counts are whole numbers: a lookup keeps the square root off
+    the loop's critical path, with the same value). Per round: θ = Z·scale[n] then θ += S/(n+1)
+    (two roundings), the first argmax, then S += reward, n += 1 — the arithmetic of
+    :meth:`bandits.thompson.agent.GaussianTSAgent.select`/``update``, so the actions and the state
+    are identical bit for bit (tested). Raises ``RuntimeError`` if numba is unavailable.
+
+    >>> import numpy as np
+    >>> S, n, act = np.zeros((1, 2)), np.ones((1, 2)), np.zeros((1, 3), dtype=np.intp)
+    >>> Z = np.array([[[0.0, 1.0], [1.0, 0.0], [0.5, 0.5]]])  # round 2 is a tie: the first arm
+    >>> ok = available()
+    >>> if ok:
+    ...     sc = 1.0 / np.sqrt(np.arange(8) + 1.0)
+    ...     gaussian_ts_rounds(S, n, Z, 0, np.ones((1, 3, 2)), np.zeros(1, np.intp), sc, act)
+    >>> (act.tolist(), n.tolist()) if ok else ([[1, 0, 0]], [[3.0, 2.0]])
+    ([[1, 0, 0]], [[3.0, 2.0]])
+    """
+    _kernel()
+    if _GTS is None or not available():
+        raise RuntimeError("numba is not available (pip install 'dpaudit[fast]'; DPAUDIT_NUMBA != 0)")
+    if S.size and int(n.max()) + actions.shape[1] >= scale.size:
+        raise ValueError(f"scale has {scale.size} entries; counts reach {int(n.max()) + actions.shape[1]}")
+    _GTS(S, n, Z, int(zoff), table, np.ascontiguousarray(start, dtype=np.intp), scale, actions)
+
+
+def lazy_ts_chunk(*args: Any) -> int:
+    """Rounds ``t0 .. t0+C-1`` of one repetition of Lazy-DP-TS, compiled
+    (:func:`bandits.engine._numba_kernels.lazy_ts_kernel`; its arguments). Raises ``RuntimeError`` if
+    numba is unavailable."""
+    _kernel()
+    if _LAZY is None or not available():
+        raise RuntimeError("numba is not available (pip install 'dpaudit[fast]'; DPAUDIT_NUMBA != 0)")
+    return int(_LAZY(*args))

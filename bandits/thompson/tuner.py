@@ -1,0 +1,537 @@
+"""Tune the (b, c) of private Gaussian Thompson sampling at a fixed, *certified* privacy budget.
+
+Seed 004 (§5) trades the two knobs of Algorithm 2 against each other along the curve
+η = sqrt(T/(c(b+1))): more pre-pulls b buy a smaller variance inflation c. The toolkit's
+certified accounting (:attr:`dpaudit.analyses.thompson_sampling.ThompsonConfig.mu_tight`) is slightly tighter
+than the paper's, so this module walks the *exact certified frontier* instead:
+
+* b ≥ 1:  c = (T − bN)/(μ²(b + 1))      (only the T − bN sampling rounds are private),
+* b = 0:  c = (T − 1)/(2μ²)             (the changed reward is seen by at most T − 1 rounds).
+
+Every candidate is re-checked with ``ThompsonConfig(...).mu_tight <= target`` and c is nudged
+up by a few ulps where floating-point rounding would otherwise overshoot, so no candidate ever
+spends more than the target. c ≥ 1 bounds b from above: b ≤ (T − μ²)/(N + μ²). If even
+(b, c) = (0, 1) is within budget the b = 0 candidate is plain Algorithm 1 (c = 1, under budget).
+
+All candidates are simulated with the *same seed* (common random numbers: the same reward
+table in every repetition), and ranked by mean pseudo-regret Σ_t (μ* − μ_{a_t}) at T (lower
+variance than the empirical regret μ*T − Σ r_t; both are reported).
+
+Example:
+    >>> from bandits import parse_env
+    >>> from bandits.thompson.tuner import tune_thompson
+    >>> env = parse_env("bernoulli:0.75,0.5")
+    >>> res = tune_thompson(env, 2000, target_mu=1.0, reps=2, num=4, progress=False)
+    >>> [c.b for c in res.candidates]   # grid 0, 1, 26, 666; rule of thumb 268; two refinements
+    [0, 1, 26, 57, 123, 159, 207, 268, 297, 328, 363, 492, 666]
+    >>> all(c.mu <= 1.0 for c in res.candidates), res.best.b > 0
+    (True, True)
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from bandits.engine.simulator import SimulationResult, log_checkpoints, simulate, simulate_many
+from bandits.environments import Environment
+from bandits.thompson.policy import GaussianTS
+from dpaudit.analyses.thompson_sampling import ThompsonConfig
+from dpaudit.conversions import gdp_mu
+from dpaudit.validation import check_integer, check_positive
+
+__all__ = [
+    "Candidate",
+    "TuningResult",
+    "frontier_c",
+    "max_prepulls",
+    "candidate_prepulls",
+    "rule_of_thumb_prepulls",
+    "refine_prepulls",
+    "budget_pair",
+    "resolve_target_mu",
+    "tune_thompson",
+    "plot_tuning",
+]
+
+
+def _check_mu(mu: object) -> float:
+    return check_positive("target mu", mu)  # type: ignore[arg-type]
+
+
+def resolve_target_mu(
+    target_mu: float | None = None, target_epsilon: float | None = None, delta: float | None = None
+) -> float:
+    """The GDP μ to tune for: ``target_mu`` as given, or the largest μ meeting (ε, δ) exactly
+    (:func:`dpaudit.conversions.gdp_mu`, rounded down so the (ε, δ) budget holds).
+
+    >>> resolve_target_mu(2.0)
+    2.0
+    >>> round(resolve_target_mu(target_epsilon=4.8866, delta=1e-6), 4)
+    1.0
+    """
+    if (target_mu is None) == (target_epsilon is None):
+        raise ValueError("give exactly one of target_mu or target_epsilon (with delta)")
+    if target_mu is not None:
+        if delta is not None:
+            raise ValueError("delta is only used with target_epsilon")
+        return _check_mu(target_mu)
+    if delta is None:
+        raise ValueError("target_epsilon needs delta in (0, 1)")
+    return _check_mu(gdp_mu(target_epsilon, delta))
+
+
+def frontier_c(b: int, horizon: int, arms: int, mu: float) -> float:
+    """The variance scale c that puts (b, c) exactly on the certified μ frontier, nudged up so
+    that ``ThompsonConfig(T, N, b, c).mu_tight <= mu``. Raises ``ValueError`` if that c < 1
+    (b too large for the budget) or b·N ≥ T.
+
+    >>> c0 = frontier_c(0, 100_000, 5, 1.0)
+    >>> round(c0, 6), c0 >= 99_999 / 2
+    (49999.5, True)
+    >>> round(frontier_c(100, 100_000, 5, 1.0), 6)
+    985.148515
+    >>> ThompsonConfig(100_000, 5, 100, frontier_c(100, 100_000, 5, 1.0)).mu_tight <= 1.0
+    True
+    """
+    b = check_integer("prepulls", b, 0)
+    T = check_integer("horizon", horizon, 2)
+    N = check_integer("arms", arms, 2)
+    mu = _check_mu(mu)
+    if b * N >= T:
+        raise ValueError(f"prepulls*arms must be < horizon: {b}*{N} >= {T}")
+    rounds = T - 1 if b == 0 else T - b * N
+    c = rounds / (mu * mu * (max(b, 1) + 1))
+    if c < 1.0:
+        raise ValueError(
+            f"prepulls={b} cannot meet mu={mu:g} with variance_scale >= 1 (needs c = {c:.6g}); "
+            f"prepulls must be <= {max_prepulls(T, N, mu)}"
+        )
+    for _ in range(200):  # mu_tight carries a (1 + 1e-15) safety factor: a few ulps of c absorb it
+        if ThompsonConfig(T, N, b, c).mu_tight <= mu:
+            return c
+        c = float(np.nextafter(c, math.inf))
+    raise AssertionError("could not meet the budget by nudging c")  # pragma: no cover
+
+
+def max_prepulls(horizon: int, arms: int, mu: float) -> int:
+    """The largest b whose frontier c is ≥ 1: b ≤ (T − μ²)/(N + μ²) (0 if only b = 0 fits).
+
+    >>> max_prepulls(100_000, 5, 1.0), max_prepulls(100_000, 5, 5.0)
+    (16666, 3332)
+    """
+    T = check_integer("horizon", horizon, 2)
+    N = check_integer("arms", arms, 2)
+    mu = _check_mu(mu)
+    b = max(0, int(math.floor((T - mu * mu) / (N + mu * mu))))
+    b = min(b, (T - 1) // N)
+
+    def ok(k: int) -> bool:
+        return k * N < T and (T - k * N) / (mu * mu * (k + 1)) >= 1.0
+
+    while b > 0 and not ok(b):
+        b -= 1
+    while ok(b + 1):
+        b += 1
+    return b
+
+
+def candidate_prepulls(horizon: int, arms: int, mu: float, num: int = 10) -> list[int]:
+    """``num`` candidates: 0 plus ``num − 1`` log-spaced integers in [1, max_prepulls]
+    (fewer if they collide).
+
+    >>> candidate_prepulls(100_000, 5, 1.0)
+    [0, 1, 3, 11, 38, 129, 435, 1467, 4944, 16666]
+    """
+    num = check_integer("num", num, 1)
+    bmax = max_prepulls(horizon, arms, mu)
+    if bmax == 0 or num == 1:
+        return [0]
+    pts = np.unique(np.round(np.geomspace(1, bmax, num - 1)).astype(np.int64))
+    return [0] + [int(x) for x in pts]
+
+
+RULE_SPREAD = 1.0 / 6.0
+
+
+def rule_of_thumb_prepulls(horizon: int, arms: int, mu: float) -> int:
+    """A quick default b for budget μ (no simulation): b = round(sqrt(T)/(μ·s)) with s = 1/6,
+    capped at :func:`max_prepulls`.
+
+    Rationale: on the frontier, after the pre-pulls each arm's sampling standard deviation is
+    sqrt(c/(b+1)) ≈ sqrt(T)/(μ(b+1)); the rule makes it about s = 1/6 of the reward range. The
+    constant is calibrated on the full-scale tuner runs of seed 004 §5.1/§5.2 (T = 10^5, N = 5,
+    μ ∈ {1, 2, 5}; ``docs/bandits-results.md``), whose best b gave s ≈ 0.14–0.22. Run
+    :func:`tune_thompson` for an environment-specific choice.
+
+    >>> rule_of_thumb_prepulls(100_000, 5, 1.0), rule_of_thumb_prepulls(100_000, 5, 5.0)
+    (1897, 379)
+    >>> rule_of_thumb_prepulls(100, 5, 10.0)  # the budget admits (0, 1): no pre-pulls needed
+    0
+    """
+    T = check_integer("horizon", horizon, 2)
+    N = check_integer("arms", arms, 2)
+    mu = _check_mu(mu)
+    if (T - 1) / (2 * mu * mu) <= 1.0:
+        return 0
+    return min(max_prepulls(T, N, mu), int(round(math.sqrt(T) / (mu * RULE_SPREAD))))
+
+
+def budget_pair(horizon: int, arms: int, mu: float, prepulls: int | None = None) -> tuple[int, float]:
+    """(b, c) for budget μ: b = ``prepulls`` (default :func:`rule_of_thumb_prepulls`) and c on
+    the certified frontier — or c = 1 when b = 0 and Algorithm 1 is already within budget.
+
+    >>> b, c = budget_pair(100_000, 5, 1.0)
+    >>> b, round(c, 3), ThompsonConfig(100_000, 5, b, c).mu_tight <= 1.0
+    (1897, 47.69, True)
+    """
+    T = check_integer("horizon", horizon, 2)
+    mu = _check_mu(mu)
+    b = rule_of_thumb_prepulls(T, arms, mu) if prepulls is None else check_integer("prepulls", prepulls, 0)
+    if b == 0 and (T - 1) / (2 * mu * mu) < 1.0:
+        return 0, 1.0
+    return b, frontier_c(b, T, arms, mu)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One (b, c) on the frontier and its simulated regret at T (mean ± standard error over
+    repetitions). ``late_slope`` is the mean pseudo-regret per round over the last tenth of the
+    horizon, (R(T) − R(0.9T))/(0.1T): close to the mean gap for a policy that has not converged
+    (or is still pre-pulling), close to 0 for one that has."""
+
+    b: int
+    c: float
+    mu: float
+    mu_paper: float
+    regret_mean: float
+    regret_stderr: float
+    empirical_mean: float
+    empirical_stderr: float
+    late_slope: float
+    on_frontier: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "b": self.b,
+            "c": self.c,
+            "mu": self.mu,
+            "mu_paper": self.mu_paper,
+            "regret_mean": self.regret_mean,
+            "regret_stderr": self.regret_stderr,
+            "empirical_mean": self.empirical_mean,
+            "empirical_stderr": self.empirical_stderr,
+            "late_slope": self.late_slope,
+            "on_frontier": self.on_frontier,
+        }
+
+
+@dataclass(frozen=True, eq=False)
+class TuningResult:
+    """The candidates (in increasing b), their simulations, and the best pair."""
+
+    target_mu: float
+    horizon: int
+    arms: int
+    env: str
+    reps: int
+    seed: int
+    candidates: tuple[Candidate, ...]
+    simulations: tuple[SimulationResult, ...] = field(repr=False)
+    elapsed: float = 0.0
+    target_epsilon: float | None = None
+    delta: float | None = None
+
+    @property
+    def best(self) -> Candidate:
+        """The candidate with the lowest mean pseudo-regret at T."""
+        return min(self.candidates, key=lambda c: c.regret_mean)
+
+    def simulation(self, b: int) -> SimulationResult:
+        """The simulation of the candidate with pre-pulls ``b``."""
+        for cand, sim in zip(self.candidates, self.simulations):
+            if cand.b == b:
+                return sim
+        raise ValueError(f"no candidate with b = {b}; candidates: {[c.b for c in self.candidates]}")
+
+    def paired_difference(self, b1: int, b2: int, kind: str = "pseudo") -> tuple[float, float]:
+        """Mean and standard error over repetitions of regret(b1) − regret(b2) at T. Common random
+        numbers make this much tighter than the two separate standard errors."""
+        d = self.simulation(b1)._curves(kind)[:, -1] - self.simulation(b2)._curves(kind)[:, -1]
+        se = float(d.std(ddof=1) / math.sqrt(d.size)) if d.size > 1 else 0.0
+        return float(d.mean()), se
+
+    def table(self) -> str:
+        """A Markdown table of the candidates (best marked with *)."""
+        best = self.best.b
+        lines = [
+            "| b | c | certified μ | pseudo-regret (± s.e.) | empirical regret (± s.e.) | late slope |",
+            "|---:|---:|---:|---:|---:|---:|",
+        ]
+        for c in self.candidates:
+            mark = " *" if c.b == best else ""
+            lines.append(
+                f"| {c.b}{mark} | {c.c:.6g} | {c.mu:.6f} | {c.regret_mean:.1f} ± {c.regret_stderr:.1f} "
+                f"| {c.empirical_mean:.1f} ± {c.empirical_stderr:.1f} | {c.late_slope:.4f} |"
+            )
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: ``candidates`` (each ``b``, ``c``, ``mu``, ``regret_mean``, ``regret_stderr``,
+        …), ``best`` and ``config``."""
+        return {
+            "candidates": [c.to_dict() for c in self.candidates],
+            "best": self.best.to_dict(),
+            "config": {
+                "target_mu": self.target_mu,
+                "target_epsilon": self.target_epsilon,
+                "delta": self.delta,
+                "horizon": self.horizon,
+                "arms": self.arms,
+                "env": self.env,
+                "reps": self.reps,
+                "seed": self.seed,
+                "regret": "pseudo (sum of gaps of the played arms) at the horizon; ranked by its mean",
+                "elapsed_seconds": self.elapsed,
+            },
+        }
+
+
+def _run_one(
+    b: int, c: float, env: Environment, horizon: int, reps: int, seed: int, checkpoints: np.ndarray
+) -> SimulationResult:
+    return simulate(GaussianTS(b=b, c=c), env, horizon, reps, seed, checkpoints=checkpoints, progress=False)
+
+
+def _simulate_pairs(
+    pairs: Sequence[tuple[int, float]],
+    env: Environment,
+    T: int,
+    reps: int,
+    seed: int,
+    ck: np.ndarray,
+    executor: Executor | None,
+    progress: bool,
+    batch: bool,
+) -> list[SimulationResult]:
+    """Simulate every (b, c) with the same seed (common random numbers)."""
+    if batch:
+        rep_chunk = None
+        if executor is not None:
+            workers = getattr(executor, "_max_workers", None)
+            workers = workers if isinstance(workers, int) and workers >= 1 else 2
+            rep_chunk = max(1, math.ceil(reps / workers))
+        return simulate_many(
+            [GaussianTS(b=b, c=c) for b, c in pairs],
+            env,
+            T,
+            reps,
+            seed,
+            checkpoints=ck,
+            executor=executor,
+            rep_chunk=rep_chunk,
+            progress=progress,
+        )
+    from tqdm import tqdm
+
+    sims = []
+    with tqdm(total=len(pairs), disable=not progress, desc="tune", unit="cand", leave=False) as bar:
+        if executor is None:
+            for b, c in pairs:
+                sims.append(_run_one(b, c, env, T, reps, seed, ck))
+                bar.update(1)
+        else:
+            futs = [executor.submit(_run_one, b, c, env, T, reps, seed, ck) for b, c in pairs]
+            for f in futs:
+                sims.append(f.result())
+                bar.update(1)
+    return sims
+
+
+def _candidate(
+    b: int, c: float, mu: float, sim: SimulationResult, T: int, N: int, half: int, ck: np.ndarray
+) -> Candidate:
+    cfg = ThompsonConfig(T, N, b, c)
+    pm = sim.mean("pseudo")
+    return Candidate(
+        b=b,
+        c=c,
+        mu=cfg.mu_tight,
+        mu_paper=cfg.mu_paper,
+        regret_mean=sim.final("pseudo"),
+        regret_stderr=float(sim.stderr("pseudo")[-1]),
+        empirical_mean=sim.final("empirical"),
+        empirical_stderr=float(sim.stderr("empirical")[-1]),
+        late_slope=float((pm[-1] - pm[half]) / max(1, T - int(ck[half]))),
+        on_frontier=cfg.mu_tight >= mu * (1 - 1e-9),
+    )
+
+
+def refine_prepulls(tried: Sequence[int], best: int, bmax: int, points: int = 2) -> list[int]:
+    """New b values strictly between the best b's neighbours among ``tried``, log-spaced
+    (a bracketing step: the regret is assumed unimodal in log b around the best grid point).
+
+    >>> refine_prepulls([0, 1, 3, 11, 38, 129], 11, 16666)
+    [5, 7, 17, 25]
+    >>> refine_prepulls([0, 1, 2], 1, 2)
+    []
+    """
+    ts = sorted(set(tried))
+    k = ts.index(best)
+    lo, hi = ts[max(k - 1, 0)], ts[min(k + 1, len(ts) - 1)]
+    if hi == best:
+        hi = min(bmax, max(best + 1, 2 * best))
+    out: set[int] = set()
+    for a, z in ((lo, best), (best, hi)):
+        if z - a < 2:
+            continue
+        grid = np.geomspace(max(a, 1), z, points + 2)[1:-1] if a >= 1 else np.linspace(a, z, points + 2)[1:-1]
+        out |= {int(round(x)) for x in grid}
+    return sorted(b for b in out if b not in ts and 0 <= b <= bmax)
+
+
+def tune_thompson(
+    env: Environment,
+    horizon: int,
+    *,
+    target_mu: float | None = None,
+    target_epsilon: float | None = None,
+    delta: float | None = None,
+    reps: int = 10,
+    seed: int = 0,
+    prepulls: Sequence[int] | None = None,
+    num: int = 10,
+    refine: int = 2,
+    executor: Executor | None = None,
+    progress: bool = True,
+    batch: bool = True,
+) -> TuningResult:
+    """Simulate (b, c) on the certified frontier of ``target_mu`` (or of ``target_epsilon`` at
+    ``delta``) and rank them by mean pseudo-regret at ``horizon``.
+
+    The grid (``prepulls``, default :func:`candidate_prepulls` with ``num`` points, plus the rule
+    of thumb :func:`rule_of_thumb_prepulls`) is simulated first; then ``refine`` bracketing
+    rounds (:func:`refine_prepulls`) simulate new b between the best grid point's neighbours,
+    with the same seed, so every comparison is paired (common random numbers).
+
+    Args:
+        executor: anything with ``submit`` (results are identical with and without it). With
+            ``batch``, the repetitions are split into one task per worker; without, every
+            candidate is a task.
+        progress: a tqdm bar (stderr).
+        batch: simulate the candidates together with :func:`~bandits.engine.simulator.simulate_many`
+            (several times faster); ``False`` simulates each separately. Bit-identical results.
+    """
+    mu = resolve_target_mu(target_mu, target_epsilon, delta)
+    if not isinstance(env, Environment):
+        raise ValueError(f"env must be a bandits.environments.Environment, got {type(env).__name__}")
+    T = check_integer("horizon", horizon, 2)
+    reps = check_integer("reps", reps, 1)
+    seed = check_integer("seed", seed, 0)
+    refine = check_integer("refine", refine, 0)
+    N = env.n_arms
+    if prepulls is None:
+        bs = sorted(set(candidate_prepulls(T, N, mu, num)) | {rule_of_thumb_prepulls(T, N, mu)})
+    else:
+        bs = sorted({check_integer("prepulls", b, 0) for b in prepulls})
+    late = max(1, (9 * T) // 10)
+    ck = np.unique(np.append(log_checkpoints(T, 50), late))
+    half = int(np.searchsorted(ck, late))
+    start = time.perf_counter()
+    found: dict[int, tuple[Candidate, SimulationResult]] = {}
+    for step in range(refine + 1):
+        if step:
+            best = min(found.values(), key=lambda cs: cs[0].regret_mean)[0].b
+            bs = refine_prepulls(list(found), best, max_prepulls(T, N, mu))
+            if not bs:
+                break
+        pairs = [budget_pair(T, N, mu, b) for b in bs]
+        for (b, c), sim in zip(
+            pairs, _simulate_pairs(pairs, env, T, reps, seed, ck, executor, progress, batch)
+        ):
+            found[b] = (_candidate(b, c, mu, sim, T, N, half, ck), sim)
+    elapsed = time.perf_counter() - start
+    order = sorted(found)
+    return TuningResult(
+        target_mu=mu,
+        horizon=T,
+        arms=N,
+        env=env.spec,
+        reps=reps,
+        seed=seed,
+        candidates=tuple(found[b][0] for b in order),
+        simulations=tuple(found[b][1] for b in order),
+        elapsed=elapsed,
+        target_epsilon=None if target_epsilon is None else float(target_epsilon),
+        delta=None if delta is None else float(delta),
+    )
+
+
+def plot_tuning(
+    results: TuningResult | Sequence[TuningResult], path: str | None = None, *, curves: bool = True
+) -> Any:
+    """Regret at T against b (one line per result, 95 % t-intervals of the mean), and, with ``curves``, the
+    regret curves of every candidate of the first result. Saves to ``path`` if given; returns
+    the matplotlib Figure.
+
+    >>> from bandits import parse_env
+    >>> res = tune_thompson(parse_env("bernoulli:0.75,0.5"), 500, target_mu=2.0, reps=2, num=3,
+    ...                     progress=False)
+    >>> import matplotlib.pyplot as plt
+    >>> fig = plot_tuning(res)
+    >>> len(fig.axes)
+    2
+    >>> plt.close(fig)
+    """
+    import matplotlib
+
+    if path is not None:
+        matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rs = [results] if isinstance(results, TuningResult) else list(results)
+    if not rs:
+        raise ValueError("results must contain at least one TuningResult")
+    fig, axes = plt.subplots(1, 2 if curves else 1, figsize=(11.5 if curves else 6.4, 4.4), squeeze=False)
+    ax = axes[0, 0]
+    for r in rs:
+        bs = np.array([c.b for c in r.candidates])
+        m = np.array([c.regret_mean for c in r.candidates])
+        s = np.array([c.regret_stderr for c in r.candidates])
+        half = float(stats.t.ppf(0.975, r.reps - 1)) * s if r.reps > 1 else 0.0 * s
+        line = ax.errorbar(bs, m, yerr=half, marker="o", capsize=3, label=f"μ = {r.target_mu:g}")
+        best = r.best
+        ax.plot([best.b], [best.regret_mean], "*", ms=14, color=line[0].get_color())
+    ax.set_xscale("symlog", linthresh=1)
+    ax.set_yscale("log")
+    ax.set_xlabel("pre-pulls b (c on the certified frontier)")
+    ax.set_ylabel(f"pseudo-regret at T = {rs[0].horizon}")
+    ax.set_title(f"{rs[0].env}\nT = {rs[0].horizon}, {rs[0].reps} reps (★ best)", fontsize=9)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    if curves:
+        ax2 = axes[0, 1]
+        r = rs[0]
+        for cand, sim in zip(r.candidates, r.simulations):
+            lo, hi = sim.band("pseudo")
+            (ln,) = ax2.plot(sim.checkpoints, sim.mean("pseudo"), label=f"b={cand.b}, c={cand.c:.3g}")
+            ax2.fill_between(sim.checkpoints, lo, hi, alpha=0.2, color=ln.get_color())
+        ax2.set_xscale("log")
+        ax2.set_yscale("log")
+        ax2.set_xlabel("round t")
+        ax2.set_ylabel("pseudo-regret")
+        ax2.set_title(f"regret curves at μ = {r.target_mu:g}", fontsize=9)
+        ax2.grid(True, which="both", alpha=0.3)
+        ax2.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    if path is not None:
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+    return fig
