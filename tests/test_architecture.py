@@ -274,10 +274,37 @@ def find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return sorted(out)
 
 
+def shortest_cycle(graph: dict[str, set[str]], members: list[str]) -> list[str]:
+    """A shortest cycle through the first module of a strongly connected component.
+
+    >>> shortest_cycle({"a": {"b"}, "b": {"c", "a"}, "c": {"a"}}, ["a", "b", "c"])
+    ['a', 'b', 'a']
+    """
+    start, inside = members[0], set(members)
+    parent: dict[str, str] = {}
+    frontier = [start]
+    while frontier:
+        nxt = []
+        for v in frontier:
+            for w in sorted(graph[v] & inside):
+                if w == start:
+                    path = [v]
+                    while path[-1] != start:
+                        path.append(parent[path[-1]])
+                    return [start] + path[::-1][1:] + [start]
+                if w not in parent:
+                    parent[w] = v
+                    nxt.append(w)
+        frontier = nxt
+    return members
+
+
 def test_no_import_cycle() -> None:
-    cycles = find_cycles(module_graph(sources()))
-    assert not cycles, "modules that import each other (directly or through others):\n" + "\n".join(
-        " <-> ".join(c) for c in cycles
+    graph = module_graph(sources())
+    cycles = find_cycles(graph)
+    lines = [" -> ".join(shortest_cycle(graph, c)) + f"  ({len(c)} modules in the group)" for c in cycles]
+    assert not cycles, "import cycles (one shortest cycle per group of modules importing each other):\n" + (
+        "\n".join(lines)
     )
 
 
