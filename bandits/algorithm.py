@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from bandits.actions import Feedback
 
 if TYPE_CHECKING:  # annotations only: declaring a spec loads no policy code (numpy, SciPy)
+    from bandits.auditing.contract import PolicyAuditor
     from bandits.environments import Environment
     from bandits.policy import Policy
 
@@ -97,8 +98,9 @@ class AlgorithmSpec:
         default_horizon: its horizon.
         options: the algorithm's own options.
         build: ``build(options, env, horizon) -> Configured``.
-        auditor: ``auditor(policy, horizon, env, *, trials, seed, confidence, delta, executor,
-            progress) -> AuditReport``, or None for the generic black-box audit.
+        auditor: the algorithm's :class:`~bandits.auditing.contract.PolicyAuditor`
+            (``auditor(policy, horizon, env, settings) -> PolicyAudit``), or None for the generic
+            black-box audit.
         published_bounds: ``f(policy, horizon, n_arms, delta) -> {name: epsilon}``: the paper's
             own bounds at δ, shown beside the certified ones (never certified).
         privacy_extras: ``f(policy, horizon, n_arms) -> dict`` of extra facts for the report.
@@ -118,7 +120,7 @@ class AlgorithmSpec:
     default_horizon: int
     options: tuple[Option, ...]
     build: Builder
-    auditor: Callable[..., Any] | None = None
+    auditor: PolicyAuditor | None = None
     published_bounds: Callable[..., dict[str, float]] | None = None
     privacy_extras: Callable[..., dict[str, Any]] | None = None
     default_audit_horizon: Callable[..., int] | None = None

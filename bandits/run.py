@@ -14,214 +14,80 @@
 5. **audit** — optional: the algorithm's own auditor or the generic black-box audit of
    :mod:`bandits.auditing.black_box`, at the run's horizon or a shorter one (the report says which).
 
+The report is a :class:`bandits.report.RunReport` of typed sections; the audit is any
+:class:`bandits.auditing.contract.PolicyAuditor` (default: the black-box audit).
+
 Example:
     >>> from bandits.thompson.policy import GaussianTS
     >>> rep = run_policy(GaussianTS(b=10, c=4.0), "bernoulli:0.75,0.25", 2000, reps=3, progress=False)
-    >>> round(rep.privacy["mu"], 4), rep.ledger_check["ok"], rep.audit is None
+    >>> round(rep.privacy.mu, 4), rep.ledger_check.ok, rep.audit is None
     (6.7082, True, True)
     >>> sorted(rep.to_dict())
     ['audit', 'config', 'ledger_check', 'privacy', 'regret', 'timing']
 """
 
+
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from concurrent.futures import Executor
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
+from bandits.auditing.contract import AuditSettings
 from bandits.engine.simulator import SimulationResult, simulate
 from bandits.environments import Environment, parse_env
 from bandits.policy import Policy
+from bandits.report import (
+    AuditSection,
+    LedgerSection,
+    RegretSection,
+    RunConfig,
+    RunReport,
+    Timing,
+    privacy_section,
+)
 from dpaudit.accounting import account
-from dpaudit.accounting.composition import normal_form, pure_epsilon
 from dpaudit.declaration import Declaration, check_ledgers
 from dpaudit.validation import check_integer, check_probability
 
-__all__ = ["RunReport", "run_policy", "run_algorithm", "plot_run", "privacy_section", "regret_section"]
+if TYPE_CHECKING:  # pragma: no cover
+    from bandits.auditing.contract import PolicyAuditor
 
-Auditor = Callable[..., Any]
+__all__ = ["RunReport", "run_policy", "run_algorithm"]
 
 
-@dataclass(frozen=True, eq=False)
-class RunReport:
-    """Regret, certified privacy, the ledger check and (optionally) the audit of one run.
+@dataclass(frozen=True)
+class _Presentation:
+    """What the report says about the configuration (title, lines, options, the paper's bounds)."""
 
-    ``regret``: ``kind`` ("pseudo"), ``mean``/``stderr`` (pseudo-regret at T over the
-    repetitions), ``empirical_mean``/``empirical_stderr`` and ``checkpoints`` (``t`` and the
-    four curves). ``privacy``: ``private``, ``unit``, ``neighbouring``, ``model``, ``mu`` (GDP,
-    else None), ``delta``, ``epsilon`` (best certified ε at δ) with ``epsilon_method``,
-    ``epsilon_pure`` (Σε per unit when every release is pure ε-DP), ``bounds`` (every method,
-    and the paper's own bounds by name), ``reasons``, ``published`` (the paper's claim and
-    whether the toolkit certifies it). ``ledger_check``: the
-    :class:`~dpaudit.declaration.LedgerCheck` dict. ``audit``: the audit report dict plus
-    ``horizon``, ``trials`` and ``note``; None if skipped.
-    """
-
-    config: dict[str, Any]
-    regret: dict[str, Any]
-    privacy: dict[str, Any]
-    ledger_check: dict[str, Any]
-    audit: dict[str, Any] | None
-    timing: dict[str, float]
-    simulation: SimulationResult = field(repr=False)
-    title: str = ""
+    title: str | None = None
     lines: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: ``regret``, ``privacy``, ``ledger_check``, ``audit``, ``config``, ``timing``."""
-        return {
-            "regret": self.regret,
-            "privacy": self.privacy,
-            "ledger_check": self.ledger_check,
-            "audit": self.audit,
-            "config": self.config,
-            "timing": self.timing,
-        }
-
-    def summary(self) -> str:
-        """The human-readable report ``dpaudit run`` prints."""
-        from bandits.run_text import summary_lines
-
-        return "\n".join(summary_lines(self))
-
-
-def regret_section(sim: SimulationResult) -> dict[str, Any]:
-    """The ``regret`` section of a report."""
-    return {
-        "kind": "pseudo",
-        "mean": sim.final("pseudo"),
-        "stderr": float(sim.stderr("pseudo")[-1]),
-        "empirical_mean": sim.final("empirical"),
-        "empirical_stderr": float(sim.stderr("empirical")[-1]),
-        "checkpoints": {
-            "t": [int(x) for x in sim.checkpoints],
-            "pseudo_mean": sim.mean("pseudo").tolist(),
-            "pseudo_stderr": sim.stderr("pseudo").tolist(),
-            "empirical_mean": sim.mean("empirical").tolist(),
-            "empirical_stderr": sim.stderr("empirical").tolist(),
-        },
-    }
-
-
-def _pure_sum(decl: Declaration) -> float | None:
-    """Σε of the worst unit when every declared release is pure ε-DP (basic composition)."""
-    worst = 0.0
-    for comp in normal_form(decl.event):
-        total = 0.0
-        for leaf, count in comp:
-            e = pure_epsilon(leaf)
-            if e is None:
-                return None
-            total += count * e
-        worst = max(worst, total)
-    return worst
-
-
-def _published(decl: Declaration, delta: float, certified: float | None) -> dict[str, Any] | None:
-    claim = decl.published
-    if claim is None:
-        return None
-    out = claim.to_dict(delta)
-    claimed = out.get("epsilon_at_delta")
-    if certified is None and decl.guarantee == "none":
-        out["status"] = "NOT CERTIFIED: the toolkit certifies no epsilon (a release is not private)"
-    elif claimed is None or certified is None:
-        out["status"] = "not comparable at this delta"
-    elif claimed >= certified * (1 - 1e-12):
-        out["status"] = "covered: the certified epsilon is at most the published one"
-    else:
-        out["status"] = (
-            f"NOT CERTIFIED: the published epsilon {claimed:.6g} is below the certified "
-            f"{certified:.6g} at delta = {delta:g}"
-        )
-    return out
-
-
-def privacy_section(
-    decl: Declaration | None, delta: float, extras: Mapping[str, float] | None = None
-) -> dict[str, Any]:
-    """The ``privacy`` section: certified bounds of the declaration (or "none")."""
-    if decl is None:
-        return {
-            "private": False,
-            "guarantee": "none",
-            "mu": None,
-            "delta": None,
-            "epsilon": None,
-            "epsilon_method": None,
-            "epsilon_pure": None,
-            "bounds": {},
-            "reasons": {},
-            "published": None,
-            "unit": None,
-            "note": "not private: the algorithm declares no privacy guarantee (a reference)",
-        }
-    acc = account(decl.event, delta=delta, extras=dict(extras or {}))
-    d = acc.to_dict()
-    best = acc.best
-    kind = decl.guarantee
-    return {
-        "private": True,
-        "guarantee": kind,
-        "unit": decl.unit,
-        "neighbouring": decl.neighbouring.value,
-        "model": decl.model,
-        "mu": acc.mu if kind == "gdp" else None,
-        "delta": float(delta),
-        "epsilon": best.value,
-        "epsilon_method": best.method,
-        "epsilon_pure": _pure_sum(decl),
-        "bounds": d["bounds"],
-        "reasons": d["reasons"],
-        "releases": decl.event.num_releases,
-        "published": _published(decl, delta, best.value),
-        "declaration": decl.note,
-        "note": "bounds named paper* are the published values, reported for comparison and not certified",
-    }
+    config: Mapping[str, Any] | None = None
+    published_bounds: Mapping[str, float] | None = None
+    privacy_extras: Mapping[str, Any] | None = None
 
 
 def _audit_section(
-    auditor: Auditor,
-    policy: Policy,
-    env: Environment,
-    horizon: int,
-    audit_horizon: int,
-    trials: int,
-    seed: int,
-    confidence: float,
-    delta: float,
-    executor: Executor | None,
-    progress: bool,
-) -> dict[str, Any]:
-    rep = auditor(
-        policy,
-        audit_horizon,
-        env,
-        trials=trials,
-        seed=seed,
-        confidence=confidence,
-        delta=delta,
-        executor=executor,
-        progress=progress,
-    )
-    audit = dict(rep.to_dict())
-    audit["horizon"] = audit_horizon
-    per_side = (audit.get("empirical") or {}).get("trials")
-    audit["trials"] = int(per_side) // 2 if per_side else trials  # what the auditor really ran
+    auditor: PolicyAuditor, policy: Policy, env: Environment, horizon: int, audit_horizon: int,
+    settings: AuditSettings,
+) -> AuditSection:  # fmt: skip
+    result = auditor(policy, audit_horizon, env, settings)
+    per_side = result.primary.empirical.trials
+    trials = int(per_side) // 2 if per_side else settings.trials  # what the auditor really ran
     if audit_horizon != horizon:
-        at_a = _certified_text(policy.declare(audit_horizon, env.n_arms, env.structure), delta)
-        at_t = _certified_text(policy.declare(horizon, env.n_arms, env.structure), delta)
+        at_a = _certified_text(policy.declare(audit_horizon, env.n_arms, env.structure), settings.delta)
+        at_t = _certified_text(policy.declare(horizon, env.n_arms, env.structure), settings.delta)
         what = (
             f"({at_a} there), not the run's T = {horizon} ({at_t})"
             if at_a and at_t
             else (f"not the run's T = {horizon}")
         )
-        audit["note"] = f"audited the same configuration at the reduced horizon T = {audit_horizon} {what}"
+        note = f"audited the same configuration at the reduced horizon T = {audit_horizon} {what}"
     else:
-        audit["note"] = f"audited the run's configuration at T = {horizon}"
-    return audit
+        note = f"audited the run's configuration at T = {horizon}"
+    return AuditSection(result, audit_horizon, trials, note)
 
 
 def _certified_text(decl: Declaration | None, delta: float) -> str | None:
@@ -234,10 +100,10 @@ def _certified_text(decl: Declaration | None, delta: float) -> str | None:
     return None if acc.best.value is None else f"certified epsilon {acc.best.value:.4g} at delta = {delta:g}"
 
 
-def _default_auditor() -> Auditor:
-    from bandits.auditing.black_box import audit_policy
+def _default_auditor() -> PolicyAuditor:
+    from bandits.auditing.black_box import black_box_audit
 
-    return audit_policy
+    return black_box_audit
 
 
 def run_policy(
@@ -250,7 +116,7 @@ def run_policy(
     delta: float = 1e-6,
     audit_trials: int = 0,
     audit_horizon: int | None = None,
-    auditor: Auditor | None = None,
+    auditor: PolicyAuditor | None = None,
     confidence: float = 0.95,
     executor: Executor | None = None,
     progress: bool = True,
@@ -266,8 +132,8 @@ def run_policy(
         env: an environment or a spec such as ``"bernoulli:0.75,0.5"``.
         audit_trials: neighbouring-run pairs for the audit (0: skip it).
         audit_horizon: horizon of the audited runs (default ``horizon``).
-        auditor: ``auditor(policy, horizon, env, *, trials, seed, confidence, delta, executor,
-            progress)`` returning an audit report (default: the generic black-box audit).
+        auditor: a :class:`~bandits.auditing.contract.PolicyAuditor` (default: the generic
+            black-box audit, :func:`bandits.auditing.black_box.black_box_audit`).
         published_bounds: the paper's own ε values at ``delta`` for the bounds table.
         privacy_extras: extra facts added to the ``privacy`` section.
         title, lines, config: what the report says about the configuration.
@@ -283,55 +149,43 @@ def run_policy(
     trials = check_integer("audit_trials", audit_trials, 0)
     delta = check_probability("delta", delta)
     Ta = T if audit_horizon is None else check_integer("audit_horizon", audit_horizon, 2)
-    decl = policy.declare(T, env.n_arms, env.structure)
+    settings = AuditSettings(trials, seed, confidence, delta, executor, progress) if trials else None
     if trials and Ta != T:
         policy.declare(Ta, env.n_arms, env.structure)  # the audited configuration must be valid
+    shown = _Presentation(title, tuple(lines), config, published_bounds, privacy_extras)
+    return _run(policy, env, T, reps, seed, delta, Ta, settings, auditor, executor, progress, shown)
 
+
+def _run(
+    policy: Policy, env: Environment, T: int, reps: int, seed: int, delta: float, Ta: int,
+    settings: AuditSettings | None, auditor: PolicyAuditor | None, executor: Executor | None,
+    progress: bool, shown: _Presentation,
+) -> RunReport:  # fmt: skip
+    """The stages of :func:`run_policy` on checked arguments, timed."""
+    decl = policy.declare(T, env.n_arms, env.structure)
     t0 = time.perf_counter()
     sim = simulate(policy, env, T, reps, seed, executor=executor, progress=progress)
     t1 = time.perf_counter()
-    privacy = {**privacy_section(decl, delta, published_bounds), **dict(privacy_extras or {})}
+    privacy = privacy_section(decl, delta, shown.published_bounds).with_extras(shown.privacy_extras)
     t2 = time.perf_counter()
     check = _ledger_section(sim, decl)
     t3 = time.perf_counter()
     audit = None
-    if trials:
-        audit = _audit_section(
-            auditor or _default_auditor(),
-            policy,
-            env,
-            T,
-            Ta,
-            trials,
-            seed,
-            confidence,
-            delta,
-            executor,
-            progress,
-        )
+    if settings is not None:
+        audit = _audit_section(auditor or _default_auditor(), policy, env, T, Ta, settings)
     t4 = time.perf_counter()
-    cfg = {
-        "env": env.spec,
-        "horizon": T,
-        "arms": env.n_arms,
-        "reps": reps,
-        **dict(config or {}),
-        "seed": seed,
-        "delta": float(delta),
-        "audit_trials": trials,
-        "audit_horizon": Ta if trials else None,
-    }
-    timing = {"simulation": t1 - t0, "accounting": t2 - t1, "ledger_check": t3 - t2, "audit": t4 - t3}
+    cfg = RunConfig(env.spec, T, env.n_arms, reps, seed, float(delta), settings.trials if settings else 0,
+                    Ta if settings else None, dict(shown.config or {}))  # fmt: skip
     return RunReport(
         config=cfg,
-        regret=regret_section(sim),
+        regret=RegretSection.from_simulation(sim),
         privacy=privacy,
         ledger_check=check,
         audit=audit,
-        timing=timing,
+        timing=Timing(t1 - t0, t2 - t1, t3 - t2, t4 - t3),
         simulation=sim,
-        title=title or policy.name,
-        lines=tuple(lines),
+        title=shown.title or policy.name,
+        lines=shown.lines,
     )
 
 
@@ -342,17 +196,13 @@ def _environment(env: Environment | str) -> Environment:
     return env
 
 
-def _ledger_section(sim: SimulationResult, decl: Declaration | None) -> dict[str, Any]:
+def _ledger_section(sim: SimulationResult, decl: Declaration | None) -> LedgerSection:
     """Check every repetition's ledger against the declaration (raises LedgerCheckError)."""
     if decl is None:
-        return {
-            "ok": True,
-            "message": "nothing to check: the algorithm declares no privacy",
-            "repetitions": sim.repetitions,
-        }
+        return LedgerSection(True, "nothing to check: the algorithm declares no privacy", sim.repetitions)
     result = check_ledgers(sim.ledgers, decl)
     result.raise_if_failed()
-    return result.to_dict()
+    return LedgerSection(result.ok, result.message, result.repetitions, result)
 
 
 def run_algorithm(
@@ -375,7 +225,7 @@ def run_algorithm(
 
     >>> rep = run_algorithm("ts", "bernoulli:0.75,0.25", 2000, reps=2, prepulls=10, variance_scale=4.0,
     ...                     audit_trials=0, progress=False)
-    >>> round(rep.privacy["mu"], 4), rep.config["algorithm"]
+    >>> round(rep.privacy.mu, 4), rep.config.options["algorithm"]
     (6.7082, 'ts')
     """
     from bandits.registry import get
@@ -413,55 +263,3 @@ def run_algorithm(
         lines=configured.lines,
         config={"algorithm": spec.key, **configured.config},
     )
-
-
-def draw_regret(ax: Any, sim: SimulationResult, kind: str, label: str) -> None:
-    """The mean ``kind`` regret of ``sim`` against t with its t-quantile band, on ``ax``."""
-    lo, hi = sim.band(kind)
-    (ln,) = ax.plot(sim.checkpoints, sim.mean(kind), label=label)
-    ax.fill_between(sim.checkpoints, lo, hi, alpha=0.2, color=ln.get_color())
-
-
-def style_regret_axes(ax: Any, ylabel: str, title: str) -> None:
-    """Log-scale rounds, grid, legend and a small title: the look of every regret plot."""
-    ax.set_xscale("log")
-    ax.set_xlabel("round t")
-    ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=9)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
-
-
-def plot_run(report: RunReport, path: str | None = None) -> Any:
-    """Pseudo- and empirical regret curves with 95% bands; saves to ``path`` if given.
-
-    >>> from bandits.references.policies import UCB1
-    >>> rep = run_policy(UCB1(), "bernoulli:0.75,0.25", 500, reps=2, progress=False)
-    >>> fig = plot_run(rep)
-    >>> [ln.get_label() for ln in fig.axes[0].get_lines()]
-    ['pseudo-regret', 'empirical regret']
-    >>> import matplotlib.pyplot as plt; plt.close(fig)
-    """
-    import matplotlib
-
-    if path is not None:
-        matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    sim = report.simulation
-    fig, ax = plt.subplots(figsize=(6.4, 4.4))
-    for kind, label in (("pseudo", "pseudo-regret"), ("empirical", "empirical regret")):
-        draw_regret(ax, sim, kind, label)
-    p = report.privacy
-    if not p["private"]:
-        spend = "not private"
-    elif p["mu"] is not None:
-        spend = f"{p['mu']:.3f}-GDP, eps = {p['epsilon']:.3f} at delta = {p['delta']:g}"
-    else:
-        spend = f"eps = {p['epsilon']:.3f} at delta = {p['delta']:g}"
-    style_regret_axes(ax, "regret", f"{report.title} on {report.config['env']}\n{spend}")
-    fig.tight_layout()
-    if path is not None:
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
-    return fig

@@ -114,14 +114,18 @@ def run_family(name: str, audits: int, trials: int | None = None, seed0: int = 0
     mu_lbs, eps_lbs = [], []
     t0 = time.perf_counter()
     if name == "thompson":
-        from bandits import GaussianTS
-        from bandits.thompson.audit import TSNeighbour, audit_thompson
+        from bandits import GaussianTS, parse_env
+        from bandits.auditing.contract import AuditSettings
+        from bandits.thompson.audit import ThompsonAuditOptions, audit_thompson
+        from bandits.thompson.audit_designs import TSNeighbour
 
         truth = thompson_truth()
         n = trials or 3000
         for s in range(seed0, seed0 + audits):
-            r = audit_thompson(GaussianTS(b=TS["b"], c=TS["c"]), TS["horizon"], TS["arms"], trials=n, seed=s,
-                               delta=TS["delta"], neighbour=TSNeighbour(), progress=False)  # fmt: skip
+            env = parse_env("bernoulli:" + ",".join(["0.5"] * TS["arms"]))
+            r = audit_thompson(GaussianTS(b=TS["b"], c=TS["c"]), TS["horizon"], env,
+                               AuditSettings(trials=n, seed=s, delta=TS["delta"]),
+                               ThompsonAuditOptions(neighbour=TSNeighbour())).primary  # fmt: skip
             mu_lbs.append(r.empirical.mu_lower)
             eps_lbs.append(r.empirical.epsilon_lower)
         true_mu, true_eps = truth["mu"], truth["epsilon"]

@@ -29,7 +29,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from bandits import GaussianTS  # noqa: E402
+from bandits import GaussianTS, parse_env  # noqa: E402
+from bandits.auditing.contract import AuditSettings  # noqa: E402
 from bandits.thompson.audit import audit_thompson  # noqa: E402
 from bandits.thompson.spec import DEFAULT_AUDIT_PRIVATE_ROUNDS  # noqa: E402
 from bandits.thompson.tuner import budget_pair  # noqa: E402
@@ -72,7 +73,8 @@ def main() -> None:
         cpu0, t0 = _cpu(), time.perf_counter()
         with ProcessPoolExecutor(a.workers) as ex:
             pol = GaussianTS(b=b, c=c)
-            rep = audit_thompson(pol, T, n_arms, trials=a.trials, executor=ex, progress=False)
+            env = parse_env("bernoulli:" + ",".join(["0.5"] * n_arms))
+            rep = audit_thompson(pol, T, env, AuditSettings(trials=a.trials, executor=ex)).primary
             wall = time.perf_counter() - t0
         cpu = _cpu() - cpu0
         d = rep.details

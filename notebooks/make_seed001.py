@@ -212,7 +212,8 @@ print("CUCB " + f"{cu[0]['mean']:.1f}; CUCB-LDP eps=0.2 x0.01 / x1: {cu[1]['mean
     ("markdown", "## Audits on neighbouring click streams (C = 1 vs no click)"),
     (
         "code",
-        """from bandits.cascading.audit import audit_cascade_policy, audit_cucb_ldp_gaussian, cascade_audit_horizon
+        """from bandits.auditing.contract import AuditSettings
+from bandits.cascading.audit import audit_cascade_policy, audit_cucb_ldp_gaussian, cascade_audit_horizon
 from bandits.environments.cascade import cascade_instance
 from bandits.cascading.policies import CascadeDP, CascadeDPCounts, CascadeLDP, CascadeLDPFixed
 from bandits.cascading.cucb_ldp_gaussian import CUCBLDPGaussian, DEFAULT_ENV
@@ -228,14 +229,14 @@ if FULL:  # the reduced run (the test suite) audits the six above; tests/test_ca
                         CascadeDPCounts(1.0, noise_factor=0.01)]
 for pol in cascade_audited:
     H = cascade_audit_horizon(pol, S.horizon, env.n_arms, 1)
-    a = audit_cascade_policy(pol, H, env, trials=n_audit, delta=1e-6).to_dict()
+    a = audit_cascade_policy(pol, H, env, AuditSettings(trials=n_audit, delta=1e-6)).to_dict()
     audits[pol.name] = a
     c = a["certified"]
     print(f"{pol.name:52s} T={H:3d} {a['verdict'].upper():10s} eps >= {a['empirical']['epsilon_lower']:.3f} "
           f"(claim under audit {c['epsilon']:.4g} at delta {c['delta']:g}; {a['empirical']['statistic']})")
 cenv = parse_combinatorial_env(DEFAULT_ENV)
 for pol in (CUCBLDPGaussian(1.0), CUCBLDPGaussian(1.0, init="none")) if FULL else ():
-    a = audit_cucb_ldp_gaussian(pol, 32, cenv, trials=n_audit, mechanism_trials=20 * n_audit).to_dict()
+    a = audit_cucb_ldp_gaussian(pol, 32, cenv, AuditSettings(trials=n_audit), mechanism_trials=20 * n_audit).to_dict()
     audits[pol.name] = a
     print(f"{pol.name:52s} T= 32 {a['verdict'].upper():10s} eps >= {a['empirical']['epsilon_lower']:.3f} "
           f"mu >= {a['empirical']['mu_lower']:.3f} ({a['target']})")

@@ -15,6 +15,7 @@ the commit::
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from pathlib import Path
@@ -48,13 +49,19 @@ def _numbers(obj: Any, prefix: str = "") -> dict[str, Any]:
     return out
 
 
+@functools.cache
+def report(key: str) -> Any:
+    """``dpaudit run KEY`` at :data:`SETTINGS`, run once per test session (a
+    :class:`bandits.report.RunReport`; the pinned test and the contract tests share it)."""
+    from bandits.run import run_algorithm
+
+    return run_algorithm(key, progress=False, **SETTINGS)
+
+
 def pin(key: str) -> dict[str, Any]:
     """The pinned numbers of ``dpaudit run KEY`` at :data:`SETTINGS` (JSON round trip included,
     so floats compare as the CLI prints them)."""
-    from bandits.run import run_algorithm
-
-    report = run_algorithm(key, progress=False, **SETTINGS)
-    return _numbers(json.loads(json.dumps(report.to_dict())))
+    return _numbers(json.loads(json.dumps(report(key).to_dict())))
 
 
 def keys() -> list[str]:

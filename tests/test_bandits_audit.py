@@ -12,15 +12,16 @@ import pytest
 from scipy.stats import norm
 
 from bandits import GaussianTS, RewardTableEnv, simulate
+from bandits.auditing.contract import AuditSettings
+from bandits.environments import parse_env
+from bandits.thompson.action_probabilities import _fast_log_probabilities, log_action_probabilities
 from bandits.thompson.agent import GaussianTSAgent
-from bandits.thompson.audit import (
-    TSNeighbour,
+from bandits.thompson.audit import ThompsonAuditOptions, audit_thompson
+from bandits.thompson.audit_designs import TSNeighbour
+from bandits.thompson.audit_trajectories import (
     _exact_block,
-    _fast_log_probabilities,
     _start_counts,
-    audit_thompson,
     black_box_statistic,
-    log_action_probabilities,
     model_actions,
     policy_actions,
     score_statistic,
@@ -28,6 +29,7 @@ from bandits.thompson.audit import (
 )
 from dpaudit.analyses.rnm_gaussian import argmax_log_distribution, log_argmax_probability
 from dpaudit.analyses.thompson_sampling import ThompsonConfig
+from dpaudit.audit.report import AuditReport
 from tests.mp_reference import log_argmax_mp
 
 
@@ -181,8 +183,18 @@ def test_model_is_algorithm_2() -> None:
     assert np.abs(freq - p).max() < 4 * math.sqrt(0.25 / 40_000)
 
 
+def _ts_audit(policy: GaussianTS, horizon: int, arms: int, *, trials: int, seed: int = 0, executor=None,
+              **options) -> AuditReport:  # fmt: skip
+    """The audit's primary report (the Thompson audit has one component)."""
+    env = parse_env("bernoulli:" + ",".join(["0.5"] * arms))
+    settings = AuditSettings(trials=trials, seed=seed, executor=executor)
+    audit = audit_thompson(policy, horizon, env, settings, ThompsonAuditOptions(**options))
+    assert audit.verdict == audit.primary.verdict and not audit.components
+    return audit.primary
+
+
 def test_consistent_two_arms_with_floor_estimate_and_passing_model_tests() -> None:
-    rep = audit_thompson(GaussianTS(b=20, c=4.0), 340, 2, trials=6000, progress=False)
+    rep = _ts_audit(GaussianTS(b=20, c=4.0), 340, 2, trials=6000)
     d = rep.details
     assert rep.verdict == "consistent" and not d["model_tests"]["rejected"]
     assert 0 < rep.empirical.mu_lower < rep.certified.mu
@@ -198,9 +210,9 @@ def test_hidden_quarter_variance_bug_is_a_model_mismatch() -> None:
     """The c/4 posterior-variance bug stays below the certificate (the certified bound alone says
     'consistent') but the implementation no longer matches its model. An auditor without the
     model tests (the weak one) would pass it."""
-    kw = dict(trials=6000, progress=False, seed=1)
-    bad = audit_thompson(HiddenQuarterVarianceTS(b=20, c=4.0), 340, 2, **kw)
-    good = audit_thompson(GaussianTS(b=20, c=4.0), 340, 2, **kw)
+    kw = dict(trials=6000, seed=1)
+    bad = _ts_audit(HiddenQuarterVarianceTS(b=20, c=4.0), 340, 2, **kw)
+    good = _ts_audit(GaussianTS(b=20, c=4.0), 340, 2, **kw)
     assert good.verdict == "consistent"
     assert bad.verdict in ("model-mismatch", "violated")
     assert bad.details["model_tests"]["rejected"]
@@ -208,21 +220,20 @@ def test_hidden_quarter_variance_bug_is_a_model_mismatch() -> None:
 
 
 def test_five_arms_small_and_executor_independent() -> None:
-    kw = dict(trials=2500, seed=2, progress=False, exact_trials=20)
-    a = audit_thompson(GaussianTS(b=2, c=2.0), 70, 5, **kw)
+    kw = dict(trials=2500, seed=2, exact_trials=20)
+    a = _ts_audit(GaussianTS(b=2, c=2.0), 70, 5, **kw)
     with ThreadPoolExecutor(2) as ex:
-        b = audit_thompson(GaussianTS(b=2, c=2.0), 70, 5, executor=ex, **kw)
+        b = _ts_audit(GaussianTS(b=2, c=2.0), 70, 5, executor=ex, **kw)
     assert a.empirical == b.empirical and a.details["model_tests"] == b.details["model_tests"]
     assert a.verdict in ("consistent", "inconclusive") and not a.details["model_tests"]["rejected"]
     assert a.details["exact_loss"]["trajectories_per_table"] == 20
 
 
 def test_claim_override_and_validation() -> None:
-    rep = audit_thompson(GaussianTS(b=1, c=1.0), 20, 2, trials=3000, progress=False,
-                         claim=ThompsonConfig(20, 2, 1, 1e6))  # fmt: skip
+    rep = _ts_audit(GaussianTS(b=1, c=1.0), 20, 2, trials=3000, claim=ThompsonConfig(20, 2, 1, 1e6))
     assert rep.verdict == "violated"  # an absurdly small claim is refuted
     with pytest.raises(ValueError):
-        audit_thompson(GaussianTS(), 1, 2, progress=False)
+        _ts_audit(GaussianTS(), 1, 2, trials=3000)
     with pytest.raises(ValueError):
         TSNeighbour(arm=0)
     with pytest.raises(ValueError):

@@ -15,9 +15,11 @@ import numpy as np
 import pytest
 
 from bandits import BernoulliEnv, BetaTS, GaussianTS, parse_env, simulate, simulate_many
+from bandits.auditing.contract import AuditSettings, PolicyAudit
+from bandits.plots import plot_run
 from bandits.policy import Agent, Policy, RunContext
 from bandits.registry import algorithms, get
-from bandits.run import plot_run, run_algorithm, run_policy
+from bandits.run import run_algorithm, run_policy
 from dpaudit.analyses.thompson_sampling import ThompsonConfig
 from dpaudit.audit.report import AuditReport, Certified, Empirical
 from dpaudit.conversions import gdp_epsilon
@@ -43,11 +45,12 @@ class FakeAuditor:
         self.calls: list[tuple[tuple, dict]] = []
         self.mu_lower = mu_lower
 
-    def __call__(self, policy, horizon, env, **kw):
+    def __call__(self, policy, horizon, env, settings: AuditSettings) -> PolicyAudit:
+        kw = dataclasses.asdict(settings)
         self.calls.append(((policy, horizon, env.n_arms), kw))
         cfg = ThompsonConfig(horizon, env.n_arms, policy.b, policy.c)
         delta = kw["delta"]
-        return AuditReport.build(
+        return PolicyAudit(AuditReport.build(
             target="thompson",
             certified=Certified(
                 mu=cfg.mu_tight, epsilon=float(gdp_epsilon(cfg.mu_tight, delta)), delta=delta
@@ -61,7 +64,7 @@ class FakeAuditor:
                 method="fake",
                 statistic="fake",
             ),
-        )
+        ))
 
 
 # ---------------------------------------------------------------------------------------
@@ -83,24 +86,24 @@ def test_run_policy_regret_privacy_ledger_and_reduced_horizon_audit():
         auditor=fake,
     )
     sim = simulate(GaussianTS(b=20, c=5.0), parse_env(SPEC), 3000, 3, 4, progress=False)
-    assert rep.regret["mean"] == sim.final("pseudo") and rep.regret["empirical_mean"] == sim.final(
+    assert rep.regret.mean == sim.final("pseudo") and rep.regret.empirical_mean == sim.final(
         "empirical"
     )
-    assert rep.regret["checkpoints"]["t"] == sim.checkpoints.tolist()
+    assert list(rep.regret.curves.t) == sim.checkpoints.tolist()
     cfg = ThompsonConfig(3000, 5, 20, 5.0)
-    assert rep.privacy["mu"] == pytest.approx(math.sqrt((3000 - 100) / (5.0 * 21)), rel=1e-14)
-    assert rep.privacy["mu"] >= cfg.mu_tight * (1 - 1e-15)  # never below the closed form
-    assert rep.privacy["guarantee"] == "gdp" and rep.privacy["unit"] == "one reward"
-    assert rep.privacy["epsilon"] == min(v for v in rep.privacy["bounds"].values() if v is not None)
-    assert rep.privacy["published"]["source"] == "seed 004, Theorem 4"
-    assert rep.privacy["published"]["status"].startswith("covered")
-    assert rep.ledger_check["ok"] and rep.ledger_check["repetitions"] == 3
+    assert rep.privacy.mu == pytest.approx(math.sqrt((3000 - 100) / (5.0 * 21)), rel=1e-14)
+    assert rep.privacy.mu >= cfg.mu_tight * (1 - 1e-15)  # never below the closed form
+    assert rep.privacy.guarantee == "gdp" and rep.privacy.unit == "one reward"
+    assert rep.privacy.epsilon == min(v for v in rep.privacy.bounds.values() if v is not None)
+    assert rep.privacy.published["source"] == "seed 004, Theorem 4"
+    assert rep.privacy.published["status"].startswith("covered")
+    assert rep.ledger_check.ok and rep.ledger_check.repetitions == 3
     (policy, horizon, arms), kw = fake.calls[0]
     assert (policy.b, policy.c, horizon, arms, kw["trials"], kw["seed"]) == (20, 5.0, 400, 5, 50, 4)
-    assert rep.audit["horizon"] == 400 and "reduced horizon T = 400" in rep.audit["note"]
+    assert rep.audit.horizon == 400 and "reduced horizon T = 400" in rep.audit.note
     d = json.loads(json.dumps(rep.to_dict()))
     assert set(d) == {"regret", "privacy", "ledger_check", "audit", "config", "timing"}
-    assert "CONSISTENT" in rep.summary() and "ledger check: ok" in rep.summary()
+    assert "CONSISTENT" in str(rep) and "ledger check: ok" in str(rep)
 
 
 def test_run_policy_skips_audit_and_reports_violation():
@@ -108,7 +111,7 @@ def test_run_policy_skips_audit_and_reports_violation():
         raise AssertionError("the auditor must not be called")
 
     rep = run_policy(GaussianTS(b=2, c=2.0), "truncexp:0.1,1", 500, reps=2, progress=False, auditor=boom)
-    assert rep.audit is None and "skipped" in rep.summary()
+    assert rep.audit is None and "skipped" in str(rep)
     bad = run_policy(
         GaussianTS(b=2, c=2.0),
         "bernoulli:0.6,0.4",
@@ -118,7 +121,7 @@ def test_run_policy_skips_audit_and_reports_violation():
         progress=False,
         auditor=FakeAuditor(mu_lower=1e6),
     )
-    assert bad.audit["verdict"] == "violated" and "VIOLATED" in bad.summary()
+    assert bad.audit.verdict == "violated" and "VIOLATED" in str(bad)
 
 
 @pytest.mark.parametrize(
@@ -155,7 +158,7 @@ def test_run_ts_with_its_white_box_audit():
         audit_horizon=40,
         progress=False,
     )
-    a = rep.audit
+    a = rep.audit.to_dict()
     assert a["verdict"] == "consistent" and a["horizon"] == 40
     assert a["certified"]["mu"] == pytest.approx(ThompsonConfig(40, 2, 1, 1.0).mu_tight)
     assert 0 <= a["empirical"]["mu_lower"] <= a["certified"]["mu"]
@@ -187,9 +190,9 @@ def test_policy_contract(key):
     if decl is not None:
         assert decl.unit == spec.unit
         rep = run_policy(policy, env, T, reps=2, progress=False)
-        assert rep.ledger_check["ok"]
+        assert rep.ledger_check.ok
         # a declared NonPrivateEvent (e.g. seed 001's report-length leak) certifies no epsilon
-        assert (rep.privacy["epsilon"] is None) == (spec.privacy == "not private (as specified)")
+        assert (rep.privacy.epsilon is None) == (spec.privacy == "not private (as specified)")
         if not any(len(led) for led in a.ledgers):  # e.g. DP-SE's first epoch outlasts T = 600
             long = simulate(policy, env, 100 * T, 1, 11, progress=False)
             assert any(len(led) for led in long.ledgers), "a private policy must record its releases"
@@ -213,11 +216,11 @@ def test_user_written_private_policy_runs_through_the_pipeline():
     ex = load_example()
     pol = ex.PrivateEpsilonGreedy(epsilon=1.0)
     rep = run_policy(pol, SPEC, 3000, reps=4, audit_trials=1000, audit_horizon=100, progress=False)
-    assert rep.privacy["guarantee"] == "pure" and rep.privacy["epsilon_pure"] == pytest.approx(1.0)
-    assert rep.privacy["mu"] is None and rep.privacy["epsilon"] <= 1.0 + 1e-9
-    assert rep.ledger_check["ok"] and rep.ledger_check["worst"]["ratio"] == pytest.approx(1.0)
-    assert rep.audit["verdict"] == "consistent" and rep.audit["certified"]["epsilon"] <= 1.0 + 1e-9
-    assert 0 <= rep.audit["empirical"]["epsilon_lower"] <= 1.0
+    assert rep.privacy.guarantee == "pure" and rep.privacy.epsilon_pure == pytest.approx(1.0)
+    assert rep.privacy.mu is None and rep.privacy.epsilon <= 1.0 + 1e-9
+    assert rep.ledger_check.ok and rep.ledger_check.check.worst["ratio"] == pytest.approx(1.0)
+    assert rep.audit.verdict == "consistent" and rep.audit.result.primary.certified.epsilon <= 1.0 + 1e-9
+    assert 0 <= rep.audit.result.primary.empirical.epsilon_lower <= 1.0
     # every reward released once: T units per repetition, each charged exactly one Laplace release
     sim = simulate(pol, parse_env(SPEC), 500, 2, 0, progress=False)
     assert all(
@@ -274,7 +277,7 @@ def test_planted_double_release_fails_the_run():
         run_policy(DoubleRelease(), SPEC, 200, reps=2, progress=False)
     # the same code without the retry passes (the check is not vacuous in the other direction)
     ok = run_policy(load_example().PrivateEpsilonGreedy(), SPEC, 200, reps=2, progress=False)
-    assert ok.ledger_check["ok"]
+    assert ok.ledger_check.ok
 
 
 def test_planted_double_release_fails_on_the_command_line(capsys, monkeypatch):

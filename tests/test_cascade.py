@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from bandits.auditing.contract import AuditSettings
 from bandits.cascading.audit import audit_cascade_policy, audit_cucb_ldp_gaussian, cascade_audit_horizon
 from bandits.cascading.base import top_k
 from bandits.cascading.cucb_ldp_gaussian import DEFAULT_ENV, CUCBLDPGaussian
@@ -359,16 +360,16 @@ def test_run_reports_not_private_and_the_effective_epsilon():
     )
     p = rep.privacy
     assert (
-        p["epsilon"] is None
-        and p["guarantee"] == "none"
-        and "number of values is the click" in p["reasons"]["basic"]
+        p.epsilon is None
+        and p.guarantee == "none"
+        and "number of values is the click" in p.reasons["basic"]
     )
-    assert rep.config["noise_epsilon_at_delta"] == pytest.approx(431.47, rel=1e-3)
-    assert "NOT PRIVATE as certified" in rep.summary() and rep.ledger_check["ok"]
+    assert rep.config.options["noise_epsilon_at_delta"] == pytest.approx(431.47, rel=1e-3)
+    assert "NOT PRIVATE as certified" in str(rep) and rep.ledger_check.ok
     sound = run_algorithm(
         "cascade-ldp-laplace-sound", horizon=300, reps=2, audit_trials=0, progress=False, noise_factor=0.01
     )
-    assert sound.privacy["epsilon_pure"] == pytest.approx(100.0)
+    assert sound.privacy.epsilon_pure == pytest.approx(100.0)
 
 
 # ---------------------------------------------------------------------------------------
@@ -389,7 +390,7 @@ def test_run_reports_not_private_and_the_effective_epsilon():
 )
 def test_audit_verdicts(pol, verdict):
     H = cascade_audit_horizon(pol, 10**5, 20, 1)
-    rep = audit_cascade_policy(pol, H, ENV, trials=300)
+    rep = audit_cascade_policy(pol, H, ENV, AuditSettings(trials=300))
     d = rep.to_dict()
     if verdict == "consistent":  # at 300 trials a small certificate may sit below the detection floor
         floor = d.get("detection_floor") or {}
@@ -407,10 +408,11 @@ def test_audit_verdicts(pol, verdict):
 
 def test_algorithm4_audit_u0_and_randomizer():
     env = parse_combinatorial_env(DEFAULT_ENV)
-    lit = audit_cucb_ldp_gaussian(CUCBLDPGaussian(1.0), 8, env, trials=100, mechanism_trials=20_000)
+    lit = audit_cucb_ldp_gaussian(CUCBLDPGaussian(1.0), 8, env, AuditSettings(trials=100),
+                                  mechanism_trials=20_000)  # fmt: skip
     assert lit.verdict == "violated" and "u_0" in lit.primary.target
     ok = audit_cucb_ldp_gaussian(
-        CUCBLDPGaussian(1.0, init="none"), 16, env, trials=200, mechanism_trials=20_000
+        CUCBLDPGaussian(1.0, init="none"), 16, env, AuditSettings(trials=200), mechanism_trials=20_000
     )
     assert ok.verdict == "consistent" and ok.primary.empirical.mu_lower <= ok.primary.certified.mu
 
@@ -454,4 +456,4 @@ def test_cli_run_json(capsys):
 
 def test_run_policy_of_a_sound_variant():
     rep = run_policy(CascadeDPCounts(2.0), ENV, 400, reps=2, progress=False)
-    assert rep.ledger_check["ok"] and rep.privacy["epsilon_pure"] == pytest.approx(2.0)
+    assert rep.ledger_check.ok and rep.privacy.epsilon_pure == pytest.approx(2.0)

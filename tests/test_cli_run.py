@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import bandits.registry
+from bandits.auditing.contract import AuditSettings, PolicyAudit
 from dpaudit.analyses.thompson_sampling import ThompsonConfig
 from dpaudit.audit.report import AuditReport, Certified, Empirical
 from dpaudit.cli.main import main
@@ -24,11 +25,12 @@ class FakeAuditor:
     def __init__(self) -> None:
         self.calls: list[tuple[tuple, dict]] = []
 
-    def __call__(self, policy, horizon, env, **kw):
+    def __call__(self, policy, horizon, env, settings: AuditSettings) -> PolicyAudit:
+        kw = dataclasses.asdict(settings)
         arms = env.n_arms
         self.calls.append(((policy, horizon, arms), kw))
         mu = ThompsonConfig(horizon, arms, policy.b, policy.c).mu_tight
-        return AuditReport.build(
+        return PolicyAudit(AuditReport.build(
             target="thompson",
             certified=Certified(mu=mu),
             empirical=Empirical(
@@ -40,7 +42,7 @@ class FakeAuditor:
                 method="fake",
                 statistic="fake",
             ),
-        )
+        ))
 
 
 def run_cli(capsys, *args: str) -> tuple[int, str, str]:
@@ -338,9 +340,9 @@ def test_non_private_references_report_privacy_none(capsys, alg):
 
 def test_audit_violation_exits_1(capsys, monkeypatch):
     class Liar(FakeAuditor):
-        def __call__(self, policy, horizon, env, **kw):
-            rep = super().__call__(policy, horizon, env, **kw)
-            return dataclasses.replace(rep, verdict="violated")
+        def __call__(self, policy, horizon, env, settings):
+            rep = super().__call__(policy, horizon, env, settings).primary
+            return PolicyAudit(dataclasses.replace(rep, verdict="violated"))
 
     spec = bandits.registry.get("ts")
     monkeypatch.setitem(bandits.registry._REGISTRY, "ts", dataclasses.replace(spec, auditor=Liar()))

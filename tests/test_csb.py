@@ -9,10 +9,11 @@ import math
 import numpy as np
 import pytest
 
+from bandits.auditing.contract import AuditSettings
 from bandits.engine.simulator import reward_table, simulate
 from bandits.environments.grammar import parse_combinatorial_env
 from bandits.policy import Outcomes, RunContext
-from bandits.run import privacy_section
+from bandits.report import privacy_section
 from bandits.semibandits.audit import audit_csb_policy, ldp_target, tree_target
 from bandits.semibandits.policies import (
     CUCB,
@@ -51,7 +52,7 @@ def test_tree_charges_every_user_exactly_levels_nodes():
         assert {e.event for e in led.entries} == {LaplaceEvent(scale=b, sensitivity=K)}
     decl = pol.declare(T, BOTTLENECK.n_arms, BOTTLENECK.structure)
     assert check_ledgers(res.ledgers, decl).ok
-    assert privacy_section(decl, 1e-6)["epsilon_pure"] == pytest.approx(levels * K / b, rel=1e-12)
+    assert privacy_section(decl, 1e-6).epsilon_pure == pytest.approx(levels * K / b, rel=1e-12)
 
 
 def test_tree_epsilon_and_the_flagged_configurations():
@@ -69,10 +70,10 @@ def test_tree_epsilon_and_the_flagged_configurations():
     assert over == [*range(2, 8), *range(9, 13), *range(17, 21), 33]
     assert tree_epsilon(2, 2, 1.0) == 1.0 and all(tree_epsilon(T, 2, 1.0) < 1 for T in range(3, 10**4))
     flagged = privacy_section(CUCBDP(1.0, log_base="e").declare(5, 12, BOTTLENECK.structure), 1e-6)
-    assert flagged["epsilon_pure"] == pytest.approx(1.2427, abs=1e-4)
-    assert flagged["published"]["status"].startswith("NOT CERTIFIED")
+    assert flagged.epsilon_pure == pytest.approx(1.2427, abs=1e-4)
+    assert flagged.published["status"].startswith("NOT CERTIFIED")
     ok = privacy_section(CUCBDP(1.0).declare(10**5, 12, BOTTLENECK.structure), 1e-6)
-    assert ok["published"]["status"].startswith("covered")
+    assert ok.published["status"].startswith("covered")
 
 
 @pytest.mark.parametrize(
@@ -215,7 +216,7 @@ def test_tree_release_audit_is_consistent_with_the_certificate():
 
 def test_combined_csb_audit_reports_components_and_the_floor():
     rep = audit_csb_policy(
-        CUCBLDP2(1.0), 16, BOTTLENECK, trials=100, seed=1, mechanism_trials=20_000
+        CUCBLDP2(1.0), 16, BOTTLENECK, AuditSettings(trials=100, seed=1), mechanism_trials=20_000
     ).to_dict()
     assert rep["verdict"] == "consistent" and "action sequences" in rep["details"]["components"]
     assert (

@@ -14,12 +14,11 @@ from bandits import GaussianTS, RewardTableEnv, parse_env, rep_streams, reward_t
 from bandits.engine import compiled
 from bandits.policy import Outcomes, RunContext
 from bandits.thompson import joint as gts
-from bandits.thompson.audit import (
-    TSNeighbour,
+from bandits.thompson.audit_designs import TSNeighbour, candidate_designs
+from bandits.thompson.audit_trajectories import (
     _exact_block,
     _hits_and_counts,
     _start_counts,
-    candidate_designs,
     policy_actions,
     score_statistic,
 )

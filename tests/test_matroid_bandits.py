@@ -8,13 +8,15 @@ import math
 import numpy as np
 import pytest
 
+from bandits.auditing.contract import AuditSettings
 from bandits.engine.simulator import simulate
 from bandits.environments.grammar import parse_combinatorial_env
 from bandits.environments.movielens import movielens_env, movielens_like
 from bandits.matroid.audit import audit_init_release, audit_matroid_policy
 from bandits.matroid.policies import OMM, CTSGaussian, DPTSMat, DPUCBMat
 from bandits.matroid.theory import lemma1_ratio, lemma3_ratio, lemma4_sum
-from bandits.run import privacy_section, run_policy
+from bandits.report import privacy_section
+from bandits.run import run_policy
 from dpaudit.declaration import check_ledgers
 from dpaudit.events import LaplaceEvent
 from dpaudit.ledger import Ledger, RunLedgers
@@ -98,7 +100,7 @@ def test_certified_epsilon_and_the_published_claim():
         assert q["epsilon_pure"] == pytest.approx(2.0) and q["published"]["status"].startswith("covered")
     ml = movielens_env(movielens_like(seed=0))
     decl = DPUCBMat(2.0).declare(1000, ml.n_arms, ml.structure)
-    assert privacy_section(decl, 1e-6)["epsilon_pure"] == pytest.approx(100 * 2 / 17)  # 11.765
+    assert privacy_section(decl, 1e-6).epsilon_pure == pytest.approx(100 * 2 / 17)  # 11.765
     assert decl.published.epsilon == 2.0
     assert OMM().declare(100, 7, E1.structure) is None and CTSGaussian().declare(100, 7, E1.structure) is None
 
@@ -130,7 +132,9 @@ def test_paper_initialisation_is_violated_against_epsilon_by_the_full_vector_llr
     assert pub.verdict == "violated" and pub.certified.epsilon == 2.0
     assert 2.0 < own.empirical.epsilon_lower <= 7 * 2 / 3
     assert own.verdict == "consistent" and own.certified.epsilon == pytest.approx(7 * 2 / 3, rel=1e-3)
-    combined = audit_matroid_policy(DPTSMat(2.0), 20, E1, trials=100, seed=1, init_trials=1000).to_dict()
+    combined = audit_matroid_policy(
+        DPTSMat(2.0), 20, E1, AuditSettings(trials=100, seed=1), init_trials=1000
+    ).to_dict()
     assert combined["verdict"] == "consistent" and "published_verdict" in combined
     assert "action sequences" in combined["details"]["components"]
     with pytest.raises(ValueError, match="no initialisation release"):
@@ -138,7 +142,9 @@ def test_paper_initialisation_is_violated_against_epsilon_by_the_full_vector_llr
 
 
 def test_public_w0_audit_never_changes_round_0():
-    rep = audit_matroid_policy(DPUCBMat(2.0, init="public-w0"), 20, E1, trials=100, seed=2).to_dict()
+    rep = audit_matroid_policy(
+        DPUCBMat(2.0, init="public-w0"), 20, E1, AuditSettings(trials=100, seed=2)
+    ).to_dict()
     assert rep["details"]["chosen"]["pair"]["round"] >= 1
     assert all(" 0 " not in c for c in rep["details"]["candidates"])
 

@@ -167,16 +167,16 @@ def test_declarations_certify_and_published_claims():
     )
     p = rep.privacy
     assert (
-        p["guarantee"] == "pure" and p["epsilon_pure"] == pytest.approx(0.5) and p["epsilon"] <= 0.5 + 1e-12
+        p.guarantee == "pure" and p.epsilon_pure == pytest.approx(0.5) and p.epsilon <= 0.5 + 1e-12
     )
-    assert p["published"]["status"].startswith("covered") and rep.ledger_check["ok"]
-    assert rep.ledger_check["worst"]["ratio"] == pytest.approx(1.0)
+    assert p.published["status"].startswith("covered") and rep.ledger_check.ok
+    assert rep.ledger_check.check.worst["ratio"] == pytest.approx(1.0)
     pub = run_algorithm(
         "rnm-ftnl", "bernoulli:0.6,0.5", 3000, reps=2, epsilon=1.0, audit_trials=0, progress=False
     )
-    assert pub.privacy["epsilon_pure"] == pytest.approx(2.0)
-    assert pub.privacy["published"]["status"].startswith("NOT CERTIFIED")
-    assert "NOT CERTIFIED" in pub.summary()
+    assert pub.privacy.epsilon_pure == pytest.approx(2.0)
+    assert pub.privacy.published["status"].startswith("NOT CERTIFIED")
+    assert "NOT CERTIFIED" in str(pub)
     cor = run_algorithm(
         "rnm-ftnl",
         "bernoulli:0.6,0.5",
@@ -187,12 +187,12 @@ def test_declarations_certify_and_published_claims():
         audit_trials=0,
         progress=False,
     )
-    assert cor.privacy["epsilon_pure"] == pytest.approx(1.0) and cor.privacy["published"] is None
+    assert cor.privacy.epsilon_pure == pytest.approx(1.0) and cor.privacy.published is None
     naive = NaiveFTNL(epsilon=1.0).declare(100, 4)
     assert naive.event.epsilon == pytest.approx(1.0) and naive.event.scale == pytest.approx(4.0)
     for key in ("dp-se", "adap-klucb", "adap-ucb", "lazy-dp-ts", "naive-ftnl"):
         r = run_algorithm(key, None, 5000, reps=2, epsilon=0.5, audit_trials=0, progress=False)
-        assert r.ledger_check["ok"] and r.privacy["epsilon_pure"] == pytest.approx(0.5), key
+        assert r.ledger_check.ok and r.privacy.epsilon_pure == pytest.approx(0.5), key
 
 
 def test_a_round_in_two_epochs_fails_the_ledger_check():
@@ -237,12 +237,12 @@ def test_rnm_ftnl_published_noise_is_refuted_and_certified_2eps_is_consistent():
     rep = run_algorithm(
         "rnm-ftnl", "bernoulli:0.6,0.5", 200, reps=2, epsilon=1.0, audit_trials=10_000, progress=False
     )
-    a = rep.audit
+    a = rep.audit.to_dict()
     assert a["verdict"] == "consistent" and a["certified"]["epsilon"] == pytest.approx(2.0)
     assert 1.0 < a["empirical"]["epsilon_lower"] <= 2.0
     assert a["published_verdict"].startswith("violated") and a["published"]["epsilon"] == 1.0
-    assert "against the published claim: violated" in rep.summary()
-    assert "detection floor" in rep.summary()
+    assert "against the published claim: violated" in str(rep)
+    assert "detection floor" in str(rep)
     # the corrected noise: certified epsilon = 1 and nothing above it
     cor = run_algorithm(
         "rnm-ftnl",
@@ -254,7 +254,7 @@ def test_rnm_ftnl_published_noise_is_refuted_and_certified_2eps_is_consistent():
         audit_trials=5_000,
         progress=False,
     )
-    assert cor.audit["verdict"] == "consistent" and cor.audit["empirical"]["epsilon_lower"] <= 1.0
+    assert cor.audit.verdict == "consistent" and cor.audit.result.primary.empirical.epsilon_lower <= 1.0
 
 
 @pytest.mark.parametrize("key", ["lazy-ucb", "adap-ucb", "dp-se", "lazy-dp-ts", "adap-klucb"])
@@ -262,7 +262,7 @@ def test_bandit_audits_are_consistent_and_those_that_can_see_have_power(key):
     rep = run_algorithm(
         key, "bernoulli:0.6,0.4", 10**6, reps=1, epsilon=1.0, audit_trials=4000, progress=False
     )
-    a = rep.audit
+    a = rep.audit.to_dict()
     assert a["verdict"] == "consistent" and a["published_verdict"].startswith("consistent")
     assert 0.0 <= a["empirical"]["epsilon_lower"] <= a["certified"]["epsilon"]
     if key in ("lazy-ucb", "adap-ucb", "dp-se"):  # the clipped ones hide the first observation

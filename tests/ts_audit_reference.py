@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from bandits.thompson.audit import NeighbourTables
+from bandits.thompson.audit_designs import NeighbourTables
 
 _SQRT_HALF = math.sqrt(0.5)
 

@@ -1,8 +1,12 @@
 """Audits every algorithm can use.
 
+* :mod:`bandits.auditing.contract` — the contract every auditor fulfils: :class:`AuditSettings`
+  in, one :class:`PolicyAudit` out (one component or several, one verdict, a readable ``str``);
 * :mod:`bandits.auditing.black_box` — the black-box audit of any policy (action sequences on
-  neighbouring streams, pilot-chosen pair and test, Clopper–Pearson bounds);
-* :mod:`bandits.auditing.combined` — several audit components read as one verdict.
+  neighbouring streams, pilot-chosen pair and test, Clopper–Pearson bounds), the default auditor;
+* :mod:`bandits.auditing.claims` — the certificate and the paper's claim an audit tests, and the
+  detection floor and ceiling of a design;
+* :mod:`bandits.auditing.text` — the wording of an audit section.
 
 Family-specific audits live with their family (for example :mod:`bandits.thompson.audit`).
 """

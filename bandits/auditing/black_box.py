@@ -38,7 +38,7 @@ below the certified one can be refuted by the audit.
 
 Example:
     >>> from bandits.thompson.policy import GaussianTS
-    >>> rep = audit_policy(GaussianTS(b=1, c=1.0), 60, "bernoulli:0.5,0.5", trials=2000, progress=False)
+    >>> rep = audit_policy(GaussianTS(b=1, c=1.0), 60, "bernoulli:0.5,0.5", AuditSettings(trials=2000))
     >>> rep.verdict, rep.details["chosen"]["statistic"].startswith("plays of arm")
     ('consistent', True)
 """
@@ -54,6 +54,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from bandits.actions import ActionStructure
+from bandits.auditing.contract import AuditSettings, PolicyAudit
 from bandits.engine.simulator import simulate
 from bandits.environments import Environment, RewardTableEnv, parse_env
 from bandits.policy import Policy
@@ -67,10 +68,18 @@ from dpaudit.audit import (
 )
 from dpaudit.audit.estimate import mu_interval_from_counts
 from dpaudit.audit.power import floor_report
-from dpaudit.audit.thresholds import pilot_choice
-from dpaudit.validation import check_integer, check_probability
+from dpaudit.audit.thresholds import PilotChoice, pilot_choice
+from dpaudit.validation import check_integer
 
-__all__ = ["PairDesign", "ArmCount", "candidate_pairs", "audit_policy", "BLOCK"]
+__all__ = [
+    "PairDesign",
+    "ArmCount",
+    "candidate_pairs",
+    "audit_policy",
+    "black_box_audit",
+    "certify_chosen",
+    "BLOCK",
+]
 
 BLOCK = 2048
 """Trajectories per simulated block (fixed, so results do not depend on the executor)."""
@@ -223,91 +232,100 @@ def audit_policy(
     policy: Policy,
     horizon: int,
     env: Environment | str,
+    settings: AuditSettings,
     *,
-    trials: int,
-    seed: int = 0,
-    confidence: float = 0.95,
-    delta: float = 1e-6,
-    executor: Executor | None = None,
-    progress: bool = False,
     pilot_fraction: float = 0.1,
     pairs: Sequence[PairDesign] | None = None,
     select: str | None = None,
 ) -> AuditReport:
-    """Audit ``policy`` at ``horizon`` with ``trials`` trajectories per neighbouring table
-    (module docstring); the pilot adds ``pilot_fraction·trials`` (at least 100) per side per
-    candidate pair. ``env`` gives the number of arms and the action structure (its outcome
-    law is not used: the tables are fixed). ``select``: the pilot ranks tests by their predicted
-    ``"mu"`` or ``"epsilon"`` bound (default: ε for a pure ε-DP declaration, else μ)."""
+    """Audit ``policy`` at ``horizon`` with ``settings.trials`` trajectories per neighbouring
+    table (module docstring); the pilot adds ``pilot_fraction·trials`` (at least 100) per side
+    per candidate pair. ``env`` gives the number of arms and the action structure (its outcome
+    law is not used: the tables are fixed). ``pairs``: the pre-registered pair family (default
+    :func:`candidate_pairs`). ``select``: the pilot ranks tests by their predicted ``"mu"`` or
+    ``"epsilon"`` bound (default: ε for a pure ε-DP declaration, else μ)."""
     if isinstance(env, str):
         env = parse_env(env)
     T = check_integer("horizon", horizon, 2)
-    n = check_integer("trials", trials, 10)
-    delta = check_probability("delta", delta)
-    if not (0.0 < confidence < 1.0):
-        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    n = check_integer("trials", settings.trials, 10)
     if not (0.0 < pilot_fraction <= 1.0):
         raise ValueError(f"pilot_fraction must be in (0, 1], got {pilot_fraction!r}")
-    cert, published = _certified(policy, T, env, delta)
+    cert, published = _certified(policy, T, env, settings.delta)
     if select is None:
         select = "mu" if cert.mu is not None or cert.epsilon is None else "epsilon"
     if select not in ("mu", "epsilon"):
         raise ValueError(f"select must be 'mu' or 'epsilon', got {select!r}")
     t0 = time.perf_counter()
-    cands = list(pairs) if pairs is not None else candidate_pairs(T, env.n_arms)
-    reachable = [c for c in cands if c.round < T]
-    if cands and not reachable:
-        raise ValueError(
-            f"no neighbouring pair of the audit is reachable within the audit horizon {T}: the first changes "
-            f"round {min(c.round for c in cands)}; use a longer --horizon (or --audit-trials 0)"
-        )
-    cands = reachable
+    cands = _reachable(list(pairs) if pairs is not None else candidate_pairs(T, env.n_arms), T)
     n_pilot = max(100, math.ceil(pilot_fraction * n))
-    pilots, keys = [], []
-    for c, pair in enumerate(cands):
-        stats = tuple(ArmCount(j, pair.round) for j in range(env.n_arms))
-        null_t, alt_t = pair.tables(T)
-        x = _sample(policy, null_t, T, n_pilot, (0, c, 0), seed, stats, executor, env.structure)
-        y = _sample(policy, alt_t, T, n_pilot, (0, c, 1), seed, stats, executor, env.structure)
-        for s, stat in enumerate(stats):
-            pilots.append((x[:, s], y[:, s], None))
-            keys.append((pair, stat))
-    pc = pilot_choice(pilots, n, confidence=confidence, kind=select, delta=delta)
-    pair, stat = keys[pc.candidate]
+    pc, pair, stat = _pilot(policy, env, T, n, n_pilot, cands, select, settings)
     t1 = time.perf_counter()
     null_t, alt_t = pair.tables(T)
-    x = _sample(policy, null_t, T, n, (1, 0), seed, (stat,), executor, env.structure)[:, 0]
-    y = _sample(policy, alt_t, T, n, (1, 1), seed, (stat,), executor, env.structure)[:, 0]
+    ex, seed, delta, conf = settings.executor, settings.seed, settings.delta, settings.confidence
+    x = _sample(policy, null_t, T, n, (1, 0), seed, (stat,), ex, env.structure)[:, 0]
+    y = _sample(policy, alt_t, T, n, (1, 1), seed, (stat,), ex, env.structure)[:, 0]
     o, thr = pc.orientation, pc.threshold
-    empirical, fp, fn = certify_chosen(x, y, o, thr, delta=delta, confidence=confidence,
-                                       statistic=stat.describe())  # fmt: skip
+    empirical, fp, fn = certify_chosen(x, y, o, thr, delta=delta, confidence=conf, statistic=stat.describe())
     t2 = time.perf_counter()
-    floor = floor_report(
-        n, n, (1.0 - confidence) / 2.0, certified_mu=cert.mu, certified_epsilon=cert.epsilon, delta=delta
-    )
+    floor = floor_report(n, n, (1.0 - conf) / 2.0, certified_mu=cert.mu, certified_epsilon=cert.epsilon,
+                         delta=delta)  # fmt: skip
     details = {
         "detection_floor": floor.describe(),
         "chosen": {
-            "pair": asdict(pair),
-            "statistic": stat.describe(),
-            "threshold": thr,
-            "orientation": o,
-            "ranked_by": select,
-            "predicted": pc.predicted,
-            "false_positives": fp,
-            "false_negatives": fn,
+            "pair": asdict(pair), "statistic": stat.describe(), "threshold": thr, "orientation": o,
+            "ranked_by": select, "predicted": pc.predicted, "false_positives": fp, "false_negatives": fn,
         },
         "candidates": [p.name for p in cands],
         "pilot_trials_per_side": n_pilot,
         "seed": seed,
         "seconds": {"pilot": t1 - t0, "main": t2 - t1},
-    }
+    }  # fmt: skip
     return AuditReport.build(
         target=f"{policy.name} (black box)",
         certified=cert,
         empirical=empirical,
         details=details,
         floor=floor if cert.mu is not None or cert.epsilon is not None else None,
-        estimate=mu_interval_from_counts(fp, n, fn, n, confidence=confidence),
+        estimate=mu_interval_from_counts(fp, n, fn, n, confidence=conf),
         published=published,
     )
+
+
+def _reachable(cands: list[PairDesign], horizon: int) -> list[PairDesign]:
+    """The pairs whose change happens before ``horizon`` (an error if there is none)."""
+    reachable = [c for c in cands if c.round < horizon]
+    if cands and not reachable:
+        raise ValueError(
+            f"no neighbouring pair of the audit is reachable within the audit horizon {horizon}: the first "
+            f"changes round {min(c.round for c in cands)}; use a longer --horizon (or --audit-trials 0)"
+        )
+    return reachable
+
+
+def _pilot(
+    policy: Policy, env: Environment, T: int, n: int, n_pilot: int, cands: list[PairDesign], select: str,
+    settings: AuditSettings,
+) -> tuple[PilotChoice, PairDesign, ArmCount]:  # fmt: skip
+    """Pilot trajectories of every candidate pair; the chosen test, its pair and its statistic."""
+    pilots, keys = [], []
+    for c, pair in enumerate(cands):
+        stats = tuple(ArmCount(j, pair.round) for j in range(env.n_arms))
+        null_t, alt_t = pair.tables(T)
+        ex, seed = settings.executor, settings.seed
+        x = _sample(policy, null_t, T, n_pilot, (0, c, 0), seed, stats, ex, env.structure)
+        y = _sample(policy, alt_t, T, n_pilot, (0, c, 1), seed, stats, ex, env.structure)
+        for s, stat in enumerate(stats):
+            pilots.append((x[:, s], y[:, s], None))
+            keys.append((pair, stat))
+    pc = pilot_choice(pilots, n, confidence=settings.confidence, kind=select, delta=settings.delta)
+    pair, stat = keys[pc.candidate]
+    return pc, pair, stat
+
+
+def black_box_audit(
+    policy: Policy, horizon: int, env: Environment, settings: AuditSettings,
+    pairs: Sequence[PairDesign] | None = None,
+) -> PolicyAudit:  # fmt: skip
+    """The generic :class:`~bandits.auditing.contract.PolicyAuditor`: :func:`audit_policy` with the
+    run's settings (and a family's own pair designs), as a one-component :class:`PolicyAudit`."""
+    return PolicyAudit(audit_policy(policy, horizon, env, settings, pairs=pairs))

@@ -29,8 +29,9 @@ verdict says whether the paper's ε survives. Claims with a δ (Theorems 5, 7) a
 Example:
     >>> from bandits.environments.cascade import cascade_instance
     >>> from bandits.cascading.policies import CascadeLDP
+    >>> from bandits.auditing.contract import AuditSettings
     >>> rep = audit_cascade_policy(CascadeLDP(1.0, "laplace", init="none"), 2, cascade_instance(),
-    ...                            trials=400)
+    ...                            AuditSettings(trials=400))
     >>> rep.verdict, rep.primary.empirical.statistic
     ('violated', 'number of values sent by user 1')
 """
@@ -40,14 +41,14 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from bandits.auditing.black_box import audit_policy, certify_chosen
-from bandits.auditing.combined import DEFAULT_MECHANISM_TRIALS, CombinedAudit, detection_floor
+from bandits.auditing.claims import DEFAULT_MECHANISM_TRIALS, detection_floor
+from bandits.auditing.contract import AuditSettings, PolicyAudit
 from bandits.cascading.policies import CascadeLDP, CascadeLDPFixed, CascadePolicy
 from bandits.engine.simulator import simulate
 from bandits.environments import Environment, RewardTableEnv
@@ -66,7 +67,7 @@ from dpaudit.audit.target import choose_statistic
 from dpaudit.audit.thresholds import pilot_choice
 from dpaudit.conversions import pure_dp_to_gdp
 from dpaudit.ledger import RunLedgers
-from dpaudit.validation import check_integer, check_probability
+from dpaudit.validation import check_integer
 from mechanisms.randomness import RepRandom
 
 __all__ = [
@@ -326,24 +327,15 @@ def _designs(policy: CascadePolicy, env: Environment, horizon: int) -> list[Desi
 
 
 def audit_cascade_policy(
-    policy: Policy,
-    horizon: int,
-    env: Environment,
-    *,
-    trials: int,
-    seed: int = 0,
-    confidence: float = 0.95,
-    delta: float = 1e-6,
-    executor: Executor | None = None,
-    progress: bool = False,
-) -> CombinedAudit:
-    """The audit ``dpaudit run cascade-*`` runs (module docstring); ``executor``/``progress``
-    are accepted for the pipeline's signature (the runs are vectorised in blocks)."""
+    policy: Policy, horizon: int, env: Environment, settings: AuditSettings
+) -> PolicyAudit:
+    """The audit ``dpaudit run cascade-*`` runs (module docstring); the settings' executor and
+    progress are not used (the runs are vectorised in blocks)."""
     if not isinstance(policy, CascadePolicy):
         raise ValueError(f"policy must be a cascade policy, got {type(policy).__name__}")
     T = check_integer("horizon", horizon, 2)
-    check_probability("delta", delta)
-    cert, pub, d, select = claim_under_audit(policy, T, env, delta)
+    trials, seed, confidence = settings.trials, settings.seed, settings.confidence
+    cert, pub, d, select = claim_under_audit(policy, T, env, settings.delta)
     local = isinstance(policy, (CascadeLDP, CascadeLDPFixed))
     what = "user's report (white box: the server's view)" if local else "list sequence (black box)"
     primary = audit_designs(
@@ -366,22 +358,17 @@ def audit_cascade_policy(
         against = AuditReport.build(
             target=primary.target, certified=pub, empirical=primary.empirical, details={}
         )
-    return CombinedAudit(primary, components, against, floor)
+    return PolicyAudit(primary, components, against, floor)
 
 
 def audit_cucb_ldp_gaussian(
     policy: Policy,
     horizon: int,
     env: Environment,
+    settings: AuditSettings,
     *,
-    trials: int,
-    seed: int = 0,
-    confidence: float = 0.95,
-    delta: float = 1e-6,
-    executor: Executor | None = None,
-    progress: bool = False,
     mechanism_trials: int = DEFAULT_MECHANISM_TRIALS,
-) -> CombinedAudit:
+) -> PolicyAudit:
     """The audit of ``dpaudit run cucb-ldp-gaussian`` (seed 001 Alg. 4): the Gaussian randomizer on
     0_K vs 1_K (white box, every user after round 0; primary when u₀ is not used), the action
     sequences (:func:`bandits.auditing.black_box.audit_policy`) and, with the paper's initialisation, the
@@ -391,6 +378,7 @@ def audit_cucb_ldp_gaussian(
     if not isinstance(policy, CUCBLDPGaussian):
         raise ValueError(f"policy must be a CUCBLDPGaussian, got {type(policy).__name__}")
     T = check_integer("horizon", horizon, 2)
+    trials, seed, confidence = settings.trials, settings.seed, settings.confidence
     k = env.structure.k  # type: ignore[attr-defined]
     d = float(policy.calibration_delta)
     users = dataclasses.replace(policy, init="none")
@@ -402,11 +390,9 @@ def audit_cucb_ldp_gaussian(
         tuple([0.0] * k), tuple([1.0] * k), "replace (one user's outcomes)", f"0_{k} vs 1_{k}"
     )
     target = AuditTarget(f"{policy.name} randomizer", mech, pair, choose_statistic(mech, pair), cert_users, d)
-    rand = run_audit(target, trials=mechanism_trials, seed=seed, confidence=confidence, executor=executor)
-    actions = audit_policy(
-        policy, T, env, trials=trials, seed=seed, confidence=confidence, delta=delta, executor=executor,
-        progress=progress,
-    )  # fmt: skip
+    rand = run_audit(target, trials=mechanism_trials, seed=seed, confidence=confidence,
+                     executor=settings.executor)  # fmt: skip
+    actions = audit_policy(policy, T, env, settings)
     components: dict[str, AuditReport] = {"action sequences": actions}
     primary = rand
     if policy.init == "paper":
@@ -425,4 +411,4 @@ def audit_cucb_ldp_gaussian(
     floor = primary.details.get("detection_floor") or detection_floor(
         mechanism_trials // 2, delta=d, confidence=confidence
     )
-    return CombinedAudit(primary, components, against, floor)
+    return PolicyAudit(primary, components, against, floor)

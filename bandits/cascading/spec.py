@@ -27,7 +27,9 @@ from bandits.algorithm import (
 )
 
 if TYPE_CHECKING:  # policies, audits and accounting load in the functions that use them
+    from bandits.auditing.contract import AuditSettings, PolicyAudit
     from bandits.environments import Environment
+    from bandits.policy import Policy
 
 SEED = "001_8b6896392efcb272.txt"
 # Repeated from the modules that define them, so that declaring the specs imports no policy
@@ -275,16 +277,16 @@ def _audit_horizon(policy: Any, horizon: int, n_arms: int) -> int:
     )
 
 
-def _audit_cascade(*args: Any, **kw: Any) -> Any:
+def _audit_cascade(policy: Policy, horizon: int, env: Environment, settings: AuditSettings) -> PolicyAudit:
     from bandits.cascading.audit import audit_cascade_policy
 
-    return audit_cascade_policy(*args, **kw)
+    return audit_cascade_policy(policy, horizon, env, settings)
 
 
-def _audit_cucb(*args: Any, **kw: Any) -> Any:
+def _audit_cucb(policy: Policy, horizon: int, env: Environment, settings: AuditSettings) -> PolicyAudit:
     from bandits.cascading.audit import audit_cucb_ldp_gaussian
 
-    return audit_cucb_ldp_gaussian(*args, **kw)
+    return audit_cucb_ldp_gaussian(policy, horizon, env, settings)
 
 
 def _spec(key: str, kind: str, title: str, privacy: str, opts: tuple[Option, ...]) -> AlgorithmSpec:

@@ -22,7 +22,9 @@ from bandits.lazy.spec import EPS, SEED, T_PAPER, UNIT
 
 if TYPE_CHECKING:  # policies and audits load in the functions that use them, not to declare the specs
     from bandits.auditing.black_box import PairDesign
+    from bandits.auditing.contract import AuditSettings, PolicyAudit
     from bandits.environments import Environment
+    from bandits.policy import Policy
 
 __all__ = ["FULL_INFO_ENV", "rnm_pairs", "SPECS"]
 
@@ -61,11 +63,11 @@ def rnm_pairs(horizon: int, n_arms: int) -> tuple[list[PairDesign], int]:
     return pairs, s
 
 
-def _rnm_audit(policy: Any, horizon: int, env: Environment, **kw: Any) -> Any:
-    from bandits.auditing.black_box import audit_policy
+def _rnm_audit(policy: Policy, horizon: int, env: Environment, settings: AuditSettings) -> PolicyAudit:
+    from bandits.auditing.black_box import black_box_audit
 
     pairs, _ = rnm_pairs(horizon, env.n_arms)
-    return audit_policy(policy, horizon, env, pairs=pairs, **kw)
+    return black_box_audit(policy, horizon, env, settings, pairs=pairs)
 
 
 def _rnm_audit_horizon(policy: Any, horizon: int, n_arms: int) -> int:

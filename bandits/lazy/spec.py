@@ -28,8 +28,10 @@ from bandits.algorithm import AlgorithmSpec, Configured, Option
 
 if TYPE_CHECKING:  # policies and audits load in the functions that use them, not to declare the specs
     from bandits.auditing.black_box import PairDesign
+    from bandits.auditing.contract import AuditSettings, PolicyAudit
     from bandits.environments import Environment
     from bandits.lazy.baselines import DPSE
+    from bandits.policy import Policy
 
 __all__ = ["SETTING_1", "SETTING_2", "dpse_pairs", "first_pick_pairs", "SPECS"]
 
@@ -96,10 +98,10 @@ def first_pick_pairs(horizon: int, n_arms: int) -> list[PairDesign]:
     return candidate_pairs(horizon, n_arms) + [low]
 
 
-def _first_pick_audit(policy: Any, horizon: int, env: Environment, **kw: Any) -> Any:
-    from bandits.auditing.black_box import audit_policy
+def _first_pick_audit(policy: Policy, horizon: int, env: Environment, settings: AuditSettings) -> PolicyAudit:
+    from bandits.auditing.black_box import black_box_audit
 
-    return audit_policy(policy, horizon, env, pairs=first_pick_pairs(horizon, env.n_arms), **kw)
+    return black_box_audit(policy, horizon, env, settings, pairs=first_pick_pairs(horizon, env.n_arms))
 
 
 def _first_pick_horizon(policy: Any, horizon: int, n_arms: int) -> int:
@@ -161,10 +163,13 @@ def dpse_pairs(policy: DPSE, n_arms: int) -> list[PairDesign]:
     return out
 
 
-def _dpse_audit(policy: DPSE, horizon: int, env: Environment, **kw: Any) -> Any:
-    from bandits.auditing.black_box import audit_policy
+def _dpse_audit(policy: Policy, horizon: int, env: Environment, settings: AuditSettings) -> PolicyAudit:
+    from bandits.auditing.black_box import black_box_audit
+    from bandits.lazy.baselines import DPSE
 
-    return audit_policy(policy, horizon, env, pairs=dpse_pairs(policy, env.n_arms), **kw)
+    if not isinstance(policy, DPSE):
+        raise ValueError(f"policy must be a DPSE, got {type(policy).__name__}")
+    return black_box_audit(policy, horizon, env, settings, pairs=dpse_pairs(policy, env.n_arms))
 
 
 def _dpse_audit_horizon(policy: DPSE, horizon: int, n_arms: int) -> int:

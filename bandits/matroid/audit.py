@@ -13,17 +13,16 @@
 from __future__ import annotations
 
 import dataclasses
-from concurrent.futures import Executor
 
 import numpy as np
 
 from bandits.auditing.black_box import PairDesign, audit_policy, candidate_pairs
-from bandits.auditing.combined import (
-    CombinedAudit,
+from bandits.auditing.claims import (
     certified_claim,
     detection_floor,
     published_claim,
 )
+from bandits.auditing.contract import AuditSettings, PolicyAudit
 from bandits.environments import Environment
 from bandits.policy import Outcomes, Policy, RunContext
 from bandits.structures.combinatorial import problem
@@ -134,30 +133,20 @@ def audit_matroid_policy(
     policy: Policy,
     horizon: int,
     env: Environment,
+    settings: AuditSettings,
     *,
-    trials: int,
-    seed: int = 0,
-    confidence: float = 0.95,
-    delta: float = 1e-6,
-    executor: Executor | None = None,
-    progress: bool = False,
     init_trials: int = DEFAULT_INIT_TRIALS,
-) -> CombinedAudit:
-    """The audit ``dpaudit run dpucb-mat`` / ``dpts-mat`` runs (module docstring)."""
+) -> PolicyAudit:
+    """The audit ``dpaudit run dpucb-mat`` / ``dpts-mat`` runs (module docstring): the
+    :class:`~bandits.auditing.contract.PolicyAuditor` of the matroid family."""
     init = getattr(policy, "init", "cover")
     pairs = candidate_pairs(horizon, env.n_arms)
     if init == "public-w0":
         pairs = _shift_pairs(pairs, horizon)
-    actions = audit_policy(
-        policy, horizon, env, trials=trials, seed=seed, confidence=confidence, delta=delta,
-        executor=executor, progress=progress, pairs=pairs,
-    )  # fmt: skip
-    floor = detection_floor(trials, delta=delta, confidence=confidence)
+    actions = audit_policy(policy, horizon, env, settings, pairs=pairs)
+    floor = detection_floor(settings.trials, delta=settings.delta, confidence=settings.confidence)
     if init != "paper" or not getattr(policy, "private", False):
-        return CombinedAudit(actions, {}, None, floor)
-    own, pub = audit_init_release(
-        policy, env, trials=init_trials, seed=seed, confidence=confidence, delta=delta
-    )
-    return CombinedAudit(own, {"action sequences": actions}, pub, own.details["detection_floor"])
-
-
+        return PolicyAudit(actions, {}, None, floor)
+    own, pub = audit_init_release(policy, env, trials=init_trials, seed=settings.seed,
+                                  confidence=settings.confidence, delta=settings.delta)  # fmt: skip
+    return PolicyAudit(own, {"action sequences": actions}, pub, own.details["detection_floor"])

@@ -17,8 +17,10 @@ from bandits.actions import Feedback
 from bandits.algorithm import TIE_RULES, AlgorithmSpec, Configured, Option, parse_combinatorial_env
 
 if TYPE_CHECKING:  # policies and audits load in the functions that use them
+    from bandits.auditing.contract import AuditSettings, PolicyAudit
     from bandits.environments import Environment
     from bandits.matroid.policies import MatroidPolicy
+    from bandits.policy import Policy
 
 SEED = "000_7b1942b76769e897.txt"
 UNIT = "one round's reward vector"
@@ -86,10 +88,10 @@ def _audit_horizon(policy: MatroidPolicy, horizon: int, n_arms: int) -> int:
     return min(horizon, AUDIT_HORIZON)
 
 
-def _audit(*args: Any, **kw: Any) -> Any:
+def _audit(policy: Policy, horizon: int, env: Environment, settings: AuditSettings) -> PolicyAudit:
     from bandits.matroid.audit import audit_matroid_policy
 
-    return audit_matroid_policy(*args, **kw)
+    return audit_matroid_policy(policy, horizon, env, settings)
 
 
 def _spec(key: str, cls_name: str, title: str, private: bool) -> AlgorithmSpec:

@@ -10,20 +10,19 @@
 
 from __future__ import annotations
 
-from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from bandits.auditing.black_box import audit_policy
-from bandits.auditing.combined import (
+from bandits.auditing.claims import (
     DEFAULT_MECHANISM_TRIALS,
-    CombinedAudit,
     certified_claim,
     detection_floor,
     published_claim,
 )
+from bandits.auditing.contract import AuditSettings, PolicyAudit
 from bandits.environments import Environment
 from bandits.policy import Policy
 from bandits.structures.combinatorial import problem
@@ -127,40 +126,28 @@ def audit_csb_policy(
     policy: Policy,
     horizon: int,
     env: Environment,
+    settings: AuditSettings,
     *,
-    trials: int,
-    seed: int = 0,
-    confidence: float = 0.95,
-    delta: float = 1e-6,
-    executor: Executor | None = None,
-    progress: bool = False,
     mechanism_trials: int = DEFAULT_MECHANISM_TRIALS,
-) -> CombinedAudit:
+) -> PolicyAudit:
     """The audit ``dpaudit run cucb-ldp1/-ldp2/-dp`` runs: the mechanism (white box, primary)
-    and the action sequences (black box)."""
+    and the action sequences (black box); the family's
+    :class:`~bandits.auditing.contract.PolicyAuditor`."""
     from bandits.semibandits.policies import CUCBDP
 
-    actions = audit_policy(
-        policy, horizon, env, trials=trials, seed=seed, confidence=confidence, delta=delta,
-        executor=executor, progress=progress,
-    )  # fmt: skip
+    actions = audit_policy(policy, horizon, env, settings)
+    delta, confidence = settings.delta, settings.confidence
     target = (
         tree_target(policy, horizon, env, delta=delta)
         if isinstance(policy, CUCBDP)
         else ldp_target(policy, env, delta=delta)
     )
     # tree outputs are (levels·T nodes × m) per sample: batches of 2^14 keep a batch under ~100 MB
-    mech = run_audit(
-        target,
-        trials=mechanism_trials,
-        seed=seed,
-        confidence=confidence,
-        executor=executor,
-        batch_size=1 << 14,
-    )
+    mech = run_audit(target, trials=mechanism_trials, seed=settings.seed, confidence=confidence,
+                     executor=settings.executor, batch_size=1 << 14)  # fmt: skip
     claim = published_claim(policy, horizon, env, delta)
     pub = None
     if claim is not None:
         pub = AuditReport.build(target=mech.target, certified=claim, empirical=mech.empirical, details={})
     floor = detection_floor(mechanism_trials // 2, delta=delta, confidence=confidence)
-    return CombinedAudit(mech, {"action sequences": actions}, pub, floor)
+    return PolicyAudit(mech, {"action sequences": actions}, pub, floor)

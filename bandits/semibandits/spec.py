@@ -18,7 +18,9 @@ from bandits.actions import Feedback
 from bandits.algorithm import TIE_RULES, AlgorithmSpec, Configured, Option, parse_combinatorial_env
 
 if TYPE_CHECKING:  # policies, audits and accounting load in the functions that use them
+    from bandits.auditing.contract import AuditSettings, PolicyAudit
     from bandits.environments import Environment
+    from bandits.policy import Policy
     from bandits.semibandits.policies import CSBPolicy
 
 SEED = "003_fc1b1172b17f30c5.txt"
@@ -137,10 +139,10 @@ def _audit_horizon(policy: CSBPolicy, horizon: int, n_arms: int) -> int:
     return min(horizon, AUDIT_HORIZON)
 
 
-def _audit(*args: Any, **kw: Any) -> Any:
+def _audit(policy: Policy, horizon: int, env: Environment, settings: AuditSettings) -> PolicyAudit:
     from bandits.semibandits.audit import audit_csb_policy
 
-    return audit_csb_policy(*args, **kw)
+    return audit_csb_policy(policy, horizon, env, settings)
 
 
 def _spec(key: str, title: str, privacy: str, opts: tuple[Option, ...]) -> AlgorithmSpec:

@@ -18,7 +18,9 @@ from bandits.actions import Feedback
 from bandits.algorithm import AlgorithmSpec, Configured, Option
 
 if TYPE_CHECKING:  # the policy and its accounting load when a run needs them, not to declare the spec
+    from bandits.auditing.contract import AuditSettings, PolicyAudit
     from bandits.environments import Environment
+    from bandits.policy import Policy
     from bandits.thompson.policy import GaussianTS
 
 DEFAULT_ENV = "bernoulli:0.75,0.625,0.5,0.375,0.25"
@@ -79,10 +81,10 @@ def _build(options: Mapping[str, Any], env: Environment, horizon: int) -> Config
     )
 
 
-def _audit(policy: GaussianTS, horizon: int, env: Environment, **kw: Any) -> Any:
+def _audit(policy: Policy, horizon: int, env: Environment, settings: AuditSettings) -> PolicyAudit:
     from bandits.thompson.audit import audit_thompson
 
-    return audit_thompson(policy, horizon, env.n_arms, **kw)
+    return audit_thompson(policy, horizon, env, settings)
 
 
 def _published(policy: GaussianTS, horizon: int, n_arms: int, delta: float) -> dict[str, float]:

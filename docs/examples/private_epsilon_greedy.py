@@ -74,4 +74,4 @@ if __name__ == "__main__":
         audit_trials=2000,
         audit_horizon=200,
     )
-    print(report.summary())
+    print(str(report))

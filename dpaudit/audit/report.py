@@ -36,6 +36,7 @@ from typing import Any
 
 from dpaudit.audit.estimate import MuInterval
 from dpaudit.audit.power import DetectionFloor
+from dpaudit.formatting import fmt
 
 __all__ = [
     "Verdict",
@@ -191,3 +192,47 @@ class AuditReport:
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2)
+
+    def __str__(self) -> str:
+        """The text ``dpaudit audit`` prints: verdict, neighbours, certified and empirical values,
+        the statistic, the samples, the detection floor, the estimate and any exact values."""
+        c, e = self.certified, self.empirical
+        nb = self.details.get("neighbours", {})
+        lines = [f"audit of {self.target}: {str(self.verdict).upper()}"]
+        lines.append(f"  neighbours  : {nb.get('description', '')} [{nb.get('relation', '')}]")
+        claim = []
+        if c.mu is not None:
+            claim.append(f"mu = {fmt(c.mu)}")
+        if c.epsilon is not None:
+            claim.append(f"epsilon = {fmt(c.epsilon)} at delta = {c.delta:g}")
+        lines.append(f"  certified   : {', '.join(claim)} (source: {c.source})")
+        bounds = f"mu >= {fmt(e.mu_lower)}, epsilon >= {fmt(e.epsilon_lower)} at delta = {e.delta:g}"
+        lines.append(f"  empirical   : {bounds} ({e.confidence:.0%} confidence, {e.trials:,} trials)")
+        lines.append(f"  statistic   : {e.statistic}; {e.method}")
+        sel = self.details.get("selection", {})
+        if sel.get("selection") == "pilot":
+            pilot = e.trials - sel["main_null_trials"] - sel["main_alt_trials"]
+            lines.append(
+                f"  samples     : pilot {pilot:,}; certifying test {sel['main_null_trials']:,} on x, "
+                f"{sel['main_alt_trials']:,} on x' (split chosen on the pilot)"
+            )
+        if self.floor is not None:
+            lines.append(f"  floor       : {self.floor.describe()}")
+        if self.estimate is not None and c.mu is not None:
+            iv = self.estimate
+            lines.append(
+                f"  estimate    : the certifying test exhibits mu in [{fmt(iv.lower)}, {fmt(iv.upper)}] "
+                f"({iv.confidence:.0%} two-sided) against the certified {fmt(c.mu)}"
+            )
+        if self.fraction_recovered is not None:
+            lines.append(
+                f"  recovered   : {self.fraction_recovered:.1%} of the certified "
+                f"{'mu' if c.mu is not None else 'epsilon'}"
+            )
+        exact = self.details.get("exact")
+        if exact:
+            shown = [f"{k} = {fmt(v) if isinstance(v, float) else v}"
+                     for k, v in exact.items() if v is not None]  # fmt: skip
+            lines.append("  exact       : " + ", ".join(shown))
+        return "\n".join(lines)
+

@@ -31,7 +31,6 @@ from dpaudit.cli.common import (
     UsageError,
     check_amount,
     emit_json,
-    fmt,
     integer,
     number,
     number_list,
@@ -39,7 +38,7 @@ from dpaudit.cli.common import (
 )
 
 if TYPE_CHECKING:
-    from dpaudit.audit.report import AuditReport, Certified
+    from dpaudit.audit.report import Certified
 
 TARGETS = ("gaussian", "laplace", "randomized-response", "rnm-laplace", "rnm-gaussian", "cascade")
 
@@ -297,53 +296,6 @@ def build_target(args: argparse.Namespace) -> Any:
     raise ValueError(f"unknown target {args.target!r}")  # pragma: no cover
 
 
-def _text(report: AuditReport) -> str:
-    c, e = report.certified, report.empirical
-    nb = report.details.get("neighbours", {})
-    lines = [f"audit of {report.target}: {str(report.verdict).upper()}"]
-    lines.append(f"  neighbours  : {nb.get('description', '')} [{nb.get('relation', '')}]")
-    claim = []
-    if c.mu is not None:
-        claim.append(f"mu = {fmt(c.mu)}")
-    if c.epsilon is not None:
-        claim.append(f"epsilon = {fmt(c.epsilon)} at delta = {c.delta:g}")
-    lines.append(f"  certified   : {', '.join(claim)} (source: {c.source})")
-    lines.append(
-        f"  empirical   : mu >= {fmt(e.mu_lower)}, epsilon >= {fmt(e.epsilon_lower)} at delta = {e.delta:g} "
-        f"({e.confidence:.0%} confidence, {e.trials:,} trials)"
-    )
-    lines.append(f"  statistic   : {e.statistic}; {e.method}")
-    sel = report.details.get("selection", {})
-    if sel.get("selection") == "pilot":
-        pilot = e.trials - sel["main_null_trials"] - sel["main_alt_trials"]
-        lines.append(
-            f"  samples     : pilot {pilot:,}; certifying test {sel['main_null_trials']:,} on x, "
-            f"{sel['main_alt_trials']:,} on x' (split chosen on the pilot)"
-        )
-    if report.floor is not None:
-        lines.append(f"  floor       : {report.floor.describe()}")
-    if report.estimate is not None and c.mu is not None:
-        iv = report.estimate
-        lines.append(
-            f"  estimate    : the certifying test exhibits mu in [{fmt(iv.lower)}, {fmt(iv.upper)}] "
-            f"({iv.confidence:.0%} two-sided) against the certified {fmt(c.mu)}"
-        )
-    if report.fraction_recovered is not None:
-        lines.append(
-            f"  recovered   : {report.fraction_recovered:.1%} of the certified "
-            f"{'mu' if c.mu is not None else 'epsilon'}"
-        )
-    exact = report.details.get("exact")
-    if exact:
-        lines.append(
-            "  exact       : "
-            + ", ".join(
-                f"{k} = {fmt(v) if isinstance(v, float) else v}" for k, v in exact.items() if v is not None
-            )
-        )
-    return "\n".join(lines)
-
-
 def output_width(args: argparse.Namespace) -> int:
     """Array elements one mechanism run draws: arms, candidates or positions (1 for scalars)."""
     if args.target == "rnm-laplace":
@@ -405,7 +357,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(report.to_dict())
     else:
-        print(_text(report))
+        print(report)
         if args.plot:
             print(f"plot written to {args.plot}")
     return 1 if report.verdict in ("violated", "model-mismatch") else 0

@@ -140,7 +140,7 @@ def _entries(args: argparse.Namespace) -> list[tuple[Any, list[str], str]]:
 
 
 def _row(label: str, report: Any) -> dict[str, Any]:
-    priv, reg = report.privacy, report.regret
+    priv, reg = report.privacy.to_dict(), report.regret.to_dict()
     return {
         "algorithm": label,
         "privacy": {
@@ -159,12 +159,12 @@ def _row(label: str, report: Any) -> dict[str, Any]:
             )
         },
         "regret": {k: reg[k] for k in ("kind", "mean", "stderr", "empirical_mean", "empirical_stderr")},
-        "ledger_check": {"ok": report.ledger_check["ok"], "message": report.ledger_check["message"]},
+        "ledger_check": {"ok": report.ledger_check.ok, "message": report.ledger_check.message},
         "audit": None
         if report.audit is None
         else {
-            "verdict": report.audit["verdict"],
-            "epsilon_lower": report.audit["empirical"]["epsilon_lower"],
+            "verdict": report.audit.verdict,
+            "epsilon_lower": report.audit.result.primary.empirical.epsilon_lower,
         },
     }
 
@@ -314,7 +314,7 @@ def compare(args: argparse.Namespace) -> int:
                 raise UsageError(f"{label}: {exc}") from None
             rows.append(_row(label, report))
             reports.append((label, report))
-            failed |= report.audit is not None and report.audit["verdict"] in ("violated", "model-mismatch")
+            failed |= report.audit is not None and report.audit.verdict in ("violated", "model-mismatch")
     finally:
         if executor is not None:
             executor.shutdown()
@@ -363,11 +363,11 @@ def _plot(reports: list[tuple[str, Any]], path: str, env_text: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from bandits.run import draw_regret, style_regret_axes
+    from bandits.plots import draw_regret, style_regret_axes
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for label, rep in reports:
-        eps = rep.privacy.get("epsilon")
+        eps = rep.privacy.epsilon
         draw_regret(ax, rep.simulation, "pseudo", f"{label} (eps {eps:.3g})" if eps is not None else label)
     style_regret_axes(ax, "pseudo-regret", f"{env_text} (common random numbers)")
     fig.tight_layout()

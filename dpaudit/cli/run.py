@@ -256,7 +256,8 @@ def run_alg(args: argparse.Namespace) -> int:
     algo = {o.dest: getattr(opts, o.dest) for o in spec.options}
     policy = spec.configure(algo, env, opts.horizon).policy
     Ta = _audit_horizon(spec, policy, opts, env)
-    from bandits.run import plot_run, run_algorithm  # after every check: a bad option costs no more
+    from bandits.plots import plot_run  # after every check: a bad option costs no more
+    from bandits.run import run_algorithm
     from dpaudit.declaration import LedgerCheckError
     progress = not opts.json and sys.stderr.isatty()
     executor = _executor(opts.workers)
@@ -287,10 +288,10 @@ def run_alg(args: argparse.Namespace) -> int:
     if opts.json:
         emit_json(report.to_dict())
     else:
-        print(report.summary())
+        print(report)
         if opts.plot:
             print(f"plot written to {opts.plot}")
-    failed = report.audit is not None and report.audit["verdict"] in ("violated", "model-mismatch")
+    failed = report.audit is not None and report.audit.verdict in ("violated", "model-mismatch")
     return 1 if failed else 0
 
 

@@ -1,12 +1,11 @@
-"""Several audit components of one run read as one verdict, and the ceilings every report states.
+"""What an audit compares against, and what it could have seen: shared by the auditors.
 
-A run's audit may combine a white-box audit of a mechanism (an initialisation release, a local
-randomizer, a tree of partial sums) with the black-box audit of the action sequences
-(:func:`bandits.auditing.black_box.audit_policy`). :class:`CombinedAudit` reports them as one:
-the verdict is ``violated`` if any component proves more than the toolkit certifies;
-``published_verdict`` compares the strongest component with the paper's claim. Each report
-states its **detection floor**: the largest ε any test with n trials per side can prove
-(all outcomes on the right side), so "consistent" is read against what could have been seen.
+:func:`certified_claim` is the toolkit's certificate of a policy at a horizon (the claim an
+audit tests), :func:`published_claim` the paper's (compared beside it, never certified).
+:func:`detection_floor` and :func:`max_provable_epsilon` state what a design with n trials per
+side can detect at all, so that "consistent" is read against what could have been seen. A run
+whose audit has several components (a white-box audit of a mechanism beside the black-box audit
+of the action sequences) reports them as one :class:`~bandits.auditing.contract.PolicyAudit`.
 
 Example:
     >>> floor = max_provable_epsilon(1000, delta=1e-6, confidence=0.95)
@@ -16,23 +15,16 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
-
 from bandits.environments import Environment
 from bandits.policy import Policy
 from dpaudit.accounting import account
 from dpaudit.audit import (
-    AuditReport,
     Certified,
 )
 from dpaudit.audit.power import floor_report, largest_provable_epsilon
-from dpaudit.audit.report import Verdict
 from dpaudit.validation import check_integer
 
 __all__ = [
-    "CombinedAudit",
     "max_provable_epsilon",
     "detection_floor",
     "certified_claim",
@@ -61,44 +53,6 @@ def detection_floor(trials: int, *, delta: float, confidence: float) -> str:
     top = largest_provable_epsilon(n, n, alpha, delta)
     return (f"{trials} runs per side: epsilon >= {floor.epsilon:.3g} at delta = {delta:g} is detected with "
             f"probability >= 1/2; no test can prove epsilon above {top:.3g}")
-
-
-@dataclass(frozen=True)
-class CombinedAudit:
-    """Several audits of one run: ``primary`` (whose bounds the report shows) and the others by
-    name; the verdict is ``violated`` if any of them is."""
-
-    primary: AuditReport
-    components: Mapping[str, AuditReport] = field(default_factory=dict)
-    published: AuditReport | None = None
-    floor: str = ""
-
-    @property
-    def verdict(self) -> str:
-        """The most severe verdict of the parts (violated > model-mismatch > inconclusive of the
-        primary > consistent): one refuted part refutes the run."""
-        parts = (self.primary, *self.components.values())
-        for v in ("violated", "model-mismatch"):
-            if any(Verdict(r.verdict).value == v for r in parts):
-                return v
-        return Verdict(self.primary.verdict).value
-
-    def to_dict(self) -> dict[str, Any]:
-        d = self.primary.to_dict()
-        d["verdict"] = self.verdict
-        d["details"] = dict(d["details"])
-        d["details"]["components"] = {k: v.to_dict() for k, v in self.components.items()}
-        if self.floor:
-            d["details"]["detection_floor"] = self.floor
-        if self.published is not None:
-            p = self.published
-            word = "VIOLATED" if p.verdict == "violated" else "consistent"
-            d["published_verdict"] = (
-                f"{word}: epsilon >= {p.empirical.epsilon_lower:.4f} vs claimed {p.certified.epsilon:g} "
-                f"({p.certified.source})"
-            )
-            d["published_audit"] = p.to_dict()
-        return d
 
 
 def certified_claim(policy: Policy, horizon: int, env: Environment, delta: float) -> Certified:

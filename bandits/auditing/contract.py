@@ -1,0 +1,128 @@
+"""The auditor contract: what every algorithm's audit takes and returns.
+
+A :class:`PolicyAuditor` is any callable ``auditor(policy, horizon, env, settings)`` that audits
+``policy`` at ``horizon`` rounds on neighbouring inputs of ``env``'s size and structure, with the
+:class:`AuditSettings` of the run (trials, seed, confidence, δ, executor, progress), and returns
+a :class:`PolicyAudit`: one result type whether the audit has one component (the black-box audit
+of the action sequences) or several (a white-box audit of a mechanism beside it). Each
+registered algorithm names its auditor in its spec (:attr:`bandits.algorithm.AlgorithmSpec.auditor`);
+:func:`bandits.auditing.black_box.black_box_audit` is the default. ``tests/test_auditor_contract.py``
+checks every registered auditor against this contract.
+
+Example:
+    >>> from bandits.auditing.black_box import black_box_audit
+    >>> from bandits.environments import parse_env
+    >>> from bandits.thompson.policy import GaussianTS
+    >>> audit = black_box_audit(GaussianTS(b=1, c=1.0), 60, parse_env("bernoulli:0.5,0.5"),
+    ...                         AuditSettings(trials=2000))
+    >>> audit.verdict, str(audit).splitlines()[0]
+    ('consistent', 'audit: CONSISTENT (2000 trials per neighbouring stream)')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from dpaudit.audit.report import AuditReport, Verdict
+from dpaudit.validation import check_flag, check_integer, check_probability
+
+if TYPE_CHECKING:  # pragma: no cover
+    from bandits.environments import Environment
+    from bandits.policy import Policy
+
+__all__ = ["AuditSettings", "PolicyAudit", "PolicyAuditor"]
+
+
+@dataclass(frozen=True)
+class AuditSettings:
+    """How to audit one run.
+
+    Attributes:
+        trials: trajectories (or mechanism samples) per neighbouring input.
+        seed: root seed of the audit's randomness (independent of the run's).
+        confidence: confidence of the lower bounds (two Clopper–Pearson bounds at
+            (1 − confidence)/2 each).
+        delta: the δ at which ε bounds are stated.
+        executor: a ``concurrent.futures`` executor for batches of trajectories (None: in process).
+        progress: show progress bars (stderr).
+    """
+
+    trials: int
+    seed: int = 0
+    confidence: float = 0.95
+    delta: float = 1e-6
+    executor: Executor | None = field(default=None, compare=False)
+    progress: bool = False
+
+    def __post_init__(self) -> None:
+        check_integer("trials", self.trials, 1)
+        check_integer("seed", self.seed, 0)
+        check_probability("confidence", self.confidence)
+        check_probability("delta", self.delta)
+        check_flag("progress", self.progress)
+
+
+@dataclass(frozen=True)
+class PolicyAudit:
+    """The audit of one run: ``primary`` (whose bounds the report shows), the other components
+    by name, the audit of the paper's claim (``published``, when it differs from the primary's
+    certificate) and a one-line ``floor`` of what the design could see.
+
+    The verdict is the most severe of the parts (violated > model-mismatch > the primary's
+    inconclusive > consistent): one refuted component refutes the run.
+    """
+
+    primary: AuditReport
+    components: Mapping[str, AuditReport] = field(default_factory=dict)
+    published: AuditReport | None = None
+    floor: str = ""
+
+    @property
+    def verdict(self) -> str:
+        """The combined verdict (class docstring), as its lowercase string."""
+        parts = (self.primary, *self.components.values())
+        for v in ("violated", "model-mismatch"):
+            if any(Verdict(r.verdict).value == v for r in parts):
+                return v
+        return Verdict(self.primary.verdict).value
+
+    def to_dict(self) -> dict[str, Any]:
+        """The primary's JSON (:meth:`dpaudit.audit.report.AuditReport.to_dict`) with the combined
+        ``verdict``, ``details.components`` (when there are any), ``details.detection_floor`` (when
+        given) and ``published_verdict``/``published_audit`` (when a published claim was audited)."""
+        d = self.primary.to_dict()
+        d["verdict"] = self.verdict
+        if self.components:
+            d["details"] = dict(d["details"])
+            d["details"]["components"] = {k: v.to_dict() for k, v in self.components.items()}
+        if self.floor:
+            d["details"] = dict(d["details"])
+            d["details"]["detection_floor"] = self.floor
+        if self.published is not None:
+            p = self.published
+            word = "VIOLATED" if p.verdict == "violated" else "consistent"
+            d["published_verdict"] = (
+                f"{word}: epsilon >= {p.empirical.epsilon_lower:.4f} vs claimed {p.certified.epsilon:g} "
+                f"({p.certified.source})"
+            )
+            d["published_audit"] = p.to_dict()
+        return d
+
+    def __str__(self) -> str:
+        """The audit section of ``dpaudit run``'s text report (without the run's horizon note)."""
+        from bandits.auditing.text import audit_lines
+
+        d = self.to_dict()
+        d["trials"] = d["empirical"]["trials"] // 2
+        return "\n".join(audit_lines(d))
+
+
+class PolicyAuditor(Protocol):
+    """``auditor(policy, horizon, env, settings) -> PolicyAudit`` (module docstring)."""
+
+    def __call__(
+        self, policy: Policy, horizon: int, env: Environment, settings: AuditSettings
+    ) -> PolicyAudit: ...

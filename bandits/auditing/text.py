@@ -1,0 +1,66 @@
+"""The text of an audit section, one place for its wording (``dpaudit run`` and ``str(PolicyAudit)``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["audit_lines"]
+
+
+def audit_lines(a: Mapping[str, Any] | None) -> list[str]:
+    """The lines of an audit section from its JSON form (:meth:`PolicyAudit.to_dict` with the
+    run's ``trials``, and optionally ``horizon`` and ``note``); None: the audit was skipped."""
+    if a is None:
+        return ["audit: skipped (audit trials = 0)"]
+    emp, cert = a["empirical"], a["certified"]
+    at = f" at T = {a['horizon']}" if a.get("horizon") is not None else ""
+    lines = [f"audit: {a['verdict'].upper()} ({a['trials']} trials per neighbouring stream{at})"]
+    if a.get("note"):
+        lines.append(f"  {a['note']}")
+    mu_l, mu_c = emp.get("mu_lower"), cert.get("mu")
+    # the claim under audit is the toolkit's certificate, or (when it certifies nothing) a paper's claim
+    said = "certified" if cert.get("source", "dpaudit") == "dpaudit" else f"claimed by {cert['source']}"
+    mu_txt = (
+        ""
+        if mu_l is None
+        else (f"mu >= {mu_l:.4f}" + ("" if mu_c is None else f" ({said} {mu_c:.4f})") + ", ")
+    )
+    lines.append(
+        f"  empirical lower bounds at {100 * emp['confidence']:g}% confidence: {mu_txt}"
+        f"epsilon >= {emp['epsilon_lower']:.4f} at delta = {emp['delta']:g}"
+        + ("" if mu_c is not None or cert.get("epsilon") is None else f" ({said} {cert['epsilon']:.4f})")
+    )
+    floor = a.get("details", {}).get("detection_floor")
+    if floor:
+        lines.append(f"  detection floor: {floor}")
+    est = a.get("estimate")
+    if est and mu_c is not None:
+        hi = "inf" if est["upper"] == float("inf") else f"{est['upper']:.4f}"
+        lines.append(
+            f"  the certifying test exhibits mu in [{est['lower']:.4f}, {hi}] "
+            f"({100 * est['confidence']:g}% two-sided) against the {said} {mu_c:.4f}"
+        )
+    mt = a.get("details", {}).get("model_tests")
+    if mt:
+        bad = [t["test"] for t in mt["tests"] if t["rejected"]]
+        lines.append(
+            f"  implementation vs its model: {len(mt['tests'])} tests at level {mt['alpha']:g} (Bonferroni): "
+            + ("all pass" if not bad else "REJECTED: " + "; ".join(bad))
+        )
+    pub = a.get("published_verdict")
+    if pub:
+        lines.append(f"  against the published claim: {pub}")
+    verdict = a["verdict"]
+    if verdict == "inconclusive":
+        lines.append(
+            "  (inconclusive = the certificate is below the detection floor: a zero bound proves nothing)"
+        )
+    elif verdict == "model-mismatch":
+        lines.append("  (model-mismatch = the implementation's outputs differ from its declared model's)")
+    else:
+        lines.append(
+            "  (consistent = no lower bound above the certified value; it does not prove the claim"
+            + ("; a zero bound means no leakage was detected at this sample size)" if not mu_l else ")")
+        )
+    return lines

@@ -1,0 +1,101 @@
+"""The auditor and report contracts, for every registered algorithm.
+
+Every registered algorithm's auditor (its spec's, or the default black-box audit) takes
+``(policy, horizon, env, AuditSettings)`` and returns a
+:class:`~bandits.auditing.contract.PolicyAudit` with one verdict, a ``to_dict`` that is strict
+JSON after the CLI's :func:`~dpaudit.cli.common.jsonable`, and a readable ``str``; every run
+report is a :class:`~bandits.report.RunReport` of frozen typed sections whose JSON is strict and
+whose text shows each section. The runs are those of ``tests/pinned_runs.py`` (computed once
+per session).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from bandits.auditing.contract import AuditSettings, PolicyAudit
+from bandits.registry import get
+from bandits.report import (
+    AuditSection,
+    LedgerSection,
+    PrivacySection,
+    RegretSection,
+    RunConfig,
+    RunReport,
+    Timing,
+)
+from dpaudit.audit.report import AuditReport, Verdict
+from dpaudit.cli.common import jsonable
+from tests.pinned_runs import SETTINGS, keys, report
+
+VERDICTS = {v.value for v in Verdict}
+
+
+def _frozen(obj: object) -> bool:
+    return dataclasses.is_dataclass(obj) and type(obj).__dataclass_params__.frozen  # type: ignore[attr-defined]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("key", keys())
+def test_run_report_is_typed_and_strict(key: str) -> None:
+    rep = report(key)
+    assert isinstance(rep, RunReport)
+    for section, kind in ((rep.regret, RegretSection), (rep.privacy, PrivacySection),
+                          (rep.ledger_check, LedgerSection), (rep.config, RunConfig), (rep.timing, Timing)):
+        assert isinstance(section, kind) and _frozen(section)
+    text = json.dumps(jsonable(rep.to_dict()), allow_nan=False)  # strict JSON
+    assert set(json.loads(text)) == {"regret", "privacy", "ledger_check", "audit", "config", "timing"}
+    shown = str(rep)
+    assert shown.splitlines()[0].startswith(rep.title) and "regret at T" in shown
+    assert ("privacy: none" in shown) == (not rep.privacy.private)
+    assert f"ledger check: {rep.ledger_check.message}" in shown
+    if rep.privacy.private:
+        assert isinstance(rep.audit, AuditSection) and rep.audit.horizon <= SETTINGS["horizon"]
+    else:
+        assert rep.audit is None and "audit: skipped" in shown
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("key", [k for k in keys() if get(k).privacy != "none"])
+def test_every_auditor_fulfils_the_contract(key: str) -> None:
+    """The auditor's result: one verdict among the four, the most severe of its components;
+    strict JSON; a str that names the verdict; the same result again from the same settings."""
+    rep = report(key)
+    audit = rep.audit.result
+    assert isinstance(audit, PolicyAudit) and isinstance(audit.primary, AuditReport)
+    parts = [audit.primary, *audit.components.values()]
+    assert audit.verdict in VERDICTS
+    if any(p.verdict == "violated" for p in parts):
+        assert audit.verdict == "violated"
+    d = audit.to_dict()
+    json.dumps(jsonable(d), allow_nan=False)
+    assert d["verdict"] == audit.verdict == rep.audit.verdict
+    assert str(audit).splitlines()[0].startswith(f"audit: {audit.verdict.upper()}")
+    assert f"audit: {audit.verdict.upper()}" in str(rep)
+    assert audit.primary.certified is not None and audit.primary.empirical.trials > 0
+
+
+def test_auditor_is_reproducible_from_its_settings() -> None:
+    """Calling a registered auditor again with the run's settings gives the run's audit."""
+    from bandits.environments import parse_env
+    from bandits.run import run_algorithm
+
+    spec = get("lazy-ucb")
+    first = run_algorithm("lazy-ucb", horizon=2000, reps=1, audit_trials=300, progress=False)
+    env = parse_env(spec.default_env)
+    policy = spec.configure({}, env, 2000).policy
+    again = spec.auditor(policy, first.audit.horizon, env, AuditSettings(trials=300))
+    assert again.to_dict()["empirical"] == first.audit.result.to_dict()["empirical"]
+    assert again.verdict == first.audit.verdict
+
+
+def test_audit_settings_refuse_bad_values() -> None:
+    with pytest.raises(ValueError, match="trials"):
+        AuditSettings(trials=0)
+    with pytest.raises(ValueError, match="confidence"):
+        AuditSettings(trials=10, confidence=1.5)
+    with pytest.raises(ValueError, match="delta"):
+        AuditSettings(trials=10, delta=0.0)
