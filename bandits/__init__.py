@@ -38,13 +38,9 @@ _SOURCES = {
     "bandits.engine.replacement": ("RewardReplacement", "RoundReplacement"),
     "bandits.policy": ("Agent", "Outcomes", "Policy", "RunContext"),
     "bandits.references.policies": ("UCB1", "BetaTS"),
-    "bandits.engine.simulator": (
-        "SimulationResult",
-        "log_checkpoints",
-        "reward_table",
-        "simulate",
-        "simulate_many",
-    ),
+    "bandits.engine.results": ("SimulationResult", "log_checkpoints"),
+    "bandits.engine.simulator": ("simulate", "simulate_many"),
+    "bandits.engine.tables": ("reward_table",),
     "bandits.engine.streams": ("RepStreams", "rep_streams"),
 }
 """Where each public name lives: importing :mod:`bandits` (or one of its submodules, such as the
@@ -55,14 +51,10 @@ _LAZY = {name: module for module, names in _SOURCES.items() for name in names}
 if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
     from bandits.actions import ActionStructure, Feedback, Ranking, SingleArm, TopK
     from bandits.engine.replacement import RewardReplacement, RoundReplacement
-    from bandits.engine.simulator import (
-        SimulationResult,
-        log_checkpoints,
-        reward_table,
-        simulate,
-        simulate_many,
-    )
+    from bandits.engine.results import SimulationResult, log_checkpoints
+    from bandits.engine.simulator import simulate, simulate_many
     from bandits.engine.streams import RepStreams, rep_streams
+    from bandits.engine.tables import reward_table
     from bandits.environments import (
         BernoulliEnv,
         Environment,

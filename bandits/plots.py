@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bandits.engine.simulator import SimulationResult
+from bandits.engine.results import SimulationResult
 from bandits.report import RunReport
 
 __all__ = ["draw_regret", "style_regret_axes", "plot_run"]

@@ -25,7 +25,7 @@ from typing import Any
 
 from bandits.auditing.contract import PolicyAudit
 from bandits.auditing.text import audit_lines
-from bandits.engine.simulator import SimulationResult
+from bandits.engine.results import SimulationResult
 from dpaudit.accounting import account
 from dpaudit.accounting.composition import normal_form, pure_epsilon
 from dpaudit.declaration import Declaration, LedgerCheck

@@ -36,7 +36,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from bandits.auditing.contract import AuditSettings
-from bandits.engine.simulator import SimulationResult, simulate
+from bandits.engine.results import SimulationResult
+from bandits.engine.simulator import simulate
 from bandits.environments import Environment, parse_env
 from bandits.policy import Policy
 from bandits.report import (

@@ -32,7 +32,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from bandits import BernoulliEnv, GaussianTS, rep_streams, simulate  # noqa: E402
-from bandits.engine.simulator import DEFAULT_CHUNK  # noqa: E402
+from bandits.engine.memory import DEFAULT_CHUNK  # noqa: E402
 
 MEANS = (0.75, 0.625, 0.5, 0.375, 0.25)
 

@@ -32,7 +32,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from bandits.engine.simulator import reward_table, simulate  # noqa: E402
+from bandits.engine.simulator import simulate  # noqa: E402
+from bandits.engine.tables import reward_table  # noqa: E402
 from bandits.environments.grammar import parse_combinatorial_env  # noqa: E402
 from bandits.environments.movielens import movielens_env, movielens_like  # noqa: E402
 from bandits.matroid.policies import DPUCBMat  # noqa: E402

@@ -32,8 +32,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from bandits import GaussianTS, parse_env  # noqa: E402
 from bandits.auditing.contract import AuditSettings  # noqa: E402
 from bandits.thompson.audit import audit_thompson  # noqa: E402
+from bandits.thompson.frontier import budget_pair  # noqa: E402
 from bandits.thompson.spec import DEFAULT_AUDIT_PRIVATE_ROUNDS  # noqa: E402
-from bandits.thompson.tuner import budget_pair  # noqa: E402
 
 
 def _cpu() -> float:

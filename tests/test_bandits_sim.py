@@ -26,7 +26,8 @@ from bandits import (
     simulate,
     truncexp_mean,
 )
-from bandits.engine.simulator import log_checkpoints, simulate_many
+from bandits.engine.results import log_checkpoints
+from bandits.engine.simulator import simulate_many
 from bandits.policy import Outcomes, RunContext
 from bandits.thompson import agent as agent_mod
 from bandits.thompson import joint as joint_mod

@@ -8,16 +8,15 @@ import numpy as np
 import pytest
 
 from bandits import GaussianTS, parse_env, simulate
-from bandits.thompson.tuner import (
+from bandits.thompson.frontier import (
     budget_pair,
     candidate_prepulls,
     frontier_c,
     max_prepulls,
-    plot_tuning,
     resolve_target_mu,
     rule_of_thumb_prepulls,
-    tune_thompson,
 )
+from bandits.thompson.tuner import plot_tuning, tune_thompson
 from dpaudit.analyses.thompson_sampling import ThompsonConfig
 from dpaudit.conversions import gdp_epsilon, gdp_mu
 

@@ -11,21 +11,15 @@ import pytest
 
 from bandits.actions import Ranking, TopK
 from bandits.engine import compiled
-from bandits.engine.simulator import reward_table
+from bandits.engine.tables import reward_table
 from bandits.environments.grammar import SEED000_E1_MEANS, parse_combinatorial_env
 from bandits.environments.movielens import GENRES, load_movielens, movielens_env, movielens_like
 from bandits.environments.semibandit import LatentUserEnv, PathEnv
 from bandits.environments.specs import spec_for
 from bandits.structures.combinatorial import MatroidBasis, SemiBandit, SuperArms, problem, ranking
-from bandits.structures.matroids import (
-    GraphicMatroid,
-    LinearMatroid,
-    PartitionMatroid,
-    UniformMatroid,
-    greedy,
-    hadamard_bound,
-    primes_for,
-)
+from bandits.structures.greedy import cover_with_bases, greedy
+from bandits.structures.linear_matroid import LinearMatroid, hadamard_bound, primes_for
+from bandits.structures.matroids import GraphicMatroid, PartitionMatroid, UniformMatroid
 from bandits.structures.rewards import REWARDS, Average, Bottleneck, Coverage, LinearSum
 
 E1 = parse_combinatorial_env("matroid-linear:e1")
@@ -171,7 +165,7 @@ def test_tie_rules():
 
 
 def test_cover_with_bases_covers_every_non_loop_arm():
-    cover = E1.structure.matroid.cover_with_bases()
+    cover = cover_with_bases(E1.structure.matroid)
     assert cover == ((0, 1, 2), (3, 4, 5))
     assert all(E1.structure.matroid.is_basis(b) for b in cover)
 

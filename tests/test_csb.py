@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from bandits.auditing.contract import AuditSettings
-from bandits.engine.simulator import reward_table, simulate
+from bandits.engine.simulator import simulate
+from bandits.engine.tables import reward_table
 from bandits.environments.grammar import parse_combinatorial_env
 from bandits.policy import Outcomes, RunContext
 from bandits.report import privacy_section

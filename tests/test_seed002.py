@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from bandits.engine.compiled import HAVE_NUMBA
-from bandits.engine.simulator import reward_table, simulate
+from bandits.engine.simulator import simulate
+from bandits.engine.tables import reward_table
 from bandits.environments import BernoulliEnv, parse_env
 from bandits.full_info.policies import RNMFTNL, NaiveFTNL, epoch_bounds
 from bandits.lazy.baselines import DPSE, AdaP, kl_bernoulli, klucb_upper

@@ -37,8 +37,8 @@ from bandits.cascading.policies import (
     CascadeUCB1,
     counts_sensitivity,
 )
-from bandits.engine.simulator import reward_table
 from bandits.engine.streams import rep_streams
+from bandits.engine.tables import reward_table
 from bandits.environments import Environment
 from mechanisms.continual.hybrid_batch import BatchHybridStreams, BatchHybridSums, hybrid_error_sum_b2
 from mechanisms.randomness import RepRandom

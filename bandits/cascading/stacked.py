@@ -28,11 +28,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from bandits.cascading.policies import CascadePolicy
-from bandits.engine.simulator import SimulationResult, chunk_rounds, log_checkpoints
-from bandits.engine.streams import rep_streams, root_seed
+from bandits.engine.memory import chunk_rounds
+from bandits.engine.results import RegretTally, SimulationResult, log_checkpoints
+from bandits.engine.streams import RepStreams, rep_streams, root_seed
 from bandits.environments import Environment
 from bandits.policy import Outcomes, RunContext
-from dpaudit.ledger import RunLedgers
+from dpaudit.ledger import Ledger, RunLedgers
 from dpaudit.validation import check_integer
 from mechanisms.randomness import RepRandom
 
@@ -65,7 +66,7 @@ def simulate_stacked(
     chunk_size: int | None = None,
     record: bool = False,
 ) -> list[SimulationResult]:
-    """One :class:`~bandits.engine.simulator.SimulationResult` per policy, identical to
+    """One :class:`~bandits.engine.results.SimulationResult` per policy, identical to
     ``simulate(policy, env, horizon, repetitions, seed)`` (module docstring). The ledgers are
     recorded only with ``record=True`` (an experiment over a grid needs the regret; recording
     every report of 1000 rows costs more than playing them)."""
@@ -88,6 +89,40 @@ def simulate_stacked(
     root = root_seed(seed)
     streams = [rep_streams(root, r) for r in range(R)]
     P = len(pols)
+    chunk = chunk_rounds(P * R, env.n_arms) if chunk_size is None else check_integer("chunk_size", chunk_size)
+    start = time.perf_counter()
+    tally, ledgers = _play(pols, env, T, R, streams, ck, chunk, record)
+    elapsed = time.perf_counter() - start
+    res = tally.result()
+    out = []
+    for i, p in enumerate(pols):
+        sl = slice(i * R, (i + 1) * R)
+        out.append(
+            SimulationResult(
+                policy=p.name,
+                env=env.spec,
+                horizon=T,
+                repetitions=R,
+                seed_entropy=root.entropy if isinstance(root.entropy, int) else None,
+                means=env.means,
+                checkpoints=ck,
+                pseudo_regret=res["pseudo"][sl].copy(),
+                empirical_regret=res["emp"][sl].copy(),
+                pulls=res["pulls"][sl].copy(),
+                elapsed=elapsed,
+                ledgers=ledgers[sl],
+            )
+        )
+    return out
+
+
+def _play(
+    pols: list[CascadePolicy], env: Environment, T: int, R: int, streams: list[RepStreams], ck: np.ndarray,
+    chunk: int, record: bool,
+) -> tuple[RegretTally, tuple[Ledger, ...]]:  # fmt: skip
+    """One agent for the P·R rows (row p·R + r: policy p on repetition r's streams), played
+    chunk by chunk on each repetition's outcomes; its regret tally and the rows' ledgers."""
+    P = len(pols)
     rows = [p for p in pols for _ in range(R)]
     run = RunContext(
         env.n_arms,
@@ -99,53 +134,11 @@ def simulate_stacked(
     )
     agent = pols[0].agent_for_rows(run, rows, record=record)
     rngs = [np.random.Generator(np.random.PCG64(s.rewards)) for s in streams]
-    chunk = chunk_rounds(P * R, env.n_arms) if chunk_size is None else check_integer("chunk_size", chunk_size)
-    means, opt, structure = env.means, env.optimum, env.structure
-    n = P * R
-    cum_gap, cum_rew = np.zeros(n), np.zeros(n)
-    pseudo, emp = np.empty((n, ck.size)), np.empty((n, ck.size))
-    pulls = np.zeros((n, env.n_arms), dtype=np.int64)
-    ci = 0
-    start = time.perf_counter()
+    tally = RegretTally(env, T, P * R, ck, record_actions=False)
     for t0 in range(0, T, chunk):
         t1 = min(T, t0 + chunk)
         base = np.stack([env.reward_chunk(r, t0, t1, rngs[r]) for r in range(R)])
         a = agent.run_chunk(t0, t1, Outcomes(_Tiled(base, P), pols[0].feedback))  # type: ignore[arg-type]
-        gap = opt - structure.expected_reward(means, a)
-        obs = structure.realised_reward(base[None], a.reshape((P, R) + a.shape[1:])).reshape(n, -1)
-        g = np.cumsum(np.concatenate([cum_gap[:, None], gap], axis=1), axis=1)[:, 1:]
-        w = np.cumsum(np.concatenate([cum_rew[:, None], obs], axis=1), axis=1)[:, 1:]
-        cj = ci
-        while cj < ck.size and ck[cj] <= t1:
-            cj += 1
-        if cj > ci:
-            loc = ck[ci:cj] - t0 - 1
-            pseudo[:, ci:cj] = g[:, loc]
-            emp[:, ci:cj] = (opt * ck[ci:cj])[None, :] - w[:, loc]
-            ci = cj
-        cum_gap, cum_rew = g[:, -1].copy(), w[:, -1].copy()
-        flat = (a.reshape(n, -1) + (np.arange(n) * env.n_arms)[:, None]).ravel()
-        pulls += np.bincount(flat, minlength=n * env.n_arms).reshape(n, env.n_arms)
+        tally.add(t0, t1, a, base, copies=P)
     agent.finish()
-    elapsed = time.perf_counter() - start
-    ledgers = tuple(run.ledgers)
-    out = []
-    for i, p in enumerate(pols):
-        sl = slice(i * R, (i + 1) * R)
-        out.append(
-            SimulationResult(
-                policy=p.name,
-                env=env.spec,
-                horizon=T,
-                repetitions=R,
-                seed_entropy=root.entropy if isinstance(root.entropy, int) else None,
-                means=means,
-                checkpoints=ck,
-                pseudo_regret=pseudo[sl].copy(),
-                empirical_regret=emp[sl].copy(),
-                pulls=pulls[sl].copy(),
-                elapsed=elapsed,
-                ledgers=ledgers[sl],
-            )
-        )
-    return out
+    return tally, tuple(run.ledgers)

@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 
 from dpaudit.conversions import gdp_delta, gdp_epsilon
+from dpaudit.numerics import bisect
 from dpaudit.validation import check_integer, check_positive, check_probability
 
 __all__ = [
@@ -177,18 +178,11 @@ def optimal_composition_epsilon(epsilon0: float, k: int, delta: float) -> float:
     """
     d = check_probability("delta", delta)
     e0, k = check_positive("epsilon0", epsilon0), check_integer("k", k)
-    lo, hi = 0.0, k * e0
     if optimal_composition_delta(e0, k, 0.0) <= d:
         return 0.0
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if optimal_composition_delta(e0, k, mid) <= d:
-            hi = mid
-        else:
-            lo = mid
-        if hi - lo <= 1e-13 * max(1.0, hi):
-            break
-    return hi
+    above = lambda e: optimal_composition_delta(e0, k, float(e)) > d  # noqa: E731  (True below the answer)
+    _, hi = bisect(above, 0.0, k * e0, xtol=1e-13, rtol=1e-13)
+    return float(hi)
 
 
 def classical_failure_epsilon(delta: float, sensitivity: float = 1.0) -> float:
@@ -208,13 +202,8 @@ def classical_failure_epsilon(delta: float, sensitivity: float = 1.0) -> float:
     lo, hi = 0.5, 50.0
     if fails(lo) or not fails(hi):
         raise ValueError(f"no failure point in [0.5, 50] for delta = {delta!r}")
-    for _ in range(60):
-        mid = 0.5 * (lo + hi)
-        if fails(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    _, hi_end = bisect(lambda e: not fails(float(e)), lo, hi, iters=60)
+    return float(hi_end)
 
 
 def theorem4_tau(epsilon: float, k: int, gap: float, t: float, constant: float = 4.0) -> float:

@@ -33,307 +33,25 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
-from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 
-from bandits.actions import SingleArm
+from bandits.engine.memory import DEFAULT_MEMORY, chunk_rounds, estimated_bytes, memory_limit
 from bandits.engine.replacement import Replacement, RewardReplacement, RoundReplacement
+from bandits.engine.results import RegretTally, SimulationResult, log_checkpoints
 from bandits.engine.streams import RepStreams, rep_streams, root_seed
-from bandits.environments import Environment, RewardTableEnv
+from bandits.engine.tables import _Tables
+from bandits.environments import Environment
 from bandits.policy import JointContext, JointPlayer, Outcomes, Policy, RunContext
-from dpaudit.ledger import Ledger, RunLedgers
+from dpaudit.ledger import RunLedgers
 from dpaudit.validation import check_integer
 from mechanisms.randomness import RepRandom
 
 __all__ = [
-    "SimulationResult",
     "simulate",
     "simulate_many",
-    "reward_table",
-    "log_checkpoints",
-    "chunk_rounds",
-    "estimated_bytes",
-    "memory_limit",
-    "DEFAULT_CHUNK",
-    "DEFAULT_MEMORY",
 ]
-
-DEFAULT_CHUNK = 8192
-DEFAULT_MEMORY = 64 * 2**20  # 128 MiB peaked at 324 MB on the memory benchmark (R = 100, N = 50), 64 at 269
-BYTES_PER_CELL = 32
-"""Bytes held per round × repetition × arm of a chunk (reward table, noise, the speculative
-engine's padded copies), measured for Gaussian TS: 1.3 GB at 8192 × 100 × 50."""
-
-
-def chunk_rounds(reps: int, n_arms: int, memory: int = DEFAULT_MEMORY) -> int:
-    """Rounds per chunk so that a block of ``reps`` repetitions holds about ``memory`` bytes
-    (at least 1, at most :data:`DEFAULT_CHUNK`).
-
-    >>> chunk_rounds(10, 5), chunk_rounds(100, 50), chunk_rounds(10, 10**6)
-    (8192, 419, 1)
-    """
-    per_round = BYTES_PER_CELL * max(1, reps) * max(1, n_arms)
-    return int(min(DEFAULT_CHUNK, max(1, check_integer("memory", memory) // per_round)))
-
-
-def memory_limit() -> int:
-    """The most a simulation may hold: 3/4 of this machine's physical memory (8 GiB if unknown)."""
-    import os
-
-    try:
-        return int(0.75 * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
-    except (AttributeError, ValueError, OSError):  # pragma: no cover - non-POSIX
-        return 8 * 2**30
-
-
-def estimated_bytes(
-    repetitions: int,
-    rep_block: int,
-    n_arms: int,
-    horizon: int,
-    checkpoints: int,
-    chunk: int,
-    policies: int,
-    action_size: int,
-    record_actions: bool,
-) -> int:
-    """Peak bytes of a simulation, estimated before it starts: each block's chunk of outcomes and
-    noise (:data:`BYTES_PER_CELL` per round × repetition × arm) and every policy's per-arm state
-    (about 10 arrays of 8 bytes per repetition × arm), plus the results of all repetitions
-    (two regret curves, pull counts and, if recorded, the actions).
-
-    >>> round(estimated_bytes(100, 100, 50, 10**5, 50, 419, 1, 1, False) / 2**20)
-    64
-    """
-    block = rep_block * n_arms * (BYTES_PER_CELL * chunk + 80 * policies)
-    results = policies * repetitions * (16 * checkpoints + 8 * n_arms)
-    actions = (
-        policies * repetitions * horizon * action_size * (1 if n_arms <= 127 else 4) if record_actions else 0
-    )
-    return int(block + results + actions)
-
-
-def reward_table(
-    env: Environment,
-    horizon: int,
-    seed: int | np.random.SeedSequence,
-    rep: int = 0,
-    replace: Replacement | None = None,
-) -> np.ndarray:
-    """The (T, N) outcome table that :func:`simulate` uses for repetition ``rep``.
-
-    >>> from bandits.environments import BernoulliEnv
-    >>> from bandits.references.policies import UCB1
-    >>> env = BernoulliEnv((0.9, 0.1))
-    >>> tab = reward_table(env, 5, seed=3)
-    >>> res = simulate(UCB1(), env, 5, repetitions=1, seed=3, record_actions=True, progress=False)
-    >>> obs = tab[np.arange(5), res.actions[0]]
-    >>> bool(np.isclose(res.empirical_regret[0, -1], 0.9 * 5 - obs.sum()))
-    True
-    """
-    rng = np.random.Generator(np.random.PCG64(rep_streams(seed, rep).rewards))
-    tab = np.array(env.reward_chunk(rep, 0, horizon, rng), dtype=float)
-    if replace is not None:
-        replace.check(horizon, env.n_arms)
-        replace.apply(tab[None], 0)
-    return tab
-
-
-def log_checkpoints(horizon: int, num: int = 50) -> np.ndarray:
-    """About ``num`` log-spaced round counts in [1, T], always including T.
-
-    >>> log_checkpoints(1000, 4).tolist()
-    [1, 10, 100, 1000]
-    """
-    horizon = check_integer("horizon", horizon)
-    num = check_integer("checkpoints", num)
-    pts = np.unique(np.round(np.geomspace(1, horizon, num)).astype(np.int64))
-    return np.unique(np.append(pts, horizon))
-
-
-@dataclass(frozen=True, eq=False)
-class SimulationResult:
-    """Regret curves of one (policy, environment) pair over R repetitions.
-
-    Arrays: ``checkpoints`` (C,) round counts; ``pseudo_regret`` and ``empirical_regret``
-    (R, C): Σ_{s<t}(opt − E[reward of a_s]) and opt·t − Σ_{s<t} r_s; ``pulls`` (R, N) how often
-    each arm was played (in a set or list, each member counts); ``actions`` (R, T, *action
-    shape) or None; ``ledgers``: each repetition's recorded releases.
-    """
-
-    policy: str
-    env: str
-    horizon: int
-    repetitions: int
-    seed_entropy: int | None
-    means: np.ndarray = field(repr=False)
-    checkpoints: np.ndarray = field(repr=False)
-    pseudo_regret: np.ndarray = field(repr=False)
-    empirical_regret: np.ndarray = field(repr=False)
-    pulls: np.ndarray = field(repr=False)
-    actions: np.ndarray | None = field(default=None, repr=False)
-    replacement: Replacement | None = None
-    elapsed: float = 0.0
-    ledgers: tuple[Ledger, ...] = field(default=(), repr=False)
-
-    def _curves(self, kind: str) -> np.ndarray:
-        if kind == "pseudo":
-            return self.pseudo_regret
-        if kind == "empirical":
-            return self.empirical_regret
-        raise ValueError(f"kind must be 'pseudo' or 'empirical', got {kind!r}")
-
-    def mean(self, kind: str = "pseudo") -> np.ndarray:
-        """Mean regret over repetitions at each checkpoint."""
-        return self._curves(kind).mean(axis=0)
-
-    def stderr(self, kind: str = "pseudo") -> np.ndarray:
-        """Standard error of the mean (0 for a single repetition)."""
-        c = self._curves(kind)
-        if c.shape[0] < 2:
-            return np.zeros(c.shape[1])
-        return c.std(axis=0, ddof=1) / math.sqrt(c.shape[0])
-
-    def band(self, kind: str = "pseudo", level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-        """A ``level`` confidence band for the mean regret: mean ∓ t·stderr with the Student t
-        quantile on R − 1 degrees of freedom (4.30 at R = 3, 1.98 at R = 100; the normal 1.96
-        would be far too narrow for a few repetitions). One repetition: the band is the curve.
-
-        >>> from bandits.environments import BernoulliEnv
-        >>> from bandits.references.policies import UCB1
-        >>> r = simulate(UCB1(), BernoulliEnv((0.5, 0.4)), 100, repetitions=3, progress=False)
-        >>> lo, hi = r.band()
-        >>> bool(np.allclose(hi - r.mean(), 4.302653 * r.stderr(), rtol=1e-6))
-        True
-        """
-        from scipy import stats
-
-        m, s = self.mean(kind), self.stderr(kind)
-        if self.repetitions < 2:
-            return m, m
-        t = float(stats.t.ppf(0.5 + level / 2.0, self.repetitions - 1))
-        return m - t * s, m + t * s
-
-    def final(self, kind: str = "pseudo") -> float:
-        """Mean regret at the horizon."""
-        return float(self.mean(kind)[-1])
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-serialisable dict (arrays as nested lists; ledgers are not included).
-
-        >>> import json
-        >>> from bandits.environments import BernoulliEnv
-        >>> from bandits.references.policies import UCB1
-        >>> r = simulate(UCB1(), BernoulliEnv((0.5, 0.4)), 10, repetitions=2, progress=False)
-        >>> sorted(json.loads(json.dumps(r.to_dict())))[:4]
-        ['actions', 'checkpoints', 'elapsed', 'empirical_regret']
-        """
-        return {
-            "policy": self.policy,
-            "env": self.env,
-            "horizon": self.horizon,
-            "repetitions": self.repetitions,
-            "seed_entropy": self.seed_entropy,
-            "means": self.means.tolist(),
-            "checkpoints": self.checkpoints.tolist(),
-            "pseudo_regret": self.pseudo_regret.tolist(),
-            "empirical_regret": self.empirical_regret.tolist(),
-            "pseudo_regret_mean": self.mean("pseudo").tolist(),
-            "pseudo_regret_stderr": self.stderr("pseudo").tolist(),
-            "empirical_regret_mean": self.mean("empirical").tolist(),
-            "empirical_regret_stderr": self.stderr("empirical").tolist(),
-            "pulls": self.pulls.tolist(),
-            "actions": None if self.actions is None else self.actions.tolist(),
-            "replacement": None if self.replacement is None else asdict(self.replacement),
-            "elapsed": self.elapsed,
-        }
-
-
-def _action_dtype(n_arms: int) -> type:
-    return np.int8 if n_arms <= 127 else (np.int16 if n_arms <= 32767 else np.int32)
-
-
-class _Tally:
-    """Regret curves, pulls and (optionally) actions of R repetitions, fed chunk by chunk."""
-
-    def __init__(
-        self, env: Environment, horizon: int, R: int, checkpoints: np.ndarray, record_actions: bool
-    ) -> None:
-        N = env.n_arms
-        self.R, self.N, self.ck = R, N, checkpoints
-        self.structure, self.means = env.structure, env.means
-        self.single = isinstance(self.structure, SingleArm)
-        self.gaps, self.opt = env.gaps, env.optimum
-        C = checkpoints.size
-        self.pseudo = np.empty((R, C))
-        self.emp = np.empty((R, C))
-        self.pulls = np.zeros((R, N), dtype=np.int64)
-        shape = (R, horizon) + self.structure.shape
-        self.acts = np.empty(shape, dtype=_action_dtype(N)) if record_actions else None
-        self.cum_gap = np.zeros(R)
-        self.cum_rew = np.zeros(R)
-        self.ci = 0
-
-    def _instant(self, a: np.ndarray, table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(regret of each action's expected reward, realised reward), shape (R, C) each."""
-        if self.single:
-            return self.gaps[a], np.take_along_axis(table, a[:, :, None], axis=2)[:, :, 0]
-        gap = self.opt - self.structure.expected_reward(self.means, a)
-        return gap, self.structure.realised_reward(table, a)
-
-    def add(self, t0: int, t1: int, a: np.ndarray, table: np.ndarray) -> None:
-        """Record the actions ``a`` (R, t1−t0, ...) played against ``table`` (R, t1−t0, N)."""
-        R, N, checkpoints = self.R, self.N, self.ck
-        gap, obs = self._instant(a, table)
-        # running sums continued from the carry, left to right: the same floats whatever the
-        # chunk boundaries (adding the carry after summing the chunk would not be)
-        g = np.cumsum(np.concatenate([self.cum_gap[:, None], gap], axis=1), axis=1)[:, 1:]
-        w = np.cumsum(np.concatenate([self.cum_rew[:, None], obs], axis=1), axis=1)[:, 1:]
-        ci = cj = self.ci
-        while cj < checkpoints.size and checkpoints[cj] <= t1:
-            cj += 1
-        if cj > ci:
-            loc = checkpoints[ci:cj] - t0 - 1
-            self.pseudo[:, ci:cj] = g[:, loc]
-            self.emp[:, ci:cj] = (self.opt * checkpoints[ci:cj])[None, :] - w[:, loc]
-            self.ci = cj
-        self.cum_gap, self.cum_rew = g[:, -1].copy(), w[:, -1].copy()
-        flat = (a.reshape(R, -1) + (np.arange(R) * N)[:, None]).ravel()
-        self.pulls += np.bincount(flat, minlength=R * N).reshape(R, N)
-        if self.acts is not None:
-            self.acts[:, t0:t1] = a
-
-    def result(self) -> dict[str, Any]:
-        return {"pseudo": self.pseudo, "emp": self.emp, "pulls": self.pulls, "actions": self.acts}
-
-
-class _Tables:
-    """The outcome tables of repetitions ``reps``, chunk by chunk (as :func:`reward_table`)."""
-
-    def __init__(self, env: Environment, reps: Sequence[int], streams: Sequence[RepStreams]) -> None:
-        self.env, self.reps = env, list(reps)
-        # a RewardTableEnv with one (T, N) table draws nothing: share it, build no reward RNGs
-        self.shared = isinstance(env, RewardTableEnv) and env.table.ndim == 2
-        self.rngs = (
-            [None] * len(reps)
-            if self.shared
-            else [np.random.Generator(np.random.PCG64(s.rewards)) for s in streams]
-        )
-
-    def chunk(self, t0: int, t1: int, replace: Replacement | None) -> np.ndarray:
-        env, R, N = self.env, len(self.reps), self.env.n_arms
-        touched = replace is not None and t0 <= replace.round < t1
-        if self.shared and not touched:
-            # read-only view of the shared table (reward_chunk validates the horizon), no copies
-            return np.broadcast_to(env.reward_chunk(self.reps[0], t0, t1, None), (R, t1 - t0, N))
-        table = np.empty((R, t1 - t0, N))
-        for i, (r, g) in enumerate(zip(self.reps, self.rngs)):
-            table[i] = env.reward_chunk(r, t0, t1, g)
-        if touched:
-            replace.apply(table, t0)
-        return table
 
 
 def _context(env: Environment, horizon: int, streams: Sequence[RepStreams]) -> RunContext:
@@ -364,7 +82,7 @@ def _run_reps(
     tables = _Tables(env, reps, streams)
     run = _context(env, horizon, streams)
     agent = policy.agent(run)
-    tally = _Tally(env, horizon, len(reps), checkpoints, record_actions)
+    tally = RegretTally(env, horizon, len(reps), checkpoints, record_actions)
     for t0 in range(0, horizon, chunk_size):
         t1 = min(horizon, t0 + chunk_size)
         table = tables.chunk(t0, t1, replace)
@@ -395,7 +113,7 @@ def _run_reps_many(
     tables = _Tables(env, reps, streams)
     runs = [_context(env, horizon, streams) for _ in policies]  # fresh generators per agent
     agents = [p.agent(run) for p, run in zip(policies, runs)]
-    tallies = [_Tally(env, horizon, R, checkpoints, record_actions) for _ in policies]
+    tallies = [RegretTally(env, horizon, R, checkpoints, record_actions) for _ in policies]
     context = JointContext(R, env.n_arms, chunk_size, DEFAULT_MEMORY,
                            lambda: RepRandom([s.policy for s in streams]))  # fmt: skip
     joint: dict[type[JointPlayer], list[int]] = {}

@@ -56,7 +56,8 @@ from typing import Any
 from bandits.actions import ActionStructure, Ranking, TopK
 from bandits.environments import Environment
 from bandits.structures.combinatorial import MatroidBasis, SemiBandit, SuperArms
-from bandits.structures.matroids import GraphicMatroid, LinearMatroid, PartitionMatroid, UniformMatroid
+from bandits.structures.linear_matroid import LinearMatroid
+from bandits.structures.matroids import GraphicMatroid, PartitionMatroid, UniformMatroid
 from bandits.structures.rewards import LinearSum, RewardFunction, parse_reward
 
 __all__ = [

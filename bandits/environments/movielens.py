@@ -24,7 +24,7 @@ Example:
     >>> data = movielens_like(seed=0)
     >>> data.genres.shape, data.pool.shape, round(float(data.pool.mean(axis=0).max()), 2)
     ((100, 18), (6040, 100), 0.56)
-    >>> from bandits.structures.matroids import LinearMatroid
+    >>> from bandits.structures.linear_matroid import LinearMatroid
     >>> LinearMatroid.from_rows(data.genres).rank
     17
 """
@@ -194,7 +194,7 @@ def movielens_env(data: MovieLensData, *, coupling: str = "latent", reward: str 
     means (``"independent"``, the model the theorems assume)."""
     from bandits.environments.semibandit import LatentUserEnv, SemiBanditEnv
     from bandits.structures.combinatorial import MatroidBasis
-    from bandits.structures.matroids import LinearMatroid
+    from bandits.structures.linear_matroid import LinearMatroid
     from bandits.structures.rewards import parse_reward
 
     structure = MatroidBasis(LinearMatroid.from_rows(data.genres), parse_reward(reward))

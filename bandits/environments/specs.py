@@ -10,7 +10,8 @@ import numpy as np
 
 from bandits.actions import ActionStructure, Ranking, TopK
 from bandits.structures.combinatorial import MatroidBasis, SemiBandit, SuperArms, problem
-from bandits.structures.matroids import GraphicMatroid, LinearMatroid, PartitionMatroid, UniformMatroid
+from bandits.structures.linear_matroid import LinearMatroid
+from bandits.structures.matroids import GraphicMatroid, PartitionMatroid, UniformMatroid
 from bandits.structures.rewards import COUPLINGS
 
 __all__ = ["spec_for"]

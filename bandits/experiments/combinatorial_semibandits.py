@@ -27,7 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bandits.engine.simulator import reward_table, simulate
+from bandits.engine.simulator import simulate
+from bandits.engine.tables import reward_table
 from bandits.environments import Environment
 from bandits.environments.grammar import parse_combinatorial_env
 from bandits.policy import Outcomes, RunContext

@@ -25,7 +25,7 @@ from bandits.environments import Environment
 from bandits.environments.grammar import parse_combinatorial_env
 from bandits.environments.movielens import movielens_env, movielens_like
 from bandits.matroid.policies import OMM, CTSGaussian, DPTSMat, DPUCBMat, MatroidPolicy
-from bandits.structures.matroids import greedy
+from bandits.structures.greedy import greedy
 
 __all__ = [
     "Scale",

@@ -31,23 +31,16 @@ import os
 import time
 from collections.abc import Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from bandits.engine.simulator import log_checkpoints, simulate
-from bandits.environments import parse_env
-from bandits.full_info.policies import RNMFTNL, NaiveFTNL
-from bandits.lazy.baselines import DPSE, AdaP
-from bandits.lazy.policies import LazyDPTS, LazyUCB
-from bandits.policy import Policy
-from bandits.thompson.policy import GaussianTS
-from dpaudit.conversions import gdp_mu
-from dpaudit.declaration import check_ledgers
+from bandits.experiments.full_information import FULL_INFO_ALGS, FULL_INFO_EPS, full_info_grid, plot_full_info
+from bandits.experiments.grid import LABELS, SCALES, Cell, Scale, _cell, _map, _summary
+from bandits.experiments.thompson_figure5 import figure5, plot_figure5
 
-__all__ = ["Scale", "SCALES", "Cell", "run_cell", "seed002_grid", "full_info_grid", "figure5", "main"]
+__all__ = ["seed002_grid", "seed002_claims", "plot_seed002", "markdown_tables", "run_all", "main"]
 
 SETTINGS = {
     1: "bernoulli:0.75,0.625,0.5,0.375,0.25",
@@ -55,115 +48,6 @@ SETTINGS = {
 }
 EPSILONS = (0.25, 0.5, 1.0)
 ALGS = ("lazy-ucb", "lazy-dp-ts", "dp-se", "adap-klucb")
-LABELS = {
-    "lazy-ucb": "Anytime-Lazy-UCB",
-    "lazy-dp-ts": "Lazy-DP-TS",
-    "dp-se": "DP-SE",
-    "adap-klucb": "AdaP-KLUCB",
-    "ts": "modified TS (b, c)",
-    "rnm-published": "RNM-FTNL, Lap(1/eps) (certified 2 eps)",
-    "rnm-corrected": "RNM-FTNL, Lap(2/eps) (certified eps)",
-    "naive": "naive FTNL, Lap(K/eps)",
-}
-FIG5_EPS = (4.8866, 35.5663, 96.7173)
-FIG5_DELTA = 1e-6
-FIG5_ENV = "bernoulli:0.75,0.625,0.5,0.375,0.25"
-SUBSTANTIAL = 1.5
-"""Figure 5's "substantially better": TS's regret at most 1/1.5 of the best pure-DP competitor's."""
-
-
-@dataclass(frozen=True)
-class Scale:
-    """Horizons and repetitions of one run of the experiments."""
-
-    name: str
-    T: int
-    runs: int
-    full_T: int
-    full_runs: int
-    Ks: tuple[int, ...]
-    fig5_T: int
-    fig5_runs: int
-    tuner_runs: int
-    tuner_candidates: int
-
-
-SCALES = {
-    "full": Scale("full", 1_000_000, 20, 2**20 - 1, 20, (4, 16, 64), 100_000, 10, 10, 10),
-    "reduced": Scale("reduced", 20_000, 4, 2**14 - 1, 4, (4, 16), 20_000, 3, 3, 4),
-}
-
-
-def policy_for(alg: str, eps: float, T: int) -> Policy:
-    """The configured policy of an experiment label."""
-    if alg == "lazy-ucb":
-        return LazyUCB(epsilon=eps)
-    if alg == "lazy-dp-ts":
-        return LazyDPTS(epsilon=eps)
-    if alg == "dp-se":
-        return DPSE(epsilon=eps, beta=1.0 / T)
-    if alg == "adap-klucb":
-        return AdaP(epsilon=eps, index="klucb")
-    if alg == "rnm-published":
-        return RNMFTNL(epsilon=eps, noise="published")
-    if alg == "rnm-corrected":
-        return RNMFTNL(epsilon=eps, noise="corrected")
-    if alg == "naive":
-        return NaiveFTNL(epsilon=eps)
-    raise ValueError(f"unknown experiment algorithm {alg!r}")
-
-
-@dataclass(frozen=True)
-class Cell:
-    """One (algorithm, environment, ε) simulation."""
-
-    alg: str
-    env: str
-    eps: float
-    T: int
-    runs: int
-    seed: int = 0
-    policy: Policy | None = None  # given directly (Thompson sampling), else from ``alg``
-
-
-def run_cell(cell: Cell) -> dict[str, Any]:
-    """Simulate one cell, check every repetition's ledger against the declaration, and return
-    the curves (mean, s.e. at the checkpoints) and the final pseudo-regret of every run."""
-    pol = cell.policy or policy_for(cell.alg, cell.eps, cell.T)
-    env = parse_env(cell.env)
-    t0, c0 = time.perf_counter(), time.process_time()
-    ck = log_checkpoints(cell.T, 60)
-    sim = simulate(pol, env, cell.T, cell.runs, cell.seed, checkpoints=ck, progress=False)
-    decl = pol.declare(cell.T, env.n_arms, env.structure)
-    check = check_ledgers(sim.ledgers, decl)
-    check.raise_if_failed()
-    return {
-        "alg": cell.alg,
-        "env": cell.env,
-        "eps": cell.eps,
-        "T": cell.T,
-        "runs": cell.runs,
-        "policy": pol.name,
-        "t": sim.checkpoints.tolist(),
-        "mean": sim.mean("pseudo").tolist(),
-        "stderr": sim.stderr("pseudo").tolist(),
-        "final": sim.pseudo_regret[:, -1].tolist(),
-        "ledger_ok": check.ok,
-        "certified_epsilon": float(decl.event.epsilon) if hasattr(decl.event, "epsilon") else None,
-        "seconds": time.perf_counter() - t0,
-        "cpu_seconds": time.process_time() - c0,
-    }
-
-
-def _map(cells: Sequence[Cell], executor: Executor | None) -> list[dict[str, Any]]:
-    if executor is None:
-        return [run_cell(c) for c in cells]
-    return list(executor.map(run_cell, cells))
-
-
-def _summary(r: dict[str, Any]) -> tuple[float, float]:
-    f = np.asarray(r["final"])
-    return float(f.mean()), float(f.std(ddof=1) / math.sqrt(f.size)) if f.size > 1 else 0.0
 
 
 # ---------------------------------------------------------------------------------------
@@ -206,10 +90,6 @@ def seed002_grid(scale: Scale, executor: Executor | None = None) -> dict[str, An
         "T": scale.T,
         "runs": scale.runs,
     }
-
-
-def _cell(table: list[dict[str, Any]], setting: int, eps: float, alg: str) -> dict[str, Any]:
-    return next(r for r in table if r["setting"] == setting and r["eps"] == eps and r["alg"] == alg)
 
 
 def seed002_claims(table: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -300,190 +180,8 @@ def plot_seed002(grid: dict[str, Any], out: Path) -> list[Path]:
 # 2. RNM-FTNL, all gaps equal
 
 
-def gaps_equal_env(K: int, best: float = 0.6, rest: float = 0.5) -> str:
-    return "bernoulli:" + ",".join([repr(best)] + [repr(rest)] * (K - 1))
-
-
-FULL_INFO_EPS = (0.05, 0.5)
-FULL_INFO_ALGS = ("rnm-published", "rnm-corrected", "naive")
-
-
-def full_info_grid(scale: Scale, executor: Executor | None = None) -> dict[str, Any]:
-    cells = [
-        Cell(alg, gaps_equal_env(K), eps, scale.full_T, scale.full_runs)
-        for K in scale.Ks
-        for eps in FULL_INFO_EPS
-        for alg in FULL_INFO_ALGS
-    ]
-    t0 = time.perf_counter()
-    results = _map(cells, executor)
-    rows = []
-    for c, r in zip(cells, results):
-        m, se = _summary(r)
-        rows.append({"K": parse_env(c.env).n_arms, "eps": c.eps, "alg": c.alg, "mean": m, "se": se})
-    slopes = []
-    for eps in FULL_INFO_EPS:
-        for alg in FULL_INFO_ALGS:
-            pts = [(math.log(r["K"]), r["mean"]) for r in rows if r["eps"] == eps and r["alg"] == alg]
-            x, y = np.array(pts).T
-            slope = float(np.polyfit(x, y, 1)[0]) if x.size > 1 else float("nan")
-            # theory (Thm 9, Cor. 10b): regret ~ log K / min(Delta, eps'), eps' = certified epsilon
-            slopes.append({"eps": eps, "alg": alg, "slope_per_lnK": slope})
-    return {
-        "rows": rows,
-        "slopes": slopes,
-        "results": results,
-        "elapsed": time.perf_counter() - t0,
-        "T": scale.full_T,
-        "runs": scale.full_runs,
-    }
-
-
-def plot_full_info(grid: dict[str, Any], out: Path) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(FULL_INFO_EPS), figsize=(10, 4.0))
-    for ax, eps in zip(axes, FULL_INFO_EPS):
-        for alg in FULL_INFO_ALGS:
-            rs = [r for r in grid["rows"] if r["eps"] == eps and r["alg"] == alg]
-            K = [r["K"] for r in rs]
-            ax.errorbar(
-                K,
-                [r["mean"] for r in rs],
-                yerr=[1.96 * r["se"] for r in rs],
-                marker="o",
-                capsize=3,
-                label=LABELS[alg],
-            )
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("K (one action 0.6, the others 0.5)")
-        ax.set_title(f"epsilon = {eps:g}, T = {grid['T']}", fontsize=10)
-        ax.grid(True, which="both", alpha=0.3)
-    axes[0].set_ylabel("pseudo-regret at T (mean, 95% CI)")
-    axes[0].legend(fontsize=8)
-    fig.tight_layout()
-    path = out / "seed002_full_info.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
-
-
 # ---------------------------------------------------------------------------------------
 # 3. seed 004 Figure 5
-
-
-def figure5(scale: Scale, executor: Executor | None = None) -> dict[str, Any]:
-    """TS at the tuner's best (b, c) for μ = gdp_mu(ε, 1e-6) vs DP-SE and Anytime-Lazy-UCB at ε."""
-    from bandits.thompson.tuner import candidate_prepulls, tune_thompson
-
-    env = parse_env(FIG5_ENV)
-    T = scale.fig5_T
-    out: dict[str, Any] = {"T": T, "runs": scale.fig5_runs, "delta": FIG5_DELTA, "panels": []}
-    t0 = time.perf_counter()
-    for eps in FIG5_EPS:
-        mu = gdp_mu(eps, FIG5_DELTA)
-        tuned = tune_thompson(
-            env,
-            T,
-            target_mu=mu,
-            reps=scale.tuner_runs,
-            seed=1000,
-            prepulls=candidate_prepulls(T, env.n_arms, mu, scale.tuner_candidates),
-            progress=False,
-        )
-        best = tuned.best
-        cells = [
-            Cell("ts", FIG5_ENV, eps, T, scale.fig5_runs, policy=GaussianTS(b=best.b, c=best.c)),
-            Cell("dp-se", FIG5_ENV, eps, T, scale.fig5_runs),
-            Cell("lazy-ucb", FIG5_ENV, eps, T, scale.fig5_runs),
-            Cell("lazy-dp-ts", FIG5_ENV, eps, T, scale.fig5_runs),
-        ]
-        res = _map(cells, executor)
-        rows = []
-        for c, r in zip(cells, res):
-            m, se = _summary(r)
-            rows.append({"alg": c.alg, "mean": m, "se": se})
-        out["panels"].append(
-            {
-                "eps": eps,
-                "mu": mu,
-                "b": best.b,
-                "c": best.c,
-                "ts_certified_mu": best.mu,
-                "rows": rows,
-                "results": res,
-            }
-        )
-    out["elapsed"] = time.perf_counter() - t0
-    out["claim"] = figure5_claim(out["panels"])
-    return out
-
-
-def figure5_claim(panels: list[dict[str, Any]]) -> dict[str, Any]:
-    """ "TS is not best at the smallest ε and substantially better as ε grows" (paper's three)."""
-    ratios = []
-    for p in panels:
-        rows = {r["alg"]: r for r in p["rows"]}
-        others = min(rows["dp-se"]["mean"], rows["lazy-ucb"]["mean"])
-        ratios.append(others / rows["ts"]["mean"])
-    first_not_best = ratios[0] < 1.0
-    # "substantially better": at the largest epsilon at least 1.5x below the best pure-DP competitor
-    grows = all(b > a for a, b in zip(ratios, ratios[1:])) and ratios[-1] >= SUBSTANTIAL
-    verdict = (
-        "holds"
-        if first_not_best and grows
-        else (
-            "partly: "
-            + (
-                "TS not best at the smallest eps"
-                if first_not_best
-                else "TS already best at the smallest eps"
-            )
-            + ("; its advantage grows" if grows else f"; its advantage does not grow to {SUBSTANTIAL:g}x")
-        )
-    )
-    return {
-        "claim": "TS is not best at the smallest epsilon and substantially better as epsilon grows",
-        "ratios_best_pure_over_ts": ratios,
-        "verdict": verdict,
-    }
-
-
-def plot_figure5(fig5: dict[str, Any], out: Path) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(fig5["panels"]), figsize=(13, 4.0))
-    for ax, p in zip(axes, fig5["panels"]):
-        for r in p["results"]:
-            t, m, se = np.asarray(r["t"]), np.asarray(r["mean"]), np.asarray(r["stderr"])
-            label = LABELS[r["alg"]] + (f" b={p['b']}, c={p['c']:.3g}" if r["alg"] == "ts" else "")
-            style = "--" if r["alg"] == "lazy-dp-ts" else "-"
-            if r["alg"] == "lazy-dp-ts":
-                label += " (extra, not in the paper)"
-            (ln,) = ax.plot(t, m, style, label=label)
-            ax.fill_between(t, m - 1.96 * se, m + 1.96 * se, alpha=0.2, color=ln.get_color())
-        ax.set_xscale("log")
-        ax.set_title(
-            f"epsilon = {p['eps']:g} (TS: {p['mu']:.4g}-GDP, delta = 1e-6; others pure)", fontsize=9
-        )
-        ax.set_xlabel("round t")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
-    axes[0].set_ylabel("pseudo-regret (mean, 95% band)")
-    fig.suptitle(
-        f"seed 004 Figure 5 on the section 5.1 arms, T = {fig5['T']}, {fig5['runs']} runs", fontsize=10
-    )
-    fig.tight_layout()
-    path = out / "seed004_fig5.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
 
 
 # ---------------------------------------------------------------------------------------

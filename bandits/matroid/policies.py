@@ -29,7 +29,7 @@ w̃_e, T_e ∈ {1, 2, 4, …}. The index, eq. (3), at paper round t ≥ 1:
 * ``"public-w0"`` — the same computation, with w₀ declared public (outside the protected data):
   round 0 is not charged and neighbouring inputs never differ there.
 * ``"cover"`` — a legal initialisation: the first rounds play a data-independent list of bases
-  that covers every non-loop arm (:meth:`~bandits.structures.matroids.Matroid.cover_with_bases`); each
+  that covers every non-loop arm (:func:`~bandits.structures.greedy.cover_with_bases`); each
   arm's first observation is its epoch 0. Paper round t is simulation round t − 1.
 
 **Privacy** (unit: one round's reward vector, replace-one; central model). A round's vector can
@@ -65,6 +65,7 @@ import numpy as np
 from bandits.actions import ActionStructure, Feedback
 from bandits.policy import Agent, Outcomes, Policy, RunContext
 from bandits.structures.combinatorial import COMBINATORIAL, TIE_RULES, problem
+from bandits.structures.greedy import cover_with_bases
 from bandits.structures.matroids import UniformMatroid
 from bandits.structures.rewards import LinearSum
 from dpaudit.declaration import Declaration, PublishedClaim
@@ -88,7 +89,7 @@ def cover_bases(structure: ActionStructure, n_arms: int) -> tuple[tuple[int, ...
     """
     prob = problem(structure)
     matroid = prob.matroid if prob.matroid is not None else UniformMatroid(n_arms, prob.k)
-    return matroid.cover_with_bases()
+    return cover_with_bases(matroid)
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ Example:
     >>> p = problem(s)
     >>> p.oracle(np.array([[0.5, 0.7, 0.6], [1.0, 1.0, 1.0]])).tolist()   # ties: lower index
     [[1, 2], [0, 1]]
-    >>> from bandits.structures.matroids import LinearMatroid
+    >>> from bandits.structures.linear_matroid import LinearMatroid
     >>> e1 = MatroidBasis(LinearMatroid.from_rows([[1, 0], [2, 0], [0, 1]]))
     >>> e1.k, e1.optimum(np.array([0.3, 0.4, 0.1]))
     (2, 0.5)
@@ -58,7 +58,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bandits.actions import ActionStructure, Ranking, TopK
-from bandits.structures.matroids import Matroid, UniformMatroid, greedy
+from bandits.structures.greedy import greedy
+from bandits.structures.matroids import Matroid, UniformMatroid
 from bandits.structures.rewards import Coverage, LinearSum, RewardFunction
 from dpaudit.validation import check_integer
 

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from bandits.engine.simulator import chunk_rounds
+from bandits.engine.memory import chunk_rounds
 from bandits.environments import RewardTableEnv
 from bandits.policy import Outcomes, RunContext
 from bandits.thompson.action_probabilities import (

@@ -1,7 +1,7 @@
 """Gaussian Thompson sampling with (b, c) (seed 004, Algorithm 2) as ``dpaudit run ts``.
 
 With no options it runs seed 004's §5.1 instance (five Bernoulli arms 0.75…0.25, T = 10⁵) at a
-budget of 1-GDP: b from :func:`bandits.thompson.tuner.rule_of_thumb_prepulls` (b = round(6·sqrt(T)/μ),
+budget of 1-GDP: b from :func:`bandits.thompson.frontier.rule_of_thumb_prepulls` (b = round(6·sqrt(T)/μ),
 capped so that c ≥ 1) and c on the certified frontier. Its audit is the white-box audit of
 :func:`bandits.thompson.audit.audit_thompson` (tied arms, score statistic, model tests) with
 :data:`DEFAULT_AUDIT_TRIALS` trajectories per neighbouring table at a shorter horizon (all
@@ -34,7 +34,7 @@ SEED = "004_3187e6980906cda4.txt"
 
 def choose_bc(options: Mapping[str, Any], n_arms: int, horizon: int) -> tuple[int, float, str]:
     """(b, c) and how they were chosen, from ``prepulls``, ``variance_scale``, ``target_mu``."""
-    from bandits.thompson.tuner import budget_pair, max_prepulls
+    from bandits.thompson.frontier import budget_pair, max_prepulls
 
     b, c, mu = options.get("prepulls"), options.get("variance_scale"), options.get("target_mu")
     if c is not None and mu is not None:

@@ -372,7 +372,8 @@ def _tune_env(spec_text: str | None, arms: int | None) -> Any:
 
 
 def tune_ts(args: argparse.Namespace) -> int:
-    from bandits.thompson.tuner import max_prepulls, plot_tuning, resolve_target_mu, tune_thompson
+    from bandits.thompson.frontier import max_prepulls, resolve_target_mu
+    from bandits.thompson.tuner import plot_tuning, tune_thompson
 
     if args.target_epsilon is not None and args.delta is None:
         raise UsageError("--target-epsilon needs --delta in (0, 1)")

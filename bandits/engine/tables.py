@@ -1,0 +1,70 @@
+"""Outcome tables: the rewards of every arm in every round, drawn from each repetition's outcome
+stream (common random numbers), chunk by chunk, with a neighbouring replacement applied.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from bandits.engine.replacement import Replacement
+from bandits.engine.streams import RepStreams, rep_streams
+from bandits.environments import Environment, RewardTableEnv
+
+__all__ = [
+    "reward_table",
+]
+
+
+def reward_table(
+    env: Environment,
+    horizon: int,
+    seed: int | np.random.SeedSequence,
+    rep: int = 0,
+    replace: Replacement | None = None,
+) -> np.ndarray:
+    """The (T, N) outcome table that :func:`simulate` uses for repetition ``rep``.
+
+    >>> from bandits.environments import BernoulliEnv
+    >>> from bandits.references.policies import UCB1
+    >>> env = BernoulliEnv((0.9, 0.1))
+    >>> tab = reward_table(env, 5, seed=3)
+    >>> res = simulate(UCB1(), env, 5, repetitions=1, seed=3, record_actions=True, progress=False)
+    >>> obs = tab[np.arange(5), res.actions[0]]
+    >>> bool(np.isclose(res.empirical_regret[0, -1], 0.9 * 5 - obs.sum()))
+    True
+    """
+    rng = np.random.Generator(np.random.PCG64(rep_streams(seed, rep).rewards))
+    tab = np.array(env.reward_chunk(rep, 0, horizon, rng), dtype=float)
+    if replace is not None:
+        replace.check(horizon, env.n_arms)
+        replace.apply(tab[None], 0)
+    return tab
+
+
+class _Tables:
+    """The outcome tables of repetitions ``reps``, chunk by chunk (as :func:`reward_table`)."""
+
+    def __init__(self, env: Environment, reps: Sequence[int], streams: Sequence[RepStreams]) -> None:
+        self.env, self.reps = env, list(reps)
+        # a RewardTableEnv with one (T, N) table draws nothing: share it, build no reward RNGs
+        self.shared = isinstance(env, RewardTableEnv) and env.table.ndim == 2
+        self.rngs = (
+            [None] * len(reps)
+            if self.shared
+            else [np.random.Generator(np.random.PCG64(s.rewards)) for s in streams]
+        )
+
+    def chunk(self, t0: int, t1: int, replace: Replacement | None) -> np.ndarray:
+        env, R, N = self.env, len(self.reps), self.env.n_arms
+        touched = replace is not None and t0 <= replace.round < t1
+        if self.shared and not touched:
+            # read-only view of the shared table (reward_chunk validates the horizon), no copies
+            return np.broadcast_to(env.reward_chunk(self.reps[0], t0, t1, None), (R, t1 - t0, N))
+        table = np.empty((R, t1 - t0, N))
+        for i, (r, g) in enumerate(zip(self.reps, self.rngs)):
+            table[i] = env.reward_chunk(r, t0, t1, g)
+        if touched:
+            replace.apply(table, t0)
+        return table
