@@ -93,11 +93,11 @@ def test_every_record_is_charged_at_most_K_releases_except_the_paper_init(cls):
 def test_certified_epsilon_and_the_published_claim():
     rep = run_policy(DPUCBMat(2.0), E1, 300, reps=2, progress=False)
     p = rep.privacy
-    assert p["epsilon_pure"] == pytest.approx(7 * 2 / 3)  # L·ε₀ = 4.667 for the record w₀
-    assert p["published"]["status"].startswith("NOT CERTIFIED")
+    assert p.epsilon_pure == pytest.approx(7 * 2 / 3)  # L·ε₀ = 4.667 for the record w₀
+    assert p.published["status"].startswith("NOT CERTIFIED")
     for init in ("public-w0", "cover"):
         q = run_policy(DPTSMat(2.0, init=init), E1, 300, reps=2, progress=False).privacy
-        assert q["epsilon_pure"] == pytest.approx(2.0) and q["published"]["status"].startswith("covered")
+        assert q.epsilon_pure == pytest.approx(2.0) and q.published["status"].startswith("covered")
     ml = movielens_env(movielens_like(seed=0))
     decl = DPUCBMat(2.0).declare(1000, ml.n_arms, ml.structure)
     assert privacy_section(decl, 1e-6).epsilon_pure == pytest.approx(100 * 2 / 17)  # 11.765
