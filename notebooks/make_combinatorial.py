@@ -180,7 +180,7 @@ assert u["return"] > 0.7 * e3["optimum"] and o["mean"] < u["mean"]""",
 for label, e in (("E1", env), ("E3-like", ml)):
     for init in ("paper", "public-w0", "cover"):
         p = run_policy(DPUCBMat(2.0, init=init), e, 50, reps=1, progress=False).privacy
-        print(f"{label:8s} init={init:9s} certified eps per record = {p['epsilon_pure']:.4f} (paper: 2): {p['published']['status']}")
+        print(f"{label:8s} init={init:9s} certified eps per record = {p.epsilon_pure:.4f} (paper: 2): {p.published['status']}")
 for label, e, n in (("E1", env, 20_000 if FULL else 6_000), ("E3-like", ml, 20_000 if FULL else 3_000)):
     own, pub = audit_init_release(DPUCBMat(2.0), e, trials=n, seed=0)
     print(f"{label}: init release audit ({n} runs per side, full-vector LLR): eps >= {own.empirical.epsilon_lower:.3f}; "
