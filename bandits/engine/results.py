@@ -84,6 +84,7 @@ class SimulationResult:
         would be far too narrow for a few repetitions). One repetition: the band is the curve.
 
         >>> from bandits.environments import BernoulliEnv
+        >>> from bandits.engine.simulator import simulate
         >>> from bandits.references.policies import UCB1
         >>> r = simulate(UCB1(), BernoulliEnv((0.5, 0.4)), 100, repetitions=3, progress=False)
         >>> lo, hi = r.band()
@@ -107,6 +108,7 @@ class SimulationResult:
 
         >>> import json
         >>> from bandits.environments import BernoulliEnv
+        >>> from bandits.engine.simulator import simulate
         >>> from bandits.references.policies import UCB1
         >>> r = simulate(UCB1(), BernoulliEnv((0.5, 0.4)), 10, repetitions=2, progress=False)
         >>> sorted(json.loads(json.dumps(r.to_dict())))[:4]

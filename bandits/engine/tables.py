@@ -27,6 +27,7 @@ def reward_table(
     """The (T, N) outcome table that :func:`simulate` uses for repetition ``rep``.
 
     >>> from bandits.environments import BernoulliEnv
+    >>> from bandits.engine.simulator import simulate
     >>> from bandits.references.policies import UCB1
     >>> env = BernoulliEnv((0.9, 0.1))
     >>> tab = reward_table(env, 5, seed=3)

@@ -202,6 +202,7 @@ def black_box_statistic(actions: np.ndarray, tables: NeighbourTables) -> np.ndar
     """Number of private-round pulls of the arm that observed r_τ (from whole action rows).
 
     >>> import numpy as np
+    >>> from bandits.thompson.audit_designs import TSNeighbour
     >>> t = TSNeighbour().tables(GaussianTS(b=1), 5, 2)
     >>> black_box_statistic(np.array([[0, 1, 1, 0, 1]]), t).tolist()
     [2]
@@ -243,6 +244,7 @@ def trajectory_losses(actions: np.ndarray, tables: NeighbourTables, c: float) ->
     :func:`log_action_probabilities` (the exact quadrature for N > 2).
 
     >>> import numpy as np
+    >>> from bandits.thompson.audit_designs import TSNeighbour
     >>> t = TSNeighbour(leader_reward=1.0, arm_reward=0.0).tables(GaussianTS(b=1), 3, 2)
     >>> L = trajectory_losses(np.array([[0, 1, 0], [0, 1, 1]]), t, 1.0)
     >>> from scipy.stats import norm   # round 2: Φ(±(1/2 − 1/2)/1) vs Φ(±(0 − 1/2)/1)
