@@ -18,7 +18,7 @@ streams R, R′ differ in one reward r_τ. :func:`audit_thompson`
    arm's pull count; for N = 2 the exact privacy loss L = Σ_t log P(a_t | h_t, R)/P(a_t | h_t, R′)
    (closed form, Φ of the mean difference over sqrt(σ_a² + σ_o²));
 3. **pilot** (``pilot_fraction`` of the trajectories, split over the designs): picks the design,
-   the statistic, the threshold and its orientation (:func:`dpaudit.audit.thresholds.pilot_choice`);
+   the statistic, the threshold and its orientation (:func:`dpaudit.audit.pilot.pilot_choice`);
 4. **main sample**: fresh trajectories of the *real* implementation (the policy's agent, exactly
    as :func:`bandits.engine.simulator.simulate` plays it on a fixed table, in blocks of
    :data:`BATCH`) certify that one test with Clopper–Pearson (α/2 per rate): valid lower bounds
@@ -81,10 +81,12 @@ from bandits.thompson.policy import GaussianTS
 from dpaudit.analyses.rnm_gaussian import log_argmax_probability
 from dpaudit.analyses.thompson_sampling import ThompsonConfig
 from dpaudit.audit.estimate import mu_interval_from_counts
+from dpaudit.audit.multiplicity import Bonferroni
+from dpaudit.audit.pilot import pilot_choice
 from dpaudit.audit.power import floor_report
 from dpaudit.audit.profile import epsilon_lower_bound_from_losses, monte_carlo_profile
 from dpaudit.audit.report import AuditReport, Certified, Empirical
-from dpaudit.audit.thresholds import Bonferroni, pilot_choice, single_test_rates, threshold_rates
+from dpaudit.audit.thresholds import single_test_rates, threshold_rates
 from dpaudit.conversions import gdp_epsilon
 from mechanisms.randomness import RepRandom
 
@@ -780,7 +782,7 @@ def _pilot(
     neighbour: TSNeighbour | None, pilot_fraction: float, executor: Executor | None, progress: bool,
 ) -> dict[str, Any]:
     """Choose (design, statistic, threshold, orientation) on pilot trajectories of the
-    implementation (:func:`dpaudit.audit.thresholds.pilot_choice`); with one design (given, or too
+    implementation (:func:`dpaudit.audit.pilot.pilot_choice`); with one design (given, or too
     few trials for a pilot) the threshold is left to the model sample (NaN here)."""
     designs = [neighbour] if neighbour is not None else candidate_designs(arms)
     stat_names = ("score", "pulls", "L") if arms == 2 else ("score", "pulls")

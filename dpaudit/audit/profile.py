@@ -35,8 +35,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from dpaudit.audit.results import EpsilonLowerBound
 from dpaudit.audit.statistics import as_samples
-from dpaudit.audit.thresholds import EpsilonLowerBound
 from dpaudit.numerics import bisect
 from dpaudit.validation import check_probability
 

@@ -56,15 +56,14 @@ import numpy as np
 
 from dpaudit.audit.curves import audit_tradeoff_curve, epsilon_dp_tradeoff_curve, gdp_tradeoff_curve
 from dpaudit.audit.estimate import MuInterval, mu_interval_from_counts
+from dpaudit.audit.multiplicity import Bonferroni
+from dpaudit.audit.pilot import NULL_SHARES, pilot_choice
 from dpaudit.audit.power import floor_report
 from dpaudit.audit.report import AuditReport, Certified, Empirical
 from dpaudit.audit.target import AuditTarget, Candidate, RoundedLoss, choose_statistic, describe_statistic
 from dpaudit.audit.thresholds import (
-    NULL_SHARES,
-    Bonferroni,
     ThresholdRates,
     candidate_counts,
-    pilot_choice,
     single_test_rates,
     support_rates,
     threshold_rates,
