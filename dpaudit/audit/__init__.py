@@ -71,7 +71,7 @@ from dpaudit.audit.profile import (
     monte_carlo_profile,
 )
 from dpaudit.audit.report import AuditReport, Certified, Empirical, Verdict
-from dpaudit.audit.results import EpsilonLowerBound, MuLowerBound
+from dpaudit.audit.results import BoundEvidence, EpsilonLowerBound, MuLowerBound
 from dpaudit.audit.runner import run_audit, run_audit_with_rates
 from dpaudit.audit.statistics import (
     HasPrivacyLoss,
@@ -100,6 +100,7 @@ __all__ = [
     "AuditReport",
     "AuditTarget",
     "Bonferroni",
+    "BoundEvidence",
     "Certified",
     "CurveAudit",
     "DEFAULT_GDP_DELTA",

@@ -22,7 +22,7 @@ Example (a μ = 1 Gaussian mechanism):
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -42,8 +42,12 @@ __all__ = [
 ArrayLike = Any
 
 
-def _with_trials(bound: Any, trials: int) -> Any:
-    return replace(bound, trials=trials)
+Bound = TypeVar("Bound", EpsilonLowerBound, MuLowerBound)
+
+
+def _with_evidence(bound: Bound, **changes: Any) -> Bound:
+    """``bound`` with some fields of its evidence replaced."""
+    return replace(bound, evidence=replace(bound.evidence, **changes))
 
 
 def epsilon_lower_bound(
@@ -79,7 +83,8 @@ def epsilon_lower_bound(
             selection,
             lambda p, q: np.asarray(epsilon_from_rates(p, q, d)),
         )
-        return _with_trials(r.epsilon_lower_bound(d), int(np.size(null_samples) + np.size(alt_samples)))
+        trials = int(np.size(null_samples) + np.size(alt_samples))
+        return _with_evidence(r.epsilon_lower_bound(d), trials=trials)
     raise ValueError(f"selection must be Bonferroni(...) or SampleSplit(...), got {selection!r}")
 
 
@@ -93,7 +98,7 @@ def mu_lower_bound(
     >>> rng = np.random.default_rng(3)
     >>> b = mu_lower_bound(rng.normal(0, 1, 50_000), rng.normal(2, 1, 50_000),
     ...                    confidence=0.95, selection=SampleSplit())
-    >>> 1.7 < b.mu < 2.0, b.tests
+    >>> 1.7 < b.mu < 2.0, b.evidence.tests
     (True, 1)
     """
     if isinstance(selection, Bonferroni):
@@ -104,7 +109,7 @@ def mu_lower_bound(
         r = split_rates(
             null_samples, alt_samples, confidence, selection, lambda p, q: np.asarray(mu_from_rates(p, q))
         )
-        return _with_trials(r.mu_lower_bound(), int(np.size(null_samples) + np.size(alt_samples)))
+        return _with_evidence(r.mu_lower_bound(), trials=int(np.size(null_samples) + np.size(alt_samples)))
     raise ValueError(f"selection must be Bonferroni(...) or SampleSplit(...), got {selection!r}")
 
 
@@ -141,7 +146,7 @@ def epsilon_lower_bound_from_counts(
     5.0186
     """
     r = _single_test(false_positives, null_trials, false_negatives, alt_trials, confidence)
-    return replace(r.epsilon_lower_bound(delta), threshold=None)
+    return _with_evidence(r.epsilon_lower_bound(delta), threshold=None)
 
 
 def mu_lower_bound_from_counts(
@@ -153,4 +158,4 @@ def mu_lower_bound_from_counts(
     5.3598
     """
     r = _single_test(false_positives, null_trials, false_negatives, alt_trials, confidence)
-    return replace(r.mu_lower_bound(), threshold=None)
+    return _with_evidence(r.mu_lower_bound(), threshold=None)

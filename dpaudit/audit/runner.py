@@ -60,6 +60,7 @@ from dpaudit.audit.multiplicity import Bonferroni
 from dpaudit.audit.pilot import NULL_SHARES, pilot_choice
 from dpaudit.audit.power import floor_report
 from dpaudit.audit.report import AuditReport, Certified, Empirical
+from dpaudit.audit.results import BoundEvidence
 from dpaudit.audit.target import AuditTarget, Candidate, RoundedLoss, choose_statistic, describe_statistic
 from dpaudit.audit.thresholds import (
     ThresholdRates,
@@ -194,7 +195,7 @@ def _curve_check(rates: ThresholdRates, certified: Certified) -> dict[str, Any]:
     }
 
 
-def _bound_record(b: Any) -> dict[str, Any]:
+def _bound_record(b: BoundEvidence) -> dict[str, Any]:
     return {
         "threshold": b.threshold,
         "orientation": b.orientation,
@@ -353,8 +354,8 @@ def run_audit_with_rates(
         "neighbours": record["neighbours"],
         "tests": rates.tests,
         "selection": record,
-        "best_epsilon_test": _bound_record(eb),
-        "best_mu_test": _bound_record(mb),
+        "best_epsilon_test": _bound_record(eb.evidence),
+        "best_mu_test": _bound_record(mb.evidence),
         "curve_audit": _curve_check(rates, target.certified),
         "detection_floor": floor.describe(),
         "seed": int(seed) if not isinstance(seed, np.random.SeedSequence) else str(seed.entropy),

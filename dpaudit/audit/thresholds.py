@@ -45,7 +45,7 @@ import numpy as np
 
 from dpaudit.audit.clopper_pearson import cp_lower, cp_upper, epsilon_from_rates, mu_from_rates
 from dpaudit.audit.multiplicity import Bonferroni, SampleSplit, grid_family
-from dpaudit.audit.results import EpsilonLowerBound, MuLowerBound
+from dpaudit.audit.results import BoundEvidence, EpsilonLowerBound, MuLowerBound
 from dpaudit.audit.statistics import as_samples
 from dpaudit.validation import check_probability
 
@@ -93,9 +93,9 @@ class ThresholdRates:
     def tests(self) -> int:
         return len(self.thresholds)
 
-    def _test_record(self, i: int) -> dict[str, Any]:
-        """The fields of a lower bound that describe test ``i`` of the family."""
-        return dict(
+    def evidence(self, i: int) -> BoundEvidence:
+        """The evidence of a lower bound achieved by test ``i`` of the family."""
+        return BoundEvidence(
             confidence=self.confidence,
             threshold=self.thresholds[i],
             fpr_upper=self.fpr_upper[i],
@@ -115,7 +115,7 @@ class ThresholdRates:
         d = check_probability("delta", delta, low_open=False)
         eps = np.asarray(epsilon_from_rates(np.asarray(self.fpr_upper), np.asarray(self.fnr_upper), d))
         i = int(np.argmax(eps))
-        return EpsilonLowerBound(epsilon=float(eps[i]), delta=d, **self._test_record(i))
+        return EpsilonLowerBound(epsilon=float(eps[i]), delta=d, evidence=self.evidence(i))
 
     def best_mu_index(self) -> int:
         """The index of the test with the largest μ lower bound."""
@@ -126,7 +126,7 @@ class ThresholdRates:
         """The best GDP μ lower bound over the family."""
         mus = np.asarray(mu_from_rates(np.asarray(self.fpr_upper), np.asarray(self.fnr_upper)))
         i = int(np.argmax(mus))
-        return MuLowerBound(mu=float(mus[i]), **self._test_record(i))
+        return MuLowerBound(mu=float(mus[i]), evidence=self.evidence(i))
 
 
 def rates_from_counts(
