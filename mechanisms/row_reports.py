@@ -30,7 +30,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from dpaudit.ledger import RunLedgers, UnitRuns
+from dpaudit.data_units import UnitRuns
+from dpaudit.ledger import RunLedgers
 from dpaudit.validation import check_integer
 from mechanisms.additive import AdditiveNoiseMechanism
 

@@ -46,8 +46,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from dpaudit.data_units import UnitRuns
 from dpaudit.events import ComposedEvent, LaplaceEvent, ParallelEvent, PrivacyEvent, PureDpEvent
-from dpaudit.ledger import RunLedgers, UnitRuns
+from dpaudit.ledger import RunLedgers
 from dpaudit.validation import check_integer, check_positive
 
 __all__ = [
