@@ -30,18 +30,10 @@ import math
 import numpy as np
 
 from dpaudit.accounting.basic import split
-from dpaudit.accounting.composition import (
-    Composition,
-    NotApplicable,
-    binned_up,
-    check_private,
-    no_bound,
-    norm_up,
-    sum_up,
-    sum_up_arrays,
-)
+from dpaudit.accounting.binning import binned_up
+from dpaudit.accounting.composition import Composition, NotApplicable, check_private, no_bound
 from dpaudit.conversions import gdp_epsilon_estimate, gdp_epsilon_log
-from dpaudit.numerics import minimise_zoom
+from dpaudit.numerics import minimise_zoom, norm_up, sum_up, sum_up_arrays
 
 NAME = "advanced"
 SEARCH_BINS = 64

@@ -69,11 +69,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpaudit.accounting import gdp, progress
+from dpaudit.accounting.binning import binned_up
 from dpaudit.accounting.composition import (
     Composition,
     NotApplicable,
     Steps,
-    binned_up,
     check_private,
     leaf_mu,
     pure_epsilon,

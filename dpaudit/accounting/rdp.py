@@ -59,18 +59,17 @@ import math
 
 import numpy as np
 
+from dpaudit.accounting.binning import binned_up
 from dpaudit.accounting.composition import (
     Composition,
     NotApplicable,
     PureGroup,
-    binned_up,
     check_private,
     leaf_mu,
     sampled_noise_multiplier,
-    sum_up_arrays,
 )
 from dpaudit.events import PoissonSampledEvent
-from dpaudit.numerics import minimise_zoom
+from dpaudit.numerics import minimise_zoom, sum_up_arrays
 
 NAME = "rdp"
 
@@ -295,7 +294,7 @@ def log_sampled_gaussian_rdp(leaf: PoissonSampledEvent, alphas: np.ndarray) -> n
 def log_rdp_curve(comp: Composition, alphas: np.ndarray) -> np.ndarray:
     """log Σ over leaves of count·ρ_leaf(α), vectorised over ``alphas`` and over the leaves of
     each family, rounded up (−inf if 0). A family with more than 128 distinct ε is charged in at
-    most 257 bins, each at its largest ε (:func:`~dpaudit.accounting.composition.binned_up`: the
+    most 257 bins, each at its largest ε (:func:`~dpaudit.accounting.binning.binned_up`: the
     64 largest exact, geometric bins below), which can only increase ρ (RDP is a divergence,
     monotone under the family's order), so the cost is bounded whatever the number of leaves."""
     check_private(comp)
