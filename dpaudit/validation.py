@@ -16,6 +16,7 @@ Example:
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -27,6 +28,8 @@ __all__ = [
     "check_probability",
     "check_integer",
     "check_flag",
+    "check_finite_array",
+    "check_positive_array",
 ]
 
 
@@ -93,3 +96,35 @@ def check_flag(name: str, value: object) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise ValueError(f"{name} must be True or False, got {plain(value)}")
     return bool(value)
+
+
+def check_finite_array(name: str, values: Iterable[float] | np.ndarray) -> np.ndarray:
+    """``values`` as a non-empty 1-D float array of finite numbers, or ``ValueError`` naming ``name``.
+
+    >>> check_finite_array("values", [1, 2.5]).tolist()
+    [1.0, 2.5]
+    """
+    v = np.atleast_1d(np.asarray(values, dtype=float)).reshape(-1)
+    if v.size < 1:
+        raise ValueError(f"{name} must contain at least one value")
+    if not np.all(np.isfinite(v)):
+        raise ValueError(f"{name} must all be finite numbers in (-inf, inf), got {values!r}")
+    return v
+
+
+def check_positive_array(name: str, values: Iterable[float] | float, size: int | None = None) -> np.ndarray:
+    """``values`` as a non-empty 1-D float array in (0, ∞), or ``ValueError`` naming ``name``; with
+    ``size``, one value is repeated ``size`` times and any other length but ``size`` is refused.
+
+    >>> check_positive_array("sigmas", 0.5, 3).tolist()
+    [0.5, 0.5, 0.5]
+    """
+    v = np.atleast_1d(np.asarray(values, dtype=float)).reshape(-1)
+    if size is not None:
+        if v.size == 1:
+            v = np.full(size, float(v[0]))
+        if v.size != size:
+            raise ValueError(f"{name} must have 1 or {size} entries, got {v.size}")
+    if v.size < 1 or not np.all(np.isfinite(v)) or np.any(v <= 0):
+        raise ValueError(f"{name} must all be in (0, inf), got {values!r}")
+    return v

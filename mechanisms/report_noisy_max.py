@@ -15,7 +15,7 @@ RNM releases only ``argmax_i (f_i(x) + Z_i)``. Two noise families:
 Exact output distributions (the white-box statistic for auditors):
 
 * Gaussian: P(argmax = i) = ∫ φ(z) Π_{j≠i} Φ((f_i + σ_i z − f_j)/σ_j) dz, by the toolkit's one
-  Gaussian-argmax quadrature, :func:`dpaudit.analyses.rnm_gaussian.log_argmax_probability` (mode-centred
+  Gaussian-argmax quadrature, :func:`dpaudit.analyses.gaussian_argmax.log_argmax_probability` (mode-centred
   composite 20-node Gauss–Legendre in log space, graded around sharp factors; σ ratios of 10^4
   are fine; ≤ 3e-15 relative error in log P against 60-digit mpmath).
 * Laplace, K = 2: closed form through the CDF of a difference of two Laplaces.
@@ -53,7 +53,7 @@ import numpy as np
 from scipy import integrate, optimize
 from scipy.special import logsumexp
 
-from dpaudit.analyses.rnm_gaussian import argmax_log_distribution
+from dpaudit.analyses.gaussian_argmax import argmax_log_distribution
 from dpaudit.events import GaussianReportNoisyMaxEvent, LaplaceReportNoisyMaxEvent, Neighbouring
 from dpaudit.validation import check_flag, check_integer, check_positive
 from mechanisms.base import NoiseMechanism, Norm, Size, check_batch, check_neighbouring, check_rng
@@ -199,7 +199,7 @@ def _laplace_rnm_logp_cached(s: tuple[float, ...], b: float) -> np.ndarray:
 
 def gaussian_rnm_log_output_distribution(scores: object, sigmas: object) -> np.ndarray:
     """log P(argmax_i (scores_i + σ_i Z_i) = i) for every i (see
-    :func:`dpaudit.analyses.rnm_gaussian.argmax_log_distribution`, which this delegates to)."""
+    :func:`dpaudit.analyses.gaussian_argmax.argmax_log_distribution`, which this delegates to)."""
     return argmax_log_distribution(scores, sigmas)
 
 

@@ -26,7 +26,7 @@ from bandits.thompson.audit import (
     score_statistic,
     trajectory_losses,
 )
-from dpaudit.analyses.rnm_gaussian import argmax_log_distribution, log_argmax_probability
+from dpaudit.analyses.gaussian_argmax import argmax_log_distribution, log_argmax_probability
 from dpaudit.analyses.thompson_sampling import ThompsonConfig
 from tests.mp_reference import log_argmax_mp
 

@@ -39,7 +39,7 @@ streams R, R′ differ in one reward r_τ. :func:`audit_thompson`
    N ≥ 3 by a 41-node trapezoidal rule on z ∈ [−8, 8] (step 0.4) of
    ∫ φ(z) Π_{l≠a} Φ((μ_a + σ_a z − μ_l)/σ_l) dz (spectrally accurate for these smooth, tied
    states: ≤ 1e-11 in log P on tied 5-arm states with counts 1897–2800), checked in every audit
-   against the toolkit's exact quadrature (:func:`dpaudit.analyses.rnm_gaussian.log_argmax_probability`)
+   against the toolkit's exact quadrature (:func:`dpaudit.analyses.gaussian_argmax.log_argmax_probability`)
    on 256 states (and replaced by it if they differ by more than 1e-8); it feeds the second bound
    (a pre-registered
    Bonferroni grid) and the Monte-Carlo privacy profile E_R[(1 − e^{ε−L})₊] (DKW band; valid only
@@ -78,7 +78,7 @@ from bandits.engine.simulator import chunk_rounds
 from bandits.environments import RewardTableEnv
 from bandits.policy import Outcomes, RunContext
 from bandits.thompson.policy import GaussianTS
-from dpaudit.analyses.rnm_gaussian import log_argmax_probability
+from dpaudit.analyses.gaussian_argmax import log_argmax_probability
 from dpaudit.analyses.thompson_sampling import ThompsonConfig
 from dpaudit.audit.estimate import mu_interval_from_counts
 from dpaudit.audit.multiplicity import Bonferroni
@@ -249,7 +249,7 @@ def log_action_probabilities(mu: np.ndarray, sigma: np.ndarray, actions: np.ndar
     """log P(argmax_k θ_k = actions[b]) for rows b, θ_k ~ N(mu[b, k], sigma[b, k]²) independent.
 
     Two arms: closed form log Φ((μ_i − μ_k)/sqrt(σ_i² + σ_k²)). More arms: the toolkit's one
-    Gaussian-argmax quadrature, :func:`dpaudit.analyses.rnm_gaussian.log_argmax_probability` (vectorised
+    Gaussian-argmax quadrature, :func:`dpaudit.analyses.gaussian_argmax.log_argmax_probability` (vectorised
     over rows; error in log P ≤ ~1e-15 relative against 60-digit mpmath).
 
     >>> import numpy as np

@@ -26,7 +26,8 @@ from typing import Literal
 
 import numpy as np
 
-from dpaudit.analyses.rnm_gaussian import argmax_log_distribution, worst_case_epsilon
+from dpaudit.analyses.gaussian_argmax import argmax_log_distribution
+from dpaudit.analyses.rnm_gaussian import worst_case_epsilon
 from dpaudit.audit.neighbours import NeighbourPair, predicted_bound
 from dpaudit.validation import check_integer
 from mechanisms.report_noisy_max import LaplaceReportNoisyMax
