@@ -323,21 +323,10 @@ def rdp_curve(comp: Composition, alphas: np.ndarray) -> np.ndarray:
         return np.where(np.isneginf(lr), 0.0, np.nextafter(np.exp(lr), np.inf))
 
 
-def laplace_rdp(b: float, alphas: np.ndarray) -> np.ndarray:
-    """ρ(α) of the Laplace mechanism with scale/sensitivity b (rounded up)."""
-    with np.errstate(over="ignore", under="ignore"):
-        return np.nextafter(np.exp(log_laplace_rdp(1.0 / b, alphas) + _MARGIN), np.inf)
-
-
 def randomized_response_rdp(eps: float, k: int, alphas: np.ndarray) -> np.ndarray:
     """ρ(α) of k-ary randomized response (rounded up)."""
     with np.errstate(over="ignore", under="ignore"):
         return np.nextafter(np.exp(log_randomized_response_rdp(eps, k, alphas) + _MARGIN), np.inf)
-
-
-def pure_rdp(eps: float, alphas: np.ndarray) -> np.ndarray:
-    """ρ(α) of binary randomized response, the largest RDP curve of an ε-DP mechanism."""
-    return randomized_response_rdp(eps, 2, alphas)
 
 
 def _eps_at(comp: Composition, alphas: np.ndarray, log_delta: float) -> np.ndarray:
