@@ -8,9 +8,9 @@ statistic of an output, the certified values (:class:`~dpaudit.audit.report.Cert
 1. splits ``trials`` (total mechanism runs, half on x and half on x′) into batches of at most
    ``batch_size``; batch i draws from ``default_rng(children[i])`` where
    ``children = SeedSequence(seed).spawn(#batches)``, so the result depends only on
-   ``(seed, trials, batch_size)`` — the same with or without an ``executor`` (anything with the
-   ``concurrent.futures.Executor.map`` interface: a process pool, ``dask.distributed``'s
-   ``client.get_executor()``, …);
+   ``(seed, trials, batch_size)`` — the same with or without an ``executor`` (any
+   ``concurrent.futures.Executor``: a process pool, ``dask.distributed``'s
+   ``client.get_executor()``, …; the batches run through :func:`dpaudit.tasks.run_tasks`);
 2. maps every batch of outputs to the statistic (vectorised), showing a tqdm progress bar when
    ``progress=True``;
 3. builds one family of threshold tests with simultaneous Clopper–Pearson boxes: the
@@ -69,6 +69,7 @@ from dpaudit.audit.thresholds import (
     support_rates,
     threshold_rates,
 )
+from dpaudit.tasks import run_tasks
 from dpaudit.validation import check_integer, check_probability
 
 __all__ = [
@@ -146,14 +147,8 @@ def collect_statistics(
     first = len(plans[0])  # side 0 takes children[:first], side 1 the rest
     tasks = [(target, side, sz, children[side * first + i])
              for side in (0, 1) for i, sz in enumerate(plans[side])]  # fmt: skip
-    results: Iterable[np.ndarray] = (
-        executor.map(sample_batch, tasks) if executor is not None else map(sample_batch, tasks)
-    )
-    if progress:
-        from tqdm import tqdm
-
-        results = tqdm(results, total=len(tasks), unit="batch", desc=f"audit {target.name}", leave=False)
-    out = list(results)
+    out = run_tasks(sample_batch, [(task,) for task in tasks], executor=executor, progress=progress,
+                    desc=f"audit {target.name}", unit="batch")  # fmt: skip
     return np.concatenate(out[: len(plans[0])]), np.concatenate(out[len(plans[0]) :])
 
 
