@@ -20,6 +20,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Iterator
+from typing import TypeGuard
 
 import numpy as np
 
@@ -135,13 +136,13 @@ def normalise_units(units: Iterable[Hashable] | None) -> Units:
     return unit_set
 
 
-def is_integer_unit(u: object) -> bool:
+def is_integer_unit(u: object) -> TypeGuard[int | np.integer]:
     return isinstance(u, (int, np.integer)) and not isinstance(u, bool)
 
 
 
 def _hashable(value: object) -> Hashable:
-    return tuple(_hashable(v) for v in value) if isinstance(value, (list, tuple)) else value  # type: ignore[return-value]
+    return tuple(_hashable(v) for v in value) if isinstance(value, (list, tuple)) else value
 
 
 def units_to_json(units: Units) -> object:
@@ -219,7 +220,9 @@ def sweep_integer_units(
     return out
 
 
-def group_by_unit(named: list[tuple[int, frozenset | range]]) -> dict[frozenset, tuple[int, Hashable]]:
+def group_by_unit(
+    named: list[tuple[int, frozenset | range | UnitRuns]],
+) -> dict[frozenset, tuple[int, Hashable]]:
     per_unit: dict[Hashable, list[int]] = {}
     for i, u in named:
         for x in u:

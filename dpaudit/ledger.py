@@ -41,9 +41,9 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 
@@ -178,6 +178,7 @@ class Ledger:
         named = [(i, e.units) for i, e in enumerate(self._entries) if e.units is not None]
         if not named:
             return [UnitGroup(glob, 0, None)]
+        per_key: Mapping[frozenset, tuple[int, Hashable]]
         if all(isinstance(u, (range, UnitRuns)) or all(is_integer_unit(x) for x in u) for _, u in named):
             per_key = sweep_integer_units(named)
         else:
@@ -214,7 +215,7 @@ class Ledger:
             ledger._entries.append(_entry_from_dict(item))
         return ledger
 
-    def to_json(self, **kwargs) -> str:
+    def to_json(self, **kwargs: Any) -> str:
         """The ledger as strict JSON (``allow_nan=False``: non-finite floats are written as
         ``{"float": "inf"}``); keyword arguments go to :func:`json.dumps` (e.g. ``indent=2``).
 
@@ -299,22 +300,48 @@ class RunLedgers:
     def __getitem__(self, rep: int) -> Ledger:
         return self._ledgers[rep]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Ledger]:
         return iter(self._ledgers)
+
+    @overload
+    def record(
+        self,
+        rows: Sequence[int] | np.ndarray,
+        event: PrivacyEvent,
+        *,
+        units: Iterable[Hashable] | None = ...,
+        per_row_units: Literal[False] = ...,
+        label: str = ...,
+        round: int | None = ...,
+        arm: int | None = ...,
+    ) -> None: ...
+
+    @overload
+    def record(
+        self,
+        rows: Sequence[int] | np.ndarray,
+        event: PrivacyEvent,
+        *,
+        units: Sequence[Iterable[Hashable] | None],
+        per_row_units: Literal[True],
+        label: str = ...,
+        round: int | None = ...,
+        arm: int | None = ...,
+    ) -> None: ...
 
     def record(
         self,
         rows: Sequence[int] | np.ndarray,
         event: PrivacyEvent,
         *,
-        units: Iterable[Hashable] | None | Sequence[Iterable[Hashable] | None] = None,
+        units: Any = None,
         per_row_units: bool = False,
         label: str = "",
         round: int | None = None,
         arm: int | None = None,
     ) -> None:
         """Record ``event`` in the ledger of every repetition in ``rows``; ``units`` is shared,
-        or (``per_row_units=True``) one collection per row."""
+        or (``per_row_units=True``) one collection per row (the two overloads above say which)."""
         rows_l = [int(r) for r in np.asarray(rows).reshape(-1)]
         if not per_row_units and rows_l:  # one immutable entry, shared by every listed ledger
             entry = self._ledgers[rows_l[0]].record(event, label=label, round=round, arm=arm, units=units)
@@ -322,7 +349,7 @@ class RunLedgers:
                 self._ledgers[r]._entries.append(entry)
             return
         for k, r in enumerate(rows_l):
-            u = units[k] if per_row_units else units  # type: ignore[index]
+            u = units[k] if per_row_units else units
             self._ledgers[r].record(event, label=label, round=round, arm=arm, units=u)
 
     def charge_rounds(self, event: PrivacyEvent, rows: np.ndarray, round: int, *, label: str = "") -> None:

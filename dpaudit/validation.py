@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from typing import SupportsFloat, cast
 
 import numpy as np
 
@@ -48,7 +49,7 @@ def plain(value: object) -> str:
 def check_number(name: str, value: object) -> float:
     """``value`` as a float that is not NaN (±inf allowed), or ``ValueError`` naming ``name``."""
     try:
-        v = float(value)
+        v = float(cast(SupportsFloat, value))  # anything float() cannot convert raises, caught here
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a number, got {plain(value)}") from None
     if math.isnan(v):
@@ -56,7 +57,7 @@ def check_number(name: str, value: object) -> float:
     return v
 
 
-def check_positive(name: str, value: float, *, allow_inf: bool = False) -> float:
+def check_positive(name: str, value: object, *, allow_inf: bool = False) -> float:
     """Return ``float(value)`` if it lies in (0, ∞), else raise ``ValueError``."""
     v = check_number(name, value)
     if not (v > 0) or (math.isinf(v) and not allow_inf):
@@ -64,7 +65,7 @@ def check_positive(name: str, value: float, *, allow_inf: bool = False) -> float
     return v
 
 
-def check_nonnegative(name: str, value: float) -> float:
+def check_nonnegative(name: str, value: object) -> float:
     """Return ``float(value)`` if it lies in [0, ∞), else raise ``ValueError``."""
     v = check_number(name, value)
     if not (v >= 0) or math.isinf(v):
@@ -72,7 +73,7 @@ def check_nonnegative(name: str, value: float) -> float:
     return v
 
 
-def check_probability(name: str, value: float, *, low_open: bool = True, high_open: bool = True) -> float:
+def check_probability(name: str, value: object, *, low_open: bool = True, high_open: bool = True) -> float:
     """Return ``float(value)`` if it is a probability in the stated (open/closed) interval."""
     v = check_number(name, value)
     lo_ok = v > 0 if low_open else v >= 0

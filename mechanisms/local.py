@@ -160,7 +160,9 @@ class _VectorRandomizer(NoiseMechanism):
                 )
         return arr
 
-    def sample(self, x: object, rng: np.random.Generator, size: int | tuple[int, ...] | None = None):
+    def sample(
+        self, x: object, rng: np.random.Generator, size: int | tuple[int, ...] | None = None
+    ) -> np.ndarray:
         arr = self._check(x)
         return self.mechanism(max(arr.size, 1)).sample(arr, rng, size)
 
@@ -327,7 +329,9 @@ class CascadeClickRandomizer(NoiseMechanism):
         """How many values are sent for ``click``: ``min(C, K)`` (observed) or ``K``."""
         return int(self.values(click).size)
 
-    def sample(self, x: object, rng: np.random.Generator, size: int | tuple[int, ...] | None = None):
+    def sample(
+        self, x: object, rng: np.random.Generator, size: int | tuple[int, ...] | None = None
+    ) -> np.ndarray:
         v = self.values(x)
         rng = check_rng(rng)
         shape = check_batch(size) + v.shape
@@ -401,7 +405,9 @@ class LeastPulledLaplaceRandomizer(NoiseMechanism):
             raise ValueError("super_arm must contain at least one arm")
         return min(arms, key=lambda i: (int(counts[i]), i))
 
-    def sample(self, x: object, rng: np.random.Generator, size: int | tuple[int, ...] | None = None):
+    def sample(
+        self, x: object, rng: np.random.Generator, size: int | tuple[int, ...] | None = None
+    ) -> np.ndarray:
         arr = _vector_input(x, self.domain)
         if arr.ndim != 0:
             raise ValueError(f"x must be the scalar outcome of the selected arm, got shape {arr.shape}")

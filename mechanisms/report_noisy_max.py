@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -108,7 +109,9 @@ def _gl(n: int) -> tuple[np.ndarray, np.ndarray]:
 _CUT = 80.0  # log-integrand drop beyond which a piece's mass is dropped (relative error < e^-80)
 
 
-def _where_it_matters(h, href: float, mode: float, p0: float, p1: float) -> tuple[float, float]:
+def _where_it_matters(
+    h: Callable[[float], float], href: float, mode: float, p0: float, p1: float
+) -> tuple[float, float]:
     """The part of [p0, p1] (one side of the mode of the concave log-integrand ``h``) where
     h ≥ href − 80. By concavity the mass beyond the cut point x_c is at most
     e^{href−80}·|x_c − mode|/80, and the mass between the mode and x_c at least
@@ -197,7 +200,9 @@ def _laplace_rnm_logp_cached(s: tuple[float, ...], b: float) -> np.ndarray:
 # Gaussian: mode-centred Gauss–Legendre in log space
 
 
-def gaussian_rnm_log_output_distribution(scores: object, sigmas: object) -> np.ndarray:
+def gaussian_rnm_log_output_distribution(
+    scores: Iterable[float], sigmas: Iterable[float] | float
+) -> np.ndarray:
     """log P(argmax_i (scores_i + σ_i Z_i) = i) for every i (see
     :func:`dpaudit.analyses.gaussian_argmax.argmax_log_distribution`, which this delegates to)."""
     return argmax_log_distribution(scores, sigmas)
@@ -332,9 +337,17 @@ class GaussianReportNoisyMax(NoiseMechanism):
         return len(self.sigmas)
 
     @property
-    def sensitivity(self) -> float:  # type: ignore[override]
+    def per_candidate_sensitivities(self) -> tuple[float, ...]:
+        """The sensitivity of every candidate's score (a scalar given to the constructor is
+        broadcast by ``__post_init__``)."""
+        s = self.sensitivities
+        assert isinstance(s, tuple), "normalised to a tuple by __post_init__"
+        return s
+
+    @property
+    def sensitivity(self) -> float:
         """The largest per-candidate sensitivity."""
-        return max(self.sensitivities)
+        return max(self.per_candidate_sensitivities)
 
     @property
     def mu(self) -> float:
@@ -342,7 +355,7 @@ class GaussianReportNoisyMax(NoiseMechanism):
 
     @property
     def event(self) -> GaussianReportNoisyMaxEvent:
-        return GaussianReportNoisyMaxEvent(sensitivities=self.sensitivities, sigmas=self.sigmas)
+        return GaussianReportNoisyMaxEvent(sensitivities=self.per_candidate_sensitivities, sigmas=self.sigmas)
 
     def sample(self, x: object, rng: np.random.Generator, size: Size = None) -> np.ndarray:
         """Winning indices (int64) of shape ``size``. Records nothing (use :meth:`release`)."""
@@ -368,7 +381,7 @@ class GaussianReportNoisyMax(NoiseMechanism):
             raise ValueError(
                 f"x and x_prime differ in {changed.size} scores; neighbours differ in at most one"
             )
-        if changed.size == 1 and d[changed[0]] > self.sensitivities[changed[0]] * (1 + 1e-12):
+        if changed.size == 1 and d[changed[0]] > self.per_candidate_sensitivities[changed[0]] * (1 + 1e-12):
             raise ValueError(f"score {changed[0]} changes by {d[changed[0]]:.6g} > its sensitivity")
 
     def privacy_loss(self, output: object, x: object, x_prime: object) -> np.ndarray:

@@ -107,7 +107,7 @@ def delta(comp: Composition, eps: float) -> float:
         return 1.0
     n = math.fsum(mult.tolist())
 
-    def over(log_step: np.ndarray) -> np.ndarray:
+    def over(log_step: float | np.ndarray) -> np.ndarray:
         """True where the Gaussian steps at per-step δ = e^x need more ε than the budget."""
         x = np.atleast_1d(np.asarray(log_step, dtype=float))
         out = np.empty(x.shape, dtype=bool)

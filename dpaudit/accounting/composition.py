@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 from operator import attrgetter, itemgetter
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -69,7 +69,7 @@ class NotApplicable(Exception):
     """Raised by an accounting method that cannot bound an event; the message says why."""
 
 
-def is_full_sample(leaf: PrivacyEvent) -> bool:
+def is_full_sample(leaf: PrivacyEvent) -> TypeGuard[PoissonSampledEvent]:
     """A Poisson-sampled event with q = 1: the inner Gaussian itself."""
     return isinstance(leaf, PoissonSampledEvent) and leaf.sampling_probability == 1.0
 
@@ -77,7 +77,7 @@ def is_full_sample(leaf: PrivacyEvent) -> bool:
 def leaf_mu(leaf: PrivacyEvent) -> float:
     """The GDP μ of a Gaussian-type leaf, rounded up (sensitivity/σ as an exact quotient)."""
     if is_full_sample(leaf):
-        leaf = leaf.event  # type: ignore[attr-defined]
+        leaf = leaf.event
     if isinstance(leaf, GaussianEvent):
         return div_up(leaf.sensitivity, leaf.sigma)
     if isinstance(leaf, GaussianReportNoisyMaxEvent):
@@ -278,22 +278,25 @@ class _Classes:
         self.counts.append(counts)
 
     def add_leaf(self, i: int, leaf: PrivacyEvent, c: int) -> None:
-        """Item ``i``: ``c`` times a leaf that is neither a plain Gaussian nor a plain Laplace."""
-        t = type(leaf)
-        if t is GaussianReportNoisyMaxEvent or is_full_sample(leaf):
+        """Item ``i``: ``c`` times a leaf that is neither a plain Gaussian nor a plain Laplace
+        (classified by its exact type: a subclass of an event type is not that event)."""
+        if type(leaf) is GaussianReportNoisyMaxEvent or is_full_sample(leaf):
             self.add_gaussian(i, np.array([leaf_mu(leaf)]), np.array([c], dtype=float))
             return
-        if t is GaussianSequenceEvent:
+        if type(leaf) is GaussianSequenceEvent:
             self.add_gaussian(i, leaf.mus, np.full(leaf.mus.size, float(c)))
             return
-        if t is ApproxDpEvent and leaf.delta > 0:
+        if type(leaf) is ApproxDpEvent and leaf.delta > 0:
             self.approx.append((float(leaf.epsilon), float(leaf.delta), float(c)))
             return
         e = pure_epsilon(leaf)
         if e is None:
             self.other.append((leaf, c))
             return
-        key = ("rr", int(leaf.num_categories)) if t is RandomizedResponseEvent else ("pure", 0)
+        if type(leaf) is RandomizedResponseEvent:
+            key = ("rr", int(leaf.num_categories))
+        else:
+            key = ("pure", 0)
         vals, cnts_k = self.pure.setdefault(key, ([], []))
         vals.append(e)
         cnts_k.append(float(c))

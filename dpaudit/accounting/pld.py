@@ -179,14 +179,14 @@ def _leaves(comp: Composition) -> tuple[float, list[tuple[PrivacyEvent, int, flo
     return mu, out, sampled
 
 
-def _binned_leaves(st: Steps) -> list[tuple[PrivacyEvent, float]]:
+def _binned_leaves(st: Steps) -> list[tuple[PrivacyEvent, int]]:
     """More than :data:`MAX_LEAVES` distinct non-Gaussian leaves: each pure family in at most
     :data:`MAX_BINS` + 1 bins charged at their largest ε (:func:`binned_up`; every step's pair of
     outputs is a post-processing of its bin's, so the hockey-stick divergence only grows), as
     Laplace (scale rounded down), k-ary randomized response or pure ε-DP leaves."""
     if st.approx_eps.size > MAX_LEAVES:
         raise NotApplicable(f"more than {MAX_LEAVES} distinct (epsilon, delta > 0) events")
-    out: list[tuple[PrivacyEvent, float]] = []
+    out: list[tuple[PrivacyEvent, int]] = []
     for g in st.pure:
         eps, counts = binned_up(g.eps, g.counts, MAX_BINS, EXACT_TOP)
         for e, c in zip(eps.tolist(), counts.tolist()):

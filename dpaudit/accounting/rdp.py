@@ -56,6 +56,7 @@ from __future__ import annotations
 import functools
 import logging
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -339,7 +340,7 @@ def _eps_at(comp: Composition, alphas: np.ndarray, log_delta: float) -> np.ndarr
         return rho + t2 + t3 + 1e-14 * (rho + np.abs(t2) + np.abs(t3))
 
 
-def _minimise(fun, grid: np.ndarray) -> tuple[float, float]:
+def _minimise(fun: Callable[[np.ndarray], np.ndarray], grid: np.ndarray) -> tuple[float, float]:
     """The best order on ``grid`` refined by zooming (:func:`dpaudit.numerics.minimise_zoom`); the
     value is the certified one at the returned order."""
     return minimise_zoom(fun, grid)

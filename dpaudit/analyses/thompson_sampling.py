@@ -246,7 +246,7 @@ def thompson_report(
     elif epsilon is not None:
         epsilon = check_nonnegative("epsilon", epsilon)
         extras = {
-            "paper": gdp_delta(cfg.mu_paper, epsilon),
+            "paper": float(gdp_delta(cfg.mu_paper, epsilon)),
             "paper_rdp": theorem8_delta(cfg, epsilon),
             "paper_standard": corollary1_delta(cfg, epsilon),
         }

@@ -17,7 +17,7 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,7 +66,7 @@ NULL_SHARES = (0.5, 0.6, 0.4, 0.7, 0.3, 0.8, 0.2)
 
 
 def pilot_choice(
-    pilots: list[tuple[ArrayLike, ArrayLike, Iterable[float] | None]],
+    pilots: Sequence[tuple[ArrayLike, ArrayLike, Iterable[float] | None]],
     main_per_side: int,
     *,
     confidence: float,

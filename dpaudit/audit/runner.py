@@ -228,8 +228,8 @@ def _pilot(
         x, y = collect_statistics(_design(target, c), 2 * n_pilot, seed=_child(root, 0, i),
                                   batch_size=batch_size, executor=executor, progress=progress)  # fmt: skip
         pilots.append((x, y, c.support))
-    c = target.certified
-    claim = c.mu if kind == "mu" else (c.epsilon if c.delta in (None, target.delta) else None)
+    cert = target.certified
+    claim = cert.mu if kind == "mu" else (cert.epsilon if cert.delta in (None, target.delta) else None)
     choice = pilot_choice(pilots, n_main, confidence=conf, kind=kind, delta=target.delta, claim=claim,
                           null_shares=NULL_SHARES)  # fmt: skip
     chosen = fam[choice.candidate]

@@ -37,7 +37,7 @@ Example (a μ = 1 Gaussian mechanism):
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -310,7 +310,7 @@ def design_family(
 
 
 def candidate_counts(
-    parts: list[tuple[ArrayLike, ArrayLike, Iterable[float] | None]],
+    parts: Sequence[tuple[ArrayLike, ArrayLike, Iterable[float] | None]],
     *,
     confidence: float,
     grid_size: int = 300,

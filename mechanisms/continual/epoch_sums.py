@@ -169,7 +169,7 @@ class LazyEpochSums:
             self.ledger,
             self.noise.event,
             label=f"{self.label} arm {arm} epoch {r} ({1 << r} obs)",
-            round=units[-1] if isinstance(units[-1], (int, np.integer)) else None,
+            round=int(units[-1]) if isinstance(units[-1], (int, np.integer)) else None,
             arm=arm,
             units=units,
         )
@@ -196,6 +196,7 @@ class LazyEpochSums:
         if not np.all(np.isfinite(x)):
             raise ValueError("xs must be finite")
         n = a.size
+        u: list[Hashable]
         if units is None:
             u = list(range(self._count + 1, self._count + n + 1))
         else:

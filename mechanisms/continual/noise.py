@@ -67,7 +67,7 @@ class NodeNoise:
         return rng.normal(0.0, self.scale, size=shape)
 
     def log_ratio(
-        self, y: np.ndarray, s: np.ndarray, s_prime: np.ndarray, axis: tuple[int, ...]
+        self, y: np.ndarray, s: float | np.ndarray, s_prime: float | np.ndarray, axis: tuple[int, ...]
     ) -> np.ndarray:
         """``log p(y | s) − log p(y | s')``, summed over ``axis`` (the coordinates)."""
         y = np.asarray(y, dtype=float)
@@ -79,7 +79,7 @@ class NodeNoise:
 
 
 def calibrate_noise(
-    kind: str,
+    kind: NoiseKind,
     releases_per_unit: int,
     sensitivity: float,
     epsilon: float | None,
@@ -94,7 +94,7 @@ def calibrate_noise(
         raise ValueError(f"noise must be 'laplace' or 'gaussian', got {kind!r}")
     sens = check_positive("sensitivity", sensitivity)
     if noise_scale is not None:
-        return NodeNoise(kind, noise_scale, sens)  # type: ignore[arg-type]
+        return NodeNoise(kind, noise_scale, sens)
     if epsilon is not None:
         if kind != "laplace":
             raise ValueError("epsilon calibrates Laplace noise; use mu= (GDP) for noise='gaussian'")
@@ -102,6 +102,6 @@ def calibrate_noise(
         return NodeNoise("laplace", laplace_scale_for(sens, eps, releases_per_unit), sens)
     if kind != "gaussian":
         raise ValueError("mu calibrates Gaussian noise; use epsilon= for noise='laplace'")
-    m = check_positive("mu", mu)  # type: ignore[arg-type]
+    m = check_positive("mu", mu)
     return NodeNoise("gaussian", gaussian_sigma_for(sens, m, releases_per_unit), sens)
 

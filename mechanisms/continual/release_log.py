@@ -22,19 +22,27 @@ __all__ = ["check_shape", "as_leaf", "ReleaseLog"]
 
 
 def check_shape(shape: int | Sequence[int]) -> tuple[int, ...]:
-    if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
+    """The shape of one leaf: an integer ``m`` is ``(m,)``; every entry an integer >= 1."""
+    if isinstance(shape, bool):
+        raise _bad_shape(shape)
+    if isinstance(shape, (int, np.integer)):
         shape = (int(shape),)
     try:
         out = tuple(shape)
     except TypeError:
-        raise ValueError(f"shape must be an integer or a tuple of integers >= 1, got {shape!r}") from None
+        raise _bad_shape(shape) from None
     for s in out:
         check_integer("shape entries", s)
     return tuple(int(s) for s in out)
 
 
 
+def _bad_shape(shape: object) -> ValueError:
+    return ValueError(f"shape must be an integer or a tuple of integers >= 1, got {shape!r}")
+
+
 def as_leaf(x: object, shape: tuple[int, ...]) -> np.ndarray:
+    """``x`` as a finite float array of the leaf ``shape``, or ``ValueError``."""
     arr = np.asarray(x, dtype=float)
     if arr.shape != shape:
         raise ValueError(f"x must have shape {shape}, got {arr.shape}")
