@@ -38,6 +38,7 @@ __all__ = [
     "sum_up",
     "sum_up_arrays",
     "norm_up",
+    "square",
 ]
 
 Predicate = Callable[[np.ndarray], np.ndarray]
@@ -132,6 +133,19 @@ def minimise_zoom(
         step = (hi - lo) / (int(points) - 1)
         lo, hi = max(lo, best_x - step), min(hi, best_x + step)
     return best_x, best_v
+
+
+def square(x: float) -> float:
+    """``x**2`` for a Python float, inf where it overflows (``**`` raises ``OverflowError``
+    there, unlike NumPy's arithmetic); the same value as ``x**2`` everywhere else.
+
+    >>> square(3.0), square(1e300)
+    (9.0, inf)
+    """
+    try:
+        return x**2
+    except OverflowError:
+        return math.inf
 
 
 # ---------------------------------------------------------------------------------------

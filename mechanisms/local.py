@@ -64,6 +64,7 @@ import numpy as np
 
 from dpaudit.events import GaussianEvent, LaplaceEvent, Neighbouring, PrivacyEvent
 from dpaudit.ledger import Ledger
+from dpaudit.numerics import square
 from dpaudit.validation import check_integer, check_positive, check_probability
 from mechanisms.additive import AdditiveNoiseMechanism, norm_of
 from mechanisms.base import (
@@ -356,7 +357,7 @@ class CascadeClickRandomizer(NoiseMechanism):
         if self.noise == "laplace":
             val = (np.abs(yy - b) - np.abs(yy - a)) / self.scale
         else:
-            val = ((yy - b) ** 2 - (yy - a) ** 2) / (2 * self.scale**2)
+            val = ((yy - b) ** 2 - (yy - a) ** 2) / (2 * square(self.scale))
         return val.sum(axis=-1)
 
 

@@ -185,7 +185,13 @@ def laplace_rnm_log_output_distribution(scores: object, scale: float) -> np.ndar
         return np.array([float(laplace_difference_logcdf(g, b)), float(laplace_difference_logcdf(-g, b))])
     order = np.argsort(s, kind="stable")  # i.i.d. noise: the law is permutation-equivariant
     out = np.empty(s.size)
-    out[order] = _laplace_rnm_logp_cached(tuple(s[order].tolist()), b)
+    try:
+        out[order] = _laplace_rnm_logp_cached(tuple(s[order].tolist()), b)
+    except OverflowError:  # the scores are so many scales apart that the integrand overflows
+        raise ValueError(
+            f"scale={b:g} is too small for the quadrature of the output distribution: the scores are "
+            f"up to {float(np.ptp(s)) / b:.3g} scales apart"
+        ) from None
     return out
 
 

@@ -20,6 +20,7 @@ from typing import Literal
 import numpy as np
 
 from dpaudit.events import GaussianEvent, LaplaceEvent, PrivacyEvent
+from dpaudit.numerics import square
 from dpaudit.validation import check_positive
 from mechanisms.base import Norm, gaussian_sigma_for, laplace_scale_for
 
@@ -59,7 +60,7 @@ class NodeNoise:
     @property
     def variance(self) -> float:
         """Variance of one noise coordinate (2b² for Laplace, σ² for Gaussian)."""
-        return 2.0 * self.scale**2 if self.kind == "laplace" else self.scale**2
+        return 2.0 * square(self.scale) if self.kind == "laplace" else square(self.scale)
 
     def sample(self, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
         if self.kind == "laplace":
@@ -74,7 +75,7 @@ class NodeNoise:
         if self.kind == "laplace":
             val = (np.abs(y - s_prime) - np.abs(y - s)) / self.scale
         else:
-            val = ((y - s_prime) ** 2 - (y - s) ** 2) / (2.0 * self.scale**2)
+            val = ((y - s_prime) ** 2 - (y - s) ** 2) / (2.0 * square(self.scale))
         return val.sum(axis=axis) if axis else val
 
 
