@@ -177,6 +177,8 @@ def test_every_input_is_answered_or_refused_in_one_line(
         _strict(out)
 
 
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
 @pytest.mark.parametrize(
     "argv",
     [  # a noise scale that overflows once squared or exponentiated raised a traceback
