@@ -54,6 +54,7 @@ Example:
 from __future__ import annotations
 
 import math
+from typing import Literal, overload
 
 import numpy as np
 from scipy import special
@@ -129,7 +130,9 @@ def _a_upper(mu: np.ndarray, eps: np.ndarray) -> np.ndarray:
     return np.where(np.isinf(c), -np.inf, np.minimum(a, half))
 
 
-def _case_a(mu: np.ndarray, log_mu: np.ndarray, a: np.ndarray, slope: bool):
+def _case_a(
+    mu: np.ndarray, log_mu: np.ndarray, a: np.ndarray, slope: bool
+) -> tuple[np.ndarray, np.ndarray | None]:
     """a ≤ 0: log δ = log ½ − u² + log D(u, h), and d log δ/dε = −erfcx(u + h)/D / (√2 μ)·√2μ."""
     u = np.maximum(np.nextafter(-a / _SQRT2, -np.inf), 0.0)
     h = np.nextafter(mu / _SQRT2, np.inf)
@@ -153,7 +156,9 @@ def _case_a(mu: np.ndarray, log_mu: np.ndarray, a: np.ndarray, slope: bool):
     return out, -np.exp(np.log(special.erfcx(u + h)) - log_d)
 
 
-def _case_b(mu: np.ndarray, log_mu: np.ndarray, a: np.ndarray, slope: bool):
+def _case_b(
+    mu: np.ndarray, log_mu: np.ndarray, a: np.ndarray, slope: bool
+) -> tuple[np.ndarray, np.ndarray | None]:
     """0 < a ≤ μ/2: log δ = log G + log1p(−T/G), ε' = μ(μ/2 − a), b = a − μ."""
     b = np.nextafter(a - mu, -np.inf)
     log_gap = np.empty_like(a)
@@ -178,7 +183,17 @@ def _case_b(mu: np.ndarray, log_mu: np.ndarray, a: np.ndarray, slope: bool):
     return out, -np.exp(log_e_phi - out)
 
 
-def _log_delta(mu: np.ndarray, eps: np.ndarray, slope: bool = False):
+@overload
+def _log_delta(mu: np.ndarray, eps: np.ndarray, slope: Literal[False] = ...) -> np.ndarray: ...
+
+
+@overload
+def _log_delta(mu: np.ndarray, eps: np.ndarray, slope: Literal[True]) -> tuple[np.ndarray, np.ndarray]: ...
+
+
+def _log_delta(
+    mu: np.ndarray, eps: np.ndarray, slope: bool = False
+) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """Vectorised log δ_μ(ε), an upper estimate (see the module docstring); mu > 0, eps ≥ 0.
 
     The only parameter that is rounded is a = μ/2 − ε/μ. It is moved up by a bound on that
@@ -199,7 +214,7 @@ def _log_delta(mu: np.ndarray, eps: np.ndarray, slope: bool = False):
             if np.any(sel):
                 val, d = fn(mu[sel], log_mu[sel], a[sel], slope)
                 out[sel] = val
-                if slope:
+                if d is not None:
                     der[sel] = d
     if slope:
         return out.reshape(shape), der.reshape(shape)
@@ -380,7 +395,7 @@ def gdp_mu(epsilon: float, delta: float) -> float:
     log_delta = math.log(delta)
     eps_a = np.asarray(epsilon)
 
-    def ok(m: np.ndarray) -> np.ndarray:
+    def ok(m: float | np.ndarray) -> np.ndarray:
         return ~_infeasible(np.asarray(m, dtype=float), eps_a, np.asarray(log_delta))
 
     lo, hi = math.log(_TINY), math.log(_DBL_MAX)

@@ -251,11 +251,13 @@ def _covers(declared: PrivacyEvent, observed: PrivacyEvent) -> bool:
         )
     if type(declared) is not type(observed):
         return False
-    if isinstance(declared, RandomizedResponseEvent):
+    if isinstance(declared, RandomizedResponseEvent) and isinstance(observed, RandomizedResponseEvent):
         return (
             observed.epsilon <= declared.epsilon * tol and observed.num_categories >= declared.num_categories
         )
-    if isinstance(declared, (LaplaceEvent, LaplaceReportNoisyMaxEvent)):
+    if isinstance(declared, (LaplaceEvent, LaplaceReportNoisyMaxEvent)) and isinstance(
+        observed, (LaplaceEvent, LaplaceReportNoisyMaxEvent)
+    ):
         return observed.epsilon <= declared.epsilon * tol
     return observed == declared
 
@@ -290,15 +292,16 @@ def dominated(observed: Composition, declared: Composition) -> tuple[bool, float
         ratios.append(m2_o / m2_d if m2_d > 0 else math.inf)
     _, _, rest_o = observed.gaussian_part()
     _, _, rest_d = declared.gaussian_part()
-    capacity = [[leaf, c] for leaf, c in sorted(rest_d, key=lambda lc: _strength(lc[0]))]
+    slots = sorted(rest_d, key=lambda lc: _strength(lc[0]))
+    capacity = [c for _, c in slots]  # releases of each declared leaf not yet used
     for leaf, count in sorted(rest_o, key=lambda lc: -_strength(lc[0])):
         need = count
-        for slot in capacity:  # the weakest declared leaf that still covers it, first
+        for k, (declared_leaf, _) in enumerate(slots):  # the weakest declared leaf that covers it, first
             if need == 0:
                 break
-            if slot[1] > 0 and _covers(slot[0], leaf):
-                take = min(need, slot[1])
-                slot[1] -= take
+            if capacity[k] > 0 and _covers(declared_leaf, leaf):
+                take = min(need, capacity[k])
+                capacity[k] -= take
                 need -= take
         if need:
             ok = False

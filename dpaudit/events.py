@@ -367,14 +367,21 @@ class PoissonSampledEvent(PrivacyEvent):
             )
 
     @property
+    def _gaussian(self) -> GaussianEvent:
+        """The inner Gaussian (``__post_init__`` refuses any other event)."""
+        inner = self.event
+        assert isinstance(inner, GaussianEvent), "checked by __post_init__"
+        return inner
+
+    @property
     def mu(self) -> float:
         """The GDP parameter s/σ of the inner Gaussian (before subsampling)."""
-        return self.event.mu  # type: ignore[attr-defined]
+        return self._gaussian.mu
 
     @property
     def noise_multiplier(self) -> float:
         """σ/s of the inner Gaussian: dp-accounting's ``noise_multiplier``."""
-        return self.event.sigma / self.event.sensitivity  # type: ignore[attr-defined]
+        return self._gaussian.sigma / self._gaussian.sensitivity
 
 
 # ---------------------------------------------------------------------------------------

@@ -4,16 +4,15 @@ Mechanisms record one :class:`LedgerEntry` per release (or per batch of releases
 every unit they name once, such as one epoch's noisy sum or a block of local reports) with
 labels: the round, the arm, and the data units it touched. ``units=None`` means the release
 may depend on every unit of data (e.g. a Thompson-sampling draw that depends on all past
-rewards); a ``range`` of integers is stored as such (a run of 10⁶ rounds costs one object); a
-1-D integer NumPy array is stored as its runs of consecutive values (:class:`UnitRuns`: an
-epoch of one arm's pulls scattered over 10⁶ rounds costs two arrays, not 10⁶ Python ints); any
-other collection of hashable labels is stored as a frozenset.
+rewards); a ``range``, a 1-D integer NumPy array or any other collection of hashable labels
+names some units (stored compactly, see :mod:`dpaudit.data_units`).
 
 The ledger turns its entries into one :class:`~dpaudit.events.PrivacyEvent`: for each data
 unit, the sequential composition of the releases that touched it; across units, parallel
 composition (the worst unit). Units with the same composition are grouped first
-(:meth:`Ledger.groups`, a sweep over the integer ranges), so the cost grows with the number of
-entries, not with the number of units.
+(:meth:`Ledger.groups`, a sweep over the integer ranges,
+:func:`~dpaudit.data_units.sweep_integer_units`), so the cost grows with the number of entries,
+not with the number of units.
 
 :class:`RunLedgers` holds one ledger per repetition of a vectorised simulation and offers a
 vectorised recorder: :meth:`RunLedgers.charge_rounds` marks "these repetitions released this
@@ -42,86 +41,31 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 
+from dpaudit.data_units import (
+    UnitRuns,
+    Units,
+    group_by_unit,
+    is_integer_unit,
+    normalise_units,
+    sweep_integer_units,
+    units_from_json,
+    units_to_json,
+)
 from dpaudit.events import ComposedEvent, NoOpEvent, ParallelEvent, PrivacyEvent
-from dpaudit.serialization import decode_value, encode_value, event_from_dict, event_to_dict
+from dpaudit.serialization import event_from_dict, event_to_dict
 from dpaudit.validation import check_integer
 
 if TYPE_CHECKING:  # pragma: no cover
     from dpaudit.accounting import AccountingReport
 
-__all__ = ["LedgerEntry", "Ledger", "UnitGroup", "RunLedgers", "UnitRuns"]
+__all__ = ["LedgerEntry", "Ledger", "UnitGroup", "RunLedgers"]
 
-
-class UnitRuns:
-    """A non-empty set of integer units stored as sorted, disjoint, non-adjacent half-open runs
-    ``[starts[i], stops[i])`` (two int64 arrays). Built from any 1-D integer array.
-
-    >>> u = UnitRuns.from_units(np.array([7, 3, 4, 5, 9]))
-    >>> u.runs(), len(u), 4 in u, 6 in u, sorted(u)
-    ([(3, 6), (7, 8), (9, 10)], 5, True, False, [3, 4, 5, 7, 9])
-    """
-
-    __slots__ = ("starts", "stops", "_hash")
-
-    def __init__(self, starts: np.ndarray, stops: np.ndarray) -> None:
-        self.starts = np.asarray(starts, dtype=np.int64)
-        self.stops = np.asarray(stops, dtype=np.int64)
-        self.starts.setflags(write=False)
-        self.stops.setflags(write=False)
-        self._hash = hash((self.starts.tobytes(), self.stops.tobytes()))
-
-    @classmethod
-    def from_units(cls, units: np.ndarray) -> UnitRuns:
-        """The runs of a 1-D integer array (any order; repeats are one unit)."""
-        vals = np.asarray(units).reshape(-1).astype(np.int64)
-        if vals.size > 1 and not bool(np.all(vals[1:] > vals[:-1])):  # sorted input skips the sort
-            vals = np.unique(vals)
-        if vals.size == 0:
-            raise ValueError("units must be None (all units) or a non-empty collection")
-        breaks = np.flatnonzero(np.diff(vals) != 1) + 1
-        starts = vals[np.concatenate(([0], breaks))]
-        stops = vals[np.concatenate((breaks - 1, [vals.size - 1]))] + 1
-        return cls(starts, stops)
-
-    def runs(self) -> list[tuple[int, int]]:
-        return list(zip(self.starts.tolist(), self.stops.tolist()))
-
-    def __len__(self) -> int:
-        return int((self.stops - self.starts).sum())
-
-    def __contains__(self, unit: object) -> bool:
-        if not _is_int(unit):
-            return False
-        i = int(np.searchsorted(self.starts, int(unit), side="right")) - 1
-        return i >= 0 and int(unit) < int(self.stops[i])
-
-    def __iter__(self):
-        for a, b in zip(self.starts.tolist(), self.stops.tolist()):
-            yield from range(a, b)
-
-    def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, UnitRuns)
-            and np.array_equal(self.starts, other.starts)
-            and np.array_equal(self.stops, other.stops)
-        )
-
-    def __hash__(self) -> int:
-        return self._hash
-
-    def __repr__(self) -> str:
-        runs = self.runs()
-        shown = ", ".join(f"{a}..{b - 1}" for a, b in runs[:3]) + (", ..." if len(runs) > 3 else "")
-        return f"UnitRuns({len(self)} units in {len(runs)} runs: {shown})"
-
-
-Units = frozenset | range | UnitRuns | None
 
 
 @dataclass(frozen=True)
@@ -158,41 +102,6 @@ class UnitGroup:
     first_unit: Hashable
 
 
-def _normalise_units(units: Iterable[Hashable] | None) -> Units:
-    if units is None:
-        return None
-    if isinstance(units, UnitRuns):
-        return units
-    if isinstance(units, np.ndarray) and units.dtype.kind in "iu":
-        if units.ndim != 1:
-            raise ValueError(f"an array of units must be 1-D, got shape {units.shape}")
-        return UnitRuns.from_units(units)
-    if isinstance(units, (str, bytes)):
-        raise ValueError(
-            "units must be None (all units), a range or a collection of unit labels, not a string "
-            f"(got {units!r}; write units=[{units!r}] for one unit)"
-        )
-    if isinstance(units, range):
-        if units.step != 1:
-            units = frozenset(units)
-        elif len(units) == 0:
-            raise ValueError("units must be None (all units) or a non-empty collection")
-        else:
-            return units
-    try:
-        unit_set = frozenset(units)
-    except TypeError:
-        raise ValueError(
-            f"units must be None, a range or an iterable of hashable labels, got {units!r}"
-        ) from None
-    if not unit_set:
-        raise ValueError("units must be None (all units) or a non-empty collection")
-    return unit_set
-
-
-def _is_int(u: object) -> bool:
-    return isinstance(u, (int, np.integer)) and not isinstance(u, bool)
-
 
 class Ledger:
     """An append-only record of privacy events.
@@ -218,7 +127,7 @@ class Ledger:
         collection of unit labels (a string is refused: it is not a collection of units)."""
         if not isinstance(event, PrivacyEvent):
             raise ValueError(f"event must be a PrivacyEvent, got {type(event).__name__}")
-        entry = LedgerEntry(event=event, label=label, round=round, arm=arm, units=_normalise_units(units))
+        entry = LedgerEntry(event=event, label=label, round=round, arm=arm, units=normalise_units(units))
         self._entries.append(entry)
         return entry
 
@@ -269,10 +178,11 @@ class Ledger:
         named = [(i, e.units) for i, e in enumerate(self._entries) if e.units is not None]
         if not named:
             return [UnitGroup(glob, 0, None)]
-        if all(isinstance(u, (range, UnitRuns)) or all(_is_int(x) for x in u) for _, u in named):
-            per_key = _sweep_integer_units(named)
+        per_key: Mapping[frozenset, tuple[int, Hashable]]
+        if all(isinstance(u, (range, UnitRuns)) or all(is_integer_unit(x) for x in u) for _, u in named):
+            per_key = sweep_integer_units(named)
         else:
-            per_key = _group_by_unit(named)
+            per_key = group_by_unit(named)
         return [UnitGroup(tuple(sorted(set(k) | set(glob))), n, first) for k, (n, first) in per_key.items()]
 
     def group_event(self, group: UnitGroup) -> PrivacyEvent:
@@ -305,7 +215,7 @@ class Ledger:
             ledger._entries.append(_entry_from_dict(item))
         return ledger
 
-    def to_json(self, **kwargs) -> str:
+    def to_json(self, **kwargs: Any) -> str:
         """The ledger as strict JSON (``allow_nan=False``: non-finite floats are written as
         ``{"float": "inf"}``); keyword arguments go to :func:`json.dumps` (e.g. ``indent=2``).
 
@@ -333,108 +243,19 @@ LEDGER_FORMAT = "dpaudit-ledger"
 LEDGER_VERSION = 1
 
 
-def _hashable(value: object) -> Hashable:
-    return tuple(_hashable(v) for v in value) if isinstance(value, (list, tuple)) else value  # type: ignore[return-value]
-
-
-def _units_to_json(units: Units) -> object:
-    if units is None:
-        return None
-    if isinstance(units, range):
-        return {"range": [units.start, units.stop]}
-    if isinstance(units, UnitRuns):
-        return {"runs": [list(r) for r in units.runs()]}
-    labels = []
-    for u in units:
-        if not isinstance(u, (str, int, float, tuple, np.integer, np.floating)) or isinstance(u, bool):
-            raise ValueError(f"cannot serialise a unit label of type {type(u).__name__}: {u!r}")
-        labels.append(encode_value(u))
-    return {"set": sorted(labels, key=repr)}
-
-
-def _units_from_json(data: object) -> Units:
-    if data is None:
-        return None
-    if isinstance(data, dict) and set(data) == {"range"}:
-        start, stop = data["range"]
-        return range(int(start), int(stop))
-    if isinstance(data, dict) and set(data) == {"runs"}:
-        runs = data["runs"]
-        return UnitRuns(np.array([a for a, _ in runs], np.int64), np.array([b for _, b in runs], np.int64))
-    if isinstance(data, dict) and set(data) == {"set"}:
-        return frozenset(_hashable(decode_value(v)) for v in data["set"])
-    raise ValueError(f"units must be null, {{'range': ...}}, {{'runs': ...}} or {{'set': ...}}, got {data!r}")
-
 
 def _entry_to_dict(e: LedgerEntry) -> dict:
     return {"event": event_to_dict(e.event), "label": e.label,
             "round": None if e.round is None else int(e.round),
-            "arm": None if e.arm is None else int(e.arm), "units": _units_to_json(e.units)}
+            "arm": None if e.arm is None else int(e.arm), "units": units_to_json(e.units)}
 
 
 def _entry_from_dict(d: dict) -> LedgerEntry:
     if not isinstance(d, dict) or "event" not in d:
         raise ValueError(f"an entry must be a dict with an 'event', got {d!r}")
     return LedgerEntry(event=event_from_dict(d["event"]), label=d.get("label", ""), round=d.get("round"),
-                       arm=d.get("arm"), units=_units_from_json(d.get("units")))
+                       arm=d.get("arm"), units=units_from_json(d.get("units")))
 
-
-def _sweep_integer_units(
-    named: list[tuple[int, frozenset | range | UnitRuns]],
-) -> dict[frozenset, tuple[int, int]]:
-    """Group integer units by the set of entries covering them: a sweep over interval ends.
-
-    Every entry contributes half-open intervals (a range is one; a frozenset of integers is
-    one interval per run of consecutive values). Between consecutive interval ends the active
-    set of entries is constant, so each elementary segment is one candidate group.
-    """
-    starts: list[tuple[int, int]] = []
-    stops: list[tuple[int, int]] = []
-    for i, u in named:
-        if isinstance(u, range):
-            starts.append((u.start, i))
-            stops.append((u.stop, i))
-            continue
-        if isinstance(u, UnitRuns):
-            starts.extend((a, i) for a in u.starts.tolist())
-            stops.extend((b, i) for b in u.stops.tolist())
-            continue
-        vals = np.sort(np.fromiter((int(x) for x in u), dtype=np.int64, count=len(u)))
-        breaks = np.flatnonzero(np.diff(vals) != 1) + 1
-        for run in np.split(vals, breaks):
-            starts.append((int(run[0]), i))
-            stops.append((int(run[-1]) + 1, i))
-    points = sorted({p for p, _ in starts} | {p for p, _ in stops})
-    starts.sort()
-    stops.sort()
-    active: set[int] = set()
-    out: dict[frozenset, tuple[int, int]] = {}
-    si = ei = 0
-    for a, b in zip(points[:-1], points[1:]):
-        while ei < len(stops) and stops[ei][0] <= a:
-            active.discard(stops[ei][1])
-            ei += 1
-        while si < len(starts) and starts[si][0] <= a:
-            active.add(starts[si][1])
-            si += 1
-        if active:
-            key = frozenset(active)
-            n, first = out.get(key, (0, a))
-            out[key] = (n + (b - a), first)
-    return out
-
-
-def _group_by_unit(named: list[tuple[int, frozenset | range]]) -> dict[frozenset, tuple[int, Hashable]]:
-    per_unit: dict[Hashable, list[int]] = {}
-    for i, u in named:
-        for x in u:
-            per_unit.setdefault(x, []).append(i)
-    out: dict[frozenset, tuple[int, Hashable]] = {}
-    for unit, idx in per_unit.items():
-        key = frozenset(idx)
-        n, first = out.get(key, (0, unit))
-        out[key] = (n + 1, first)
-    return out
 
 
 def _compose(events: tuple[PrivacyEvent, ...]) -> PrivacyEvent:
@@ -479,22 +300,48 @@ class RunLedgers:
     def __getitem__(self, rep: int) -> Ledger:
         return self._ledgers[rep]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Ledger]:
         return iter(self._ledgers)
+
+    @overload
+    def record(
+        self,
+        rows: Sequence[int] | np.ndarray,
+        event: PrivacyEvent,
+        *,
+        units: Iterable[Hashable] | None = ...,
+        per_row_units: Literal[False] = ...,
+        label: str = ...,
+        round: int | None = ...,
+        arm: int | None = ...,
+    ) -> None: ...
+
+    @overload
+    def record(
+        self,
+        rows: Sequence[int] | np.ndarray,
+        event: PrivacyEvent,
+        *,
+        units: Sequence[Iterable[Hashable] | None],
+        per_row_units: Literal[True],
+        label: str = ...,
+        round: int | None = ...,
+        arm: int | None = ...,
+    ) -> None: ...
 
     def record(
         self,
         rows: Sequence[int] | np.ndarray,
         event: PrivacyEvent,
         *,
-        units: Iterable[Hashable] | None | Sequence[Iterable[Hashable] | None] = None,
+        units: Any = None,
         per_row_units: bool = False,
         label: str = "",
         round: int | None = None,
         arm: int | None = None,
     ) -> None:
         """Record ``event`` in the ledger of every repetition in ``rows``; ``units`` is shared,
-        or (``per_row_units=True``) one collection per row."""
+        or (``per_row_units=True``) one collection per row (the two overloads above say which)."""
         rows_l = [int(r) for r in np.asarray(rows).reshape(-1)]
         if not per_row_units and rows_l:  # one immutable entry, shared by every listed ledger
             entry = self._ledgers[rows_l[0]].record(event, label=label, round=round, arm=arm, units=units)
@@ -502,7 +349,7 @@ class RunLedgers:
                 self._ledgers[r]._entries.append(entry)
             return
         for k, r in enumerate(rows_l):
-            u = units[k] if per_row_units else units  # type: ignore[index]
+            u = units[k] if per_row_units else units
             self._ledgers[r].record(event, label=label, round=round, arm=arm, units=u)
 
     def charge_rounds(self, event: PrivacyEvent, rows: np.ndarray, round: int, *, label: str = "") -> None:

@@ -6,6 +6,10 @@ until the predicate flips) and :func:`minimise_zoom` (the minimum of a vectorise
 a grid, refined by zooming in on the best point). Every root search in the toolkit that must end
 on a *known side* of the root — a certified value is the feasible end, never the midpoint — goes through them.
 
+Arithmetic rounded in a known direction, so that a certified value never falls below the exact
+one: divisions (:func:`div_up`, :func:`div_down`, :func:`div_up_array`), sums of count × value
+(:func:`sum_up`, :func:`sum_up_arrays`) and the norm sqrt(Σ count·value²) (:func:`norm_up`).
+
 Example:
     >>> import numpy as np
     >>> lo, hi = bisect(lambda x: x * x <= 2.0, 0.0, 2.0)
@@ -24,7 +28,18 @@ from fractions import Fraction
 
 import numpy as np
 
-__all__ = ["bisect", "expand_bracket", "minimise_zoom", "div_up", "div_down", "div_up_array"]
+__all__ = [
+    "bisect",
+    "expand_bracket",
+    "minimise_zoom",
+    "div_up",
+    "div_down",
+    "div_up_array",
+    "sum_up",
+    "sum_up_arrays",
+    "norm_up",
+    "square",
+]
 
 Predicate = Callable[[np.ndarray], np.ndarray]
 
@@ -120,6 +135,19 @@ def minimise_zoom(
     return best_x, best_v
 
 
+def square(x: float) -> float:
+    """``x**2`` for a Python float, inf where it overflows (``**`` raises ``OverflowError``
+    there, unlike NumPy's arithmetic); the same value as ``x**2`` everywhere else.
+
+    >>> square(3.0), square(1e300)
+    (9.0, inf)
+    """
+    try:
+        return x**2
+    except OverflowError:
+        return math.inf
+
+
 # ---------------------------------------------------------------------------------------
 # divisions rounded in a known direction
 
@@ -185,3 +213,78 @@ def div_up_array(num: np.ndarray, den: np.ndarray) -> np.ndarray:
         for i in np.flatnonzero(~ok):
             out[i] = div_up(float(n[i]), float(d[i]))
     return out
+
+
+# ---------------------------------------------------------------------------------------
+# sums and norms rounded up
+
+
+def sum_up(terms: list[tuple[float, float]] | list[float]) -> float:
+    """Σ count·value over ``terms`` (pairs, or plain non-negative values), rounded *up*.
+
+    With at most 64 terms the sum is exact (rational arithmetic on the doubles) and then rounded
+    up to the nearest double, so an exact total stays exact: four steps of ε = 0.25 sum to 1.0.
+    Longer sums use ``math.fsum`` plus a relative 1e-15 and one ulp. Either way each *value* is
+    taken as exact; a caller whose values carry their own rounding inflates them first.
+
+    >>> sum_up([(4, 0.25)]), sum_up([(10, 0.1)])  # 10 × 0.1000000000000000055…
+    (1.0, 1.0000000000000002)
+    """
+    pairs = [(1.0, t) if not isinstance(t, tuple) else t for t in terms]
+    if not pairs:
+        return 0.0
+    c, v = zip(*pairs)
+    return sum_up_arrays(np.array(c, dtype=float), np.array(v, dtype=float))
+
+
+def sum_up_arrays(counts: np.ndarray, values: np.ndarray) -> float:
+    """:func:`sum_up` of the pairs (counts[i], values[i]), vectorised.
+
+    >>> sum_up_arrays(np.array([4.0]), np.array([0.25]))
+    1.0
+    """
+    c, v = np.asarray(counts, dtype=float), np.asarray(values, dtype=float)
+    keep = (c != 0) & (v != 0)
+    c, v = c[keep], v[keep]
+    if c.size == 0:
+        return 0.0
+    with np.errstate(over="ignore"):
+        prod = c * v
+    if np.any(np.isinf(prod) & (prod > 0)):
+        return math.inf
+    if c.size <= 64:
+        exact = sum((Fraction(float(a)) * Fraction(float(b)) for a, b in zip(c, v)), Fraction(0))
+        out = float(exact)
+        if Fraction(out) < exact:
+            out = math.nextafter(out, math.inf)
+        return out
+    # each product c·v is rounded (≤ 2^-53 relative), fsum is exact to one rounding: 1e-15 covers both
+    total = math.fsum(prod.tolist())
+    if total == 0.0:
+        return 0.0
+    return math.nextafter(total * (1.0 + 1e-15) + c.size * 5e-324, math.inf)
+
+
+def norm_up(values: np.ndarray, counts: np.ndarray) -> float:
+    """sqrt(Σ counts·values²) for values ≥ 0, rounded *up*, without under- or overflow of the
+    squares (the values are scaled by their maximum first). inf if the result overflows.
+
+    >>> norm_up(np.array([3e-200, 4e-200]), np.array([1.0, 1.0])) >= 5e-200
+    True
+    """
+    v = np.asarray(values, dtype=float)
+    c = np.asarray(counts, dtype=float)
+    keep = (v > 0) & (c > 0)
+    if not np.any(keep):
+        return 0.0
+    v, c = v[keep], c[keep]
+    top = float(v.max())
+    if math.isinf(top):
+        return math.inf
+    r = v / top
+    # pairwise summation: relative error ≤ (log2 n + 3)·2^-53 ≤ 4e-15 for n ≤ 1e9, inside 1e-14
+    s = float(np.sum(c * r * r)) * (1.0 + 1e-14)
+    with np.errstate(over="ignore"):
+        out = top * math.sqrt(s)
+    return math.nextafter(out, math.inf) if math.isfinite(out) else math.inf
+

@@ -16,6 +16,8 @@ Example:
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
+from typing import SupportsFloat, cast
 
 import numpy as np
 
@@ -27,6 +29,8 @@ __all__ = [
     "check_probability",
     "check_integer",
     "check_flag",
+    "check_finite_array",
+    "check_positive_array",
 ]
 
 
@@ -45,7 +49,7 @@ def plain(value: object) -> str:
 def check_number(name: str, value: object) -> float:
     """``value`` as a float that is not NaN (±inf allowed), or ``ValueError`` naming ``name``."""
     try:
-        v = float(value)
+        v = float(cast(SupportsFloat, value))  # anything float() cannot convert raises, caught here
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a number, got {plain(value)}") from None
     if math.isnan(v):
@@ -53,7 +57,7 @@ def check_number(name: str, value: object) -> float:
     return v
 
 
-def check_positive(name: str, value: float, *, allow_inf: bool = False) -> float:
+def check_positive(name: str, value: object, *, allow_inf: bool = False) -> float:
     """Return ``float(value)`` if it lies in (0, ∞), else raise ``ValueError``."""
     v = check_number(name, value)
     if not (v > 0) or (math.isinf(v) and not allow_inf):
@@ -61,7 +65,7 @@ def check_positive(name: str, value: float, *, allow_inf: bool = False) -> float
     return v
 
 
-def check_nonnegative(name: str, value: float) -> float:
+def check_nonnegative(name: str, value: object) -> float:
     """Return ``float(value)`` if it lies in [0, ∞), else raise ``ValueError``."""
     v = check_number(name, value)
     if not (v >= 0) or math.isinf(v):
@@ -69,7 +73,7 @@ def check_nonnegative(name: str, value: float) -> float:
     return v
 
 
-def check_probability(name: str, value: float, *, low_open: bool = True, high_open: bool = True) -> float:
+def check_probability(name: str, value: object, *, low_open: bool = True, high_open: bool = True) -> float:
     """Return ``float(value)`` if it is a probability in the stated (open/closed) interval."""
     v = check_number(name, value)
     lo_ok = v > 0 if low_open else v >= 0
@@ -93,3 +97,35 @@ def check_flag(name: str, value: object) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise ValueError(f"{name} must be True or False, got {plain(value)}")
     return bool(value)
+
+
+def check_finite_array(name: str, values: Iterable[float] | np.ndarray) -> np.ndarray:
+    """``values`` as a non-empty 1-D float array of finite numbers, or ``ValueError`` naming ``name``.
+
+    >>> check_finite_array("values", [1, 2.5]).tolist()
+    [1.0, 2.5]
+    """
+    v = np.atleast_1d(np.asarray(values, dtype=float)).reshape(-1)
+    if v.size < 1:
+        raise ValueError(f"{name} must contain at least one value")
+    if not np.all(np.isfinite(v)):
+        raise ValueError(f"{name} must all be finite numbers in (-inf, inf), got {values!r}")
+    return v
+
+
+def check_positive_array(name: str, values: Iterable[float] | float, size: int | None = None) -> np.ndarray:
+    """``values`` as a non-empty 1-D float array in (0, ∞), or ``ValueError`` naming ``name``; with
+    ``size``, one value is repeated ``size`` times and any other length but ``size`` is refused.
+
+    >>> check_positive_array("sigmas", 0.5, 3).tolist()
+    [0.5, 0.5, 0.5]
+    """
+    v = np.atleast_1d(np.asarray(values, dtype=float)).reshape(-1)
+    if size is not None:
+        if v.size == 1:
+            v = np.full(size, float(v[0]))
+        if v.size != size:
+            raise ValueError(f"{name} must have 1 or {size} entries, got {v.size}")
+    if v.size < 1 or not np.all(np.isfinite(v)) or np.any(v <= 0):
+        raise ValueError(f"{name} must all be in (0, inf), got {values!r}")
+    return v

@@ -13,8 +13,9 @@ against floating-point attacks and must not be used to release real sensitive da
 """
 
 from mechanisms.base import NoiseMechanism, Norm
-from mechanisms.continual.counting import BinaryTreeCounter, HybridCounter
 from mechanisms.continual.epoch_sums import GlobalEpochSums, LazyEpochSums
+from mechanisms.continual.hybrid import HybridCounter
+from mechanisms.continual.tree import BinaryTreeCounter
 from mechanisms.exponential import ExponentialMechanism
 from mechanisms.gaussian import GaussianMechanism
 from mechanisms.laplace import LaplaceMechanism

@@ -35,6 +35,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Hashable, Iterable
 from enum import Enum
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -90,15 +91,21 @@ def check_batch(size: Size) -> tuple[int, ...]:
     """
     if size is None:
         return ()
-    shape = (size,) if isinstance(size, (int, np.integer)) and not isinstance(size, bool) else size
+    if isinstance(size, bool):
+        raise _bad_size(size)
+    shape = (size,) if isinstance(size, (int, np.integer)) else size
     try:
-        out = tuple(shape)  # type: ignore[arg-type]
+        out = tuple(shape)
     except TypeError:
-        raise ValueError(f"size must be None, an integer >= 0 or a tuple of them, got {size!r}") from None
+        raise _bad_size(size) from None
     for s in out:
         if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 0:
-            raise ValueError(f"size must be None, an integer >= 0 or a tuple of them, got {size!r}")
+            raise _bad_size(size)
     return tuple(int(s) for s in out)
+
+
+def _bad_size(size: object) -> ValueError:
+    return ValueError(f"size must be None, an integer >= 0 or a tuple of them, got {size!r}")
 
 
 def laplace_scale_for(sensitivity: float, epsilon: float, releases: int = 1) -> float:
@@ -184,9 +191,13 @@ class NoiseMechanism(abc.ABC):
     :meth:`release` is provided: it samples and records :attr:`event` once in the ledger.
     """
 
-    sensitivity: float
     neighbouring: Neighbouring
     norm: Norm
+
+    if TYPE_CHECKING:  # read-only for the type checker: a subclass may derive it (a property)
+
+        @property
+        def sensitivity(self) -> float: ...
 
     @property
     @abc.abstractmethod
@@ -194,7 +205,7 @@ class NoiseMechanism(abc.ABC):
         """The privacy event of one release."""
 
     @abc.abstractmethod
-    def sample(self, x: object, rng: np.random.Generator, size: Size = None):
+    def sample(self, x: object, rng: np.random.Generator, size: Size = None) -> np.ndarray:
         """Draw outputs for input ``x``; ``size`` adds leading batch dimensions. Records nothing."""
 
     def release(
@@ -207,7 +218,7 @@ class NoiseMechanism(abc.ABC):
         label: str = "",
         round: int | None = None,
         arm: int | None = None,
-    ):
+    ) -> np.ndarray:
         """One release: sample an output for ``x`` and record :attr:`event` in ``ledger``.
 
         The event is recorded only after sampling succeeded (a rejected input spends nothing).

@@ -34,6 +34,7 @@ from typing import ClassVar
 import numpy as np
 
 from dpaudit.events import GaussianEvent, Neighbouring
+from dpaudit.numerics import square
 from dpaudit.validation import check_positive
 from mechanisms.additive import AdditiveNoiseMechanism, checked_fields, l2_bound
 from mechanisms.base import Norm, gaussian_sigma_for
@@ -99,4 +100,4 @@ class GaussianMechanism(AdditiveNoiseMechanism):
 
     def _loss_terms(self, output: np.ndarray, x: np.ndarray, x_prime: np.ndarray) -> np.ndarray:
         # (‖o−x'‖² − ‖o−x‖²)/(2σ²) = (x − x')·(o − (x + x')/2) / σ², stable form
-        return (x - x_prime) * (output - 0.5 * (x + x_prime)) / (self.sigma**2)
+        return (x - x_prime) * (output - 0.5 * (x + x_prime)) / square(self.sigma)

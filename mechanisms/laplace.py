@@ -5,7 +5,8 @@ the hybrid mechanism's Laplace node releases, and the LDP randomizer of Alg. 2, 
 K over a K-vector of clicks); seed 002 (Anytime-Lazy-UCB and Lazy-DP-TS: one Lap(1/ε) draw per
 epoch sum); seed 003 (CUCB-LDP: per-user Lap(K/ε) reports; CUCB-DP: Laplace noise on the nodes
 of the binary-tree counter). The counters and lazy sums themselves live in
-:mod:`mechanisms.continual.counting` and :mod:`mechanisms.continual.epoch_sums`.
+:mod:`mechanisms.continual.tree`, :mod:`mechanisms.continual.hybrid` and
+:mod:`mechanisms.continual.epoch_sums`.
 
 The sensitivity is stated in an explicit norm (``norm``) over an output of dimension ``dim``;
 the recorded :class:`~dpaudit.events.LaplaceEvent` carries the implied ℓ1-sensitivity

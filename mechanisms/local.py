@@ -64,6 +64,7 @@ import numpy as np
 
 from dpaudit.events import GaussianEvent, LaplaceEvent, Neighbouring, PrivacyEvent
 from dpaudit.ledger import Ledger
+from dpaudit.numerics import square
 from dpaudit.validation import check_integer, check_positive, check_probability
 from mechanisms.additive import AdditiveNoiseMechanism, norm_of
 from mechanisms.base import (
@@ -160,7 +161,9 @@ class _VectorRandomizer(NoiseMechanism):
                 )
         return arr
 
-    def sample(self, x: object, rng: np.random.Generator, size: int | tuple[int, ...] | None = None):
+    def sample(
+        self, x: object, rng: np.random.Generator, size: int | tuple[int, ...] | None = None
+    ) -> np.ndarray:
         arr = self._check(x)
         return self.mechanism(max(arr.size, 1)).sample(arr, rng, size)
 
@@ -327,7 +330,9 @@ class CascadeClickRandomizer(NoiseMechanism):
         """How many values are sent for ``click``: ``min(C, K)`` (observed) or ``K``."""
         return int(self.values(click).size)
 
-    def sample(self, x: object, rng: np.random.Generator, size: int | tuple[int, ...] | None = None):
+    def sample(
+        self, x: object, rng: np.random.Generator, size: int | tuple[int, ...] | None = None
+    ) -> np.ndarray:
         v = self.values(x)
         rng = check_rng(rng)
         shape = check_batch(size) + v.shape
@@ -352,7 +357,7 @@ class CascadeClickRandomizer(NoiseMechanism):
         if self.noise == "laplace":
             val = (np.abs(yy - b) - np.abs(yy - a)) / self.scale
         else:
-            val = ((yy - b) ** 2 - (yy - a) ** 2) / (2 * self.scale**2)
+            val = ((yy - b) ** 2 - (yy - a) ** 2) / (2 * square(self.scale))
         return val.sum(axis=-1)
 
 
@@ -401,7 +406,9 @@ class LeastPulledLaplaceRandomizer(NoiseMechanism):
             raise ValueError("super_arm must contain at least one arm")
         return min(arms, key=lambda i: (int(counts[i]), i))
 
-    def sample(self, x: object, rng: np.random.Generator, size: int | tuple[int, ...] | None = None):
+    def sample(
+        self, x: object, rng: np.random.Generator, size: int | tuple[int, ...] | None = None
+    ) -> np.ndarray:
         arr = _vector_input(x, self.domain)
         if arr.ndim != 0:
             raise ValueError(f"x must be the scalar outcome of the selected arm, got shape {arr.shape}")

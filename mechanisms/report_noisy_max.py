@@ -15,7 +15,7 @@ RNM releases only ``argmax_i (f_i(x) + Z_i)``. Two noise families:
 Exact output distributions (the white-box statistic for auditors):
 
 * Gaussian: P(argmax = i) = ∫ φ(z) Π_{j≠i} Φ((f_i + σ_i z − f_j)/σ_j) dz, by the toolkit's one
-  Gaussian-argmax quadrature, :func:`dpaudit.analyses.rnm_gaussian.log_argmax_probability` (mode-centred
+  Gaussian-argmax quadrature, :func:`dpaudit.analyses.gaussian_argmax.log_argmax_probability` (mode-centred
   composite 20-node Gauss–Legendre in log space, graded around sharp factors; σ ratios of 10^4
   are fine; ≤ 3e-15 relative error in log P against 60-digit mpmath).
 * Laplace, K = 2: closed form through the CDF of a difference of two Laplaces.
@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -53,7 +54,7 @@ import numpy as np
 from scipy import integrate, optimize
 from scipy.special import logsumexp
 
-from dpaudit.analyses.rnm_gaussian import argmax_log_distribution
+from dpaudit.analyses.gaussian_argmax import argmax_log_distribution
 from dpaudit.events import GaussianReportNoisyMaxEvent, LaplaceReportNoisyMaxEvent, Neighbouring
 from dpaudit.validation import check_flag, check_integer, check_positive
 from mechanisms.base import NoiseMechanism, Norm, Size, check_batch, check_neighbouring, check_rng
@@ -108,7 +109,9 @@ def _gl(n: int) -> tuple[np.ndarray, np.ndarray]:
 _CUT = 80.0  # log-integrand drop beyond which a piece's mass is dropped (relative error < e^-80)
 
 
-def _where_it_matters(h, href: float, mode: float, p0: float, p1: float) -> tuple[float, float]:
+def _where_it_matters(
+    h: Callable[[float], float], href: float, mode: float, p0: float, p1: float
+) -> tuple[float, float]:
     """The part of [p0, p1] (one side of the mode of the concave log-integrand ``h``) where
     h ≥ href − 80. By concavity the mass beyond the cut point x_c is at most
     e^{href−80}·|x_c − mode|/80, and the mass between the mode and x_c at least
@@ -182,7 +185,13 @@ def laplace_rnm_log_output_distribution(scores: object, scale: float) -> np.ndar
         return np.array([float(laplace_difference_logcdf(g, b)), float(laplace_difference_logcdf(-g, b))])
     order = np.argsort(s, kind="stable")  # i.i.d. noise: the law is permutation-equivariant
     out = np.empty(s.size)
-    out[order] = _laplace_rnm_logp_cached(tuple(s[order].tolist()), b)
+    try:
+        out[order] = _laplace_rnm_logp_cached(tuple(s[order].tolist()), b)
+    except OverflowError:  # the scores are so many scales apart that the integrand overflows
+        raise ValueError(
+            f"scale={b:g} is too small for the quadrature of the output distribution: the scores are "
+            f"up to {float(np.ptp(s)) / b:.3g} scales apart"
+        ) from None
     return out
 
 
@@ -197,9 +206,11 @@ def _laplace_rnm_logp_cached(s: tuple[float, ...], b: float) -> np.ndarray:
 # Gaussian: mode-centred Gauss–Legendre in log space
 
 
-def gaussian_rnm_log_output_distribution(scores: object, sigmas: object) -> np.ndarray:
+def gaussian_rnm_log_output_distribution(
+    scores: Iterable[float], sigmas: Iterable[float] | float
+) -> np.ndarray:
     """log P(argmax_i (scores_i + σ_i Z_i) = i) for every i (see
-    :func:`dpaudit.analyses.rnm_gaussian.argmax_log_distribution`, which this delegates to)."""
+    :func:`dpaudit.analyses.gaussian_argmax.argmax_log_distribution`, which this delegates to)."""
     return argmax_log_distribution(scores, sigmas)
 
 
@@ -332,9 +343,17 @@ class GaussianReportNoisyMax(NoiseMechanism):
         return len(self.sigmas)
 
     @property
-    def sensitivity(self) -> float:  # type: ignore[override]
+    def per_candidate_sensitivities(self) -> tuple[float, ...]:
+        """The sensitivity of every candidate's score (a scalar given to the constructor is
+        broadcast by ``__post_init__``)."""
+        s = self.sensitivities
+        assert isinstance(s, tuple), "normalised to a tuple by __post_init__"
+        return s
+
+    @property
+    def sensitivity(self) -> float:
         """The largest per-candidate sensitivity."""
-        return max(self.sensitivities)
+        return max(self.per_candidate_sensitivities)
 
     @property
     def mu(self) -> float:
@@ -342,7 +361,7 @@ class GaussianReportNoisyMax(NoiseMechanism):
 
     @property
     def event(self) -> GaussianReportNoisyMaxEvent:
-        return GaussianReportNoisyMaxEvent(sensitivities=self.sensitivities, sigmas=self.sigmas)
+        return GaussianReportNoisyMaxEvent(sensitivities=self.per_candidate_sensitivities, sigmas=self.sigmas)
 
     def sample(self, x: object, rng: np.random.Generator, size: Size = None) -> np.ndarray:
         """Winning indices (int64) of shape ``size``. Records nothing (use :meth:`release`)."""
@@ -368,7 +387,7 @@ class GaussianReportNoisyMax(NoiseMechanism):
             raise ValueError(
                 f"x and x_prime differ in {changed.size} scores; neighbours differ in at most one"
             )
-        if changed.size == 1 and d[changed[0]] > self.sensitivities[changed[0]] * (1 + 1e-12):
+        if changed.size == 1 and d[changed[0]] > self.per_candidate_sensitivities[changed[0]] * (1 + 1e-12):
             raise ValueError(f"score {changed[0]} changes by {d[changed[0]]:.6g} > its sensitivity")
 
     def privacy_loss(self, output: object, x: object, x_prime: object) -> np.ndarray:

@@ -30,7 +30,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from dpaudit.ledger import RunLedgers, UnitRuns
+from dpaudit.data_units import UnitRuns
+from dpaudit.events import PrivacyEvent
+from dpaudit.ledger import RunLedgers
 from dpaudit.validation import check_integer
 from mechanisms.additive import AdditiveNoiseMechanism
 
@@ -105,13 +107,13 @@ class RowReports:
         rounds, masks = rounds[order], masks[:, order]
         for s in range(self.slots):
             full = masks[:, :, s].all(axis=1)
-            shared: dict[object, list[int]] = {}
+            shared: dict[PrivacyEvent, list[int]] = {}
             for r in np.flatnonzero(full).tolist():
                 shared.setdefault(self.mechanisms[r].event, []).append(r)
             if shared:
                 units = UnitRuns.from_units(rounds)
                 for event, rows in shared.items():
-                    self.ledgers.record(rows, event, units=units, label=f"{self.label} slot {s}")  # type: ignore[arg-type]
+                    self.ledgers.record(rows, event, units=units, label=f"{self.label} slot {s}")
             for r in np.flatnonzero(~full).tolist():
                 sel = rounds[masks[r, :, s]]
                 if sel.size:

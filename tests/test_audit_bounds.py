@@ -153,7 +153,7 @@ def test_bounds_from_counts_match_privacy_estimates() -> None:
     assert b.epsilon == pytest.approx(5.0186, abs=1e-4)
     b = epsilon_lower_bound_from_counts(300, 5000, 1500, 5000, delta=1e-5, confidence=0.95)
     assert b.epsilon == pytest.approx(2.3286, abs=1e-4)
-    assert _json_roundtrip(b)["false_positives"] == 300
+    assert _json_roundtrip(b)["evidence"]["false_positives"] == 300
 
 
 @settings(max_examples=150, deadline=None)
@@ -238,7 +238,7 @@ def test_reversed_scores_detected(selection: Bonferroni | SampleSplit) -> None:
     b = mu_lower_bound(
         rng.normal(0, 1, 50_000), rng.normal(-1, 1, 50_000), confidence=CONF, selection=selection
     )
-    assert 0.85 < b.mu <= 1.0 and b.orientation == -1
+    assert 0.85 < b.mu <= 1.0 and b.evidence.orientation == -1
 
 
 def test_disjoint_supports_give_largest_finite_bound() -> None:
@@ -246,9 +246,9 @@ def test_disjoint_supports_give_largest_finite_bound() -> None:
     n = 1000
     x, y = np.zeros(n), np.ones(n)
     b = epsilon_lower_bound(x, y, delta=1e-3, confidence=CONF, selection=Bonferroni())
-    a = 0.05 / (2 * b.tests)
+    a = 0.05 / (2 * b.evidence.tests)
     u = -math.expm1(math.log(a) / n)
-    assert b.false_positives == b.false_negatives == 0
+    assert b.evidence.false_positives == b.evidence.false_negatives == 0
     assert b.epsilon == pytest.approx(math.log((1 - 1e-3 - u) / u))
     assert mu_lower_bound(x, y, confidence=CONF, selection=Bonferroni()).mu == pytest.approx(
         2 * stats.norm.isf(u)
@@ -260,9 +260,10 @@ def test_sample_split_fields() -> None:
     b = mu_lower_bound(
         rng.normal(0, 1, 10_001), rng.normal(1, 1, 9_999), confidence=CONF, selection=SampleSplit(0.3)
     )
-    assert b.trials == 20_000 and b.tests == 1
-    assert b.null_trials == 10_001 - 3000 and b.alt_trials == 9_999 - 2999
-    assert "split" in b.method
+    ev = b.evidence
+    assert ev.trials == 20_000 and ev.tests == 1
+    assert ev.null_trials == 10_001 - 3000 and ev.alt_trials == 9_999 - 2999
+    assert "split" in ev.method
     with pytest.raises(ValueError, match="fraction"):
         SampleSplit(fraction=1.0)
     with pytest.raises(ValueError, match="selection"):
@@ -386,7 +387,7 @@ def test_tightness_mu_one_gaussian() -> None:
         rng.normal(0, 1, 10**6), rng.normal(1, 1, 10**6), confidence=CONF, selection=Bonferroni()
     )
     assert 0.85 <= b.mu <= 1.0, b
-    assert b.trials == 2 * 10**6
+    assert b.evidence.trials == 2 * 10**6
 
 
 def test_profile_audit_correct_gaussian_not_flagged() -> None:
@@ -478,6 +479,6 @@ def test_white_box_privacy_loss_audit() -> None:
     rng = np.random.default_rng(11)
     x, y = stat(rng.normal(0, 1, 100_000)), stat(rng.normal(1, 1, 100_000))
     b = mu_lower_bound(x, y, confidence=CONF, selection=Bonferroni())
-    assert 0.9 < b.mu <= 1.0 and b.orientation == -1  # small L is evidence for x'
+    assert 0.9 < b.mu <= 1.0 and b.evidence.orientation == -1  # small L is evidence for x'
     p = monte_carlo_profile(x, [0.0, 1.0], confidence=CONF)
     assert all(lo <= gdp_delta(1.0, e) for lo, e in zip(p.delta_lower, p.epsilons))

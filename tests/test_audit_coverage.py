@@ -65,7 +65,7 @@ def test_pilot_power_criterion_prefers_the_rare_violating_event():
     (claim given) picks the rare one far more often than the pessimistic predicted bound."""
     import numpy as np
 
-    from dpaudit.audit.thresholds import pilot_choice
+    from dpaudit.audit.pilot import pilot_choice
 
     def pilots(rng, n=100):
         return [((rng.random(n) < p0).astype(float), (rng.random(n) < p1).astype(float), (0.0, 1.0))
@@ -84,7 +84,7 @@ def test_pilot_power_criterion_leaves_grid_families_to_the_pessimistic_rule():
     so a continuous family keeps the pessimistic rule even when the claim is given."""
     import numpy as np
 
-    from dpaudit.audit.thresholds import pilot_choice
+    from dpaudit.audit.pilot import pilot_choice
 
     rng = np.random.default_rng(3)
     p = [(rng.normal(0, 1, 500), rng.normal(1.1, 1, 500), None)]

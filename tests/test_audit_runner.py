@@ -211,7 +211,7 @@ def test_unequal_sides_keep_the_even_split_seeding_and_sizes():
 
 
 def test_pilot_gives_the_rare_side_more_of_the_main_sample():
-    from dpaudit.audit.thresholds import NULL_SHARES, pilot_choice
+    from dpaudit.audit.pilot import NULL_SHARES, pilot_choice
 
     rng = np.random.default_rng(0)
     # one cut of a two-point support: FPR 1.2 % on the null side, TPR 15 % on the alternative

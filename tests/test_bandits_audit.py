@@ -27,7 +27,7 @@ from bandits.thompson.audit_trajectories import (
     score_statistic,
     trajectory_losses,
 )
-from dpaudit.analyses.rnm_gaussian import argmax_log_distribution, log_argmax_probability
+from dpaudit.analyses.gaussian_argmax import argmax_log_distribution, log_argmax_probability
 from dpaudit.analyses.thompson_sampling import ThompsonConfig
 from dpaudit.audit.report import AuditReport
 from tests.mp_reference import log_argmax_mp

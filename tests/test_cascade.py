@@ -1,5 +1,5 @@
 """Seed 001 (cascading bandits under DP / LDP): the digest's §6.2 reproduction checks, the vectorised
-hybrid counters against mechanisms.continual.counting.HybridCounter, every agent against the plain per-step
+hybrid counters against mechanisms.continual.hybrid.HybridCounter, every agent against the plain per-step
 loop, stacking, declarations (what holds vs what is claimed), ledgers, audits, the CLI runs."""
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ from dpaudit.audit.target import choose_statistic
 from dpaudit.declaration import check_ledgers
 from dpaudit.events import LaplaceEvent
 from dpaudit.ledger import Ledger, RunLedgers
-from mechanisms.continual.counting import HybridCounter
+from mechanisms.continual.hybrid import HybridCounter
 from mechanisms.continual.hybrid_batch import BatchHybridStreams, BatchHybridSums, hybrid_error_scales
 
 ENV = cascade_instance()

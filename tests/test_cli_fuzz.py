@@ -175,3 +175,19 @@ def test_every_input_is_answered_or_refused_in_one_line(
     assert code == 0 or (code == 1 and argv[0] in ("audit", "run")), (argv, code, err)
     if "--json" in argv:
         _strict(out)
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
+@pytest.mark.parametrize(
+    "argv",
+    [  # a noise scale that overflows once squared or exponentiated raised a traceback
+        ["audit", "gaussian", "--trials", "2000", "--sigma", "1e300"],
+        ["audit", "cascade", "--trials", "2000", "--positions", "1", "--epsilon", "1e-300",
+         "--batch-size", "1", "--click", "1", "--noise-delta", "1e-6"],
+        ["audit", "rnm-laplace", "--trials", "2000", "--arms", "3", "--scale", "1e-300"],
+    ],
+)
+def test_inputs_that_once_raised_a_traceback(argv: list[str], capsys: pytest.CaptureFixture) -> None:
+    """Found by the fuzz test above; checked the same way, every time."""
+    test_every_input_is_answered_or_refused_in_one_line.hypothesis.inner_test(argv, capsys)

@@ -31,7 +31,7 @@ from dpaudit.audit.runner import run_audit
 from dpaudit.declaration import check_ledgers
 from dpaudit.events import LaplaceEvent
 from dpaudit.ledger import Ledger, RunLedgers
-from mechanisms.continual.counting import BinaryTreeCounter
+from mechanisms.continual.tree import BinaryTreeCounter
 from mechanisms.continual.tree_batch import BatchTreeSums
 from mechanisms.randomness import RepRandom
 

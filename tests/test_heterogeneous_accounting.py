@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpaudit.accounting import account, normal_form, pld, rdp
-from dpaudit.accounting.composition import binned_up
+from dpaudit.accounting.binning import binned_up
 from dpaudit.events import ComposedEvent, GaussianEvent, LaplaceEvent, RandomizedResponseEvent
 from dpaudit.numerics import div_up, div_up_array
 

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dpaudit.accounting import account
+from dpaudit.data_units import UnitRuns
 from dpaudit.events import (
     ApproxDpEvent,
     ComposedEvent,
@@ -29,7 +30,7 @@ from dpaudit.events import (
     RandomizedResponseEvent,
     SelfComposedEvent,
 )
-from dpaudit.ledger import Ledger, UnitRuns
+from dpaudit.ledger import Ledger
 from dpaudit.serialization import EVENT_TYPES, encode_value, event_from_dict, event_to_dict
 
 ONE_OF_EACH = [

@@ -1,4 +1,4 @@
-"""Tests for mechanisms.continual.counting: tree / hybrid continual counters."""
+"""Tests for mechanisms.continual.tree and mechanisms.continual.hybrid: tree / hybrid continual counters."""
 
 from __future__ import annotations
 
@@ -18,13 +18,8 @@ from dpaudit.events import (
     SelfComposedEvent,
 )
 from dpaudit.ledger import Ledger
-from mechanisms.continual.counting import (
-    BinaryTreeCounter,
-    HybridCounter,
-    tree_charge,
-    tree_levels,
-    tree_node_layout,
-)
+from mechanisms.continual.hybrid import HybridCounter
+from mechanisms.continual.tree import BinaryTreeCounter, tree_charge, tree_levels, tree_node_layout
 
 HORIZONS = [1, 2, 3, 5, 6, 7, 8, 12, 17, 64, 100, 1000]
 

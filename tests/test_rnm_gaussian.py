@@ -1,4 +1,5 @@
-"""Tests of dpaudit.analyses.rnm_gaussian: exact heterogeneous Gaussian report-noisy-max.
+"""Tests of dpaudit.analyses.gaussian_argmax and dpaudit.analyses.rnm_gaussian: exact heterogeneous Gaussian
+report-noisy-max.
 
 Oracles: the two-candidate closed form, 25-digit mpmath quadrature, Monte Carlo, the GDP
 bound (which must never be exceeded) and, for N = 2, the fact that the worst case *equals*
@@ -17,13 +18,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.special import log_ndtr
 
-from dpaudit.analyses.rnm_gaussian import (
+from dpaudit.analyses.gaussian_argmax import (
     argmax_distribution,
     argmax_log_distribution,
+    log_argmax_probability,
+)
+from dpaudit.analyses.rnm_gaussian import (
     exact_epsilon,
     exact_privacy_profile,
     gdp_bound,
-    log_argmax_probability,
     published_bound_theorem6,
     published_bound_theorem7,
     worst_case_epsilon,

@@ -16,7 +16,7 @@ union bound) give the false-positive and false-negative rates, and the rates giv
 (Kairouz, Oh & Viswanath 2015, Thm 2.1) and μ (Dong, Roth & Su 2022, Cor. 2.13). The pilot's
 choice depends only on pilot data, so no multiplicity correction is needed. The pilot ranks tests
 by the μ bound they predict, or by the ε bound for a pure ε-DP guarantee (there the most telling
-test sits in a tail rather than in the middle) (:func:`dpaudit.audit.thresholds.pilot_choice`,
+test sits in a tail rather than in the middle) (:func:`dpaudit.audit.pilot.pilot_choice`,
 pessimistic pilot rates against the winner's curse).
 
 **Pairs.** Both tables are fixed (every trajectory is a draw of the mechanism's output on that
@@ -67,8 +67,8 @@ from dpaudit.audit import (
     mu_lower_bound_from_counts,
 )
 from dpaudit.audit.estimate import mu_interval_from_counts
+from dpaudit.audit.pilot import PilotChoice, pilot_choice
 from dpaudit.audit.power import floor_report
-from dpaudit.audit.thresholds import PilotChoice, pilot_choice
 from dpaudit.validation import check_integer
 
 __all__ = [

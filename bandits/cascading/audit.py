@@ -62,9 +62,9 @@ from dpaudit.audit import (
 )
 from dpaudit.audit.estimate import mu_interval_from_counts
 from dpaudit.audit.neighbours import NeighbourPair
+from dpaudit.audit.pilot import pilot_choice
 from dpaudit.audit.power import floor_report, largest_provable_epsilon
 from dpaudit.audit.target import choose_statistic
-from dpaudit.audit.thresholds import pilot_choice
 from dpaudit.conversions import pure_dp_to_gdp
 from dpaudit.ledger import RunLedgers
 from dpaudit.validation import check_integer

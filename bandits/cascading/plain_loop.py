@@ -8,7 +8,7 @@ items — no vectorisation across repetitions. It draws the same random numbers 
 :func:`bandits.engine.simulator.simulate` (the repetition's outcome table, tie keys and noise
 streams), so the actions agree. Algorithm 1's counters are one
 :class:`~mechanisms.continual.hybrid_batch.BatchHybridStreams` of one row (itself tested against
-:class:`mechanisms.continual.counting.HybridCounter`).
+:class:`mechanisms.continual.hybrid.HybridCounter`).
 
 Example:
     >>> import numpy as np

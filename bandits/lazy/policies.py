@@ -88,7 +88,7 @@ def _check_common(policy: Policy) -> None:
 
 class EpochRoundsLog:
     """Turns a chunk's actions and its epoch releases into one ledger entry per release whose
-    units are the rounds of that epoch's observations (compact :class:`~dpaudit.ledger.UnitRuns`).
+    units are the rounds of that epoch's observations (compact :class:`~dpaudit.data_units.UnitRuns`).
 
     Per repetition and arm it keeps the rounds of the epoch in progress; a release of arm j at
     round t takes every buffered round of j up to t. It only reads what the engine played and

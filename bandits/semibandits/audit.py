@@ -3,7 +3,7 @@
 * **LDP** — the local randomizer (:mod:`mechanisms.local`) on inputs 0_K vs 1_K (CUCB-LDP1) or
   0 vs 1 (CUCB-LDP2), white-box privacy loss (:func:`dpaudit.audit.run_audit`).
 * **DP** — the tree releases (:class:`TreeReleases`: every node of the full padded tree,
-  :class:`~mechanisms.continual.counting.BinaryTreeCounter`) on two streams that differ in one
+  :class:`~mechanisms.continual.tree.BinaryTreeCounter`) on two streams that differ in one
   user's K-sparse leaf (0 vs 1 on K coordinates), exact privacy loss of all nodes.
 * **the action sequences** — :func:`bandits.auditing.black_box.audit_policy`.
 """
@@ -30,7 +30,7 @@ from dpaudit.audit import AuditReport, Certified
 from dpaudit.audit.neighbours import NeighbourPair
 from dpaudit.audit.runner import AuditTarget, choose_statistic, run_audit
 from dpaudit.validation import check_integer
-from mechanisms.continual.counting import BinaryTreeCounter, tree_levels
+from mechanisms.continual.tree import BinaryTreeCounter, tree_levels
 
 __all__ = ["TreeReleases", "tree_target", "ldp_target", "audit_csb_policy"]
 

@@ -76,7 +76,7 @@ from bandits.structures.combinatorial import COMBINATORIAL, TIE_RULES, problem
 from dpaudit.declaration import Declaration, PublishedClaim
 from dpaudit.validation import check_integer, check_positive
 from mechanisms.additive import AdditiveNoiseMechanism
-from mechanisms.continual.counting import tree_levels
+from mechanisms.continual.tree import tree_levels
 from mechanisms.continual.tree_batch import BatchTreeSums
 from mechanisms.laplace import LaplaceMechanism
 from mechanisms.local import LaplaceVectorRandomizer, LeastPulledLaplaceRandomizer

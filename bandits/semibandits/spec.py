@@ -71,7 +71,7 @@ NOISE_FACTOR = Option(
 def _lines(pol: CSBPolicy, env: Environment, horizon: int) -> tuple[list[str], dict[str, Any]]:
     from bandits.semibandits.policies import CUCBDP
     from bandits.structures.combinatorial import problem
-    from mechanisms.continual.counting import tree_levels
+    from mechanisms.continual.tree import tree_levels
 
     p = problem(env.structure)
     lines = [

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from dpaudit.analyses.rnm_gaussian import log_argmax_probability
+from dpaudit.analyses.gaussian_argmax import log_argmax_probability
 
 __all__ = [
     "log_action_probabilities",

@@ -82,10 +82,12 @@ from bandits.thompson.model_tests import model_tests
 from bandits.thompson.policy import GaussianTS
 from dpaudit.analyses.thompson_sampling import ThompsonConfig
 from dpaudit.audit.estimate import mu_interval_from_counts
+from dpaudit.audit.multiplicity import Bonferroni
+from dpaudit.audit.pilot import pilot_choice
 from dpaudit.audit.power import floor_report
 from dpaudit.audit.profile import epsilon_lower_bound_from_losses, monte_carlo_profile
 from dpaudit.audit.report import AuditReport, Certified, Empirical
-from dpaudit.audit.thresholds import Bonferroni, pilot_choice, single_test_rates, threshold_rates
+from dpaudit.audit.thresholds import single_test_rates, threshold_rates
 from dpaudit.conversions import gdp_epsilon
 
 __all__ = [

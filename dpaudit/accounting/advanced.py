@@ -26,22 +26,15 @@ largest double (e^{ε_i} overflows for ε_i ≳ 709.8) or the (ε, δ) leaves le
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
 from dpaudit.accounting.basic import split
-from dpaudit.accounting.composition import (
-    Composition,
-    NotApplicable,
-    binned_up,
-    check_private,
-    no_bound,
-    norm_up,
-    sum_up,
-    sum_up_arrays,
-)
+from dpaudit.accounting.binning import binned_up
+from dpaudit.accounting.composition import Composition, NotApplicable, check_private, no_bound
 from dpaudit.conversions import gdp_epsilon_estimate, gdp_epsilon_log
-from dpaudit.numerics import minimise_zoom
+from dpaudit.numerics import minimise_zoom, norm_up, sum_up, sum_up_arrays
 
 NAME = "advanced"
 SEARCH_BINS = 64
@@ -83,7 +76,9 @@ def _drv(norm: np.ndarray, lin: np.ndarray, log_slack: np.ndarray) -> np.ndarray
         return np.nextafter(v * (1.0 + 1e-13), np.inf)
 
 
-def _gauss_terms(rep: np.ndarray, mult: np.ndarray, log_step: np.ndarray, certified: bool = True):
+def _gauss_terms(
+    rep: np.ndarray, mult: np.ndarray, log_step: np.ndarray, certified: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
     """For per-step log δ_i on a grid: (‖ε_i‖₂ contribution, Σ ε_i(e^{ε_i}−1)) arrays. With
     ``certified=False`` the per-step ε are Newton estimates on at most :data:`SEARCH_BINS` + 1
     coarser bins (for the search only: any split is valid)."""
@@ -102,7 +97,7 @@ def _gauss_terms(rep: np.ndarray, mult: np.ndarray, log_step: np.ndarray, certif
     return np.nextafter(norm, np.inf), np.nextafter(lin, np.inf)
 
 
-def _search(fun, lo: float, hi: float) -> float:
+def _search(fun: Callable[[np.ndarray, bool], np.ndarray], lo: float, hi: float) -> float:
     """The minimiser of ``fun(x, certified)`` over [lo, hi]: searched on estimates
     (``certified=False``; 33 points, then five zooms of 17), then the certified value at the
     chosen x. Any x gives a valid bound, so the estimates affect tightness only."""

@@ -9,7 +9,7 @@ bins (:func:`binned_mus`: the 128 largest values exact, geometric bins below) an
 charged the largest μ in its bin, which can only increase ε (monotone in μ): the cost is
 bounded whatever the number of steps.
 
-Soundness and domain. Sums are rounded up (:func:`~dpaudit.accounting.composition.sum_up`), the δ
+Soundness and domain. Sums are rounded up (:func:`~dpaudit.numerics.sum_up`), the δ
 left for the Gaussian steps is rounded down and the per-step δ is handled in log space, so a
 per-step δ below the smallest double (δ = 1e-318 over 10⁶ steps) is still exact. Every finite
 input gets an answer or "not applicable" (a sum of ε that exceeds the largest double; (ε, δ)
@@ -22,17 +22,10 @@ import math
 
 import numpy as np
 
-from dpaudit.accounting.composition import (
-    Composition,
-    NotApplicable,
-    binned_up,
-    check_private,
-    no_bound,
-    sum_up,
-    sum_up_arrays,
-)
+from dpaudit.accounting.binning import binned_up
+from dpaudit.accounting.composition import Composition, NotApplicable, check_private, no_bound
 from dpaudit.conversions import gdp_epsilon_log
-from dpaudit.numerics import bisect
+from dpaudit.numerics import bisect, sum_up, sum_up_arrays
 
 NAME = "basic"
 _TINY = 5e-324
@@ -114,7 +107,7 @@ def delta(comp: Composition, eps: float) -> float:
         return 1.0
     n = math.fsum(mult.tolist())
 
-    def over(log_step: np.ndarray) -> np.ndarray:
+    def over(log_step: float | np.ndarray) -> np.ndarray:
         """True where the Gaussian steps at per-step δ = e^x need more ε than the budget."""
         x = np.atleast_1d(np.asarray(log_step, dtype=float))
         out = np.empty(x.shape, dtype=bool)

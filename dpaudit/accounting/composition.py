@@ -21,10 +21,9 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from fractions import Fraction
 from functools import cached_property
 from operator import attrgetter, itemgetter
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -46,7 +45,7 @@ from dpaudit.events import (
     RandomizedResponseEvent,
     SelfComposedEvent,
 )
-from dpaudit.numerics import div_down, div_up, div_up_array
+from dpaudit.numerics import div_down, div_up, div_up_array, norm_up
 
 __all__ = [
     "Composition",
@@ -57,12 +56,8 @@ __all__ = [
     "sampled_noise_multiplier",
     "no_bound",
     "is_full_sample",
-    "norm_up",
-    "sum_up",
-    "sum_up_arrays",
     "leaf_mu",
     "check_private",
-    "binned_up",
     "PureGroup",
     "Steps",
 ]
@@ -74,117 +69,7 @@ class NotApplicable(Exception):
     """Raised by an accounting method that cannot bound an event; the message says why."""
 
 
-def binned_up(
-    values: np.ndarray, counts: np.ndarray, max_bins: int, exact_top: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Group positive ``values`` into at most ``max_bins`` + 1 bins, each represented by its
-    *largest* member, so that charging every step its bin's value can only increase the bound
-    of any method, because each family is ordered by its parameter: the pair of output
-    distributions at the smaller parameter is a post-processing of the pair at the larger one,
-    so every divergence and every trade-off bound can only grow (Blackwell's theorem; Dong, Roth
-    & Su 2022, Prop. 2.8). Gaussian (μ) and Laplace (ε) are location families with a monotone
-    likelihood ratio, so the power of the Neyman-Pearson test at every level grows with the
-    shift; k-ary randomized response at ε is randomized response at ε′ > ε followed by replacing
-    the answer with a uniform one with a suitable probability.
-
-    Returns (representative values, total multiplicities). Exact (no grouping) when there are
-    at most ``2 * exact_top`` distinct values. Otherwise the ``exact_top`` largest distinct values
-    stay exact and the rest fall into geometric bins of relative width
-    max(1e-4, (cut/min)^(1/(max_bins − exact_top)) − 1) over their range.
-
-    >>> rep, mult = binned_up(np.linspace(1.0, 2.0, 10**5), np.ones(10**5), 1024, 128)
-    >>> rep.size <= 1025, float(mult.sum()), float(rep.max())
-    (True, 100000.0, 2.0)
-    """
-    uniq, inv = np.unique(values, return_inverse=True)
-    if uniq.size <= 2 * exact_top:
-        return uniq, np.bincount(inv, weights=counts, minlength=uniq.size)
-    top = max_bins - exact_top
-    cut_index = uniq.size - exact_top  # uniq[cut_index:] stay exact
-    cut = float(uniq[cut_index])
-    spread = math.log(cut / float(uniq[0]))
-    rel_width = max(1e-4, math.expm1(spread / top))
-    with np.errstate(divide="ignore"):
-        geo = np.floor(np.log(values / uniq[0]) / math.log1p(rel_width)).astype(np.int64)
-    geo = np.minimum(geo, top)  # rounding of the log can put the last low value one bin up
-    key = np.where(inv >= cut_index, top + 1 + (inv - cut_index), geo)
-    bins, binv = np.unique(key, return_inverse=True)
-    rep = np.zeros(bins.size)
-    np.maximum.at(rep, binv, values)
-    return rep, np.bincount(binv, weights=counts, minlength=bins.size)
-
-
-def sum_up(terms: list[tuple[float, float]] | list[float]) -> float:
-    """Σ count·value over ``terms`` (pairs, or plain non-negative values), rounded *up*.
-
-    With at most 64 terms the sum is exact (rational arithmetic on the doubles) and then rounded
-    up to the nearest double, so an exact total stays exact: four steps of ε = 0.25 sum to 1.0.
-    Longer sums use ``math.fsum`` plus a relative 1e-15 and one ulp. Either way each *value* is
-    taken as exact; a caller whose values carry their own rounding inflates them first.
-
-    >>> sum_up([(4, 0.25)]), sum_up([(10, 0.1)])  # 10 × 0.1000000000000000055…
-    (1.0, 1.0000000000000002)
-    """
-    pairs = [(1.0, t) if not isinstance(t, tuple) else t for t in terms]
-    if not pairs:
-        return 0.0
-    c, v = zip(*pairs)
-    return sum_up_arrays(np.array(c, dtype=float), np.array(v, dtype=float))
-
-
-def sum_up_arrays(counts: np.ndarray, values: np.ndarray) -> float:
-    """:func:`sum_up` of the pairs (counts[i], values[i]), vectorised.
-
-    >>> sum_up_arrays(np.array([4.0]), np.array([0.25]))
-    1.0
-    """
-    c, v = np.asarray(counts, dtype=float), np.asarray(values, dtype=float)
-    keep = (c != 0) & (v != 0)
-    c, v = c[keep], v[keep]
-    if c.size == 0:
-        return 0.0
-    with np.errstate(over="ignore"):
-        prod = c * v
-    if np.any(np.isinf(prod) & (prod > 0)):
-        return math.inf
-    if c.size <= 64:
-        exact = sum((Fraction(float(a)) * Fraction(float(b)) for a, b in zip(c, v)), Fraction(0))
-        out = float(exact)
-        if Fraction(out) < exact:
-            out = math.nextafter(out, math.inf)
-        return out
-    # each product c·v is rounded (≤ 2^-53 relative), fsum is exact to one rounding: 1e-15 covers both
-    total = math.fsum(prod.tolist())
-    if total == 0.0:
-        return 0.0
-    return math.nextafter(total * (1.0 + 1e-15) + c.size * 5e-324, math.inf)
-
-
-def norm_up(values: np.ndarray, counts: np.ndarray) -> float:
-    """sqrt(Σ counts·values²) for values ≥ 0, rounded *up*, without under- or overflow of the
-    squares (the values are scaled by their maximum first). inf if the result overflows.
-
-    >>> norm_up(np.array([3e-200, 4e-200]), np.array([1.0, 1.0])) >= 5e-200
-    True
-    """
-    v = np.asarray(values, dtype=float)
-    c = np.asarray(counts, dtype=float)
-    keep = (v > 0) & (c > 0)
-    if not np.any(keep):
-        return 0.0
-    v, c = v[keep], c[keep]
-    top = float(v.max())
-    if math.isinf(top):
-        return math.inf
-    r = v / top
-    # pairwise summation: relative error ≤ (log2 n + 3)·2^-53 ≤ 4e-15 for n ≤ 1e9, inside 1e-14
-    s = float(np.sum(c * r * r)) * (1.0 + 1e-14)
-    with np.errstate(over="ignore"):
-        out = top * math.sqrt(s)
-    return math.nextafter(out, math.inf) if math.isfinite(out) else math.inf
-
-
-def is_full_sample(leaf: PrivacyEvent) -> bool:
+def is_full_sample(leaf: PrivacyEvent) -> TypeGuard[PoissonSampledEvent]:
     """A Poisson-sampled event with q = 1: the inner Gaussian itself."""
     return isinstance(leaf, PoissonSampledEvent) and leaf.sampling_probability == 1.0
 
@@ -192,7 +77,7 @@ def is_full_sample(leaf: PrivacyEvent) -> bool:
 def leaf_mu(leaf: PrivacyEvent) -> float:
     """The GDP μ of a Gaussian-type leaf, rounded up (sensitivity/σ as an exact quotient)."""
     if is_full_sample(leaf):
-        leaf = leaf.event  # type: ignore[attr-defined]
+        leaf = leaf.event
     if isinstance(leaf, GaussianEvent):
         return div_up(leaf.sensitivity, leaf.sigma)
     if isinstance(leaf, GaussianReportNoisyMaxEvent):
@@ -308,6 +193,7 @@ class Composition:
         garbage collector is paused (a pass over 10⁶ leaves otherwise triggers collections of
         the whole event graph)."""
         n = len(self.items)
+        out = _Classes(n)
         with _gc_paused():
             leaves = list(map(itemgetter(0), self.items))
             types = list(map(type, leaves))
@@ -319,7 +205,6 @@ class Composition:
             else:
                 code = {t: i for i, t in enumerate(kinds)}
                 codes = np.fromiter(map(code.__getitem__, types), dtype=np.intp, count=n)
-            gaussian_mask = np.zeros(n, dtype=bool)
 
             def bulk(t: type, *attrs: str) -> tuple[np.ndarray, ...]:
                 idx = np.flatnonzero(codes == code[t])
@@ -327,59 +212,16 @@ class Composition:
                 return (idx, *(np.fromiter(map(attrgetter(a), sel), dtype=float, count=idx.size)
                                for a in attrs))
 
-            mus: list[np.ndarray] = []
-            counts: list[np.ndarray] = []
-            groups: list[PureGroup] = []
             if GaussianEvent in kinds:
                 idx, s, sigma = bulk(GaussianEvent, "sensitivity", "sigma")
-                gaussian_mask[idx] = True
-                mus.append(div_up_array(s, sigma))
-                counts.append(counts_all[idx])
+                out.add_gaussian(idx, div_up_array(s, sigma), counts_all[idx])
             if LaplaceEvent in kinds:
                 idx, s, scale = bulk(LaplaceEvent, "sensitivity", "scale")
-                groups.append(PureGroup("laplace", 0, div_up_array(s, scale), counts_all[idx]))
-            pure: dict[tuple[str, int], tuple[list[float], list[float]]] = {}
-            approx: list[tuple[float, float, float]] = []
-            other: list[tuple[PrivacyEvent, int]] = []
+                out.groups.append(PureGroup("laplace", 0, div_up_array(s, scale), counts_all[idx]))
             singles = [code[t] for t in kinds if t is not GaussianEvent and t is not LaplaceEvent]
             for i in np.flatnonzero(np.isin(codes, singles)).tolist() if singles else ():
-                leaf, c = self.items[i]
-                t = type(leaf)
-                if t is GaussianReportNoisyMaxEvent or is_full_sample(leaf):
-                    gaussian_mask[i] = True
-                    mus.append(np.array([leaf_mu(leaf)]))
-                    counts.append(np.array([c], dtype=float))
-                    continue
-                if t is GaussianSequenceEvent:
-                    gaussian_mask[i] = True
-                    mus.append(leaf.mus)
-                    counts.append(np.full(leaf.mus.size, float(c)))
-                    continue
-                if t is ApproxDpEvent and leaf.delta > 0:
-                    approx.append((float(leaf.epsilon), float(leaf.delta), float(c)))
-                    continue
-                e = pure_epsilon(leaf)
-                if e is None:
-                    other.append((leaf, c))
-                    continue
-                key = ("rr", int(leaf.num_categories)) if t is RandomizedResponseEvent else ("pure", 0)
-                vals, cnts_k = pure.setdefault(key, ([], []))
-                vals.append(e)
-                cnts_k.append(float(c))
-        if mus:  # canonical order (by value), so that sums do not depend on the order of leaves
-            m, c = np.concatenate(mus), np.concatenate(counts)
-            order = _canonical_order(m, c)
-            m, c = m[order], c[order]
-        else:
-            m, c = np.zeros(0), np.zeros(0)
-        for (family, k), (vals, cnts_k) in sorted(pure.items()):
-            groups.append(PureGroup(family, k, np.array(vals, dtype=float), np.array(cnts_k)))
-        for i, g in enumerate(groups):
-            order = _canonical_order(g.eps, g.counts)
-            groups[i] = PureGroup(g.family, g.k, g.eps[order], g.counts[order])
-        a = np.array(sorted(approx), dtype=float).reshape(-1, 3)
-        steps = Steps(tuple(groups), a[:, 0].copy(), a[:, 1].copy(), a[:, 2].copy(), tuple(other))
-        return m, c, steps, gaussian_mask
+                out.add_leaf(i, *self.items[i])
+        return out.result()
 
     @cached_property
     def _rest(self) -> list[tuple[PrivacyEvent, int]]:
@@ -413,6 +255,70 @@ class Composition:
         mus, _, st, _ = self._classified
         return (mus.size == 0 and st.approx_eps.size == 0 and not st.other
                 and all(not np.any(g.eps > 0) for g in st.pure))
+
+
+class _Classes:
+    """What :meth:`Composition._classified` collects in its pass over the leaves: Gaussian-type
+    per-step μ with multiplicities (and which items they came from), the pure ε-DP groups, the
+    (ε, δ > 0) leaves and every other leaf."""
+
+    def __init__(self, n: int) -> None:
+        self.gaussian_mask = np.zeros(n, dtype=bool)
+        self.mus: list[np.ndarray] = []
+        self.counts: list[np.ndarray] = []
+        self.groups: list[PureGroup] = []
+        self.pure: dict[tuple[str, int], tuple[list[float], list[float]]] = {}
+        self.approx: list[tuple[float, float, float]] = []
+        self.other: list[tuple[PrivacyEvent, int]] = []
+
+    def add_gaussian(self, items: int | np.ndarray, mus: np.ndarray, counts: np.ndarray) -> None:
+        """Gaussian-type steps of per-step ``mus`` and multiplicities ``counts`` from ``items``."""
+        self.gaussian_mask[items] = True
+        self.mus.append(mus)
+        self.counts.append(counts)
+
+    def add_leaf(self, i: int, leaf: PrivacyEvent, c: int) -> None:
+        """Item ``i``: ``c`` times a leaf that is neither a plain Gaussian nor a plain Laplace
+        (classified by its exact type: a subclass of an event type is not that event)."""
+        if type(leaf) is GaussianReportNoisyMaxEvent or is_full_sample(leaf):
+            self.add_gaussian(i, np.array([leaf_mu(leaf)]), np.array([c], dtype=float))
+            return
+        if type(leaf) is GaussianSequenceEvent:
+            self.add_gaussian(i, leaf.mus, np.full(leaf.mus.size, float(c)))
+            return
+        if type(leaf) is ApproxDpEvent and leaf.delta > 0:
+            self.approx.append((float(leaf.epsilon), float(leaf.delta), float(c)))
+            return
+        e = pure_epsilon(leaf)
+        if e is None:
+            self.other.append((leaf, c))
+            return
+        if type(leaf) is RandomizedResponseEvent:
+            key = ("rr", int(leaf.num_categories))
+        else:
+            key = ("pure", 0)
+        vals, cnts_k = self.pure.setdefault(key, ([], []))
+        vals.append(e)
+        cnts_k.append(float(c))
+
+    def result(self) -> tuple[np.ndarray, np.ndarray, Steps, np.ndarray]:
+        """(μ, multiplicities, :class:`Steps`, Gaussian mask), every array in canonical order
+        (by value), so that sums do not depend on the order of the leaves."""
+        if self.mus:
+            m, c = np.concatenate(self.mus), np.concatenate(self.counts)
+            order = _canonical_order(m, c)
+            m, c = m[order], c[order]
+        else:
+            m, c = np.zeros(0), np.zeros(0)
+        groups = list(self.groups)
+        for (family, k), (vals, cnts_k) in sorted(self.pure.items()):
+            groups.append(PureGroup(family, k, np.array(vals, dtype=float), np.array(cnts_k)))
+        for i, g in enumerate(groups):
+            order = _canonical_order(g.eps, g.counts)
+            groups[i] = PureGroup(g.family, g.k, g.eps[order], g.counts[order])
+        a = np.array(sorted(self.approx), dtype=float).reshape(-1, 3)
+        steps = Steps(tuple(groups), a[:, 0].copy(), a[:, 1].copy(), a[:, 2].copy(), tuple(self.other))
+        return m, c, steps, self.gaussian_mask
 
 
 def _canonical_order(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -523,3 +429,4 @@ def normal_form(event: PrivacyEvent) -> tuple[Composition, ...]:
             items = alt.items() if positive else ((k, v) for k, v in alt.items() if v > 0)
             out.append(Composition(tuple(items)))
     return tuple(out)
+

@@ -24,8 +24,9 @@ import math
 
 import numpy as np
 
-from dpaudit.accounting.composition import Composition, NotApplicable, check_private, no_bound, norm_up
+from dpaudit.accounting.composition import Composition, NotApplicable, check_private, no_bound
 from dpaudit.conversions import gdp_delta, gdp_epsilon, pure_dp_to_gdp
+from dpaudit.numerics import norm_up
 
 NAME = "gdp"
 

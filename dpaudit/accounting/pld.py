@@ -22,9 +22,10 @@ directions differ, so both are composed), with the noise multiplier rounded down
 [1e-100, 20], and the composed width sized by the central-limit GDP parameter
 q·sqrt(k(e^{μ²} − 1)) (Bu, Dong, Long & Su 2020, Thm 5) plus one step's range (a memory estimate;
 the composed grid is checked where it is built). The compositions
-themselves — a leaf repeated k times, and the product of the parts — are computed here, by FFT
-in extended precision (``np.longdouble``, unit roundoff u = 2^-64 on x86-64), separately for the
-"remove" and "add" directions; δ is the larger of the two.
+themselves — a leaf repeated k times, and the product of the parts — are computed by FFT in
+extended precision (``np.longdouble``, unit roundoff u = 2^-64 on x86-64) in
+:mod:`dpaudit.accounting.pld_pmf`, separately for the "remove" and "add" directions; δ is the
+larger of the two.
 
 Bounded memory. The grid interval Δ is 1e-4 unless the composed loss range would need more
 points than a budget: W/Δ ≤ 2·10⁶ with W = (μ² + 20μ) + Σ_i 2k_iε_i (an upper bound on the support
@@ -61,23 +62,31 @@ a single step and about k·1e-18·√L for k-fold compositions), for a per-step 
 from __future__ import annotations
 
 import functools
-import heapq
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from dpaudit.accounting import gdp, progress
+from dpaudit.accounting.binning import binned_up
 from dpaudit.accounting.composition import (
     Composition,
     NotApplicable,
     Steps,
-    binned_up,
     check_private,
     leaf_mu,
     pure_epsilon,
     sampled_noise_multiplier,
+)
+from dpaudit.accounting.pld_pmf import (
+    Pmf,
+    compose_all,
+    delta_at,
+    epsilon_for,
+    from_dp,
+    grid_deltas,
+    losses_of,
+    self_compose,
 )
 from dpaudit.events import (
     ApproxDpEvent,
@@ -98,10 +107,6 @@ MAX_INTERVAL = 100.0  # dp-accounting's connect-the-dots evaluates expm1(Δ): ov
 MAX_SAMPLED_MU = 20.0  # a Poisson-subsampled Gaussian's composed width uses e^{μ²}
 MIN_MU = 1e-100  # σ = 1/μ; σ² overflows near μ = 1e-154
 SMALL_EPSILON = 1e-6
-TAIL_TRUNCATION = 1e-15  # probability mass moved to +∞ loss (pessimistic) per truncation
-_LD = np.longdouble
-_U_LD = float(np.finfo(_LD).eps) / 2
-_FFT_C = 5.0
 _REL = 1e-10
 _ABS = 1e-14
 MAX_LEAVES = 64  # distinct non-Gaussian leaves composed one by one; beyond, binned per family
@@ -122,7 +127,7 @@ def _sampled_widths(mu: float, q: float, count: int) -> tuple[float, float]:
     single step's loss range is within the Gaussian's (μ² + 20μ); the composition's is sized by
     its central-limit GDP parameter q·sqrt(count·(e^{μ²} − 1)) (Bu, Dong, Long & Su 2020,
     Thm 5), plus one single step's range for the tails. A memory estimate only: the grid is
-    checked again where it is built (:func:`_self_compose`)."""
+    checked again where it is built (:func:`~dpaudit.accounting.pld_pmf.self_compose`)."""
     with np.errstate(over="ignore"):
         clt = q * math.sqrt(count) * math.sqrt(math.expm1(mu * mu)) if mu < 26.0 else math.inf
     single = _gauss_width(mu)
@@ -174,14 +179,14 @@ def _leaves(comp: Composition) -> tuple[float, list[tuple[PrivacyEvent, int, flo
     return mu, out, sampled
 
 
-def _binned_leaves(st: Steps) -> list[tuple[PrivacyEvent, float]]:
+def _binned_leaves(st: Steps) -> list[tuple[PrivacyEvent, int]]:
     """More than :data:`MAX_LEAVES` distinct non-Gaussian leaves: each pure family in at most
     :data:`MAX_BINS` + 1 bins charged at their largest ε (:func:`binned_up`; every step's pair of
     outputs is a post-processing of its bin's, so the hockey-stick divergence only grows), as
     Laplace (scale rounded down), k-ary randomized response or pure ε-DP leaves."""
     if st.approx_eps.size > MAX_LEAVES:
         raise NotApplicable(f"more than {MAX_LEAVES} distinct (epsilon, delta > 0) events")
-    out: list[tuple[PrivacyEvent, float]] = []
+    out: list[tuple[PrivacyEvent, int]] = []
     for g in st.pure:
         eps, counts = binned_up(g.eps, g.counts, MAX_BINS, EXACT_TOP)
         for e, c in zip(eps.tolist(), counts.tolist()):
@@ -234,100 +239,8 @@ def plan(comp: Composition) -> dict[str, float]:
     return {"interval": interval, "width": width, "points": points, "loss_margin": m}
 
 
-# ---------------------------------------------------------------------------------------
-# dense PMFs in extended precision
 
-
-@dataclass
-class _Pmf:
-    """Probabilities of losses (lower + i)·Δ, i = 0..n−1, plus the mass at +∞, and an upper
-    bound on the ℓ₂ error of ``probs`` from floating-point arithmetic."""
-
-    lower: int
-    probs: np.ndarray
-    inf_mass: float
-    err: float
-
-    @property
-    def l2(self) -> float:
-        return float(np.sqrt(np.sum(self.probs.astype(float) ** 2)))
-
-
-def _from_dp(pmf) -> _Pmf:
-    dense = pmf.to_dense_pmf()
-    probs = np.asarray(dense._probs, dtype=float)  # noqa: SLF001 - dp-accounting's PMF layout
-    return _Pmf(int(dense._lower_loss), probs, float(dense._infinity_mass), 0.0)  # noqa: SLF001
-
-
-def _fft_error(n: int) -> float:
-    return _FFT_C * math.log2(max(n, 2)) * _U_LD
-
-
-def _truncate(p: _Pmf) -> _Pmf:
-    """Drop tails of mass ≤ TAIL_TRUNCATION/2 each: left into the first kept entry, right to +∞."""
-    c = np.cumsum(p.probs)
-    left = int(np.searchsorted(c, TAIL_TRUNCATION / 2, side="right"))
-    r = np.cumsum(p.probs[::-1])
-    right = int(np.searchsorted(r, TAIL_TRUNCATION / 2, side="right"))
-    left = min(left, p.probs.size - 1)
-    right = min(right, p.probs.size - 1 - left)
-    kept = p.probs[left:p.probs.size - right].copy()
-    kept[0] += float(c[left - 1]) if left > 0 else 0.0
-    moved = float(r[right - 1]) if right > 0 else 0.0
-    return _Pmf(p.lower + left, kept, p.inf_mass + moved, p.err)
-
-
-def _self_compose(p: _Pmf, k: int) -> _Pmf:
-    """k-fold composition: the FFT of the probabilities to the k-th power, in long double."""
-    from dp_accounting.pld import common
-
-    lo_b, hi_b = common.compute_self_convolve_bounds(p.probs, k, TAIL_TRUNCATION)
-    out_len = hi_b - lo_b + 1
-    if out_len > 4 * GRID_BUDGET:
-        raise NotApplicable(f"the {k}-fold PLD would need {out_len} grid points (budget {4 * GRID_BUDGET})")
-    import scipy.fft
-
-    n = scipy.fft.next_fast_len(max(out_len, p.probs.size))
-    spec = scipy.fft.rfft(p.probs.astype(_LD), n) ** k
-    z = scipy.fft.irfft(spec, n)
-    probs = np.maximum(np.roll(z, -lo_b)[:out_len], 0).astype(float)
-    inf_mass = TAIL_TRUNCATION - math.expm1(k * math.log1p(-p.inf_mass))
-    out = _Pmf(k * p.lower + lo_b, probs, min(1.0, inf_mass), 0.0)
-    # input error amplified by k, the FFT pair's own error, the rounding to float64
-    out.err = k * p.err + _fft_error(n) * (k * p.l2 + out.l2) + 2**-53 * out.l2
-    return out
-
-
-def _compose(a: _Pmf, b: _Pmf) -> _Pmf:
-    import scipy.fft
-
-    n_out = a.probs.size + b.probs.size - 1
-    n = scipy.fft.next_fast_len(n_out)
-    spec = scipy.fft.rfft(a.probs.astype(_LD), n) * scipy.fft.rfft(b.probs.astype(_LD), n)
-    probs = np.maximum(scipy.fft.irfft(spec, n)[:n_out], 0).astype(float)
-    inf_mass = a.inf_mass + b.inf_mass - a.inf_mass * b.inf_mass
-    out = _Pmf(a.lower + b.lower, probs, min(1.0, inf_mass), 0.0)
-    out.err = a.err + b.err + _fft_error(n) * (a.l2 + b.l2 + out.l2) + 2**-53 * out.l2
-    return _truncate(out)
-
-
-def _compose_all(parts: list[_Pmf]) -> _Pmf:
-    """The product of the parts, the two shortest first (Huffman's order: each FFT is as short
-    as it can be, and a wide part — a Gaussian's — joins once, at the end); ties by position,
-    so the order of the arithmetic is fixed by the parts alone."""
-    heap = [(p.probs.size, i, p) for i, p in enumerate(parts)]
-    heapq.heapify(heap)
-    n = len(heap)
-    while len(heap) > 1:
-        _, _, a = heapq.heappop(heap)
-        _, _, b = heapq.heappop(heap)
-        c = _compose(a, b)
-        heapq.heappush(heap, (c.probs.size, n, c))
-        n += 1
-    return heap[0][2]
-
-
-def _directions(comp: Composition, interval: float) -> list[_Pmf]:
+def _directions(comp: Composition, interval: float) -> list[Pmf]:
     """The composed PMFs of ``comp`` for the remove and add directions (one if symmetric)."""
     from dp_accounting.pld import common
     from dp_accounting.pld import privacy_loss_distribution as pld
@@ -366,10 +279,10 @@ def _directions(comp: Composition, interval: float) -> list[_Pmf]:
     for attr in directions:
         parts = []
         for p, count in singles:
-            part = _from_dp(getattr(p, attr))
-            parts.append(_self_compose(part, count) if count > 1 else part)
+            part = from_dp(getattr(p, attr))
+            parts.append(self_compose(part, count, max_points=4 * GRID_BUDGET) if count > 1 else part)
             progress.advance()
-        out.append(_compose_all(parts))
+        out.append(compose_all(parts))
     return out
 
 
@@ -377,63 +290,6 @@ def _directions(comp: Composition, interval: float) -> list[_Pmf]:
 # hockey-stick divergence of a PMF
 
 
-def _losses(p: _Pmf, interval: float) -> np.ndarray:
-    return (np.arange(p.probs.size, dtype=float) + p.lower) * interval
-
-
-def _delta_at(p: _Pmf, losses: np.ndarray, eps: float) -> float:
-    """inf_mass + Σ_{l > ε} p_l (1 − e^{ε − l})."""
-    j = int(np.searchsorted(losses, eps, side="right"))
-    if j >= losses.size:
-        return p.inf_mass
-    return p.inf_mass + float(np.dot(-np.expm1(eps - losses[j:]), p.probs[j:]))
-
-
-def _grid_deltas(p: _Pmf, losses: np.ndarray) -> np.ndarray:
-    """δ at every grid loss, approximately (float64 suffix recursion), to bracket ε quickly;
-    every value that decides a certified answer is recomputed directly by :func:`_delta_at`.
-
-    δ(l_j) = inf + Σ_{i>j} p_i − e^{−Δ} V_{j+1} with V_j = p_j + e^{−Δ} V_{j+1}.
-    """
-    from scipy import signal
-
-    r = math.exp(-(losses[1] - losses[0])) if losses.size > 1 else 0.0
-    v = signal.lfilter([1.0], [1.0, -r], p.probs[::-1])[::-1]
-    u = np.cumsum(p.probs[::-1])[::-1]
-    return p.inf_mass + np.append(u[1:], 0.0) - r * np.append(v[1:], 0.0)
-
-
-def _epsilon_for(p: _Pmf, losses: np.ndarray, target: float, grid: np.ndarray | None = None) -> float:
-    """The smallest ε ≥ 0 with δ_p(ε) ≤ target (inf if even ε → ∞ leaves more than target)."""
-    if p.inf_mass > target:
-        return math.inf
-    if _delta_at(p, losses, 0.0) <= target:
-        return 0.0
-    first = int(np.searchsorted(losses, 0.0, side="left"))  # the first grid loss ≥ 0
-    hi = -1
-    if grid is not None:  # a guess from the approximate grid deltas, verified directly below
-        above = np.nonzero(grid[first:] <= target)[0]
-        if above.size:
-            g = first + int(above[0])
-            lo_ok = g == first or _delta_at(p, losses, float(losses[g - 1])) > target
-            if lo_ok and _delta_at(p, losses, float(losses[g])) <= target:
-                hi = g
-    if hi < 0:  # the first grid loss l_j ≥ 0 with δ(l_j) ≤ target, by bisection over the index
-        lo = first - 1  # δ(max(l_lo, 0)) > target
-        hi = losses.size - 1  # δ(l_top) = inf_mass ≤ target
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if _delta_at(p, losses, float(losses[mid])) <= target:
-                hi = mid
-            else:
-                lo = mid
-    # on (l_{hi−1}, l_hi] only the entries i ≥ hi count: inf + U − e^{ε − l_hi}·V = target
-    u = float(np.sum(p.probs[hi:]))
-    v = float(np.dot(p.probs[hi:], np.exp(losses[hi] - losses[hi:])))
-    room = p.inf_mass + u - target
-    e = float(losses[hi]) + math.log(room / v) if room > 0 and v > 0 else float(losses[hi])
-    floor = max(0.0, float(losses[hi - 1])) if hi >= 1 else 0.0
-    return min(max(e, floor), float(losses[hi]))
 
 
 # ---------------------------------------------------------------------------------------
@@ -451,8 +307,8 @@ class _Certified:
             self.pmfs = _directions(comp, self.interval)
         except MemoryError as exc:  # pragma: no cover - depends on the machine
             raise NotApplicable(f"PLD discretisation needs more memory than available ({exc})") from None
-        self.losses = [_losses(p, self.interval) for p in self.pmfs]
-        self.grids = [_grid_deltas(p, ls) for p, ls in zip(self.pmfs, self.losses)]
+        self.losses = [losses_of(p, self.interval) for p in self.pmfs]
+        self.grids = [grid_deltas(p, ls) for p, ls in zip(self.pmfs, self.losses)]
         self.eta = max((math.sqrt(p.probs.size) * p.err for p in self.pmfs), default=0.0) + _ABS
 
     def epsilon(self, delta: float) -> float:
@@ -464,7 +320,7 @@ class _Certified:
                 f"delta={delta:.3g} is below the numerical floor {self.eta:.3g} of this PLD "
                 "composition (its floating-point error bound)"
             )
-        e = max(_epsilon_for(p, ls, target, g) for p, ls, g in zip(self.pmfs, self.losses, self.grids))
+        e = max(epsilon_for(p, ls, target, g) for p, ls, g in zip(self.pmfs, self.losses, self.grids))
         if math.isnan(e):
             raise NotApplicable("numerical failure: the PLD gave NaN")
         if math.isinf(e):
@@ -474,7 +330,7 @@ class _Certified:
     def delta(self, eps: float) -> float:
         if not self.pmfs:
             return 0.0
-        d = max(_delta_at(p, ls, eps - self.loss_margin) for p, ls in zip(self.pmfs, self.losses))
+        d = max(delta_at(p, ls, eps - self.loss_margin) for p, ls in zip(self.pmfs, self.losses))
         if math.isnan(d):
             raise NotApplicable("numerical failure: the PLD gave NaN")
         return min(1.0, math.nextafter(max(0.0, d) * (1.0 + _REL) + self.eta, math.inf))
@@ -541,3 +397,4 @@ def epsilon_curve(comp: Composition, deltas: Sequence[float]) -> list[float | No
         except NotApplicable:
             out.append(None)
     return out
+

@@ -19,7 +19,6 @@ Example (nothing is drawn unless enabled):
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -51,9 +50,9 @@ def task(total: int, desc: str) -> Iterator[Any]:
     if not _ENABLED.get() or _BAR.get() is not None:
         yield None
         return
-    from tqdm import tqdm
+    from dpaudit.tasks import progress_bar
 
-    bar = tqdm(total=total, desc=desc, unit="step", delay=DELAY_SECONDS, leave=False, file=sys.stderr)
+    bar = progress_bar(total, desc, unit="step", delay=DELAY_SECONDS)
     token = _BAR.set(bar)
     try:
         yield bar

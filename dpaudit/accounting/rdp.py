@@ -56,21 +56,21 @@ from __future__ import annotations
 import functools
 import logging
 import math
+from collections.abc import Callable
 
 import numpy as np
 
+from dpaudit.accounting.binning import binned_up
 from dpaudit.accounting.composition import (
     Composition,
     NotApplicable,
     PureGroup,
-    binned_up,
     check_private,
     leaf_mu,
     sampled_noise_multiplier,
-    sum_up_arrays,
 )
 from dpaudit.events import PoissonSampledEvent
-from dpaudit.numerics import minimise_zoom
+from dpaudit.numerics import minimise_zoom, sum_up_arrays
 
 NAME = "rdp"
 
@@ -295,7 +295,7 @@ def log_sampled_gaussian_rdp(leaf: PoissonSampledEvent, alphas: np.ndarray) -> n
 def log_rdp_curve(comp: Composition, alphas: np.ndarray) -> np.ndarray:
     """log Σ over leaves of count·ρ_leaf(α), vectorised over ``alphas`` and over the leaves of
     each family, rounded up (−inf if 0). A family with more than 128 distinct ε is charged in at
-    most 257 bins, each at its largest ε (:func:`~dpaudit.accounting.composition.binned_up`: the
+    most 257 bins, each at its largest ε (:func:`~dpaudit.accounting.binning.binned_up`: the
     64 largest exact, geometric bins below), which can only increase ρ (RDP is a divergence,
     monotone under the family's order), so the cost is bounded whatever the number of leaves."""
     check_private(comp)
@@ -324,21 +324,10 @@ def rdp_curve(comp: Composition, alphas: np.ndarray) -> np.ndarray:
         return np.where(np.isneginf(lr), 0.0, np.nextafter(np.exp(lr), np.inf))
 
 
-def laplace_rdp(b: float, alphas: np.ndarray) -> np.ndarray:
-    """ρ(α) of the Laplace mechanism with scale/sensitivity b (rounded up)."""
-    with np.errstate(over="ignore", under="ignore"):
-        return np.nextafter(np.exp(log_laplace_rdp(1.0 / b, alphas) + _MARGIN), np.inf)
-
-
 def randomized_response_rdp(eps: float, k: int, alphas: np.ndarray) -> np.ndarray:
     """ρ(α) of k-ary randomized response (rounded up)."""
     with np.errstate(over="ignore", under="ignore"):
         return np.nextafter(np.exp(log_randomized_response_rdp(eps, k, alphas) + _MARGIN), np.inf)
-
-
-def pure_rdp(eps: float, alphas: np.ndarray) -> np.ndarray:
-    """ρ(α) of binary randomized response, the largest RDP curve of an ε-DP mechanism."""
-    return randomized_response_rdp(eps, 2, alphas)
 
 
 def _eps_at(comp: Composition, alphas: np.ndarray, log_delta: float) -> np.ndarray:
@@ -351,7 +340,7 @@ def _eps_at(comp: Composition, alphas: np.ndarray, log_delta: float) -> np.ndarr
         return rho + t2 + t3 + 1e-14 * (rho + np.abs(t2) + np.abs(t3))
 
 
-def _minimise(fun, grid: np.ndarray) -> tuple[float, float]:
+def _minimise(fun: Callable[[np.ndarray], np.ndarray], grid: np.ndarray) -> tuple[float, float]:
     """The best order on ``grid`` refined by zooming (:func:`dpaudit.numerics.minimise_zoom`); the
     value is the certified one at the returned order."""
     return minimise_zoom(fun, grid)

@@ -60,7 +60,7 @@ from scipy import optimize
 from dpaudit.accounting import AccountingReport, account
 from dpaudit.accounting.search import delta_from_epsilon
 from dpaudit.conversions import gdp_delta, gdp_epsilon
-from dpaudit.events import ComposedEvent, GaussianEvent, GaussianReportNoisyMaxEvent, NoOpEvent, PrivacyEvent
+from dpaudit.events import ComposedEvent, GaussianReportNoisyMaxEvent, NoOpEvent, PrivacyEvent
 from dpaudit.validation import check_integer, check_nonnegative, check_probability
 
 __all__ = [
@@ -157,13 +157,6 @@ class ThompsonConfig:
             return rounds
         return ComposedEvent((NoOpEvent().repeat(self.prepulls * self.arms), rounds))
 
-    def paper_event(self) -> PrivacyEvent:
-        """The event as Theorem 4 counts it (T rounds of the (b, c) per-round bound)."""
-        return GaussianEvent.from_mu(1.0 / math.sqrt(self.variance_scale * (self.prepulls + 1))).repeat(
-            self.horizon
-        )
-
-
 # ---------------------------------------------------------------------------------------
 # published bounds (for comparison only)
 
@@ -253,7 +246,7 @@ def thompson_report(
     elif epsilon is not None:
         epsilon = check_nonnegative("epsilon", epsilon)
         extras = {
-            "paper": gdp_delta(cfg.mu_paper, epsilon),
+            "paper": float(gdp_delta(cfg.mu_paper, epsilon)),
             "paper_rdp": theorem8_delta(cfg, epsilon),
             "paper_standard": corollary1_delta(cfg, epsilon),
         }

@@ -6,9 +6,14 @@ One job per module:
   indicator, white-box privacy loss);
 * :mod:`dpaudit.audit.clopper_pearson` — exact binomial bounds and the conversions of
   error-rate bounds into ε, μ and δ bounds;
+* :mod:`dpaudit.audit.multiplicity` — explicit multiplicity control: a pre-registered grid
+  (:class:`Bonferroni`) or a sample split (:class:`SampleSplit`);
 * :mod:`dpaudit.audit.thresholds` — threshold families with simultaneous Clopper–Pearson
-  boxes and explicit multiplicity control (:class:`Bonferroni` or :class:`SampleSplit`), and
-  the headline ε at δ and GDP μ lower bounds;
+  boxes;
+* :mod:`dpaudit.audit.pilot` — the choice of one test (and of the main sample's split) on a
+  pilot;
+* :mod:`dpaudit.audit.lower_bounds` — the headline ε at δ and GDP μ lower bounds, with their
+  result types in :mod:`dpaudit.audit.results`;
 * :mod:`dpaudit.audit.curves` — curve audits against a claimed trade-off curve or privacy
   profile;
 * :mod:`dpaudit.audit.profile` — the Monte-Carlo privacy profile from white-box
@@ -50,7 +55,15 @@ from dpaudit.audit.curves import (
     gdp_tradeoff_curve,
 )
 from dpaudit.audit.estimate import MuInterval, mu_interval_from_counts
+from dpaudit.audit.lower_bounds import (
+    epsilon_lower_bound,
+    epsilon_lower_bound_from_counts,
+    mu_lower_bound,
+    mu_lower_bound_from_counts,
+)
+from dpaudit.audit.multiplicity import Bonferroni, SampleSplit, threshold_grid
 from dpaudit.audit.neighbours import NeighbourPair, identical, predicted_bound, scalar_pair
+from dpaudit.audit.pilot import PilotChoice, pilot_choice
 from dpaudit.audit.power import DetectionFloor, detection_floor, detection_probability, floor_report
 from dpaudit.audit.profile import (
     PrivacyProfileEstimate,
@@ -58,6 +71,7 @@ from dpaudit.audit.profile import (
     monte_carlo_profile,
 )
 from dpaudit.audit.report import AuditReport, Certified, Empirical, Verdict
+from dpaudit.audit.results import BoundEvidence, EpsilonLowerBound, MuLowerBound
 from dpaudit.audit.runner import run_audit, run_audit_with_rates
 from dpaudit.audit.statistics import (
     HasPrivacyLoss,
@@ -69,23 +83,7 @@ from dpaudit.audit.statistics import (
     default_statistic,
 )
 from dpaudit.audit.target import AuditTarget, Candidate, Sampler, TargetFactory, choose_statistic
-from dpaudit.audit.thresholds import (
-    Bonferroni,
-    EpsilonLowerBound,
-    MuLowerBound,
-    PilotChoice,
-    SampleSplit,
-    ThresholdRates,
-    epsilon_lower_bound,
-    epsilon_lower_bound_from_counts,
-    mu_lower_bound,
-    mu_lower_bound_from_counts,
-    pilot_choice,
-    single_test_rates,
-    support_rates,
-    threshold_grid,
-    threshold_rates,
-)
+from dpaudit.audit.thresholds import ThresholdRates, single_test_rates, support_rates, threshold_rates
 
 __all__ = [
     "Candidate",
@@ -102,6 +100,7 @@ __all__ = [
     "AuditReport",
     "AuditTarget",
     "Bonferroni",
+    "BoundEvidence",
     "Certified",
     "CurveAudit",
     "DEFAULT_GDP_DELTA",

@@ -16,7 +16,8 @@ Checking the whole curve instead of one (ε, δ) point is what detects a 10 %-to
 
 Example:
     >>> import numpy as np
-    >>> from dpaudit.audit.thresholds import Bonferroni, threshold_rates
+    >>> from dpaudit.audit.multiplicity import Bonferroni
+    >>> from dpaudit.audit.thresholds import threshold_rates
     >>> rng = np.random.default_rng(4)
     >>> r = threshold_rates(rng.normal(0, 1, 50_000), rng.normal(1.25, 1, 50_000),
     ...                     confidence=0.95, selection=Bonferroni())
@@ -121,7 +122,8 @@ def audit_tradeoff_curve(
     (non-increasing, ``[0,1] → [0,1]``, e.g. :func:`gdp_tradeoff_curve`).
 
     >>> import numpy as np
-    >>> from dpaudit.audit.thresholds import Bonferroni, threshold_rates
+    >>> from dpaudit.audit.multiplicity import Bonferroni
+    >>> from dpaudit.audit.thresholds import threshold_rates
     >>> rng = np.random.default_rng(4)
     >>> r = threshold_rates(rng.normal(0, 1, 100_000), rng.normal(1 / 0.8, 1, 100_000),
     ...                     confidence=0.95, selection=Bonferroni())
@@ -182,7 +184,8 @@ def audit_privacy_profile(
     """Test every point of ``rates`` against a claimed δ_c(ε) on a grid of ε ≥ 0.
 
     >>> import numpy as np
-    >>> from dpaudit.audit.thresholds import Bonferroni, threshold_rates
+    >>> from dpaudit.audit.multiplicity import Bonferroni
+    >>> from dpaudit.audit.thresholds import threshold_rates
     >>> rng = np.random.default_rng(5)
     >>> r = threshold_rates(rng.laplace(0, 1, 50_000), rng.laplace(1, 1, 50_000),
     ...                     confidence=0.95, selection=Bonferroni())

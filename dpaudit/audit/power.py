@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -54,6 +55,10 @@ __all__ = [
 Pair = Literal["gaussian", "randomized-response"]
 
 
+Allowed = Callable[[np.ndarray, float], np.ndarray]
+"""Given FPR upper bounds u0 and a target, the FNR upper bounds below which a test detects it."""
+
+
 def _window(n: int, p: float, width: float = 9.0) -> np.ndarray:
     """The binomial support values within ``width`` standard deviations of the mean (the rest
     has probability < 1e-18)."""
@@ -63,7 +68,7 @@ def _window(n: int, p: float, width: float = 9.0) -> np.ndarray:
     return np.arange(lo, hi + 1)
 
 
-def _prob_above(p: float, q: float, n0: int, n1: int, alpha: float, allowed, target: float) -> float:
+def _prob_above(p: float, q: float, n0: int, n1: int, alpha: float, allowed: Allowed, target: float) -> float:
     """P[CP_u(FN, α) < allowed(CP_u(FP, α), target)] with FP ~ Bin(n0, p), FN ~ Bin(n1, q):
     for each FP value the detecting FN values are a prefix (CP_u is increasing in the count)."""
     k0 = _window(n0, p)
@@ -81,7 +86,7 @@ def _mu_allowed(u0: np.ndarray, target: float) -> np.ndarray:
     return stats.norm.cdf(stats.norm.isf(u0) - target)
 
 
-def _eps_allowed(delta: float):
+def _eps_allowed(delta: float) -> Allowed:
     def allowed(u0: np.ndarray, target: float) -> np.ndarray:
         """The FNR bounds u1 with :func:`epsilon_from_rates`(u0, u1, δ) > target."""
         e = math.exp(min(target, 700.0))

@@ -35,8 +35,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from dpaudit.audit.results import BoundEvidence, EpsilonLowerBound
 from dpaudit.audit.statistics import as_samples
-from dpaudit.audit.thresholds import EpsilonLowerBound
 from dpaudit.numerics import bisect
 from dpaudit.validation import check_probability
 
@@ -228,9 +228,7 @@ def epsilon_lower_bound_from_losses(
         desc = "dkw (uniform in epsilon)"
     else:
         raise ValueError(f"method must be 'dkw' or 'bernstein', got {method!r}")
-    return EpsilonLowerBound(
-        epsilon=float(eps_lb),
-        delta=d,
+    evidence = BoundEvidence(
         confidence=conf,
         threshold=None,
         fpr_upper=None,
@@ -239,3 +237,4 @@ def epsilon_lower_bound_from_losses(
         method=f"monte-carlo privacy profile, {desc}",
         null_trials=int(n),
     )
+    return EpsilonLowerBound(epsilon=float(eps_lb), delta=d, evidence=evidence)

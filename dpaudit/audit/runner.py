@@ -8,9 +8,9 @@ statistic of an output, the certified values (:class:`~dpaudit.audit.report.Cert
 1. splits ``trials`` (total mechanism runs, half on x and half on x′) into batches of at most
    ``batch_size``; batch i draws from ``default_rng(children[i])`` where
    ``children = SeedSequence(seed).spawn(#batches)``, so the result depends only on
-   ``(seed, trials, batch_size)`` — the same with or without an ``executor`` (anything with the
-   ``concurrent.futures.Executor.map`` interface: a process pool, ``dask.distributed``'s
-   ``client.get_executor()``, …);
+   ``(seed, trials, batch_size)`` — the same with or without an ``executor`` (any
+   ``concurrent.futures.Executor``: a process pool, ``dask.distributed``'s
+   ``client.get_executor()``, …; the batches run through :func:`dpaudit.tasks.run_tasks`);
 2. maps every batch of outputs to the statistic (vectorised), showing a tqdm progress bar when
    ``progress=True``;
 3. builds one family of threshold tests with simultaneous Clopper–Pearson boxes: the
@@ -56,19 +56,20 @@ import numpy as np
 
 from dpaudit.audit.curves import audit_tradeoff_curve, epsilon_dp_tradeoff_curve, gdp_tradeoff_curve
 from dpaudit.audit.estimate import MuInterval, mu_interval_from_counts
+from dpaudit.audit.multiplicity import Bonferroni
+from dpaudit.audit.pilot import NULL_SHARES, pilot_choice
 from dpaudit.audit.power import floor_report
 from dpaudit.audit.report import AuditReport, Certified, Empirical
+from dpaudit.audit.results import BoundEvidence
 from dpaudit.audit.target import AuditTarget, Candidate, RoundedLoss, choose_statistic, describe_statistic
 from dpaudit.audit.thresholds import (
-    NULL_SHARES,
-    Bonferroni,
     ThresholdRates,
     candidate_counts,
-    pilot_choice,
     single_test_rates,
     support_rates,
     threshold_rates,
 )
+from dpaudit.tasks import run_tasks
 from dpaudit.validation import check_integer, check_probability
 
 __all__ = [
@@ -146,14 +147,8 @@ def collect_statistics(
     first = len(plans[0])  # side 0 takes children[:first], side 1 the rest
     tasks = [(target, side, sz, children[side * first + i])
              for side in (0, 1) for i, sz in enumerate(plans[side])]  # fmt: skip
-    results: Iterable[np.ndarray] = (
-        executor.map(sample_batch, tasks) if executor is not None else map(sample_batch, tasks)
-    )
-    if progress:
-        from tqdm import tqdm
-
-        results = tqdm(results, total=len(tasks), unit="batch", desc=f"audit {target.name}", leave=False)
-    out = list(results)
+    out = run_tasks(sample_batch, [(task,) for task in tasks], executor=executor, progress=progress,
+                    desc=f"audit {target.name}", unit="batch")  # fmt: skip
     return np.concatenate(out[: len(plans[0])]), np.concatenate(out[len(plans[0]) :])
 
 
@@ -195,7 +190,7 @@ def _curve_check(rates: ThresholdRates, certified: Certified) -> dict[str, Any]:
     }
 
 
-def _bound_record(b: Any) -> dict[str, Any]:
+def _bound_record(b: BoundEvidence) -> dict[str, Any]:
     return {
         "threshold": b.threshold,
         "orientation": b.orientation,
@@ -233,8 +228,8 @@ def _pilot(
         x, y = collect_statistics(_design(target, c), 2 * n_pilot, seed=_child(root, 0, i),
                                   batch_size=batch_size, executor=executor, progress=progress)  # fmt: skip
         pilots.append((x, y, c.support))
-    c = target.certified
-    claim = c.mu if kind == "mu" else (c.epsilon if c.delta in (None, target.delta) else None)
+    cert = target.certified
+    claim = cert.mu if kind == "mu" else (cert.epsilon if cert.delta in (None, target.delta) else None)
     choice = pilot_choice(pilots, n_main, confidence=conf, kind=kind, delta=target.delta, claim=claim,
                           null_shares=NULL_SHARES)  # fmt: skip
     chosen = fam[choice.candidate]
@@ -354,8 +349,8 @@ def run_audit_with_rates(
         "neighbours": record["neighbours"],
         "tests": rates.tests,
         "selection": record,
-        "best_epsilon_test": _bound_record(eb),
-        "best_mu_test": _bound_record(mb),
+        "best_epsilon_test": _bound_record(eb.evidence),
+        "best_mu_test": _bound_record(mb.evidence),
         "curve_audit": _curve_check(rates, target.certified),
         "detection_floor": floor.describe(),
         "seed": int(seed) if not isinstance(seed, np.random.SeedSequence) else str(seed.entropy),

@@ -69,10 +69,12 @@ class Sampler(Protocol):
 
 
 class TargetFactory(Protocol):
-    """A callable that builds an :class:`AuditTarget` from mechanism parameters; ``claim=None``
-    means the toolkit's own certificate for those parameters (source ``"dpaudit"``)."""
+    """A callable that builds an :class:`AuditTarget` from mechanism parameters. Every factory
+    takes the keyword ``claim: Certified | None = None``; ``claim=None`` means the toolkit's own
+    certificate for those parameters (source ``"dpaudit"``). The parameters differ from factory
+    to factory, so the signature is open (a fixed keyword here would match no factory)."""
 
-    def __call__(self, *args: Any, claim: Certified | None = None, **kwargs: Any) -> AuditTarget: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> AuditTarget: ...
 
 
 @dataclass(frozen=True)

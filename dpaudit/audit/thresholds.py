@@ -1,182 +1,67 @@
-"""Families of threshold tests with simultaneous Clopper–Pearson boxes, and the headline bounds.
+"""Families of threshold tests with simultaneous Clopper–Pearson boxes.
 
 A *threshold test* reads one scalar statistic ``s`` of a mechanism output (see
 :mod:`dpaudit.audit.statistics`) and says "x′" when ``s > t`` (orientation ``+1``) or when
 ``s < t`` (orientation ``-1``). Run on ``n₀`` outputs under x (the *null*) and ``n₁`` under
-x′ (the *alternative*), it makes ``FP`` false positives and ``FN`` false negatives. Every
-bound here is a one-sided Clopper–Pearson bound on the two error rates
-(:mod:`dpaudit.audit.clopper_pearson`), turned into a statement about the mechanism by
+x′ (the *alternative*), it makes ``FP`` false positives and ``FN`` false negatives. A
+:class:`ThresholdRates` family holds one-sided Clopper–Pearson bounds on the two error rates of
+every test (:mod:`dpaudit.audit.clopper_pearson`) at a level that makes them hold
+simultaneously, so any maximum over the family — the best ε at δ through
 :func:`~dpaudit.audit.clopper_pearson.epsilon_from_rates` (Kairouz, Oh & Viswanath 2015,
-Theorem 2.1) or :func:`~dpaudit.audit.clopper_pearson.mu_from_rates` (Dong, Roth & Su 2022,
-Definition 2.6). Both use the two orders of the neighbouring pair (the DP definition is
-symmetric), which is why each bound takes the better of two reflected terms. "Not μ′-GDP for
-any μ′ < μ_lb" is valid without any assumption on the mechanism's trade-off curve.
+Theorem 2.1), the best μ through :func:`~dpaudit.audit.clopper_pearson.mu_from_rates` (Dong,
+Roth & Su 2022, Definition 2.6), the curve audits — is a valid bound. Both conversions use the
+two orders of the neighbouring pair (the DP definition is symmetric), which is why each bound
+takes the better of two reflected terms. "Not μ′-GDP for any μ′ < μ_lb" is valid without any
+assumption on the mechanism's trade-off curve.
 
-Multiplicity. Taking the best of many thresholds with a per-threshold confidence is *not* a
-valid bound (it breaks the 95 % guarantee, anchors-auditing §2.5). The caller chooses, in the
-signature, one of two valid procedures:
-
-* :class:`Bonferroni` — a pre-registered grid of thresholds (order statistics of the null
-  sample at log-spaced ranks from both ends, both orientations); each of the
-  ``2·tests`` upper bounds uses ``α/(2·tests)``, so all hold simultaneously with probability
-  ``≥ confidence`` (Bonferroni's inequality: P(∪ Aᵢ) ≤ Σ P(Aᵢ)) and the best test is a valid
-  bound. CP at an order statistic of the null sample is exact for continuous statistics and
-  conservative under ties.
-* :class:`SampleSplit` — choose the threshold on the first ``fraction`` of both samples and
-  certify it with ``α/2`` per rate on the rest (samples must be i.i.d., so the order does not
-  matter).
-
-:func:`discrete_cut_counts` is the family of a statistic with a finite, pre-registered support
-(every cut between consecutive values, both orientations).
+The families: the pre-registered grid of :mod:`dpaudit.audit.multiplicity`
+(:func:`threshold_rates`), the one test a sample split chose (:func:`split_rates`), every cut of
+a pre-registered finite support (:func:`discrete_cut_counts`, :func:`support_rates`), the union
+of several designs' families (:func:`candidate_counts`) and one test fixed in advance
+(:func:`single_test_rates`). How one test is chosen on a pilot is :mod:`dpaudit.audit.pilot`;
+the headline bounds are :mod:`dpaudit.audit.lower_bounds`.
 
 All results are frozen dataclasses of plain Python values: ``json.dumps(dataclasses.asdict(r))``
 works (infinite bounds serialise as ``Infinity``).
 
 Example (a μ = 1 Gaussian mechanism):
     >>> import numpy as np
+    >>> from dpaudit.audit.multiplicity import Bonferroni
     >>> rng = np.random.default_rng(0)
-    >>> null, alt = rng.normal(0, 1, 100_000), rng.normal(1, 1, 100_000)
-    >>> b = mu_lower_bound(null, alt, confidence=0.95, selection=Bonferroni())
-    >>> 0.9 < b.mu <= 1.0
-    True
-    >>> e = epsilon_lower_bound(null, alt, delta=1e-5, confidence=0.95, selection=SampleSplit())
-    >>> 0.0 < e.epsilon < 4.38   # true ε(1e-5) of 1-GDP is 4.377
-    True
+    >>> r = threshold_rates(rng.normal(0, 1, 100_000), rng.normal(1, 1, 100_000), confidence=0.95,
+    ...                     selection=Bonferroni())
+    >>> r.tests, 0.9 < r.mu_lower_bound().mu <= 1.0
+    (600, True)
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from dpaudit.audit.clopper_pearson import (
-    check_counts,
-    cp_lower,
-    cp_upper,
-    epsilon_from_rates,
-    mu_from_rates,
-)
+from dpaudit.audit.clopper_pearson import cp_lower, cp_upper, epsilon_from_rates, mu_from_rates
+from dpaudit.audit.multiplicity import Bonferroni, SampleSplit, grid_family
+from dpaudit.audit.results import BoundEvidence, EpsilonLowerBound, MuLowerBound
 from dpaudit.audit.statistics import as_samples
-from dpaudit.validation import check_integer, check_probability
+from dpaudit.validation import check_probability
 
 __all__ = [
-    "threshold_grid",
-    "Bonferroni",
-    "SampleSplit",
-    "Selection",
     "ThresholdRates",
+    "rates_from_counts",
     "threshold_rates",
+    "split_rates",
     "discrete_cut_counts",
     "support_rates",
-    "EpsilonLowerBound",
-    "MuLowerBound",
-    "epsilon_lower_bound",
-    "mu_lower_bound",
-    "epsilon_lower_bound_from_counts",
-    "mu_lower_bound_from_counts",
+    "design_family",
     "candidate_counts",
-    "PilotChoice",
-    "NULL_SHARES",
-    "pilot_choice",
     "single_test_rates",
 ]
 
 ArrayLike = Any
-
-
-# ---------------------------------------------------------------------------------------
-# pre-registered grids and selection procedures
-
-
-def threshold_grid(n: int, size: int) -> np.ndarray:
-    """Pre-registered false-positive ranks for a null sample of size ``n``.
-
-    About ``size`` integers in ``[0, n − 1]``, log-spaced from both ends (dense near 0, where
-    FPR is small, and near ``n − 1``, where FNR is small). The threshold of rank ``f`` is the
-    ``(n − f)``-th smallest null value, so exactly ``f`` null values lie above it (without ties).
-    The grid depends only on ``n`` and ``size``, never on the data.
-
-    >>> threshold_grid(10, 6).tolist()
-    [0, 1, 4, 5, 8, 9]
-    """
-    n = check_integer("n", n)
-    size = check_integer("size", size)
-    half = max(1, -(-int(size) // 2))
-    top = (n + 1) / 2.0
-    want = min(half, int(np.round(top)))  # ranks 0 .. round(top) - 1 are available
-    k = half
-    for _ in range(64):  # add points until `want` distinct ranks (duplicates appear near rank 0)
-        f = np.unique(np.round(np.geomspace(1.0, top, k)).astype(np.int64) - 1)
-        if f.size >= want:
-            break
-        k += want - f.size
-    return np.unique(np.concatenate([f, n - 1 - f]))
-
-
-@dataclass(frozen=True)
-class Bonferroni:
-    """Multiplicity control by a pre-registered threshold grid and a Bonferroni correction.
-
-    ``grid_size`` ranks per orientation (:func:`threshold_grid`), both orientations; with
-    ``T`` tests in total every rate bound is at level ``(1 − confidence)/(2T)``.
-    """
-
-    grid_size: int = 300
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "grid_size", check_integer("grid_size", self.grid_size))
-
-    def describe(self) -> str:
-        return f"bonferroni(grid_size={self.grid_size})"
-
-
-@dataclass(frozen=True)
-class SampleSplit:
-    """Multiplicity control by sample splitting.
-
-    The first ``fraction`` of the null and of the alternative samples choose the best of the
-    ``grid_size``-per-orientation candidate thresholds; the remaining samples certify that one
-    threshold with level ``(1 − confidence)/2`` per rate. Valid for i.i.d. samples.
-    """
-
-    fraction: float = 0.5
-    grid_size: int = 300
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "fraction", check_probability("fraction", self.fraction))
-        Bonferroni(self.grid_size)
-
-    def describe(self) -> str:
-        return f"split(fraction={self.fraction}, grid_size={self.grid_size})"
-
-
-Selection = Bonferroni | SampleSplit
-
-
-def _family(
-    null_sorted: np.ndarray, alt_sorted: np.ndarray, grid_size: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Thresholds, orientations, FP (rank-based) and FN counts of the grid family.
-
-    Sort once, then one ``searchsorted`` per orientation: O(n log n + T log n).
-    """
-    n0 = null_sorted.size
-    f = threshold_grid(n0, grid_size)
-    # orientation +1: say x' when s > t, t = (n0 - f)-th smallest null value
-    t_up = null_sorted[n0 - 1 - f]
-    fn_up = np.searchsorted(alt_sorted, t_up, side="right")  # alt values <= t
-    # orientation -1: say x' when s < t, t = (f + 1)-th smallest null value
-    t_dn = null_sorted[f]
-    fn_dn = alt_sorted.size - np.searchsorted(alt_sorted, t_dn, side="left")  # alt values >= t
-    thresholds = np.concatenate([t_up, t_dn])
-    orient = np.concatenate([np.ones(f.size, np.int64), -np.ones(f.size, np.int64)])
-    fp = np.concatenate([f, f])
-    fn = np.concatenate([fn_up, fn_dn])
-    return thresholds, orient, fp, fn
 
 
 @dataclass(frozen=True)
@@ -208,9 +93,9 @@ class ThresholdRates:
     def tests(self) -> int:
         return len(self.thresholds)
 
-    def _test_record(self, i: int) -> dict[str, Any]:
-        """The fields of a lower bound that describe test ``i`` of the family."""
-        return dict(
+    def evidence(self, i: int) -> BoundEvidence:
+        """The evidence of a lower bound achieved by test ``i`` of the family."""
+        return BoundEvidence(
             confidence=self.confidence,
             threshold=self.thresholds[i],
             fpr_upper=self.fpr_upper[i],
@@ -230,7 +115,7 @@ class ThresholdRates:
         d = check_probability("delta", delta, low_open=False)
         eps = np.asarray(epsilon_from_rates(np.asarray(self.fpr_upper), np.asarray(self.fnr_upper), d))
         i = int(np.argmax(eps))
-        return EpsilonLowerBound(epsilon=float(eps[i]), delta=d, **self._test_record(i))
+        return EpsilonLowerBound(epsilon=float(eps[i]), delta=d, evidence=self.evidence(i))
 
     def best_mu_index(self) -> int:
         """The index of the test with the largest μ lower bound."""
@@ -241,10 +126,10 @@ class ThresholdRates:
         """The best GDP μ lower bound over the family."""
         mus = np.asarray(mu_from_rates(np.asarray(self.fpr_upper), np.asarray(self.fnr_upper)))
         i = int(np.argmax(mus))
-        return MuLowerBound(mu=float(mus[i]), **self._test_record(i))
+        return MuLowerBound(mu=float(mus[i]), evidence=self.evidence(i))
 
 
-def _rates(
+def rates_from_counts(
     thresholds: np.ndarray,
     orient: np.ndarray,
     fp: np.ndarray,
@@ -255,6 +140,9 @@ def _rates(
     alpha_each: float,
     method: str,
 ) -> ThresholdRates:
+    """The family of tests ``(thresholds[i], orient[i])`` with ``fp[i]`` of ``n0`` false positives
+    and ``fn[i]`` of ``n1`` false negatives: Clopper–Pearson at ``alpha_each`` per rate bound."""
+
     def tup(a: np.ndarray) -> tuple:
         return tuple(a.tolist())
 
@@ -297,18 +185,21 @@ def threshold_rates(
         )
     x = np.sort(as_samples("null_samples", null_samples))
     y = np.sort(as_samples("alt_samples", alt_samples))
-    t, o, fp, fn = _family(x, y, selection.grid_size)
+    t, o, fp, fn = grid_family(x, y, selection.grid_size)
     alpha_each = (1.0 - conf) / (2.0 * t.size)
-    return _rates(t, o, fp, fn, x.size, y.size, conf, alpha_each, selection.describe())
+    return rates_from_counts(t, o, fp, fn, x.size, y.size, conf, alpha_each, selection.describe())
 
 
-def _split_rates(
+def split_rates(
     null_samples: ArrayLike,
     alt_samples: ArrayLike,
     confidence: float,
     selection: SampleSplit,
     objective: Callable[[np.ndarray, np.ndarray], np.ndarray],
 ) -> ThresholdRates:
+    """The one-test family of :class:`~dpaudit.audit.multiplicity.SampleSplit`: the grid test with
+    the largest ``objective(fpr_upper, fnr_upper)`` on the first ``fraction`` of both samples,
+    certified on the rest at ``α/2`` per rate."""
     conf = check_probability("confidence", confidence)
     x = as_samples("null_samples", null_samples)
     y = as_samples("alt_samples", alt_samples)
@@ -320,7 +211,7 @@ def _split_rates(
             f"got {x.size} null and {y.size} alternative values with fraction={selection.fraction}"
         )
     alpha_each = (1.0 - conf) / 2.0
-    t, o, fp, fn = _family(np.sort(x[:k0]), np.sort(y[:k1]), selection.grid_size)
+    t, o, fp, fn = grid_family(np.sort(x[:k0]), np.sort(y[:k1]), selection.grid_size)
     score = objective(cp_upper(fp, k0, alpha_each), cp_upper(fn, k1, alpha_each))
     i = int(np.argmax(score))
     thr, ori = float(t[i]), int(o[i])
@@ -329,7 +220,7 @@ def _split_rates(
         fp_c, fn_c = np.count_nonzero(xc > thr), np.count_nonzero(yc <= thr)
     else:
         fp_c, fn_c = np.count_nonzero(xc < thr), np.count_nonzero(yc >= thr)
-    return _rates(
+    return rates_from_counts(
         np.array([thr]),
         np.array([ori]),
         np.array([fp_c]),
@@ -388,7 +279,7 @@ def support_rates(
     m = np.unique(np.asarray(list(support), dtype=float)).size
     alpha_each = (1.0 - conf) / (2.0 * orient.size)
     method = f"cuts of a pre-registered support of {m} values, bonferroni over {orient.size} tests"
-    return _rates(thr, orient, fp, fn, int(x.size), int(y.size), conf, alpha_each, method)
+    return rates_from_counts(thr, orient, fp, fn, int(x.size), int(y.size), conf, alpha_each, method)
 
 
 def _support_family(
@@ -407,25 +298,26 @@ def _support_family(
     return thr, orient, fp, fn
 
 
-def _design_family(
+def design_family(
     x: np.ndarray, y: np.ndarray, support: Iterable[float] | None, grid_size: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The threshold family of one design: support cuts if a support is declared, else the
     pre-registered grid at the null sample's order statistics."""
     if support is not None:
         return _support_family(np.asarray(x, float), np.asarray(y, float), support)
-    return _family(np.sort(as_samples("null_samples", x)), np.sort(as_samples("alt_samples", y)), grid_size)
+    null, alt = np.sort(as_samples("null_samples", x)), np.sort(as_samples("alt_samples", y))
+    return grid_family(null, alt, grid_size)
 
 
 def candidate_counts(
-    parts: list[tuple[ArrayLike, ArrayLike, Iterable[float] | None]],
+    parts: Sequence[tuple[ArrayLike, ArrayLike, Iterable[float] | None]],
     *,
     confidence: float,
     grid_size: int = 300,
 ) -> ThresholdRates:
     """One Bonferroni family over several designs: ``parts[i] = (null, alt, support)`` samples of
     design i (all with the same sizes); every design's family, ``α/(2T)`` per rate over all T
-    tests (the pre-registered alternative to :func:`pilot_choice`).
+    tests (the pre-registered alternative to :func:`~dpaudit.audit.pilot.pilot_choice`).
 
     >>> import numpy as np
     >>> rng = np.random.default_rng(0)
@@ -435,7 +327,7 @@ def candidate_counts(
     (200, True)
     """
     conf = check_probability("confidence", confidence)
-    fams = [_design_family(x, y, sup, grid_size) for x, y, sup in parts]
+    fams = [design_family(x, y, sup, grid_size) for x, y, sup in parts]
     n0 = {int(np.size(x)) for x, _, _ in parts}
     n1 = {int(np.size(y)) for _, y, _ in parts}
     if len(n0) != 1 or len(n1) != 1:
@@ -443,156 +335,7 @@ def candidate_counts(
     t, o, fp, fn = (np.concatenate([f[j] for f in fams]) for j in range(4))
     alpha_each = (1.0 - conf) / (2.0 * t.size)
     method = f"bonferroni over {t.size} tests of {len(parts)} pre-registered designs"
-    return _rates(t, o, fp, fn, n0.pop(), n1.pop(), conf, alpha_each, method)
-
-
-@dataclass(frozen=True)
-class PilotChoice:
-    """The test a pilot chose: design ``candidate``, ``threshold`` and ``orientation``, the
-    bound it predicted at the main sample size, and ``null_share``, the fraction of the main
-    sample to draw on the null side (x) — the rest on x′."""
-
-    candidate: int
-    threshold: float
-    orientation: int
-    predicted: float
-    null_share: float = 0.5
-
-    def sides(self, main_per_side: int) -> tuple[int, int]:
-        """(null, alternative) sample sizes of a main sample of ``2·main_per_side`` runs."""
-        return _split(main_per_side, self.null_share)
-
-
-def _split(main_per_side: int, null_share: float) -> tuple[int, int]:
-    n0 = int(round(2 * main_per_side * null_share))
-    return n0, 2 * main_per_side - n0
-
-
-def _predicted_bound(p: np.ndarray, q: np.ndarray, kind: str, delta: float) -> np.ndarray:
-    """The μ (``kind="mu"``) or ε-at-δ lower bound a test with error-rate bounds (p, q) gives."""
-    return np.asarray(mu_from_rates(p, q) if kind == "mu" else epsilon_from_rates(p, q, delta))
-
-
-# Main-sample splits the pilot may choose (null side's share; the even split first, so it wins
-# ties). A rare count on one side bounds the test: e.g. FPR 1.2 % against a TPR of 15 %, where
-# the optimal share is about 0.7 and the test needs about 8 % fewer runs than with an even split.
-NULL_SHARES = (0.5, 0.6, 0.4, 0.7, 0.3, 0.8, 0.2)
-
-
-def pilot_choice(
-    pilots: list[tuple[ArrayLike, ArrayLike, Iterable[float] | None]],
-    main_per_side: int,
-    *,
-    confidence: float,
-    kind: str = "mu",
-    delta: float = 0.0,
-    grid_size: int = 300,
-    claim: float | None = None,
-    null_shares: Iterable[float] = (0.5,),
-) -> PilotChoice:
-    """Choose one test on pilot samples: ``pilots[i] = (null, alt, support)`` of design i. Every
-    threshold of every design's family (:func:`threshold_grid` ranks of the pilot's null sample,
-    or the support cuts) is scored by the bound it *would* give if the main sample's counts
-    equalled ``main_per_side`` × a pessimistic pilot rate (Clopper–Pearson at α/2 per rate, μ
-    bound for ``kind="mu"``, ε at ``delta`` otherwise); the best wins. The pessimistic rate is the
-    pilot's own Clopper–Pearson upper bound at 95 % (then 80 %, then 50 % if no test scores
-    above 0): plugging in the raw pilot rates picks tail thresholds whose pilot counts are 0 by
-    chance (winner's curse; on N(0,1) vs N(1,1) with 500 pilot and 10⁴ main samples per side the
-    median main bound drops from 0.94 to 0.83, against 0.95 for the oracle threshold μ/2). The
-    choice depends on the pilot samples only, so certifying it on fresh samples needs no
-    multiplicity correction. With several ``null_shares`` (e.g. :data:`NULL_SHARES`) the split of
-    the main sample between the two sides is chosen the same way, jointly with the test: a test
-    whose bound is limited by a rare count on one side is certified with more runs on that side
-    (the split is again a function of the pilot only).
-
-    With ``claim`` (the certified μ, or ε at ``delta``) and every design on a declared finite
-    support (fixed cuts, so the pilot counts are binomial), the test is instead the one with the
-    highest predicted probability of a main bound above the claim (:func:`_pilot_power`); a
-    design whose rare output betrays a bug then wins over a common output that cannot violate
-    the claim (report-noisy-max with one arm's noise missing: 31 of 40 pilots pick that arm's
-    design at 6,027 trials, against 13 of 40 with the pessimistic rule). If no test reaches a
-    predicted power of 1/7, or a family is a threshold grid, the pessimistic rule decides.
-
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(1)
-    >>> pilots = [(rng.normal(0, 1, 500), rng.normal(m, 1, 500), None) for m in (0.2, 1.0)]
-    >>> c = pilot_choice(pilots, 10_000, confidence=0.95)
-    >>> c.candidate, c.orientation, -1.0 < c.threshold < 1.5
-    (1, 1, True)
-    """
-    conf = check_probability("confidence", confidence)
-    n = check_integer("main_per_side", main_per_side)
-    shares = tuple(float(check_probability("null_shares", s)) for s in null_shares)  # each in (0, 1)
-    if not shares:
-        raise ValueError("null_shares must name at least one share of the main sample, got none")
-    splits = [(s, *_split(n, s)) for s in shares]
-    if any(m0 < 1 or m1 < 1 for _, m0, m1 in splits):
-        raise ValueError(f"main_per_side = {n} is too small to split by the null_shares {shares!r}")
-    alpha = (1.0 - conf) / 2.0
-    fams = [(_design_family(x, y, sup, grid_size), np.size(x), np.size(y)) for x, y, sup in pilots]
-    if claim is not None and all(sup is not None for _, _, sup in pilots):
-        power = _pilot_power(fams, splits, alpha, kind, delta, float(claim))
-        if power is not None:
-            return power
-    best = PilotChoice(0, math.inf, 1, -1.0)
-    for level in (0.05, 0.2, 0.5, None):
-        for i, ((t, o, fp, fn), n0, n1) in enumerate(fams):
-            r0 = fp / n0 if level is None else cp_upper(fp, n0, level)
-            r1 = fn / n1 if level is None else cp_upper(fn, n1, level)
-            for share, m0, m1 in splits:
-                p, q = cp_upper(np.round(r0 * m0), m0, alpha), cp_upper(np.round(r1 * m1), m1, alpha)
-                score = _predicted_bound(p, q, kind, delta)
-                j = int(np.argmax(score))
-                if score[j] > best.predicted:
-                    best = PilotChoice(i, float(t[j]), int(o[j]), float(score[j]), share)
-        if best.predicted > 0:
-            break
-    return best
-
-
-# Jeffreys-posterior quantiles at which the pilot's rates are evaluated (7 midpoints per rate)
-_POWER_GRID = (np.arange(7) + 0.5) / 7
-
-
-def _pilot_power(
-    fams: list[tuple[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], int, int]],
-    splits: list[tuple[float, int, int]],
-    alpha: float,
-    kind: str,
-    delta: float,
-    claim: float,
-) -> PilotChoice | None:
-    """The test with the highest predicted probability that its main-sample bound exceeds
-    ``claim`` (``None`` if no test reaches 1/7; ties broken by the predicted median bound).
-
-    Each pilot rate gets the Jeffreys posterior Beta(k + ½, n − k + ½) (Jeffreys 1946; as an
-    interval: Brown, Cai & DasGupta 2001, §4.1.2); at 7 quantiles per rate the main test's bound
-    is predicted by plugging the main sample's size on that side (for each split in ``splits``:
-    (null share, null size, alternative size)) × that rate into Clopper–Pearson (α/2 per rate),
-    and the predicted power is the fraction of the 49 quantile pairs whose bound exceeds the
-    claim (a Bayesian preposterior criterion, e.g. Spiegelhalter, Abrams & Myles 2004, §6.5;
-    it only chooses the test, the certification on fresh samples does not depend on it).
-    Unlike the pessimistic rule below, it does not discount a rare event seen once or twice in
-    the pilot to a rate no better than a common one."""
-    from scipy import stats
-
-    best: tuple[float, float, int, int, float] | None = None  # (power, median, design, test, share)
-    for i, ((_, _, fp, fn), n0, n1) in enumerate(fams):
-        u = _POWER_GRID[None, :]
-        r0 = stats.beta.ppf(u, fp[:, None] + 0.5, n0 - fp[:, None] + 0.5)
-        r1 = stats.beta.ppf(u, fn[:, None] + 0.5, n1 - fn[:, None] + 0.5)
-        for share, m0, m1 in splits:
-            p, q = cp_upper(np.round(r0 * m0), m0, alpha), cp_upper(np.round(r1 * m1), m1, alpha)
-            b = _predicted_bound(p[:, :, None], q[:, None, :], kind, delta)  # tests x r0 x r1 quantiles
-            pw = np.mean(b > claim, axis=(1, 2))
-            med = b[:, _POWER_GRID.size // 2, _POWER_GRID.size // 2]
-            j = int(np.lexsort((med, pw))[-1])
-            if best is None or (pw[j], med[j]) > best[:2]:
-                best = (float(pw[j]), float(med[j]), i, j, share)
-    if best is None or best[0] < 1 / _POWER_GRID.size:
-        return None
-    (t, o, _, _), _, _ = fams[best[2]]
-    return PilotChoice(best[2], float(t[best[3]]), int(o[best[3]]), best[1], best[4])
+    return rates_from_counts(t, o, fp, fn, n0.pop(), n1.pop(), conf, alpha_each, method)
 
 
 def single_test_rates(
@@ -616,168 +359,5 @@ def single_test_rates(
         fp, fn = np.count_nonzero(x < threshold), np.count_nonzero(y >= threshold)
     else:
         raise ValueError(f"orientation must be 1 or -1, got {orientation!r}")
-    return _rates(np.array([threshold]), np.array([orientation]), np.array([fp]), np.array([fn]),
+    return rates_from_counts(np.array([threshold]), np.array([orientation]), np.array([fp]), np.array([fn]),
                   x.size, y.size, conf, (1.0 - conf) / 2.0, method)  # fmt: skip
-
-
-# ---------------------------------------------------------------------------------------
-# headline bounds
-
-
-@dataclass(frozen=True)
-class EpsilonLowerBound:
-    """A valid lower bound: with probability ≥ ``confidence`` the mechanism is not
-    (ε′, δ)-DP for any ε′ < ``epsilon``.
-
-    ``threshold``/``orientation`` identify the test that achieved it (``None``/``0`` for
-    bounds from privacy-loss samples); ``trials`` counts every sample used, including
-    selection samples; ``null_trials``/``alt_trials`` count the certification samples.
-    """
-
-    epsilon: float
-    delta: float
-    confidence: float
-    threshold: float | None
-    fpr_upper: float | None
-    fnr_upper: float | None
-    trials: int
-    method: str
-    orientation: int = 0
-    false_positives: int | None = None
-    false_negatives: int | None = None
-    null_trials: int = 0
-    alt_trials: int = 0
-    tests: int = 1
-
-
-@dataclass(frozen=True)
-class MuLowerBound:
-    """A valid lower bound: with probability ≥ ``confidence`` the mechanism is not μ′-GDP for
-    any μ′ < ``mu``. Fields as in :class:`EpsilonLowerBound`."""
-
-    mu: float
-    confidence: float
-    threshold: float | None
-    fpr_upper: float | None
-    fnr_upper: float | None
-    trials: int
-    method: str
-    orientation: int = 0
-    false_positives: int | None = None
-    false_negatives: int | None = None
-    null_trials: int = 0
-    alt_trials: int = 0
-    tests: int = 1
-
-
-def _with_trials(bound: Any, trials: int) -> Any:
-    return replace(bound, trials=trials)
-
-
-def epsilon_lower_bound(
-    null_samples: ArrayLike,
-    alt_samples: ArrayLike,
-    *,
-    delta: float,
-    confidence: float,
-    selection: Selection,
-) -> EpsilonLowerBound:
-    """ε lower bound at ``delta`` from threshold tests on a scalar statistic.
-
-    ``selection`` is :class:`Bonferroni` (best of a pre-registered grid, all samples) or
-    :class:`SampleSplit` (select on one part, certify on the other).
-
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(2)
-    >>> x = rng.normal(0, 1, 20_000)
-    >>> epsilon_lower_bound(x[:10_000], x[10_000:], delta=0.0, confidence=0.95,
-    ...                     selection=Bonferroni()).epsilon   # identical distributions
-    0.0
-    """
-    d = check_probability("delta", delta, low_open=False)
-    if isinstance(selection, Bonferroni):
-        return threshold_rates(
-            null_samples, alt_samples, confidence=confidence, selection=selection
-        ).epsilon_lower_bound(d)
-    if isinstance(selection, SampleSplit):
-        r = _split_rates(
-            null_samples,
-            alt_samples,
-            confidence,
-            selection,
-            lambda p, q: np.asarray(epsilon_from_rates(p, q, d)),
-        )
-        return _with_trials(r.epsilon_lower_bound(d), int(np.size(null_samples) + np.size(alt_samples)))
-    raise ValueError(f"selection must be Bonferroni(...) or SampleSplit(...), got {selection!r}")
-
-
-def mu_lower_bound(
-    null_samples: ArrayLike, alt_samples: ArrayLike, *, confidence: float, selection: Selection
-) -> MuLowerBound:
-    """GDP μ lower bound from threshold tests on a scalar statistic (see :func:`mu_from_rates`).
-
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(3)
-    >>> b = mu_lower_bound(rng.normal(0, 1, 50_000), rng.normal(2, 1, 50_000),
-    ...                    confidence=0.95, selection=SampleSplit())
-    >>> 1.7 < b.mu < 2.0, b.tests
-    (True, 1)
-    """
-    if isinstance(selection, Bonferroni):
-        return threshold_rates(
-            null_samples, alt_samples, confidence=confidence, selection=selection
-        ).mu_lower_bound()
-    if isinstance(selection, SampleSplit):
-        r = _split_rates(
-            null_samples, alt_samples, confidence, selection, lambda p, q: np.asarray(mu_from_rates(p, q))
-        )
-        return _with_trials(r.mu_lower_bound(), int(np.size(null_samples) + np.size(alt_samples)))
-    raise ValueError(f"selection must be Bonferroni(...) or SampleSplit(...), got {selection!r}")
-
-
-def _single_test(fp: int, n_null: int, fn: int, n_alt: int, confidence: float) -> ThresholdRates:
-    conf = check_probability("confidence", confidence)
-    check_counts(fp, n_null)
-    check_counts(fn, n_alt)
-    return _rates(
-        np.array([np.nan]),
-        np.array([1]),
-        np.array([fp]),
-        np.array([fn]),
-        int(n_null),
-        int(n_alt),
-        conf,
-        (1.0 - conf) / 2.0,
-        "single pre-registered test",
-    )
-
-
-def epsilon_lower_bound_from_counts(
-    false_positives: int,
-    null_trials: int,
-    false_negatives: int,
-    alt_trials: int,
-    *,
-    delta: float,
-    confidence: float,
-) -> EpsilonLowerBound:
-    """ε lower bound at ``delta`` for ONE test fixed before seeing the data (level α/2 per rate).
-
-    >>> b = epsilon_lower_bound_from_counts(20, 5000, 300, 5000, delta=1e-5, confidence=0.95)
-    >>> round(b.epsilon, 4)   # = privacy-estimates compute_eps_lo(method="beta")
-    5.0186
-    """
-    r = _single_test(false_positives, null_trials, false_negatives, alt_trials, confidence)
-    return replace(r.epsilon_lower_bound(delta), threshold=None)
-
-
-def mu_lower_bound_from_counts(
-    false_positives: int, null_trials: int, false_negatives: int, alt_trials: int, *, confidence: float
-) -> MuLowerBound:
-    """GDP μ lower bound for ONE pre-registered test (level α/2 per rate).
-
-    >>> round(mu_lower_bound_from_counts(0, 1000, 0, 1000, confidence=0.95).mu, 4)
-    5.3598
-    """
-    r = _single_test(false_positives, null_trials, false_negatives, alt_trials, confidence)
-    return replace(r.mu_lower_bound(), threshold=None)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from dpaudit.cli.common import (
@@ -81,7 +82,7 @@ def _values(text: str) -> list[float]:
     return out
 
 
-def _click(name: str):
+def _click(name: str) -> Callable[[str], int | None]:
     as_int = integer(name, 1, MAX_ARMS)
 
     def parse(text: str) -> int | None:

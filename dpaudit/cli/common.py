@@ -21,6 +21,7 @@ import argparse
 import json
 import math
 import sys
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 from dpaudit.formatting import fmt
@@ -58,7 +59,7 @@ class Parser(argparse.ArgumentParser):
         kwargs.setdefault("formatter_class", _HelpFormatter)
         super().__init__(*args, **kwargs)
 
-    def error(self, message: str) -> NoReturn:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         raise UsageError(message)
 
 
@@ -90,7 +91,7 @@ def number(
     *,
     low_open: bool = False,
     high_open: bool = False,
-):
+) -> Callable[[str], float]:
     """An argparse ``type`` that parses a finite float and checks its range, naming the option."""
 
     def rng() -> str:
@@ -117,7 +118,7 @@ def number(
     return parse
 
 
-def integer(name: str, low: int, high: int | None = None):
+def integer(name: str, low: int, high: int | None = None) -> Callable[[str], int]:
     """An argparse ``type`` for an integer in [low, high]; ``1e6`` is accepted when it is an integer."""
     span = f">= {low}" if high is None else f"in [{low}, {high}]"
 
@@ -139,7 +140,7 @@ def integer(name: str, low: int, high: int | None = None):
     return parse
 
 
-def number_list(name: str, low: float = 0.0, max_len: int = MAX_LIST):
+def number_list(name: str, low: float = 0.0, max_len: int = MAX_LIST) -> Callable[[str], list[float]]:
     """An argparse ``type`` for a comma-separated list of at most ``max_len`` numbers > ``low``;
     an empty entry (``1,,1``) is refused, not skipped."""
 
@@ -166,7 +167,7 @@ def number_list(name: str, low: float = 0.0, max_len: int = MAX_LIST):
     return parse
 
 
-def plot_path(name: str = "--plot"):
+def plot_path(name: str = "--plot") -> Callable[[str], str]:
     """An argparse ``type`` for a figure file, checked before any work starts: a non-empty path
     ending in .png, .pdf or .svg whose directory exists and is writable, and matplotlib installed
     (the ``plot`` extra)."""

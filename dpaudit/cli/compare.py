@@ -55,6 +55,7 @@ _SHARED = (
     "--plot",
 )
 _FOOTING_TOLERANCE = 1e-3  # relative spread of certified ε called "equal"
+_FAILED_VERDICTS = ("violated", "model-mismatch")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -256,10 +257,38 @@ def _table(rows: list[dict[str, Any]], delta: float) -> list[str]:
 
 
 def compare(args: argparse.Namespace) -> int:
-    from bandits.run import run_algorithm
-    from dpaudit.declaration import LedgerCheckError
-
     entries = _entries(args)
+    horizon, env_text, plans = _plans(args, entries)
+    progress = not args.json and sys.stderr.isatty()
+    reports, error = _run_all(args, plans, horizon, progress)
+    if error is not None:
+        print(error, file=sys.stderr)
+        return 1
+    rows = [_row(label, report) for label, report in reports]
+    failed = any(r.audit is not None and r.audit.verdict in _FAILED_VERDICTS for _, r in reports)
+    foot = footing(rows)
+    if args.plot:
+        _plot(reports, args.plot, env_text)
+    if args.json:
+        config = {
+            "env": env_text,
+            "horizon": horizon,
+            "reps": args.reps,
+            "seed": args.seed,
+            "delta": args.delta,
+            "audit_trials": args.audit_trials,
+        }
+        emit_json({"config": config, "results": rows, "footing": foot})
+        return 1 if failed else 0
+    _print_text(args, rows, foot, env_text, horizon)
+    return 1 if failed else 0
+
+
+def _plans(
+    args: argparse.Namespace, entries: list[tuple[Any, list[str], str]]
+) -> tuple[int, str, list[tuple[Any, str, Any, dict[str, Any], int]]]:
+    """(horizon, environment text, one (spec, label, env, options, audit horizon) per entry):
+    every entry is checked before any work starts."""
     first = entries[0][0]
     horizon = args.horizon if args.horizon is not None else first.default_horizon
     check_work(horizon, args.reps * len(entries), "--horizon x --reps x algorithms")
@@ -279,7 +308,7 @@ def compare(args: argparse.Namespace) -> int:
         str(args.audit_trials),
     ]
     plans = []
-    for spec, tokens, label in entries:  # every entry is checked before any work starts
+    for spec, tokens, label in entries:
         opts = _alg_parser(spec).parse_args(tokens + shared)
         env = _env(spec, opts.env)
         algo = {o.dest: getattr(opts, o.dest) for o in spec.options}
@@ -288,8 +317,21 @@ def compare(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise UsageError(f"{label}: {exc}") from None
         plans.append((spec, label, env, algo, _audit_horizon(spec, policy, opts, env)))
-    progress = not args.json and sys.stderr.isatty()
-    rows, reports, failed = [], [], False
+    return horizon, env_text, plans
+
+
+def _run_all(
+    args: argparse.Namespace,
+    plans: list[tuple[Any, str, Any, dict[str, Any], int]],
+    horizon: int,
+    progress: bool,
+) -> tuple[list[tuple[str, Any]], str | None]:
+    """(label, report) of every plan in order, through the ``dpaudit run`` pipeline with the same
+    root seed; or, when a run recorded releases its declaration does not cover, the error line."""
+    from bandits.run import run_algorithm
+    from dpaudit.declaration import LedgerCheckError
+
+    reports: list[tuple[str, Any]] = []
     executor = _executor(args.workers)
     try:
         for spec, label, env, algo, ta in plans:
@@ -308,30 +350,20 @@ def compare(args: argparse.Namespace) -> int:
                     **algo,
                 )
             except LedgerCheckError as exc:
-                print(f"dpaudit: privacy check failed for {label}: {exc}", file=sys.stderr)
-                return 1
+                return reports, f"dpaudit: privacy check failed for {label}: {exc}"
             except ValueError as exc:  # e.g. no audit pair fits the horizon
                 raise UsageError(f"{label}: {exc}") from None
-            rows.append(_row(label, report))
             reports.append((label, report))
-            failed |= report.audit is not None and report.audit.verdict in ("violated", "model-mismatch")
     finally:
         if executor is not None:
             executor.shutdown()
-    foot = footing(rows)
-    if args.plot:
-        _plot(reports, args.plot, env_text)
-    if args.json:
-        config = {
-            "env": env_text,
-            "horizon": horizon,
-            "reps": args.reps,
-            "seed": args.seed,
-            "delta": args.delta,
-            "audit_trials": args.audit_trials,
-        }
-        emit_json({"config": config, "results": rows, "footing": foot})
-        return 1 if failed else 0
+    return reports, None
+
+
+def _print_text(
+    args: argparse.Namespace, rows: list[dict[str, Any]], foot: dict[str, Any], env_text: str, horizon: int
+) -> None:
+    """The comparison as text: a header, the table and the footing line."""
     print(
         f"{len(rows)} algorithms on {env_text}, T = {horizon}, {args.reps} repetitions, seed {args.seed} "
         "(common random numbers: the same reward tables for all)"
@@ -353,7 +385,6 @@ def compare(args: argparse.Namespace) -> int:
         )
     if args.plot:
         print(f"plot written to {args.plot}")
-    return 1 if failed else 0
 
 
 def _plot(reports: list[tuple[str, Any]], path: str, env_text: str) -> None:

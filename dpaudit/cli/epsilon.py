@@ -15,6 +15,7 @@ from dpaudit.cli.common import MAX_STEPS, emit_json, integer, number, number_lis
 
 if TYPE_CHECKING:
     from dpaudit.accounting import AccountingReport
+    from dpaudit.analyses.thompson_sampling import ThompsonConfig
     from dpaudit.events import PrivacyEvent
 
 PUBLISHED_NOTES = {
@@ -75,7 +76,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         q.set_defaults(handler=run)
 
 
-def _event(args: argparse.Namespace) -> tuple[PrivacyEvent, object | None]:
+def _event(args: argparse.Namespace) -> tuple[PrivacyEvent, ThompsonConfig | None]:
     from dpaudit.events import GaussianEvent, GaussianReportNoisyMaxEvent, LaplaceEvent
 
     if args.kind == "ts":
@@ -113,7 +114,7 @@ def _event(args: argparse.Namespace) -> tuple[PrivacyEvent, object | None]:
     raise ValueError(f"unknown subcommand {args.kind!r}")  # pragma: no cover
 
 
-def _report(args: argparse.Namespace, event: PrivacyEvent, cfg: object | None) -> AccountingReport:
+def _report(args: argparse.Namespace, event: PrivacyEvent, cfg: ThompsonConfig | None) -> AccountingReport:
     from dpaudit.accounting import account
 
     if cfg is not None:
@@ -123,7 +124,7 @@ def _report(args: argparse.Namespace, event: PrivacyEvent, cfg: object | None) -
     return account(event, delta=args.delta, epsilon=args.epsilon)
 
 
-def _table(report: AccountingReport, cfg: object | None) -> str:
+def _table(report: AccountingReport, cfg: ThompsonConfig | None) -> str:
     """The report's own table (``str(report)``), with the Thompson-sampling header and the
     published bounds' notes for ``epsilon ts``."""
     if cfg is None:
@@ -136,7 +137,7 @@ def _table(report: AccountingReport, cfg: object | None) -> str:
     return report.table(header=header, notes=PUBLISHED_NOTES)
 
 
-def plot_curves(event: PrivacyEvent, cfg: object | None, path: str) -> None:
+def plot_curves(event: PrivacyEvent, cfg: ThompsonConfig | None, path: str) -> None:
     import matplotlib
 
     matplotlib.use("Agg")

@@ -83,7 +83,10 @@ def build_parser(argv: Sequence[str] | None = None) -> Parser:
     parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=Parser)
     chosen = None if argv is None else _chosen(argv)
-    wanted = {m for m, _ in COMMANDS.values()} if argv is None else {COMMANDS.get(chosen, ("",))[0]}
+    if argv is None:
+        wanted = {m for m, _ in COMMANDS.values()}
+    else:
+        wanted = {COMMANDS[chosen][0]} if chosen is not None and chosen in COMMANDS else {""}
     installed = {m: _register(sub, m) for m in dict.fromkeys(m for m, _ in COMMANDS.values()) if m in wanted}
     for name, (module_name, help_text) in COMMANDS.items():
         if name not in sub.choices and installed.get(module_name, _installed(module_name)):

@@ -26,9 +26,11 @@ from typing import Literal
 
 import numpy as np
 
-from dpaudit.analyses.rnm_gaussian import argmax_log_distribution, worst_case_epsilon
+from dpaudit.analyses.gaussian_argmax import argmax_log_distribution
+from dpaudit.analyses.rnm_gaussian import worst_case_epsilon
 from dpaudit.audit.neighbours import NeighbourPair, predicted_bound
 from dpaudit.validation import check_integer
+from mechanisms.base import check_neighbouring
 from mechanisms.report_noisy_max import LaplaceReportNoisyMax
 
 __all__ = [
@@ -117,7 +119,7 @@ def laplace_rnm_adversarial(
     3.0
     """
     mech = LaplaceReportNoisyMax(
-        scale, arms, neighbouring=neighbouring, monotone=neighbouring == "add-remove"
+        scale, arms, neighbouring=check_neighbouring(neighbouring), monotone=neighbouring == "add-remove"
     )
     top = check_integer("epoch_length", epoch_length) if epoch_length is not None else check_integer(
         "max_gap", max_gap
@@ -148,7 +150,10 @@ def laplace_rnm_adversarial(
 
 
 def gaussian_rnm_pair(
-    values: Sequence[float], sensitivities: Sequence[float] | float, changed: int, direction: int = 1
+    values: Sequence[float] | np.ndarray,
+    sensitivities: Sequence[float] | np.ndarray | float,
+    changed: int,
+    direction: int = 1,
 ) -> NeighbourPair:
     """f vs f′ = f + direction·s_k e_k (one query changes by its sensitivity).
 
@@ -280,7 +285,7 @@ def cascade_pair(
 
     la, lb = length(click), length(click_prime)
     loss = math.inf if (la is not None and lb is not None and la != lb) else None
-    name = {None: "no click"}
+    name: dict[int | None, str] = {None: "no click"}
     return NeighbourPair(
         click,
         click_prime,

@@ -225,7 +225,7 @@ def rnm_laplace_target(
     """
     neighbouring = check_neighbouring(neighbouring).value
     claimed = LaplaceReportNoisyMax(
-        scale, arms, neighbouring=neighbouring, monotone=neighbouring == "add-remove"
+        scale, arms, neighbouring=check_neighbouring(neighbouring), monotone=neighbouring == "add-remove"
     )
     mech = claimed if mechanism is None else mechanism
     if claim is None:
@@ -342,7 +342,7 @@ def rnm_gaussian_target(
         support=_discrete_support(stat, len(sig)),
         details={
             "parameters": {
-                "sensitivities": list(claimed.sensitivities),
+                "sensitivities": list(claimed.per_candidate_sensitivities),
                 "sigmas": sig,
                 "values": None if values is None else list(values),
             },

@@ -62,7 +62,7 @@ from dpaudit.events import LaplaceEvent, LaplaceReportNoisyMaxEvent, Neighbourin
 from dpaudit.ledger import Ledger
 from dpaudit.validation import check_integer
 from mechanisms.base import check_batch, check_neighbouring, check_rng, record_release
-from mechanisms.continual.counting import NodeNoise, NoiseKind, _calibrate
+from mechanisms.continual.noise import NodeNoise, NoiseKind, calibrate_noise
 from mechanisms.report_noisy_max import laplace_rnm_log_output_distribution
 
 __all__ = [
@@ -127,7 +127,7 @@ class LazyEpochSums:
         label: str = "lazy epoch",
     ) -> None:
         self.num_arms = check_integer("num_arms", num_arms)
-        self.noise: NodeNoise = _calibrate(noise, 1, sensitivity, epsilon, mu, noise_scale)
+        self.noise: NodeNoise = calibrate_noise(noise, 1, sensitivity, epsilon, mu, noise_scale)
         self.neighbouring = check_neighbouring(neighbouring)
         self.rng = check_rng(rng)
         self.size = check_batch(size)
@@ -169,7 +169,7 @@ class LazyEpochSums:
             self.ledger,
             self.noise.event,
             label=f"{self.label} arm {arm} epoch {r} ({1 << r} obs)",
-            round=units[-1] if isinstance(units[-1], (int, np.integer)) else None,
+            round=int(units[-1]) if isinstance(units[-1], (int, np.integer)) else None,
             arm=arm,
             units=units,
         )
@@ -196,6 +196,7 @@ class LazyEpochSums:
         if not np.all(np.isfinite(x)):
             raise ValueError("xs must be finite")
         n = a.size
+        u: list[Hashable]
         if units is None:
             u = list(range(self._count + 1, self._count + n + 1))
         else:
@@ -301,11 +302,11 @@ class GlobalEpochSums:
         K = self.num_actions
         if release == "argmax":
             factor = 1.0 if (self.monotone and self.neighbouring is Neighbouring.ADD_REMOVE) else 2.0
-            self.noise = _calibrate("laplace", 1, sensitivity, epsilon, None, noise_scale)
+            self.noise = calibrate_noise("laplace", 1, sensitivity, epsilon, None, noise_scale)
             if epsilon is not None:
                 self.noise = NodeNoise("laplace", factor * self.noise.scale, self.noise.sensitivity)
         else:
-            self.noise = _calibrate("laplace", K, sensitivity, epsilon, None, noise_scale)
+            self.noise = calibrate_noise("laplace", K, sensitivity, epsilon, None, noise_scale)
         self.sensitivity = self.noise.sensitivity
         self.rng = check_rng(rng)
         self.size = check_batch(size)

@@ -1,6 +1,6 @@
 """Hybrid continual counters (Chan, Shi & Song 2011) for R repetitions at once (seed 001, Alg. 1).
 
-The vectorised counterparts of :class:`mechanisms.continual.counting.HybridCounter` (same nodes, same noise
+The vectorised counterparts of :class:`mechanisms.continual.hybrid.HybridCounter` (same nodes, same noise
 values from the same standard draws, same outputs bit for bit — tested against it):
 
 * :class:`BatchHybridStreams` — one scalar counter per (repetition, stream) with its **own**
@@ -21,7 +21,7 @@ spends ε/factor.
 **Ledgers.** :class:`BatchHybridStreams` records, per insertion, the per-element guarantee of the
 counter as one ``PureDpEvent(2Δ/b_log)`` (= ε/factor, the basic composition of the log node and the
 block nodes the element enters; per unit it composes over the ≤ K streams the unit touched —
-tested to dominate the per-node ledger of :class:`~mechanisms.continual.counting.HybridCounter`).
+tested to dominate the per-node ledger of :class:`~mechanisms.continual.hybrid.HybridCounter`).
 :class:`BatchHybridSums` records every released node exactly (per unit: its log block and the
 c nodes of its binary block, aggregated into one entry per (block, c));
 :func:`hybrid_unit_event` is the worst case of one unit, one branch per block.
@@ -46,8 +46,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from dpaudit.data_units import UnitRuns
 from dpaudit.events import ComposedEvent, LaplaceEvent, ParallelEvent, PrivacyEvent, PureDpEvent
-from dpaudit.ledger import RunLedgers, UnitRuns
+from dpaudit.ledger import RunLedgers
 from dpaudit.validation import check_integer, check_positive
 
 __all__ = [

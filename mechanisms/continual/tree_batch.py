@@ -1,6 +1,6 @@
 """Tree-based aggregation of vector leaves for R repetitions at once (seed 003, CUCB-DP).
 
-The vectorised counterpart of :class:`mechanisms.continual.counting.BinaryTreeCounter` with
+The vectorised counterpart of :class:`mechanisms.continual.tree.BinaryTreeCounter` with
 ``tree="full", padded=True`` (same nodes, same order, tested against it): a stream of leaves
 ``x_1, x_2, …`` in ℝ^m (seed 003 Algorithm 3: ``X_t ⊙ 1[S_t]``, support ≤ K) is aggregated in
 a binary tree with ``levels = ⌈log₂T⌉ + 1`` levels; every dyadic node is released once, with
@@ -43,7 +43,7 @@ import numpy as np
 from dpaudit.events import LaplaceEvent, PrivacyEvent
 from dpaudit.ledger import RunLedgers
 from dpaudit.validation import check_integer, check_positive
-from mechanisms.continual.counting import tree_levels
+from mechanisms.continual.tree import tree_levels
 from mechanisms.randomness import RepRandom
 
 __all__ = ["BatchTreeSums", "nodes_released"]
