@@ -19,20 +19,14 @@ for tiny ε, where the textbook forms subtract two nearly equal logarithms:
   E = α(α−1) Σ_{n≥2} s_{n−1} εⁿ/n!, s_m = ((α−1)^m − (−α)^m)/(2α − 1), whose terms shrink by
   ≤ αε/n (no cancellation), otherwise the two terms directly (they differ by ≥ 21 %).
 * Poisson-subsampled Gaussian with sampling probability q and noise multiplier σ = 1/μ (add/remove
-  relation): ρ(α) = log A_α/(α − 1) with A_α = E_{z∼N(0,σ²)}[((1 − q) + q e^{(2z − 1)/(2σ²)})^α]
-  (Mironov, Talwar & Zhang 2019, "Rényi Differential Privacy of the Sampled Gaussian Mechanism",
-  Sec. 3: the binomial sum Σ_k C(α,k)(1−q)^{α−k}q^k e^{(k²−k)/(2σ²)} for integer α, Sec. 3.3 the
-  two convergent series for fractional α), evaluated by dp-accounting
-  (``_compute_rdp_poisson_subsampled_gaussian``, which sums |terms|, an upper bound) once per
-  distinct (q, σ) on a fixed grid of 360 orders α − 1 ∈ [1e-3, 1e3] and the integers 2..64
-  (:func:`sampled_gaussian_log_a`),
-  with a margin of 1e-9·log A + 1e-14 on each value. Between grid orders the lower convex hull of
-  these values is used: log A_α = log E[(P/Q)^α] is convex in α (Hölder) and log A_1 = 0, so every
-  chord between two upper bounds is an upper bound, also on (1, 1.001]; the hull also discards
-  grid values where dp-accounting's fractional series is loose. Everywhere the curve is capped by
-  the Gaussian's αμ²/2 (Rényi divergence is jointly quasi-convex, van Erven & Harremoës 2014,
-  Thm 13, so mixing with the identical no-sample branch never increases it); above α = 1001, and
-  at orders where dp-accounting's series does not converge, only the cap is used.
+  relation): ρ(α) = log A_α/(α − 1) (Mironov, Talwar & Zhang 2019), certified by
+  :mod:`dpaudit.accounting.sampled_rdp` — the exact finite binomial sum at integer orders up to
+  2¹⁵ and the signed two-sided series, cut before a negative term, at fractional orders — once per
+  distinct (q, σ) (0.05–0.15 s, cached); between those orders the lower convex hull of the
+  certified values (log A_α is convex in α and log A_1 = 0, so every chord between upper bounds
+  is an upper bound, also on (1, 1.001]). Everywhere the curve is capped by the Gaussian's αμ²/2
+  (Rényi divergence is jointly quasi-convex, van Erven & Harremoës 2014, Thm 13, so mixing with
+  the identical no-sample branch never increases it); the cap alone is used only above α = 2¹⁵.
 * every pure curve is capped at ε (Rényi divergences of ε-DP mechanisms are at most ε);
   (ε, δ) releases with δ > 0 have no RDP curve: not applicable.
 
@@ -53,8 +47,6 @@ single pure step at tiny δ, or a total ρ far below 1e-5) the bound is valid bu
 
 from __future__ import annotations
 
-import functools
-import logging
 import math
 from collections.abc import Callable
 
@@ -69,6 +61,7 @@ from dpaudit.accounting.composition import (
     leaf_mu,
     sampled_noise_multiplier,
 )
+from dpaudit.accounting.sampled_rdp import sampled_gaussian_log_a
 from dpaudit.events import PoissonSampledEvent
 from dpaudit.numerics import minimise_zoom, sum_up_arrays
 
@@ -79,10 +72,6 @@ KL_ORDER = 1.0 + 1e-9
 _LOG2 = math.log(2.0)
 _LOG4 = math.log(4.0)
 _MARGIN = 2e-13  # relative margin on ρ (absolute on log ρ)
-SAMPLED_ORDERS = np.union1d(1.0 + np.geomspace(1e-3, 1e3, 360), np.arange(2.0, 65.0))
-_SAMPLED_MAX_FAILURES = 12  # consecutive orders without a finite value: stop (the cap takes over)
-_SAMPLED_REL = 1e-9  # relative margin on dp-accounting's log A_α
-_SAMPLED_ABS = 1e-14  # absolute margin on log A_α (its terms are O(1) logarithms)
 
 
 def _log1m_exp2(log_y: np.ndarray) -> np.ndarray:
@@ -200,76 +189,6 @@ def _logsumexp_rows(stack: np.ndarray) -> np.ndarray:
         safe = np.where(np.isfinite(top), top, 0.0)
         out = safe + np.log(np.exp(stack - safe).sum(axis=0))
     return np.where(np.isfinite(top), out, top)
-
-
-@functools.lru_cache(maxsize=64)
-def sampled_gaussian_log_a(q: float, noise_multiplier: float) -> tuple[np.ndarray, np.ndarray]:
-    """(α − 1, an upper bound on log A_α) of the Poisson-subsampled Gaussian on
-    :data:`SAMPLED_ORDERS`, starting with (0, 0) (log A_1 = 0) and ending before the first order
-    where dp-accounting's value exceeds the Gaussian's (α − 1)·α/(2σ²). Orders where it is not
-    finite (its fractional series did not converge, or an overflow) are skipped; after 12 in a
-    row mostly integer orders are used (the exact finite sum; a fractional order is replaced by
-    its ceiling), with one fractional order in 8 tried until one succeeds again. Cached per
-    (q, σ): 0.01–0.5 s.
-
-    >>> x, la = sampled_gaussian_log_a(0.01, 1.0)
-    >>> float(x[0]), float(la[0]), bool(np.all(np.diff(la) >= 0)), len(x) > 300
-    (0.0, 0.0, True, True)
-    """
-    from dp_accounting.rdp import rdp_privacy_accountant as rdp_acc
-
-    xs, vals = [0.0], [0.0]
-    var = noise_multiplier * noise_multiplier
-    inv_var = 1.0 / var if var > 0 else math.inf
-    absl_log = logging.getLogger("absl")
-    level = absl_log.level
-    absl_log.setLevel(logging.ERROR)  # "failed to converge" is handled here: the chord skips the order
-    failures = 0
-    try:
-        for i, a in enumerate(SAMPLED_ORDERS.tolist()):
-            if failures >= _SAMPLED_MAX_FAILURES and i % 8:  # integer orders, a fractional one in 8
-                a = float(math.ceil(a))
-                if a - 1.0 <= xs[-1]:
-                    continue
-            try:
-                with np.errstate(all="ignore"):
-                    rho = float(rdp_acc._compute_rdp_poisson_subsampled_gaussian(  # noqa: SLF001
-                        q, noise_multiplier, [a])[0])
-            except (ArithmeticError, ValueError):
-                rho = math.nan
-            log_a = max(rho * (a - 1.0), 0.0)  # A_α ≥ 1 (Jensen)
-            if not math.isfinite(log_a):
-                failures += 1
-                continue
-            if failures < _SAMPLED_MAX_FAILURES or not a.is_integer():
-                failures = 0
-            if log_a > (a - 1.0) * a * inv_var / 2.0:  # above the Gaussian cap from here on
-                break
-            xs.append(a - 1.0)
-            vals.append(log_a * (1.0 + _SAMPLED_REL) + _SAMPLED_ABS)
-    finally:
-        absl_log.setLevel(level)
-    return _lower_hull(xs, vals)
-
-
-def _lower_hull(xs: list[float], ys: list[float]) -> tuple[np.ndarray, np.ndarray]:
-    """The lower convex hull of the points (x sorted). Each point is an upper bound on a convex
-    function f at x, so every chord between two of them bounds f from above between them: the
-    hull is the smallest such bound, and drops points where dp-accounting's fractional series
-    (a sum of |terms|) is loose — up to 8.5× at α = 1.1 for q = 0.1, σ = 10 (mpmath quadrature).
-
-    >>> [list(map(float, v)) for v in _lower_hull([0.0, 1.0, 2.0, 3.0], [0.0, 5.0, 2.0, 4.0])]
-    [[0.0, 2.0, 3.0], [0.0, 2.0, 4.0]]
-    """
-    hx: list[float] = []
-    hy: list[float] = []
-    for x, y in zip(xs, ys):
-        while len(hx) >= 2 and (hx[-1] - hx[-2]) * (y - hy[-2]) - (hy[-1] - hy[-2]) * (x - hx[-2]) <= 0:
-            hx.pop()
-            hy.pop()
-        hx.append(x)
-        hy.append(y)
-    return np.array(hx), np.array(hy)
 
 
 def log_sampled_gaussian_rdp(leaf: PoissonSampledEvent, alphas: np.ndarray) -> np.ndarray:
