@@ -217,3 +217,28 @@ def test_extreme_delta_at_large_epsilon_is_positive_for_gaussian():
     for m in ("basic", "rdp", "gdp", "pld"):
         assert delta_under(m, event, 1.0) > 0.0, m
     assert gdp_epsilon(0.01, 1e-300) < 1.0
+
+
+def test_large_parallel_compositions_answer_or_say_why():
+    """Issue 23: two ParallelEvents of 70 branches each (4900 > 4096 alternatives) raised ValueError.
+    Gaussian-only branches merge into the worst Gaussian (exact for gdp), single-family Laplace
+    branches into the largest ε repeated the most; anything else is "not applicable: why"."""
+    from dpaudit.accounting import NotApplicable
+    from dpaudit.events import ParallelEvent
+
+    gauss = ParallelEvent(tuple(GaussianEvent(sigma=1 + i / 10).repeat(3) for i in range(70)))
+    other = ParallelEvent(tuple(GaussianEvent(sigma=2 + i / 10) for i in range(70)))
+    report = account(ComposedEvent((gauss, other)), delta=1e-6)
+    exact = account(GaussianEvent.from_mu(math.sqrt(3 + 0.25)), delta=1e-6)
+    assert report.bounds["gdp"].value == pytest.approx(exact.bounds["gdp"].value, rel=1e-12)
+    lap = ParallelEvent(tuple(LaplaceEvent(scale=1 + i / 10).repeat(1 + i % 3) for i in range(70)))
+    assert account(ComposedEvent((lap, lap)), delta=1e-6).bounds["basic"].value == pytest.approx(6.0)
+    mixed = ParallelEvent(tuple(ComposedEvent((LaplaceEvent(1 + i), GaussianEvent(1 + i)))
+                                for i in range(70)))
+    report = account(ComposedEvent((mixed, mixed)), epsilon=1.0)
+    assert not report.best.applicable
+    assert all("4900 > 4096 parallel alternatives" in b.reason for b in report.bounds.values())
+    with pytest.raises(NotApplicable, match="parallel alternatives"):
+        epsilon_under("rdp", ComposedEvent((mixed, mixed)), 1e-6)
+    with pytest.raises(NotApplicable, match="parallel alternatives"):
+        delta_under("gdp", ComposedEvent((mixed, mixed)), 1.0)

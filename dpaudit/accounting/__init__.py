@@ -28,7 +28,13 @@ import time
 from collections.abc import Iterable
 
 from dpaudit.accounting import advanced, basic, gdp, pld, progress, rdp
-from dpaudit.accounting.composition import Composition, NotApplicable, check_private, normal_form
+from dpaudit.accounting.composition import (
+    Composition,
+    NotApplicable,
+    TooManyAlternatives,
+    check_private,
+    normal_form,
+)
 from dpaudit.accounting.protocol import AccountingMethod, CurveMethod
 from dpaudit.accounting.report import METHOD_NOTES, AccountingReport, Bound
 from dpaudit.events import NonPrivateEvent, PrivacyEvent
@@ -89,13 +95,21 @@ def _worst(method: AccountingMethod, comps: tuple[Composition, ...], fn: str, ar
 def epsilon_under(method: str, event: PrivacyEvent, delta: float) -> float:
     """Certified ε at ``delta`` under one method (raises NotApplicable)."""
     delta = check_probability("delta", delta)
-    return _worst(_method(method), normal_form(event), "epsilon", delta)
+    return _worst(_method(method), _normal_form(event), "epsilon", delta)
 
 
 def delta_under(method: str, event: PrivacyEvent, epsilon: float) -> float:
     """Certified δ at ``epsilon`` under one method (raises NotApplicable)."""
     epsilon = check_nonnegative("epsilon", epsilon)
-    return _worst(_method(method), normal_form(event), "delta", epsilon)
+    return _worst(_method(method), _normal_form(event), "delta", epsilon)
+
+
+def _normal_form(event: PrivacyEvent) -> tuple[Composition, ...]:
+    """:func:`normal_form`, with too many parallel alternatives reported as NotApplicable."""
+    try:
+        return normal_form(event)
+    except TooManyAlternatives as exc:
+        raise NotApplicable(str(exc)) from None
 
 
 def _method(name: str) -> AccountingMethod:
@@ -128,8 +142,13 @@ def account(
         fn, arg, quantity = "delta", epsilon, "delta"
     if not isinstance(event, PrivacyEvent):
         raise ValueError(f"event must be a PrivacyEvent, got {type(event).__name__}")
-    comps = normal_form(event)
     names = list(METHODS) if methods is None else [_method(m).NAME for m in methods]
+    try:
+        comps = normal_form(event)
+    except TooManyAlternatives as exc:
+        refused = {name: Bound(name, None, str(exc)) for name in names}
+        return AccountingReport(quantity, delta, epsilon, None, refused, event.num_releases,
+                                dict(extras or {}))
     bounds: dict[str, Bound] = {}
     with progress.task(len(names) * len(comps), "accounting"):
         for name in names:

@@ -52,6 +52,7 @@ __all__ = [
     "NotApplicable",
     "normal_form",
     "MAX_ALTERNATIVES",
+    "TooManyAlternatives",
     "pure_epsilon",
     "sampled_noise_multiplier",
     "no_bound",
@@ -369,6 +370,53 @@ def _is_plain(t: type) -> bool:
     return issubclass(t, PrivacyEvent) and not issubclass(t, _COMPOUND)
 
 
+class TooManyAlternatives(ValueError):
+    """The normal form would have more than :data:`MAX_ALTERNATIVES` parallel alternatives."""
+
+
+def _collapsed(alts: list[Counter]) -> list[Counter]:
+    """The alternatives with every Gaussian-only one (plain Gaussian leaves and sequences) replaced
+    by a single Gaussian step at the largest composed μ among them. Sound for every method: a
+    μ-GDP pair is a post-processing of a μ′-GDP pair for μ ≤ μ′ (Dong, Roth & Su 2022, Prop. 2.8),
+    so the worst alternative can only get worse; exact for gdp and for pld's closed form."""
+    alts = _collapsed_single(alts)
+    gauss = [a for a in alts if all(type(k) in (GaussianEvent, GaussianSequenceEvent) for k in a)]
+    if len(gauss) < 2:
+        return alts
+    worst = 0.0
+    for a in gauss:
+        mus = np.concatenate([k.mus if isinstance(k, GaussianSequenceEvent) else np.array([leaf_mu(k)])
+                              for k in a])
+        counts = np.concatenate([np.full(k.mus.size if isinstance(k, GaussianSequenceEvent) else 1, float(c))
+                                 for k, c in a.items()])
+        worst = max(worst, norm_up(mus, counts))
+    rest = [a for a in alts if not any(a is g for g in gauss)]
+    return rest + [Counter({GaussianSequenceEvent(np.array([worst])): 1})]
+
+
+def _collapsed_single(alts: list[Counter]) -> list[Counter]:
+    """The alternatives that are k repetitions of one Laplace leaf (or of one k-ary randomized
+    response leaf, per k) replaced by one: the leaf of the largest ε, repeated the most times. Sound:
+    within each family a smaller ε's output pair is a post-processing of a larger one's (see
+    :func:`~dpaudit.accounting.binning.binned_up`), and fewer repetitions are a post-processing of
+    more (drop the extra outputs)."""
+    groups: dict[tuple[type, int], list[Counter]] = {}
+    for a in alts:
+        if len(a) == 1:
+            (leaf,) = a
+            if type(leaf) is LaplaceEvent or type(leaf) is RandomizedResponseEvent:
+                groups.setdefault((type(leaf), getattr(leaf, "num_categories", 0)), []).append(a)
+    if all(len(g) < 2 for g in groups.values()):
+        return alts
+    merged = {id(a) for g in groups.values() if len(g) > 1 for a in g}
+    out = [a for a in alts if id(a) not in merged]
+    for g in groups.values():
+        if len(g) > 1:
+            top = max((next(iter(a)) for a in g), key=lambda leaf: pure_epsilon(leaf) or 0.0)
+            out.append(Counter({top: max(next(iter(a.values())) for a in g)}))
+    return out
+
+
 def _normal(event: PrivacyEvent) -> list[Counter]:
     if isinstance(event, NoOpEvent):
         return [Counter()]
@@ -387,16 +435,21 @@ def _normal(event: PrivacyEvent) -> list[Counter]:
                 for a in acc:
                     a.update(alts[0])
                 continue
+            if len(acc) * len(alts) > MAX_ALTERNATIVES:
+                acc, alts = _collapsed(acc), _collapsed(alts)
+            if len(acc) * len(alts) > MAX_ALTERNATIVES:
+                n = len(acc) * len(alts)
+                raise TooManyAlternatives(
+                    f"the event expands into {n} > {MAX_ALTERNATIVES} parallel alternatives (a sequential "
+                    "composition of parallel events multiplies them, and only Gaussian-only or single-family "
+                    "Laplace / randomized-response alternatives merge); record parallel branches at the top "
+                    "level (per data unit) instead"
+                )
             combined: dict[frozenset, Counter] = {}
             for a in acc:
                 for b in alts:
                     s = a + b
                     combined.setdefault(_leaf_key(s), s)
-            if len(combined) > MAX_ALTERNATIVES:
-                raise ValueError(
-                    f"the event expands into more than {MAX_ALTERNATIVES} parallel alternatives; "
-                    "record parallel branches at the top level (per data unit) instead"
-                )
             acc = list(combined.values())
         return acc
     if isinstance(event, SelfComposedEvent):
@@ -406,9 +459,14 @@ def _normal(event: PrivacyEvent) -> list[Counter]:
         for child in event.events:
             for alt in _normal(child):
                 seen.setdefault(_leaf_key(alt), alt)
-        if len(seen) > MAX_ALTERNATIVES:
-            raise ValueError(f"the event has more than {MAX_ALTERNATIVES} distinct parallel alternatives")
-        return list(seen.values())
+        out = list(seen.values())
+        if len(out) > MAX_ALTERNATIVES:
+            out = _collapsed(out)
+        if len(out) > MAX_ALTERNATIVES:
+            raise TooManyAlternatives(
+                f"the event has {len(out)} > {MAX_ALTERNATIVES} distinct parallel alternatives that do not "
+                "merge")
+        return out
     if isinstance(event, PrivacyEvent):
         return [Counter({event: 1})]
     raise ValueError(f"event must be a PrivacyEvent, got {type(event).__name__}")
