@@ -242,3 +242,22 @@ def test_large_parallel_compositions_answer_or_say_why():
         epsilon_under("rdp", ComposedEvent((mixed, mixed)), 1e-6)
     with pytest.raises(NotApplicable, match="parallel alternatives"):
         delta_under("gdp", ComposedEvent((mixed, mixed)), 1.0)
+
+
+@pytest.mark.parametrize(("nm", "q"), [(1.0, 0.01), (0.8, 0.1), (8.0, 0.3), (2.0, 1e-3), (0.5, 0.9)])
+def test_sampled_gaussian_pmfs_are_dp_accountings(nm, q):
+    """The vectorised connect-the-dots PMFs of a Poisson-subsampled Gaussian step are
+    dp-accounting's (``from_gaussian_mechanism(σ, sampling_prob=q)``) to the rounding of the second
+    differences of δ (≈ 1e-11), in both directions, with the same support and mass at infinity."""
+    from dp_accounting.pld import privacy_loss_distribution as dp_pld
+
+    from dpaudit.accounting.pld_pmf import from_dp
+    from dpaudit.accounting.pld_sampled import sampled_gaussian_pmfs
+
+    theirs = dp_pld.from_gaussian_mechanism(nm, sampling_prob=q, pessimistic_estimate=True,
+                                            value_discretization_interval=1e-4)
+    for ours, attr in zip(sampled_gaussian_pmfs(nm, q, 1e-4), ("_pmf_remove", "_pmf_add")):
+        ref = from_dp(getattr(theirs, attr))
+        assert (ours.lower, ours.probs.size) == (ref.lower, ref.probs.size)
+        np.testing.assert_allclose(ours.probs, ref.probs, rtol=0, atol=2e-11)
+        assert ours.inf_mass == pytest.approx(ref.inf_mass, rel=1e-6, abs=1e-300)

