@@ -87,13 +87,19 @@ def log_a_integer(q: float, sigma: float, alphas: np.ndarray) -> np.ndarray:
     out = np.empty(a.size)
     lq, l1q = math.log(q), math.log1p(-q)
     inv2v = 1.0 / (2.0 * sigma * sigma)
-    for k, alpha in enumerate(a.tolist()):
-        i = np.arange(int(alpha) + 1, dtype=float)
-        log_c, err_c = _log_binomial(np.array([alpha]), i.size)
-        parts = [i * lq, (alpha - i) * l1q, (i * i - i) * inv2v]
-        log_t = log_c[0] + sum(parts)
-        err = _REL * sum(np.abs(p) for p in parts) + err_c[0] + _ABS
-        out[k] = _log_sum_signed(log_t[None, :], np.ones((1, i.size)), err[None, :])[0]
+    small = np.flatnonzero(a <= 512)
+    groups = [small] if small.size else []
+    groups += [np.array([k]) for k in np.flatnonzero(a > 512).tolist()]
+    for rows in groups:  # orders ≤ 512 in one matrix (terms beyond α are −inf), larger ones alone
+        al = a[rows][:, None]
+        i = np.arange(int(al.max()) + 1, dtype=float)[None, :]
+        log_c, err_c = _log_binomial(a[rows], i.shape[1])
+        parts = [i * lq, (al - i) * l1q, (i * i - i) * inv2v]
+        with np.errstate(invalid="ignore"):
+            log_t = np.where(i <= al, log_c + sum(parts), -np.inf)
+        with np.errstate(invalid="ignore"):
+            err = np.where(i <= al, _REL * sum(np.abs(p) for p in parts) + err_c + _ABS, 0.0)
+        out[rows] = _log_sum_signed(log_t, np.ones(log_t.shape), err)
     return out
 
 
@@ -163,7 +169,7 @@ def log_a_fractional(q: float, sigma: float, alphas: np.ndarray) -> np.ndarray:
 def _cut_sums(q: float, sigma: float, a: np.ndarray, rows: np.ndarray, width: int, m: int,
               out: np.ndarray) -> np.ndarray:
     """The series of the orders ``a[rows]`` cut within ``width`` terms into ``out`` (kept where
-    smaller); True where the first omitted term is below 1e-9 of log A (or no more terms will be
+    smaller); True where the first omitted term is below 1e-7 of log A (or no more terms will be
     tried)."""
     sub = a[rows]
     t0, t1, sign, e0, e1 = _fractional_terms(q, sigma, sub, width)
@@ -176,7 +182,7 @@ def _cut_sums(q: float, sigma: float, a: np.ndarray, rows: np.ndarray, width: in
     nxt = np.logaddexp(np.take_along_axis(t0, last[:, None] + 1, 1)[:, 0],
                        np.take_along_axis(t1, last[:, None] + 1, 1)[:, 0])
     with np.errstate(divide="ignore", invalid="ignore"):
-        small = nxt < np.log(1e-9 * np.maximum(val, 1e-300))
+        small = nxt < np.log(1e-7 * np.maximum(val, 1e-300))
     out[rows] = np.minimum(out[rows], val)
     return small | (m >= _MAX_TERMS) | ~np.isfinite(val)
 
