@@ -3,7 +3,7 @@
 :func:`from_dp_accounting` turns a ``dp_accounting.DpEvent`` into a
 :class:`~dpaudit.events.PrivacyEvent`; :func:`to_dp_accounting` turns an event into a ``DpEvent``
 where dp-accounting has an equivalent. Anything without one is refused with a ``ValueError``
-that names the type ("... is not supported: SampledWithoutReplacementDpEvent").
+that names the type ("... is not supported: SampledWithReplacementDpEvent").
 
 =====================================================  ==============================================
 dp-accounting                                          toolkit
@@ -17,6 +17,10 @@ dp-accounting                                          toolkit
 ``ComposedDpEvent([...])``                             :class:`~dpaudit.events.ComposedEvent`
 ``SelfComposedDpEvent(e, n)``                          :class:`~dpaudit.events.SelfComposedEvent`
 ``PoissonSampledDpEvent(q, GaussianDpEvent(σ/s))``     :class:`~dpaudit.events.PoissonSampledEvent`
+``SampledWithoutReplacementDpEvent(n, m, Gaussian…)``  ``SampledWithoutReplacementEvent(n, m, Gaussian…)``
+``SingleEpochTreeAggregationDpEvent(σ, counts)``       :class:`~dpaudit.events_ml.TreeAggregationEvent`
+``ZCDpEvent(ρ, ξ)``                                    :class:`~dpaudit.events_ml.ZCdpEvent`
+``DiscreteLaplaceDpEvent(a, Δ)``                       :class:`~dpaudit.events_ml.DiscreteLaplaceEvent`
 =====================================================  ==============================================
 
 Randomized response: dp-accounting's mechanism keeps the input with probability 1 − p and
@@ -27,7 +31,10 @@ bucket with 1/(e^ε + k − 1). They are the same mechanism when e^ε = (1 − p
 the same relation is used by :mod:`dpaudit.accounting.pld`). dp-accounting accounts it under the
 replace relations (``REPLACE_ONE``), as the toolkit does; Gaussian, Laplace and the Poisson-sampled
 Gaussian are accounted under ``ADD_OR_REMOVE_ONE`` (the default), as the toolkit's sensitivities
-and :class:`~dpaudit.events.PoissonSampledEvent` are meant.
+and :class:`~dpaudit.events.PoissonSampledEvent` are meant; a batch sampled without replacement
+under ``REPLACE_ONE`` (the only relation dp-accounting accounts it under). The relation is part of
+each toolkit event's meaning; :func:`check_relation` refuses a dp-accounting event tree meant for
+another relation than the one its accountant uses.
 
 Soundness of the rounding. A parameter computed by a division or a logarithm is rounded so that
 the converted event is never *more* private than the original: on import ε is rounded up; on
@@ -75,13 +82,19 @@ from dpaudit.events import (
     RandomizedResponseEvent,
     SelfComposedEvent,
 )
+from dpaudit.events_ml import (
+    DiscreteLaplaceEvent,
+    SampledWithoutReplacementEvent,
+    TreeAggregationEvent,
+    ZCdpEvent,
+)
 from dpaudit.numerics import div_down
 from dpaudit.validation import check_number
 
 if TYPE_CHECKING:  # pragma: no cover
     import dp_accounting
 
-__all__ = ["from_dp_accounting", "to_dp_accounting", "rr_epsilon", "rr_noise_parameter"]
+__all__ = ["from_dp_accounting", "to_dp_accounting", "rr_epsilon", "rr_noise_parameter", "check_relation"]
 
 
 def rr_epsilon(noise_parameter: float, num_buckets: int) -> float:
@@ -142,10 +155,10 @@ def from_dp_accounting(event: dp_accounting.DpEvent) -> PrivacyEvent:
     >>> import dp_accounting as dpa
     >>> from_dp_accounting(dpa.ComposedDpEvent([dpa.GaussianDpEvent(2.0), dpa.LaplaceDpEvent(0.5)])).events
     (GaussianEvent(sigma=2.0, sensitivity=1.0), LaplaceEvent(scale=0.5, sensitivity=1.0))
-    >>> from_dp_accounting(dpa.SampledWithoutReplacementDpEvent(100, 10, dpa.GaussianDpEvent(1.0)))
+    >>> from_dp_accounting(dpa.SampledWithReplacementDpEvent(100, 10, dpa.GaussianDpEvent(1.0)))
     Traceback (most recent call last):
     ...
-    ValueError: dp-accounting event is not supported: SampledWithoutReplacementDpEvent
+    ValueError: dp-accounting event is not supported: SampledWithReplacementDpEvent
     """
     import dp_accounting as dpa
 
@@ -199,9 +212,72 @@ def from_dp_accounting(event: dp_accounting.DpEvent) -> PrivacyEvent:
             return NonPrivateEvent("a dp-accounting PoissonSampledDpEvent of a GaussianDpEvent with "
                                    "noise_multiplier 0")
         return PoissonSampledEvent(q, inner)
+    out = _from_ml_event(event)
+    if out is not None:
+        return out
     if isinstance(event, dpa.DpEvent):
         raise ValueError(f"dp-accounting event is not supported: {type(event).__name__}")
     raise ValueError(f"event must be a dp_accounting.DpEvent, got {type(event).__name__}")
+
+
+def _from_ml_event(event: dp_accounting.DpEvent) -> PrivacyEvent | None:
+    """The events of :mod:`dpaudit.events_ml` from dp-accounting's (None for any other type)."""
+    from dp_accounting import dp_event as de
+
+    if isinstance(event, de.SampledWithoutReplacementDpEvent):
+        n, m = event.source_dataset_size, event.sample_size
+        if not isinstance(event.event, de.GaussianDpEvent):
+            raise ValueError("dp-accounting event is not supported: SampledWithoutReplacementDpEvent of "
+                             f"{type(event.event).__name__} (only of a GaussianDpEvent)")
+        if m == 0:
+            return NoOpEvent()
+        inner = from_dp_accounting(event.event)
+        if isinstance(inner, NonPrivateEvent):
+            return inner
+        return SampledWithoutReplacementEvent(n, m, inner)
+    if isinstance(event, de.SingleEpochTreeAggregationDpEvent):
+        nm = check_number("noise_multiplier", event.noise_multiplier)
+        if nm == 0:
+            return NonPrivateEvent("a dp-accounting tree aggregation with noise_multiplier 0")
+        counts = event.step_counts if isinstance(event.step_counts, (list, tuple)) else [event.step_counts]
+        return TreeAggregationEvent(nm, tuple(counts))
+    if isinstance(event, de.ZCDpEvent):
+        return ZCdpEvent(check_number("rho", event.rho), check_number("xi", event.xi))
+    if isinstance(event, de.DiscreteLaplaceDpEvent):
+        a = check_number("noise_parameter", event.noise_parameter)
+        if a == 0:
+            return NonPrivateEvent("a dp-accounting DiscreteLaplaceDpEvent with noise_parameter 0")
+        return DiscreteLaplaceEvent(a, event.sensitivity)
+    return None
+
+
+_RELATIONS = {"SampledWithoutReplacementDpEvent": ("REPLACE_ONE",),
+              "PoissonSampledDpEvent": ("ADD_OR_REMOVE_ONE", "REPLACE_SPECIAL"),
+              "SingleEpochTreeAggregationDpEvent": ("ADD_OR_REMOVE_ONE", "REPLACE_SPECIAL")}
+
+
+def check_relation(event: dp_accounting.DpEvent, neighboring_relation: object) -> None:
+    """``ValueError`` if ``event`` contains a dp-accounting event whose toolkit counterpart is
+    defined for a different neighbouring relation than ``neighboring_relation`` (a
+    ``dp_accounting.NeighboringRelation``): a Poisson-sampled event or tree aggregation is
+    add/remove (or dp-accounting's ``REPLACE_SPECIAL``: a record replaced by one contributing
+    zero, the same sensitivity), a batch sampled without replacement replace-one.
+
+    >>> import dp_accounting as dpa
+    >>> wor = dpa.SampledWithoutReplacementDpEvent(100, 10, dpa.GaussianDpEvent(1.0))
+    >>> check_relation(wor, dpa.NeighboringRelation.REPLACE_ONE)
+    >>> check_relation(wor, dpa.NeighboringRelation.ADD_OR_REMOVE_ONE)
+    Traceback (most recent call last):
+    ...
+    ValueError: SampledWithoutReplacementDpEvent is accounted under REPLACE_ONE, not ADD_OR_REMOVE_ONE
+    """
+    name = type(event).__name__
+    wanted = _RELATIONS.get(name)
+    given = getattr(neighboring_relation, "name", str(neighboring_relation))
+    if wanted is not None and given not in wanted:
+        raise ValueError(f"{name} is accounted under {' or '.join(wanted)}, not {given}")
+    for child in getattr(event, "events", None) or ([event.event] if hasattr(event, "event") else []):
+        check_relation(child, neighboring_relation)
 
 
 def to_dp_accounting(event: PrivacyEvent) -> dp_accounting.DpEvent:
@@ -238,6 +314,19 @@ def to_dp_accounting(event: PrivacyEvent) -> dp_accounting.DpEvent:
         return dpa.SelfComposedDpEvent(to_dp_accounting(event.event), event.count)
     if isinstance(event, PoissonSampledEvent):
         return dpa.PoissonSampledDpEvent(event.sampling_probability, to_dp_accounting(event.event))
+    if isinstance(event, SampledWithoutReplacementEvent):
+        return dpa.SampledWithoutReplacementDpEvent(event.dataset_size, event.sample_size,
+                                                    to_dp_accounting(event.event))
+    if isinstance(event, TreeAggregationEvent):
+        counts = list(event.step_counts)
+        return dpa.SingleEpochTreeAggregationDpEvent(event.noise_multiplier,
+                                                     counts[0] if len(counts) == 1 else counts)
+    if isinstance(event, ZCdpEvent):
+        return dpa.ZCDpEvent(event.rho, event.xi)
+    if isinstance(event, DiscreteLaplaceEvent):
+        from dp_accounting import dp_event as de
+
+        return de.DiscreteLaplaceDpEvent(event.parameter, event.sensitivity)
     if isinstance(event, (PureDpEvent, ApproxDpEvent)):
         if event.epsilon == 0 and getattr(event, "delta", 0.0) == 0:
             return dpa.NoOpDpEvent()

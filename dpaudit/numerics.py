@@ -33,6 +33,7 @@ __all__ = [
     "expand_bracket",
     "minimise_zoom",
     "div_up",
+    "mul_up",
     "div_down",
     "div_up_array",
     "sum_up",
@@ -164,6 +165,20 @@ def div_up(num: float, den: float) -> float:
     if Fraction(q) < Fraction(num) / Fraction(den):
         q = math.nextafter(q, math.inf)
     return q
+
+
+def mul_up(a: float, b: float) -> float:
+    """a·b for non-negative doubles, rounded *up* to a double (inf if it overflows).
+
+    >>> mul_up(0.1, 3.0) >= Fraction(0.1) * 3, mul_up(0.5, 4.0)
+    (True, 2.0)
+    """
+    p = a * b
+    if math.isinf(p) or math.isnan(p):
+        return p
+    if Fraction(p) < Fraction(a) * Fraction(b):
+        p = math.nextafter(p, math.inf)
+    return p
 
 
 def div_down(num: float, den: float) -> float:

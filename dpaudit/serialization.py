@@ -38,7 +38,7 @@ __all__ = ["event_to_dict", "event_from_dict", "encode_value", "decode_value", "
 
 EVENT_TYPES: dict[str, type[PrivacyEvent]] = {
     name: cls
-    for name in _events.__all__
+    for name in (*_events.__all__, *_events._ML_EVENTS)  # noqa: SLF001 - the lazily loaded events
     if isinstance(cls := getattr(_events, name), type)
     and issubclass(cls, PrivacyEvent)
     and cls is not PrivacyEvent

@@ -35,7 +35,19 @@ from dpaudit.events import (
     RandomizedResponseEvent,
     SelfComposedEvent,
 )
-from dpaudit.interop import from_dp_accounting, rr_epsilon, rr_noise_parameter, to_dp_accounting
+from dpaudit.events_ml import (
+    DiscreteLaplaceEvent,
+    SampledWithoutReplacementEvent,
+    TreeAggregationEvent,
+    ZCdpEvent,
+)
+from dpaudit.interop import (
+    check_relation,
+    from_dp_accounting,
+    rr_epsilon,
+    rr_noise_parameter,
+    to_dp_accounting,
+)
 
 NeighborRel = dpa.NeighboringRelation
 
@@ -63,6 +75,11 @@ EXACT_TOOLKIT = [
     ComposedEvent((GaussianEvent(2.0), LaplaceEvent(1.0).repeat(3),
                    PoissonSampledEvent(0.5, GaussianEvent(3.0)).repeat(10))),
     ComposedEvent(()),
+    SampledWithoutReplacementEvent(60000, 256, GaussianEvent(sigma=1.1)),
+    TreeAggregationEvent(1.5, (1000,)),
+    TreeAggregationEvent(1.5, (7, 3)),
+    ZCdpEvent(0.25, 0.1),
+    DiscreteLaplaceEvent(0.5, 2),
 ]
 
 
@@ -80,6 +97,11 @@ EXACT_DP = [
     dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(0.01, dpa.GaussianDpEvent(1.0)), 1000),
     dpa.ComposedDpEvent([dpa.GaussianDpEvent(1.0), dpa.SelfComposedDpEvent(dpa.LaplaceDpEvent(3.0), 7),
                          dpa.ComposedDpEvent([dpa.NoOpDpEvent(), dpa.NonPrivateDpEvent()])]),
+    dpa.SampledWithoutReplacementDpEvent(1000, 10, dpa.GaussianDpEvent(1.0)),
+    dpa.SingleEpochTreeAggregationDpEvent(1.0, 10),
+    dpa.SingleEpochTreeAggregationDpEvent(1.0, [10, 3]),
+    dpa.ZCDpEvent(0.5, 0.01),
+    dpe.DiscreteLaplaceDpEvent(0.3, 2),
 ]
 
 
@@ -186,19 +208,17 @@ def test_degenerate_dp_accounting_parameters_follow_its_accountants():
 
 
 @pytest.mark.parametrize("event,name", [
-    (dpa.SampledWithoutReplacementDpEvent(1000, 10, dpa.GaussianDpEvent(1.0)),
-     "SampledWithoutReplacementDpEvent"),
+    (dpa.SampledWithoutReplacementDpEvent(1000, 10, dpa.LaplaceDpEvent(1.0)),
+     "SampledWithoutReplacementDpEvent of LaplaceDpEvent"),
     (dpa.SampledWithReplacementDpEvent(1000, 10, dpa.GaussianDpEvent(1.0)), "SampledWithReplacementDpEvent"),
-    (dpa.SingleEpochTreeAggregationDpEvent(1.0, [10]), "SingleEpochTreeAggregationDpEvent"),
     (dpe.MixtureOfGaussiansDpEvent(1.0, [0.0, 1.0], [0.5, 0.5]), "MixtureOfGaussiansDpEvent"),
     (dpa.UnsupportedDpEvent(), "UnsupportedDpEvent"),
     (dpa.TruncatedSubsampledGaussianDpEvent(1000, 0.01, 20, 1.0), "TruncatedSubsampledGaussianDpEvent"),
-    (dpa.ZCDpEvent(0.5), "ZCDpEvent"),
-    (dpe.DiscreteLaplaceDpEvent(1.0, 1), "DiscreteLaplaceDpEvent"),
     (dpe.RepeatAndSelectDpEvent(dpa.GaussianDpEvent(1.0), 3.0, 1.0), "RepeatAndSelectDpEvent"),
     (dpa.PoissonSampledDpEvent(0.1, dpa.LaplaceDpEvent(1.0)), "PoissonSampledDpEvent of LaplaceDpEvent"),
     (dpa.ComposedDpEvent([dpa.GaussianDpEvent(1.0), dpa.UnsupportedDpEvent()]), "UnsupportedDpEvent"),
-    (dpa.SelfComposedDpEvent(dpa.ZCDpEvent(0.1), 3), "ZCDpEvent"),
+    (dpa.SelfComposedDpEvent(dpa.ComposedDpEvent([dpa.ZCDpEvent(0.1), dpa.UnsupportedDpEvent()]), 3),
+     "UnsupportedDpEvent"),
 ], ids=lambda x: x if isinstance(x, str) else None)
 def test_unsupported_dp_events_are_refused_by_name(event, name):
     with pytest.raises(ValueError, match=f"not supported: {name}"):
@@ -394,3 +414,37 @@ def test_docs_example_runs():
     path = Path(__file__).resolve().parents[1] / "docs" / "interop.md"
     result = doctest.testfile(str(path), module_relative=False, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted >= 10
+
+
+# ---------------------------------------------------------------------------------------
+# the events of issue 23: every method that can bounds them, agreeing with dp-accounting
+
+
+def test_new_events_agree_with_dp_accounting():
+    """Fixed-size batches (RDP, replace-one), tree aggregation (RDP and PLD: a Gaussian), zCDP
+    (RDP) and discrete Laplace (PLD): our certified ε against dp-accounting's on the same events,
+    and the relation each is accounted under."""
+    relation = NeighborRel.REPLACE_ONE
+    wor = dpa.SelfComposedDpEvent(
+        dpa.SampledWithoutReplacementDpEvent(60000, 256, dpa.GaussianDpEvent(1.1)), 2000)
+    ours = account(from_dp_accounting(wor), delta=1e-5).bounds
+    theirs = _their_rdp(wor, 1e-5, relation=relation)
+    # Thm 9 of Wang, Balle & Kasiviswanathan; dp-accounting adds their Gaussian-specific bound
+    assert theirs * (1 - 1e-3) <= ours["rdp"].value <= theirs * 1.1
+    assert not ours["pld"].applicable and "rdp method bounds it" in ours["pld"].reason
+    check_relation(wor, relation)
+    with pytest.raises(ValueError, match="accounted under REPLACE_ONE"):
+        check_relation(wor, NeighborRel.ADD_OR_REMOVE_ONE)
+    tree = dpa.SelfComposedDpEvent(dpa.SingleEpochTreeAggregationDpEvent(2.0, [1000, 50]), 3)
+    report = account(from_dp_accounting(tree), delta=1e-5)
+    special = NeighborRel.REPLACE_SPECIAL  # dp-accounting's relation for tree aggregation
+    check_relation(tree, special)
+    assert report.bounds["rdp"].value <= _their_rdp(tree, 1e-5, relation=special) * (1 + 1e-9)
+    assert report.bounds["gdp"].value == pytest.approx(report.bounds["pld"].value)
+    assert report.mu == pytest.approx(math.sqrt(3 * 10) / 2.0)
+    z = dpa.SelfComposedDpEvent(dpa.ZCDpEvent(0.05), 20)
+    assert account(from_dp_accounting(z), delta=1e-6).bounds["rdp"].value == pytest.approx(
+        _their_rdp(z, 1e-6), rel=1e-3)
+    dl = dpa.SelfComposedDpEvent(dpe.DiscreteLaplaceDpEvent(0.2, 1), 50)
+    assert account(from_dp_accounting(dl), delta=1e-6).bounds["pld"].value == pytest.approx(
+        _their_pld(dl, 1e-6), abs=2e-4)

@@ -30,6 +30,12 @@ from dpaudit.events import (
     RandomizedResponseEvent,
     SelfComposedEvent,
 )
+from dpaudit.events_ml import (
+    DiscreteLaplaceEvent,
+    SampledWithoutReplacementEvent,
+    TreeAggregationEvent,
+    ZCdpEvent,
+)
 from dpaudit.ledger import Ledger
 from dpaudit.serialization import EVENT_TYPES, encode_value, event_from_dict, event_to_dict
 
@@ -49,6 +55,10 @@ ONE_OF_EACH = [
     ComposedEvent(()),
     SelfComposedEvent(LaplaceEvent(2.0), 7),
     ParallelEvent((GaussianEvent(1.0), ComposedEvent((LaplaceEvent(1.0), PureDpEvent(0.2).repeat(3))))),
+    SampledWithoutReplacementEvent(1000, 32, GaussianEvent(sigma=1.0, sensitivity=2.0)),
+    TreeAggregationEvent(1.5, (7, 3)),
+    ZCdpEvent(0.5, 1e-3),
+    DiscreteLaplaceEvent(0.25, 3),
 ]
 
 

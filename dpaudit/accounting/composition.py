@@ -45,7 +45,13 @@ from dpaudit.events import (
     RandomizedResponseEvent,
     SelfComposedEvent,
 )
-from dpaudit.numerics import div_down, div_up, div_up_array, norm_up
+from dpaudit.events_ml import (
+    DiscreteLaplaceEvent,
+    SampledWithoutReplacementEvent,
+    TreeAggregationEvent,
+    ZCdpEvent,
+)
+from dpaudit.numerics import div_down, div_up, div_up_array, mul_up, norm_up
 
 __all__ = [
     "Composition",
@@ -102,6 +108,14 @@ def no_bound(leaf: PrivacyEvent, what: str) -> NotApplicable:
             f"no {what} bound is implemented for a Poisson-subsampled Gaussian (sampling_probability < 1); "
             "the rdp and pld methods bound it"
         )
+    if isinstance(leaf, SampledWithoutReplacementEvent):
+        return NotApplicable(
+            f"no {what} bound is implemented for a Gaussian on a batch sampled without replacement "
+            "(replace-one); the rdp method bounds it (Wang, Balle & Kasiviswanathan 2019)"
+        )
+    if isinstance(leaf, ZCdpEvent):
+        return NotApplicable(f"no {what} bound is implemented for a zCDP release; the rdp method bounds it "
+                             "exactly (RDP xi + rho*alpha)")
     return NotApplicable(f"no {what} bound is known for {type(leaf).__name__}")
 
 
@@ -287,6 +301,13 @@ class _Classes:
         if type(leaf) is GaussianSequenceEvent:
             self.add_gaussian(i, leaf.mus, np.full(leaf.mus.size, float(c)))
             return
+        if type(leaf) is TreeAggregationEvent:  # exactly `nodes` Gaussian steps of μ = 1/σ
+            if leaf.nodes:
+                self.add_gaussian(i, np.array([div_up(1.0, leaf.noise_multiplier)]),
+                                  np.array([float(c) * leaf.nodes]))
+            else:
+                self.gaussian_mask[i] = True
+            return
         if type(leaf) is ApproxDpEvent and leaf.delta > 0:
             self.approx.append((float(leaf.epsilon), float(leaf.delta), float(c)))
             return
@@ -345,6 +366,8 @@ def pure_epsilon(leaf: PrivacyEvent) -> float | None:
         return float(leaf.epsilon)
     if isinstance(leaf, ApproxDpEvent) and leaf.delta == 0:
         return float(leaf.epsilon)
+    if isinstance(leaf, DiscreteLaplaceEvent):
+        return mul_up(leaf.parameter, float(leaf.sensitivity))
     return None
 
 

@@ -13,7 +13,8 @@ Each leaf is turned into its single-step pessimistic PLD by dp-accounting (Meise
 arithmetic the discretised δ(ε) is an upper bound on the true hockey-stick divergence for every
 ε). Gaussian-type leaves are first merged into one Gaussian with μ = sqrt(Σ μ_i²), which is exact
 (Dong, Roth & Su 2022, Cor. 3.3); Laplace → ``from_laplace_mechanism``; k-ary randomized response
-→ ``from_randomized_response``; binary randomized response, any other pure leaf and any pure ε
+→ ``from_randomized_response``; discrete Laplace → ``from_discrete_laplace_mechanism``; binary
+randomized response, any other pure leaf and any pure ε
 below 1e-6 → ``from_privacy_parameters(ε, 0)`` (the randomized-response PLD, which dominates
 every ε-DP mechanism); (ε, δ) leaves → ``from_privacy_parameters(ε, δ)``; a Poisson-subsampled
 Gaussian (q < 1; never merged with the Gaussian part, whose closed form it does not have) →
@@ -77,6 +78,7 @@ from dpaudit.accounting.composition import (
     Steps,
     check_private,
     leaf_mu,
+    no_bound,
     pure_epsilon,
     sampled_noise_multiplier,
 )
@@ -99,6 +101,7 @@ from dpaudit.events import (
     PureDpEvent,
     RandomizedResponseEvent,
 )
+from dpaudit.events_ml import DiscreteLaplaceEvent
 
 NAME = "pld"
 
@@ -150,7 +153,7 @@ def _leaves(comp: Composition) -> tuple[float, list[tuple[PrivacyEvent, int, flo
     sampled = []
     for leaf, count in st.other:
         if not isinstance(leaf, PoissonSampledEvent):
-            raise NotApplicable(f"dp-accounting has no PLD for {type(leaf).__name__}")
+            raise no_bound(leaf, "PLD")
         nm, m = sampled_noise_multiplier(leaf), leaf_mu(leaf.event)
         if not MIN_MU <= m <= MAX_SAMPLED_MU:
             raise NotApplicable(
@@ -257,7 +260,11 @@ def _directions(comp: Composition, interval: float) -> list[Pmf]:
     for leaf, count, e, d in leaves:
         if e == 0 and d == 0:
             continue
-        if isinstance(leaf, LaplaceEvent) and e >= SMALL_EPSILON:
+        if isinstance(leaf, DiscreteLaplaceEvent) and e >= SMALL_EPSILON:
+            p = pld.from_discrete_laplace_mechanism(
+                leaf.parameter, sensitivity=leaf.sensitivity, pessimistic_estimate=True,
+                value_discretization_interval=interval)
+        elif isinstance(leaf, LaplaceEvent) and e >= SMALL_EPSILON:
             p = pld.from_laplace_mechanism(
                 leaf.scale, sensitivity=leaf.sensitivity, pessimistic_estimate=True,
                 value_discretization_interval=interval)

@@ -27,6 +27,9 @@ for tiny ε, where the textbook forms subtract two nearly equal logarithms:
   is an upper bound, also on (1, 1.001]). Everywhere the curve is capped by the Gaussian's αμ²/2
   (Rényi divergence is jointly quasi-convex, van Erven & Harremoës 2014, Thm 13, so mixing with
   the identical no-sample branch never increases it); the cap alone is used only above α = 2¹⁵.
+* a Gaussian on a batch sampled without replacement (replace-one; Wang, Balle & Kasiviswanathan
+  2019, Thm 9 at integer orders, the convex hull between them, the Gaussian's αμ²/2 as a cap);
+* a (ξ, ρ)-zCDP release: ξ + ρα (Bun & Steinke 2016).
 * every pure curve is capped at ε (Rényi divergences of ε-DP mechanisms are at most ε);
   (ε, δ) releases with δ > 0 have no RDP curve: not applicable.
 
@@ -61,9 +64,10 @@ from dpaudit.accounting.composition import (
     leaf_mu,
     sampled_noise_multiplier,
 )
-from dpaudit.accounting.sampled_rdp import sampled_gaussian_log_a
-from dpaudit.events import PoissonSampledEvent
-from dpaudit.numerics import minimise_zoom, sum_up_arrays
+from dpaudit.accounting.sampled_rdp import sampled_gaussian_log_a, without_replacement_log_a
+from dpaudit.events import GaussianEvent, PoissonSampledEvent
+from dpaudit.events_ml import SampledWithoutReplacementEvent, ZCdpEvent
+from dpaudit.numerics import div_up, minimise_zoom, sum_up_arrays
 
 NAME = "rdp"
 
@@ -211,6 +215,25 @@ def log_sampled_gaussian_rdp(leaf: PoissonSampledEvent, alphas: np.ndarray) -> n
     return np.minimum(log_chord, log_cap)
 
 
+def log_without_replacement_rdp(leaf: SampledWithoutReplacementEvent, alphas: np.ndarray) -> np.ndarray:
+    """log ρ(α) of a Gaussian on a batch sampled without replacement (replace-one): the hull of
+    :func:`~dpaudit.accounting.sampled_rdp.without_replacement_log_a` over (α − 1), capped by the
+    Gaussian's αμ²/2."""
+    a = np.asarray(alphas, dtype=float)
+    inner = leaf.event
+    assert isinstance(inner, GaussianEvent)
+    mu = div_up(inner.sensitivity, inner.sigma)
+    with np.errstate(over="ignore", divide="ignore"):
+        log_cap = np.log(a) + 2.0 * math.log(mu) - _LOG2 if math.isfinite(mu) else np.full(a.shape, np.inf)
+    if leaf.sample_size == leaf.dataset_size or not 0 < mu < 1e150:
+        return log_cap
+    xs, la = without_replacement_log_a(div_up(float(leaf.sample_size), float(leaf.dataset_size)), mu)
+    x = a - 1.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_chord = np.log(np.interp(x, xs, la, right=np.inf) * (1.0 + 1e-12)) - np.log(x)
+    return np.minimum(log_chord, log_cap)
+
+
 def log_rdp_curve(comp: Composition, alphas: np.ndarray) -> np.ndarray:
     """log Σ over leaves of count·ρ_leaf(α), vectorised over ``alphas`` and over the leaves of
     each family, rounded up (−inf if 0). A family with more than 128 distinct ε is charged in at
@@ -224,9 +247,16 @@ def log_rdp_curve(comp: Composition, alphas: np.ndarray) -> np.ndarray:
         raise NotApplicable("an (epsilon, delta) event with delta > 0 has no RDP curve")
     terms = []
     for leaf, count in st.other:
-        if not isinstance(leaf, PoissonSampledEvent):
+        if isinstance(leaf, PoissonSampledEvent):
+            terms.append(log_sampled_gaussian_rdp(leaf, a) + math.log(count))
+        elif isinstance(leaf, SampledWithoutReplacementEvent):
+            terms.append(log_without_replacement_rdp(leaf, a) + math.log(count))
+        elif isinstance(leaf, ZCdpEvent):
+            if leaf.rho > 0 or leaf.xi > 0:
+                with np.errstate(divide="ignore"):
+                    terms.append(np.log(leaf.xi + leaf.rho * a) + 1e-15 + math.log(count))
+        else:
             raise NotApplicable(f"no RDP curve is known for {type(leaf).__name__}")
-        terms.append(log_sampled_gaussian_rdp(leaf, a) + math.log(count))
     m = comp.gaussian_mu()
     if m > 0:
         terms.append(np.log(a) + 2.0 * math.log(m) - _LOG2 if math.isfinite(m) else np.full(a.shape, np.inf))

@@ -1,4 +1,5 @@
-"""Rényi DP of the Poisson-subsampled Gaussian mechanism, certified at integer and fractional orders.
+"""Rényi DP of the subsampled Gaussian mechanism (Poisson sampling, and sampling without
+replacement), certified at integer and fractional orders.
 
 The mechanism adds N(0, σ²) (σ the noise multiplier, sensitivity 1) to a sum over a Poisson
 subsample with rate q; under the add/remove relation its Rényi divergence of order α is at most
@@ -30,6 +31,10 @@ them the lower convex hull of the certified points is used (log A_α is convex i
 log A_1 = 0, so every chord between upper bounds is an upper bound), capped by the Gaussian's
 α/(2σ²) by the caller.
 
+Sampling without replacement (fixed-size batches, replace-one relation):
+:func:`log_a_without_replacement` (Wang, Balle & Kasiviswanathan 2019, Thm 9) at the integer
+orders, the same hull between them.
+
 >>> x, la = sampled_gaussian_log_a(0.01, 1.0)
 >>> float(x[0]), float(la[0]), bool(np.all(np.diff(la) >= 0)), len(x) > 100
 (0.0, 0.0, True, True)
@@ -44,7 +49,7 @@ import numpy as np
 from scipy import special
 
 __all__ = ["FRACTIONAL_ORDERS", "INTEGER_ORDERS", "log_a_integer", "log_a_fractional",
-           "sampled_gaussian_log_a", "lower_hull"]
+           "sampled_gaussian_log_a", "lower_hull", "log_a_without_replacement", "without_replacement_log_a"]
 
 _OPACUS_FRACTIONAL = [1 + x / 10.0 for x in range(1, 100) if x % 10]
 FRACTIONAL_ORDERS = np.unique(np.concatenate([
@@ -219,3 +224,43 @@ def lower_hull(xs: list[float], ys: list[float]) -> tuple[np.ndarray, np.ndarray
         hx.append(x)
         hy.append(y)
     return np.array(hx), np.array(hy)
+
+
+def log_a_without_replacement(gamma: float, mu: float, alphas: np.ndarray) -> np.ndarray:
+    """An upper bound on log A_α = (α − 1)·D_α at integer orders for a Gaussian mechanism (RDP
+    ε(j) = jμ²/2) on a uniformly random subset of a fraction γ of the records, replace-one relation
+    (Wang, Balle & Kasiviswanathan 2019, Thm 9 with ε(∞) = ∞):
+    A_α ≤ 1 + γ²C(α,2)·min{4(e^{ε(2)} − 1), 2e^{ε(2)}} + Σ_{j=3}^{α} 2γ^j C(α,j) e^{(j−1)ε(j)}.
+
+    >>> bool(log_a_without_replacement(1e-3, 1.0, np.array([2.0]))[0] < 2e-6)
+    True
+    """
+    a = np.asarray(alphas, dtype=float)
+    out = np.empty(a.size)
+    lg = math.log(gamma)
+    half = mu * mu / 2.0
+    eps2 = 2.0 * half
+    second = min(math.log(4.0) + eps2 + math.log(-math.expm1(-eps2)), eps2 + math.log(2.0))
+    for rows in ([np.flatnonzero(a <= 512)] if np.any(a <= 512) else []) + [
+            np.array([k]) for k in np.flatnonzero(a > 512).tolist()]:
+        al = a[rows][:, None]
+        j = np.arange(int(al.max()) + 1, dtype=float)[None, :]
+        log_c, err_c = _log_binomial(a[rows], j.shape[1])
+        body = np.where(j == 2, second, math.log(2.0) + (j - 1.0) * j * half)
+        parts = [j * lg, body]
+        with np.errstate(invalid="ignore"):
+            log_t = np.where((j <= al) & (j >= 2), log_c + sum(parts), np.where(j == 0, 0.0, -np.inf))
+            err = np.where(j <= al, _REL * sum(np.abs(p) for p in parts) + err_c + _ABS, 0.0)
+        out[rows] = _log_sum_signed(log_t, np.ones(log_t.shape), err)
+    return out
+
+
+@functools.lru_cache(maxsize=256)
+def without_replacement_log_a(gamma: float, mu: float) -> tuple[np.ndarray, np.ndarray]:
+    """(α − 1, upper bound on log A_α) on the lower convex hull of :func:`log_a_without_replacement`
+    at :data:`INTEGER_ORDERS`, from (0, 0) (log A_α is convex in α; WBK 2019, Cor. 10)."""
+    with np.errstate(all="ignore"):
+        vals = np.maximum(log_a_without_replacement(gamma, mu, INTEGER_ORDERS), 0.0)
+    ok = np.isfinite(vals)
+    xs = np.concatenate([[0.0], INTEGER_ORDERS[ok] - 1.0])
+    return lower_hull(xs.tolist(), np.concatenate([[0.0], vals[ok]]).tolist())

@@ -64,7 +64,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="sigma1,sigma2,... one per candidate")
     r.add_argument("--steps", type=integer("--steps", 1, MAX_STEPS), default=1, help="k steps")
 
-    for q in (ts, g, lap, r):
+    d = kinds.add_parser("dpsgd", help="DP-SGD: k steps of the subsampled Gaussian mechanism")
+    add_dpsgd_options(d, noise_required=True)
+
+    for q in (ts, g, lap, r, d):
         target = q.add_mutually_exclusive_group(required=True)
         target.add_argument("--delta", type=number("--delta", 0.0, 1.0, low_open=True, high_open=True),
                             help="report epsilon at this delta")
@@ -74,6 +77,51 @@ def register(sub: argparse._SubParsersAction) -> None:
         q.add_argument("--plot", metavar="FILE.png", type=plot_path(),
                        help="draw epsilon(delta) for every method")
         q.set_defaults(handler=run)
+
+
+def add_dpsgd_options(p: argparse.ArgumentParser, *, noise_required: bool) -> None:
+    """The DP-SGD options shared by ``epsilon dpsgd`` and ``calibrate dpsgd``."""
+    p.add_argument("--sampling-rate", "-q", type=number("--sampling-rate", 0.0, 1.0, low_open=True),
+                   help="Poisson sampling rate q (or --dataset-size and --batch-size)")
+    p.add_argument("--noise-multiplier", "-s", type=number("--noise-multiplier", 0.0, low_open=True),
+                   required=noise_required, help="noise standard deviation / clipping norm")
+    p.add_argument("--steps", "-k", type=integer("--steps", 1, MAX_STEPS), required=noise_required,
+                   help="training steps k")
+    p.add_argument("--sampling", choices=("poisson", "without-replacement"), default="poisson",
+                   help="poisson: each record joins a batch with probability q (add/remove relation); "
+                        "without-replacement: batches of --batch-size drawn from --dataset-size records "
+                        "(replace-one relation: one replaced record moves the clipped sum by 2C)")
+    p.add_argument("--dataset-size", type=integer("--dataset-size", 1, 10**12),
+                   help="records N (without-replacement; with poisson, q = B/N unless --sampling-rate)")
+    p.add_argument("--batch-size", type=integer("--batch-size", 1, 10**12), help="records per batch B")
+
+
+def dpsgd_step(args: argparse.Namespace, noise_multiplier: float) -> PrivacyEvent:
+    """One DP-SGD step from the command line's sampling options."""
+    from dpaudit.events import GaussianEvent, PoissonSampledEvent
+    from dpaudit.events_ml import SampledWithoutReplacementEvent
+
+    n, b = args.dataset_size, args.batch_size
+    if (n is None) != (b is None):
+        raise ValueError("give --dataset-size and --batch-size together")
+    if n is not None and b > n:
+        raise ValueError(f"--batch-size must be at most --dataset-size ({n}), got {b}")
+    inner = GaussianEvent(sigma=noise_multiplier)
+    if args.sampling == "without-replacement":
+        if n is None:
+            raise ValueError("--sampling without-replacement needs --dataset-size and --batch-size")
+        if args.sampling_rate is not None:
+            raise ValueError("--sampling-rate is B/N with --sampling without-replacement: give only "
+                             "--dataset-size and --batch-size")
+        # replacing one record moves a sum of gradients clipped to norm C by up to 2C
+        return SampledWithoutReplacementEvent(n, b, GaussianEvent(sigma=noise_multiplier, sensitivity=2.0))
+    if args.sampling_rate is None:
+        if n is None:
+            raise ValueError("give --sampling-rate, or --dataset-size with --batch-size")
+        return PoissonSampledEvent(b / n, inner)
+    if n is not None:
+        raise ValueError("give either --sampling-rate or --dataset-size with --batch-size, not both")
+    return PoissonSampledEvent(args.sampling_rate, inner)
 
 
 def _event(args: argparse.Namespace) -> tuple[PrivacyEvent, ThompsonConfig | None]:
@@ -111,6 +159,8 @@ def _event(args: argparse.Namespace) -> tuple[PrivacyEvent, ThompsonConfig | Non
                 f"--sensitivities must have 1 or {len(g)} entries (one per --sigmas), got {len(s)}"
             )
         return GaussianReportNoisyMaxEvent(tuple(s), tuple(g)).repeat(args.steps), None
+    if args.kind == "dpsgd":
+        return dpsgd_step(args, args.noise_multiplier).repeat(args.steps), None
     raise ValueError(f"unknown subcommand {args.kind!r}")  # pragma: no cover
 
 

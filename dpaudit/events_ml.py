@@ -1,0 +1,165 @@
+"""Events of private model training (DP-SGD with fixed-size batches, DP-FTRL) and of
+dp-accounting's wider taxonomy (zCDP, discrete Laplace).
+
+Each is a frozen, validated dataclass with its neighbouring relation explicit, re-exported by
+:mod:`dpaudit.events`:
+
+* :class:`SampledWithoutReplacementEvent` — a Gaussian release on a uniformly random batch of
+  ``sample_size`` out of ``dataset_size`` records (fixed-size batches, shuffled-free DP-SGD);
+  replace-one relation (the dataset size is public), the inner Gaussian's sensitivity being the
+  largest change of one *replaced* record (2C for a sum of gradients clipped to norm C).
+  Bounded by ``rdp`` (Wang, Balle & Kasiviswanathan 2019, "Subsampled Rényi Differential Privacy
+  and Analytical Moments Accountant", Thm 9); the other methods say why not.
+* :class:`TreeAggregationEvent` — one epoch of tree-aggregation DP-FTRL (Kairouz, McMahan, Song,
+  Thakkar, Thakurta & Xu 2021, "Practical and Private (Deep) Learning without Sampling or
+  Shuffling", App. D): trees over the given numbers of steps, each record in at most one leaf of
+  one tree, so it enters at most ⌈log₂(n + 1)⌉ nodes (n the largest tree), each a Gaussian
+  release of its contribution with noise σ times its sensitivity: exactly a Gaussian mechanism
+  with μ² = ⌈log₂(n + 1)⌉/σ²
+  (dp-accounting's ``SingleEpochTreeAggregationDpEvent``), so every method bounds it as those
+  Gaussian steps (:meth:`TreeAggregationEvent.gaussian`). The project's tree counters
+  (``mechanisms.continual``) are this event with one tree.
+* :class:`ZCdpEvent` — any (ξ, ρ)-zCDP release (Bun & Steinke 2016): RDP ρα + ξ at every order,
+  bounded by ``rdp``.
+* :class:`DiscreteLaplaceEvent` — f(x) + Z with P(Z = z) ∝ e^{−a|z|} on the integers, integer
+  ℓ1-sensitivity Δ: pure (aΔ)-DP, bounded as such by every method.
+
+>>> e = TreeAggregationEvent(noise_multiplier=2.0, step_counts=(7, 3))  # trees of depth 3 and 2
+>>> e.nodes, round(e.mu, 6)
+(3, 0.866025)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from dpaudit.events import GaussianEvent, Neighbouring, PrivacyEvent
+from dpaudit.validation import check_integer, check_nonnegative, check_positive
+
+__all__ = ["SampledWithoutReplacementEvent", "TreeAggregationEvent", "ZCdpEvent", "DiscreteLaplaceEvent"]
+
+
+@dataclass(frozen=True)
+class SampledWithoutReplacementEvent(PrivacyEvent):
+    """``event`` (a :class:`~dpaudit.events.GaussianEvent`) applied to a uniformly random subset of
+    ``sample_size`` of the ``dataset_size`` records, under the replace-one relation.
+
+    >>> e = SampledWithoutReplacementEvent(60000, 256, GaussianEvent(sigma=1.1, sensitivity=2.0))
+    >>> round(e.sampling_fraction, 6), e.neighbouring.value
+    (0.004267, 'replace')
+    """
+
+    dataset_size: int
+    sample_size: int
+    event: PrivacyEvent
+
+    def __post_init__(self) -> None:
+        n = check_integer("dataset_size", self.dataset_size, 1)
+        m = check_integer("sample_size", self.sample_size, 1)
+        if m > n:
+            raise ValueError(f"sample_size must be in [1, dataset_size={n}], got {m}")
+        object.__setattr__(self, "dataset_size", n)
+        object.__setattr__(self, "sample_size", m)
+        if not isinstance(self.event, GaussianEvent):
+            raise ValueError("event must be a GaussianEvent (the only mechanism sampled without replacement "
+                             f"supported), got {type(self.event).__name__}")
+
+    @property
+    def neighbouring(self) -> Neighbouring:
+        """Replace one record (the dataset size is public)."""
+        return Neighbouring.REPLACE
+
+    @property
+    def sampling_fraction(self) -> float:
+        """γ = sample_size/dataset_size."""
+        return self.sample_size / self.dataset_size
+
+    @property
+    def mu(self) -> float:
+        """The GDP parameter s/σ of the inner Gaussian (before subsampling)."""
+        inner = self.event
+        assert isinstance(inner, GaussianEvent), "checked by __post_init__"
+        return inner.mu
+
+
+def _depth(steps: int) -> int:
+    """⌈log₂(n + 1)⌉: the nodes of a binary tree over n leaves that one leaf's value enters."""
+    return (steps).bit_length()
+
+
+@dataclass(frozen=True)
+class TreeAggregationEvent(PrivacyEvent):
+    """One epoch of tree-aggregation DP-FTRL: Gaussian noise of standard deviation
+    ``noise_multiplier`` times the sensitivity (one record's largest contribution, the clipping
+    norm) on every node, one tree per entry of ``step_counts`` (its number of leaves), each record
+    in at most one leaf across all trees (to let a record recur once per tree, compose one event
+    per tree). Add/remove relation on a record.
+    """
+
+    noise_multiplier: float
+    step_counts: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        nm = check_positive("noise_multiplier", self.noise_multiplier)
+        object.__setattr__(self, "noise_multiplier", nm)
+        counts = self.step_counts if isinstance(self.step_counts, (tuple, list)) else (self.step_counts,)
+        if not counts:
+            raise ValueError("step_counts must contain at least one count")
+        object.__setattr__(self, "step_counts",
+                           tuple(check_integer(f"step_counts[{i}]", c, 0) for i, c in enumerate(counts)))
+
+    @property
+    def neighbouring(self) -> Neighbouring:
+        return Neighbouring.ADD_REMOVE
+
+    @property
+    def nodes(self) -> int:
+        """⌈log₂(n + 1)⌉ for the largest tree: the most Gaussian nodes one record's contribution
+        enters."""
+        return max(_depth(c) for c in self.step_counts)
+
+    @property
+    def mu(self) -> float:
+        """The GDP parameter of the whole epoch: sqrt(nodes)/σ (exact: the nodes a record touches
+        are independent Gaussian releases of its contribution)."""
+        return math.sqrt(self.nodes) / self.noise_multiplier
+
+    def gaussian(self) -> PrivacyEvent:
+        """The equivalent Gaussian releases: ``nodes`` steps of μ = 1/σ (a no-op if there are
+        none)."""
+        from dpaudit.events import NoOpEvent
+
+        one = GaussianEvent(sigma=self.noise_multiplier)
+        return one.repeat(self.nodes) if self.nodes else NoOpEvent()
+
+
+@dataclass(frozen=True)
+class ZCdpEvent(PrivacyEvent):
+    """Any (ξ, ρ)-zCDP release: its Rényi divergence of every order α > 1 is at most ξ + ρα
+    (Bun & Steinke 2016, Def. 1.1). dp-accounting's ``ZCDpEvent(rho, xi)``."""
+
+    rho: float
+    xi: float = 0.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "rho", check_nonnegative("rho", self.rho))
+        object.__setattr__(self, "xi", check_nonnegative("xi", self.xi))
+
+
+@dataclass(frozen=True)
+class DiscreteLaplaceEvent(PrivacyEvent):
+    """f(x) + Z, P(Z = z) ∝ e^{−parameter·|z|} on the integers, integer ℓ1-sensitivity
+    ``sensitivity``: pure ε-DP with ε = parameter·sensitivity (either relation, as the sensitivity
+    is computed). dp-accounting's ``DiscreteLaplaceDpEvent(parameter, sensitivity)``."""
+
+    parameter: float
+    sensitivity: int = 1
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "parameter", check_positive("parameter", self.parameter))
+        object.__setattr__(self, "sensitivity", check_integer("sensitivity", self.sensitivity, 1))
+
+    @property
+    def epsilon(self) -> float:
+        return self.parameter * self.sensitivity
