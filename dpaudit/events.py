@@ -12,9 +12,9 @@ Leaves
     :class:`GaussianReportNoisyMaxEvent`, :class:`LaplaceReportNoisyMaxEvent`,
     :class:`PureDpEvent`, :class:`ApproxDpEvent`, :class:`NoOpEvent`,
     :class:`PoissonSampledEvent` (a Gaussian release on a Poisson subsample; accounted by the
-    ``rdp`` and ``pld`` methods only); from :mod:`dpaudit.events_ml`:
-    :class:`SampledWithoutReplacementEvent` (fixed-size batches, replace-one), :class:`TreeAggregationEvent`
-    (DP-FTRL), :class:`ZCdpEvent`, :class:`DiscreteLaplaceEvent`.
+    ``rdp`` and ``pld`` methods only); and in :mod:`dpaudit.events_ml` (built on this module):
+    ``SampledWithoutReplacementEvent`` (fixed-size batches, replace-one), ``TreeAggregationEvent``
+    (DP-FTRL), ``ZCdpEvent``, ``DiscreteLaplaceEvent``.
 
 Combinators
     :class:`ComposedEvent` (sequential, possibly adaptive, composition),
@@ -445,17 +445,3 @@ class ParallelEvent(PrivacyEvent):
     def num_releases(self) -> int:
         return sum(e.num_releases for e in self.events)
 
-
-
-_ML_EVENTS = ("SampledWithoutReplacementEvent", "TreeAggregationEvent", "ZCdpEvent", "DiscreteLaplaceEvent")
-
-
-def __getattr__(name: str) -> type[PrivacyEvent]:
-    """The events of :mod:`dpaudit.events_ml` (their own module for size), importable from here
-    too (loaded on first use: that module builds on this one)."""
-    if name in _ML_EVENTS:
-        from dpaudit import events_ml
-
-        cls: type[PrivacyEvent] = getattr(events_ml, name)
-        return cls
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,8 +1,8 @@
 """Events of private model training (DP-SGD with fixed-size batches, DP-FTRL) and of
 dp-accounting's wider taxonomy (zCDP, discrete Laplace).
 
-Each is a frozen, validated dataclass with its neighbouring relation explicit, re-exported by
-:mod:`dpaudit.events`:
+Each is a frozen, validated dataclass with its neighbouring relation explicit (this module builds
+on :mod:`dpaudit.events`, which is near its size limit):
 
 * :class:`SampledWithoutReplacementEvent` — a Gaussian release on a uniformly random batch of
   ``sample_size`` out of ``dataset_size`` records (fixed-size batches, shuffled-free DP-SGD);

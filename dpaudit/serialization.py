@@ -32,14 +32,16 @@ from typing import Any
 import numpy as np
 
 from dpaudit import events as _events
+from dpaudit import events_ml as _events_ml
 from dpaudit.events import PrivacyEvent
 
 __all__ = ["event_to_dict", "event_from_dict", "encode_value", "decode_value", "EVENT_TYPES"]
 
 EVENT_TYPES: dict[str, type[PrivacyEvent]] = {
     name: cls
-    for name in (*_events.__all__, *_events._ML_EVENTS)  # noqa: SLF001 - the lazily loaded events
-    if isinstance(cls := getattr(_events, name), type)
+    for module in (_events, _events_ml)
+    for name in module.__all__
+    if isinstance(cls := getattr(module, name), type)
     and issubclass(cls, PrivacyEvent)
     and cls is not PrivacyEvent
 }

@@ -274,35 +274,36 @@ def calibrate_dpsgd(
     steps: int | None = None,
     rtol: float = 1e-3,
     methods: Iterable[str] | None = ("rdp", "pld"),
+    step: Callable[[float, float], PrivacyEvent] | None = None,
 ) -> Calibration:
     """DP-SGD (:func:`dpsgd_event`) calibrated for the one of ``noise_multiplier`` (smallest),
-    ``sampling_rate`` (largest, at most 1) or ``steps`` (most) that is not given."""
+    ``sampling_rate`` (largest, at most 1) or ``steps`` (most) that is not given. ``step(q, σ)``
+    replaces the Poisson-subsampled Gaussian step (e.g. a fixed-size batch; ``sampling_rate`` is
+    then its fraction B/N, used for the starting guess)."""
     given = {"sampling_rate": sampling_rate, "noise_multiplier": noise_multiplier, "steps": steps}
     missing = [k for k, v in given.items() if v is None]
     if len(missing) != 1:
         raise ValueError("give exactly two of sampling_rate, noise_multiplier and steps (the third is "
                          f"calibrated), got {sorted(k for k, v in given.items() if v is not None)}")
+    one = step or (lambda q, s: dpsgd_event(q, s, 1))
     mu = _clt_mu(target_epsilon, delta)
+    common: dict[str, Any] = {"target_epsilon": target_epsilon, "delta": delta, "rtol": rtol, "factor": 1.25,
+                              "methods": methods, "parameter": missing[0]}
     if noise_multiplier is None:
         q = check_probability("sampling_rate", sampling_rate, high_open=False)
         k = check_integer("steps", steps)
         start = 1.0 / math.sqrt(math.log1p((mu / q) ** 2 / k)) if mu > 0 else 1.0
-        return calibrate(lambda s: dpsgd_event(q, s, k), target_epsilon=target_epsilon, delta=delta,
-                         epsilon_grows=False, parameter="noise_multiplier", start=start, factor=1.25,
-                         rtol=rtol, methods=methods)
+        return calibrate(lambda s: one(q, s).repeat(k), epsilon_grows=False, start=start, **common)
     s = check_positive("noise_multiplier", noise_multiplier)
     growth = math.expm1(min(1.0 / (s * s), 700.0))  # e^{1/σ²} − 1
     if sampling_rate is None:
         k = check_integer("steps", steps)
         start = min(1.0, mu / math.sqrt(k * growth)) if mu > 0 else 0.01
-        return calibrate(lambda q: dpsgd_event(q, s, k), target_epsilon=target_epsilon, delta=delta,
-                         epsilon_grows=True, parameter="sampling_rate", start=start, upper=1.0, factor=1.25,
-                         rtol=rtol, methods=methods)
+        return calibrate(lambda q: one(q, s).repeat(k), epsilon_grows=True, start=start, upper=1.0, **common)
     q = check_probability("sampling_rate", sampling_rate, high_open=False)
     start = max(1.0, min(1e9, (mu / q) ** 2 / growth)) if mu > 0 else 1000.0
-    return calibrate(lambda k: dpsgd_event(q, s, int(k)), target_epsilon=target_epsilon, delta=delta,
-                     epsilon_grows=True, parameter="steps", start=start, upper=1e9, integer=True,
-                     factor=1.25, rtol=rtol, methods=methods)
+    return calibrate(lambda k: one(q, s).repeat(int(k)), epsilon_grows=True, start=start, upper=1e9,
+                     integer=True, **common)
 
 
 def _clt_mu(target_epsilon: float, delta: float) -> float:

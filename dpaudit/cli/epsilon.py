@@ -174,11 +174,22 @@ def _report(args: argparse.Namespace, event: PrivacyEvent, cfg: ThompsonConfig |
     return account(event, delta=args.delta, epsilon=args.epsilon)
 
 
-def _table(report: AccountingReport, cfg: ThompsonConfig | None) -> str:
+def dpsgd_header(args: argparse.Namespace) -> str:
+    """One line naming the DP-SGD configuration and its neighbouring relation."""
+    if args.sampling == "without-replacement":
+        how = (f"batches of {args.batch_size} of {args.dataset_size} records drawn without replacement "
+               "(replace one record: sensitivity 2C)")
+    else:
+        q = args.sampling_rate if args.sampling_rate is not None else args.batch_size / args.dataset_size
+        how = f"Poisson sampling q = {q:g} (add or remove one record)"
+    return f"DP-SGD: {args.steps} steps, noise multiplier {args.noise_multiplier:g}, {how}"
+
+
+def _table(report: AccountingReport, cfg: ThompsonConfig | None, header: str | None = None) -> str:
     """The report's own table (``str(report)``), with the Thompson-sampling header and the
     published bounds' notes for ``epsilon ts``."""
     if cfg is None:
-        return report.table()
+        return report.table(header=header)
     header = (
         f"Thompson sampling T={cfg.horizon} N={cfg.arms} b={cfg.prepulls} c={cfg.variance_scale:g}: "
         f"certified mu = {cfg.mu_tight:.6f} (paper: {cfg.mu_paper:.6f}); "
@@ -238,7 +249,7 @@ def run(args: argparse.Namespace) -> int:
             d["mu_paper"] = cfg.mu_paper
         emit_json(d)
     else:
-        print(_table(report, cfg))
+        print(_table(report, cfg, dpsgd_header(args) if args.kind == "dpsgd" else None))
         if args.plot:
             print(f"plot written to {args.plot}")
     return 0

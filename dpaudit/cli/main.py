@@ -1,4 +1,4 @@
-"""The ``dpaudit`` command: ``epsilon``, ``audit``, ``list``, ``run``, ``tune``.
+"""The ``dpaudit`` command: ``epsilon``, ``calibrate``, ``audit``, ``list``, ``run``, ``tune``, ``compare``.
 
 Every failure caused by the input prints one line ``dpaudit: error: ...`` and exits with
 status 2, without a traceback.
@@ -33,6 +33,7 @@ from dpaudit.cli.common import Parser, UsageError
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "epsilon": ("dpaudit.cli.epsilon", "certified privacy of a configuration under every method"),
+    "calibrate": ("dpaudit.cli.calibrate", "the noise, sampling rate or steps that meet a target epsilon"),
     "audit": ("dpaudit.cli.audit", "empirical lower bounds on privacy vs the certified claim"),
     "list": ("dpaudit.cli.run", "every algorithm 'dpaudit run' knows, with its paper and privacy model"),
     "run": ("dpaudit.cli.run", "simulate, certify, check and audit an algorithm from 'dpaudit list'"),
@@ -77,7 +78,7 @@ def build_parser(argv: Sequence[str] | None = None) -> Parser:
 
     >>> p = build_parser(["--help"])
     >>> sorted(p._subparsers._group_actions[0].choices)
-    ['audit', 'compare', 'epsilon', 'list', 'run', 'tune']
+    ['audit', 'calibrate', 'compare', 'epsilon', 'list', 'run', 'tune']
     """
     parser = Parser(prog="dpaudit", description="Certified privacy accounting and empirical auditing.")
     parser.add_argument("--version", action="version", version=_version())
