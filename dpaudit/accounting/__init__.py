@@ -41,6 +41,7 @@ from dpaudit.events import NonPrivateEvent, PrivacyEvent
 from dpaudit.validation import check_nonnegative, check_probability
 
 __all__ = [
+    "Accountant",
     "Bound",
     "AccountingReport",
     "account",
@@ -56,6 +57,8 @@ __all__ = [
     "progress",
     "METHOD_NOTES",
 ]
+
+from dpaudit.accounting.accountant import Accountant  # noqa: E402 - it uses account() lazily
 
 
 def _register(*methods: AccountingMethod) -> dict[str, AccountingMethod]:
