@@ -25,8 +25,8 @@ fractional series (a sum of |terms|: 4.7e-4 where the exact value is 5.5e-5, at 
 σ = 10) this is Opacus' signed series (up to the margin) with a certified cut, so it is never above
 Opacus' RDP at its orders by more than that margin.
 
-Orders: :data:`FRACTIONAL_ORDERS` (α − 1 geometric in [1e-3, 255], plus the fractional orders of
-Opacus and dp-accounting) and :data:`INTEGER_ORDERS` (2 … 256, then geometric to 2¹⁵). Between
+Orders: :data:`FRACTIONAL_ORDERS` (α − 1 geometric in [1e-3, 255], 160 points, plus the fractional orders of
+Opacus and dp-accounting) and :data:`INTEGER_ORDERS` (2 … 256, then 24 geometric to 2¹⁵). Between
 them the lower convex hull of the certified points is used (log A_α is convex in α, Hölder, and
 log A_1 = 0, so every chord between upper bounds is an upper bound), capped by the Gaussian's
 α/(2σ²) by the caller.
@@ -53,14 +53,14 @@ __all__ = ["FRACTIONAL_ORDERS", "INTEGER_ORDERS", "log_a_integer", "log_a_fracti
 
 _OPACUS_FRACTIONAL = [1 + x / 10.0 for x in range(1, 100) if x % 10]
 FRACTIONAL_ORDERS = np.unique(np.concatenate([
-    1.0 + np.geomspace(1e-3, 255.0, 320), np.array(_OPACUS_FRACTIONAL)]))
+    1.0 + np.geomspace(1e-3, 255.0, 160), np.array(_OPACUS_FRACTIONAL)]))
 FRACTIONAL_ORDERS = FRACTIONAL_ORDERS[FRACTIONAL_ORDERS != np.round(FRACTIONAL_ORDERS)]
-INTEGER_ORDERS = np.unique(np.concatenate([np.arange(2, 257), np.round(np.geomspace(256, 2**15, 60))]))
+INTEGER_ORDERS = np.unique(np.concatenate([np.arange(2, 257), np.round(np.geomspace(256, 2**15, 24))]))
 _REL = 4e-15  # error of a term's logarithm per unit of the magnitudes of its parts (≈ 18 ulps)
 _ABS = 1e-15  # and absolute (the final exponential's rounding, ≈ 9 ulps)
 _U = 2.0**-53
 _MAX_TERMS = 2**14
-_CHUNK = 2**20  # elements per block of (orders × terms)
+_CHUNK = 2**17  # elements per block of (orders × terms): ≈ 1 MiB per array
 _SQRT2 = math.sqrt(2.0)
 
 
