@@ -317,7 +317,7 @@ def test_dpsgd_example_numbers():
     d = dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(0.01, dpa.GaussianDpEvent(1.0)), 1000)
     report = account(from_dp_accounting(d), delta=1e-5)
     theirs_rdp, theirs_pld = _their_rdp(d, 1e-5), _their_pld(d, 1e-5)
-    assert report.bounds["rdp"].value == pytest.approx(theirs_rdp, rel=5e-4)  # 2.101347 vs 2.101367
+    assert report.bounds["rdp"].value == pytest.approx(theirs_rdp, rel=5e-4)  # 2.101366 vs 2.101367
     assert report.bounds["pld"].value == pytest.approx(theirs_pld, rel=1e-6)  # 1.828244
     lower = dpa_pld.from_gaussian_mechanism(1.0, sampling_prob=0.01, pessimistic_estimate=False,
                                             value_discretization_interval=1e-4).self_compose(1000)

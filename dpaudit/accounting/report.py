@@ -12,7 +12,7 @@ Example:
       advanced              124.697694  Dwork-Rothblum-Vadhan, optimised split
       rdp                     5.221534  Renyi DP, continuous orders, Balle et al. 2020 conversion
       gdp                     4.886554  exact Gaussian-DP composition
-      pld                     4.886554  PLD: exact if Gaussian-only, else certified long-double FFT
+      pld                     4.886554  PLD: exact if Gaussian-only, else certified FFT
       best                    4.886554  certified by gdp
 """
 
@@ -31,7 +31,7 @@ METHOD_NOTES: dict[str, str] = {
     "advanced": "Dwork-Rothblum-Vadhan, optimised split",
     "rdp": "Renyi DP, continuous orders, Balle et al. 2020 conversion",
     "gdp": "exact Gaussian-DP composition",
-    "pld": "PLD: exact if Gaussian-only, else certified long-double FFT",
+    "pld": "PLD: exact if Gaussian-only, else certified FFT",
 }
 """One line per accounting method, shown beside its value in the table."""
 

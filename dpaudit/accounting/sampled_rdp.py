@@ -232,7 +232,8 @@ def log_a_without_replacement(gamma: float, mu: float, alphas: np.ndarray) -> np
     (Wang, Balle & Kasiviswanathan 2019, Thm 9 with ε(∞) = ∞):
     A_α ≤ 1 + γ²C(α,2)·min{4(e^{ε(2)} − 1), 2e^{ε(2)}} + Σ_{j=3}^{α} 2γ^j C(α,j) e^{(j−1)ε(j)}.
 
-    >>> bool(log_a_without_replacement(1e-3, 1.0, np.array([2.0]))[0] < 2e-6)
+    >>> la = float(log_a_without_replacement(1e-3, 1.0, np.array([2.0]))[0])  # α = 2: log(1 + γ²·2e)
+    >>> 0 <= la - math.log1p(2 * math.e * 1e-6) < 1e-13
     True
     """
     a = np.asarray(alphas, dtype=float)
