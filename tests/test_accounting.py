@@ -261,3 +261,35 @@ def test_sampled_gaussian_pmfs_are_dp_accountings(nm, q):
         assert (ours.lower, ours.probs.size) == (ref.lower, ref.probs.size)
         np.testing.assert_allclose(ours.probs, ref.probs, rtol=0, atol=2e-11)
         assert ours.inf_mass == pytest.approx(ref.inf_mass, rel=1e-6, abs=1e-300)
+
+
+def test_pld_answers_laplace_compositions_of_1e7_and_1e9_steps():
+    """Issue 23: k Laplace steps of scale sqrt(k), δ = 1e-6. PLD declined from 10^7 steps (its grid
+    was sized by the support 2kε) and best fell back to RDP (5.2212; dp-accounting's PLD 4.9240).
+    Now the grid is sized by a concentration bound and small steps are discretised finer, then
+    coarsened: PLD answers below RDP and dp-accounting, above the GDP limit 4.8866 (μ = 1)."""
+    for k, rdp_value in ((10**7, 5.2212), (10**9, 5.2215)):
+        report = account(LaplaceEvent(scale=math.sqrt(k)).repeat(k), delta=1e-6, methods=["pld", "rdp"])
+        pld, rdp = report.bounds["pld"], report.bounds["rdp"]
+        assert pld.applicable and rdp.value == pytest.approx(rdp_value, abs=1e-4)
+        assert 4.8866 < pld.value < (4.9240 if k == 10**7 else 5.0) < rdp.value
+        assert "discretised" in pld.note and report.best.method == "pld"
+
+
+def test_pld_accuracy_and_widened_grid_are_reported():
+    from dpaudit.accounting.pld import accuracy_of
+
+    event = LaplaceEvent.from_epsilon(0.1).repeat(100)
+    fine = account(event, delta=1e-5, methods=["pld"]).bounds["pld"].value
+    with accuracy_of(1e-3):
+        coarse = account(event, delta=1e-5, methods=["pld"]).bounds["pld"].value
+    assert fine <= coarse < fine + 0.05
+    with pytest.raises(ValueError, match="pld accuracy must be in"):
+        with accuracy_of(2.0):
+            pass
+    from dpaudit.events import PoissonSampledEvent
+
+    wide = account(PoissonSampledEvent(0.1, GaussianEvent(sigma=0.8)).repeat(10**6), delta=1e-5,
+                   methods=["pld"])
+    assert "widened from 0.0001" in wide.bounds["pld"].note and "widened" in wide.to_dict()["notes"]["pld"]
+    assert "widened from 0.0001" in str(wide)

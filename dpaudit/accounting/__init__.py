@@ -158,7 +158,9 @@ def account(
             t0 = time.perf_counter()
             try:
                 value = _worst(METHODS[name], comps, fn, arg)
-                bounds[name] = Bound(name, value, None, time.perf_counter() - t0)
+                said = getattr(METHODS[name], "notes", None)
+                note = "; ".join(dict.fromkeys(n for c in comps for n in said(c))) if said else ""
+                bounds[name] = Bound(name, value, None, time.perf_counter() - t0, note or None)
             except NotApplicable as exc:
                 bounds[name] = Bound(name, None, str(exc), time.perf_counter() - t0)
             except (ArithmeticError, ValueError, MemoryError) as exc:  # a bug, but never a crash

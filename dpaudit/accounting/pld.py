@@ -59,7 +59,7 @@ Certified from floating point. Two margins absorb the rounding of the discretise
 A k-fold self-composition has a sharper, componentwise bound (:func:`~dpaudit.accounting.pld_pmf.power_error`:
 the power amplifies the transform's error only at frequencies where |ŷ| ≈ 1), so the FFTs are
 first done in double precision (7× faster) and redone in long double the first time a query's δ is
-within 10⁴·η of the double-precision floor (η then costs at most 1e-4 of δ).
+within 10⁶·η of the double-precision floor (η then costs at most 1e-6 of δ).
 
 So ε(δ) = ε_PLD((δ − η)/(1 + 1e-10)) + m and δ(ε) = (1 + 1e-10)·δ_PLD(ε − m) + η. Domain: not
 applicable when δ ≤ η (the numerical floor of the composition — e.g. δ = 1e-300; ≈ 1e-14 for
@@ -71,7 +71,10 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
 
 import numpy as np
 
@@ -89,6 +92,7 @@ from dpaudit.accounting.composition import (
 )
 from dpaudit.accounting.pld_pmf import (
     Pmf,
+    coarsen,
     compose_all,
     delta_at,
     epsilon_for,
@@ -119,8 +123,37 @@ MAX_SAMPLED_MU = 20.0  # a Poisson-subsampled Gaussian's composed width uses e^{
 MIN_MU = 1e-100  # σ = 1/μ; σ² overflows near μ = 1e-154
 SMALL_EPSILON = 1e-6
 _REL = 1e-10
+_FLOOR_SHARE = 1e-6  # the share of δ the double-precision error floor may take
 _ABS = 1e-14
 MAX_LEAVES = 64  # distinct non-Gaussian leaves composed one by one; beyond, binned per family
+_ACCURACY: ContextVar[float] = ContextVar("dpaudit_pld_accuracy", default=BASE_INTERVAL)
+
+
+def accuracy() -> float:
+    """The PLD grid interval asked for (:data:`BASE_INTERVAL` unless :func:`accuracy_of` is active)."""
+    return _ACCURACY.get()
+
+
+@contextmanager
+def accuracy_of(interval: float) -> Iterator[None]:
+    """Within the block the PLD grid interval — its accuracy in ε per composition, about — is
+    ``interval`` (in [1e-6, 1]) instead of 1e-4; it still widens where memory requires.
+
+    >>> from dpaudit.accounting import epsilon_under
+    >>> from dpaudit.events import LaplaceEvent
+    >>> with accuracy_of(1e-3):
+    ...     coarse = epsilon_under("pld", LaplaceEvent.from_epsilon(0.1).repeat(100), 1e-5)
+    >>> fine = epsilon_under("pld", LaplaceEvent.from_epsilon(0.1).repeat(100), 1e-5)
+    >>> fine <= coarse < fine + 0.05
+    True
+    """
+    if not 1e-6 <= interval <= 1.0:
+        raise ValueError(f"pld accuracy must be in [1e-06, 1], got {interval!r}")
+    token = _ACCURACY.set(float(interval))
+    try:
+        yield
+    finally:
+        _ACCURACY.reset(token)
 MAX_BINS = 48
 EXACT_TOP = 16
 
@@ -215,8 +248,30 @@ def _binned_leaves(st: Steps) -> list[tuple[PrivacyEvent, int]]:
     return out
 
 
-def plan(comp: Composition) -> dict[str, float]:
-    """The grid interval Δ, the support width W, the grid size W/Δ and the loss margin m.
+def _leaf_width(k: int, e: float) -> float:
+    """The loss range that ``k`` steps of a leaf bounded by ε occupy, up to tails of 1e-30: the
+    support 2kε, or (Hoeffding; each step's loss lies in [−ε, ε] with mean at most ε(e^ε − 1))
+    the mean plus 12·ε·sqrt(k) on either side, whichever is smaller. A memory estimate only: the
+    composition's grid is cut by Chernoff bounds where it is built."""
+    with np.errstate(over="ignore"):
+        mean = k * e * math.expm1(min(e, 700.0))
+    return min(2.0 * k * e, mean + 24.0 * e * math.sqrt(k))
+
+
+def _levels(e: float, width: float, interval: float) -> int:
+    """How many halvings c of the grid interval a leaf of per-step ε gets for its single step (at
+    least 8 points across [−ε, ε] when the composition fits 4·GRID_BUDGET points at Δ/2^c)."""
+    if not e >= SMALL_EPSILON or e >= 4.0 * interval:  # (below 1e-6: randomized response's PLD)
+        return 0
+    want = math.ceil(math.log2(4.0 * interval / e))
+    room = math.floor(math.log2(max(1.0, 2.0 * GRID_BUDGET * interval / max(width, interval))))
+    return max(0, min(want, room, 30))
+
+
+def plan(comp: Composition) -> dict[str, Any]:
+    """The grid interval Δ, the support width W, the grid size W/Δ, the loss margin m, the halvings
+    of Δ for each non-Gaussian leaf's single step (``levels``) and what the report should say
+    about the grid (``notes``).
 
     >>> from dpaudit.accounting import normal_form
     >>> from dpaudit.events import GaussianEvent
@@ -228,79 +283,99 @@ def plan(comp: Composition) -> dict[str, float]:
     gw = _gauss_width(mu) if mu > 0 else 0.0
     sw = [_sampled_widths(m, leaf.sampling_probability, k) for leaf, k, _, m in sampled]
     single = max([gw] + [w for w, _ in sw])
-    width = gw + sum(2.0 * k * e for _, k, e, _ in leaves) + sum(w for _, w in sw)
-    interval = max(BASE_INTERVAL, width / GRID_BUDGET, single / GAUSSIAN_GRID_BUDGET)
+    lw = [_leaf_width(k, e) for _, k, e, _ in leaves]
+    width = gw + sum(lw) + sum(w for _, w in sw)
+    interval = max(accuracy(), width / GRID_BUDGET, single / GAUSSIAN_GRID_BUDGET)
     if not interval <= MAX_INTERVAL:
         raise NotApplicable(
             f"the composed loss range {width:.3g} needs a grid interval of {interval:.3g} > {MAX_INTERVAL:g} "
             f"within the memory budget (outside the PLD domain: mu <= ~1e4, sum of k*eps <= ~1e8)"
         )
-    steps = [e for _, _, e, _ in leaves if e > 0]
-    widened = interval > BASE_INTERVAL and interval > max(steps, default=0.0)  # widened for memory
-    if gw == 0 and not sampled and steps and widened:
+    levels = [_levels(e, w, interval) for (_, _, e, _), w in zip(leaves, lw)]
+    coarse = [e for (_, _, e, _), c in zip(leaves, levels) if 0 < e < interval / 2**c]
+    if gw == 0 and not sampled and coarse and len(coarse) == len(leaves) and interval > accuracy():
         raise NotApplicable(
             f"the grid interval {interval:.3g} that keeps the composed loss range {width:.3g} within the "
-            f"memory budget exceeds every per-step epsilon (at most {max(steps):.3g}): each step's loss "
-            "would be rounded up to a whole interval, and the answer could not beat about half of basic "
-            "composition (outside the PLD domain)"
+            f"memory budget exceeds every per-step epsilon (at most {max(coarse):.3g}) even refined "
+            f"{2 ** max(levels)}x: each step's loss would be rounded up to a whole interval, and the answer "
+            "could not beat about half of basic composition (outside the PLD domain)"
         )
     points = width / interval + 1.0 + len(leaves) + len(sampled) + 2
     per_step = sum(k * e for _, k, e, _ in leaves) + sum(k * w for (_, k, _, _), (w, _) in zip(sampled, sw))
     m = 8e-16 * (per_step + gw) + 4e-15 * width + 1e-300
-    return {"interval": interval, "width": width, "points": points, "loss_margin": m}
+    notes = []
+    if interval > accuracy():
+        notes.append(f"grid interval widened from {accuracy():g} to {interval:.3g} for memory "
+                     f"(composed loss range {width:.3g}); accuracy about {interval:.2g} per composition")
+    if any(levels):
+        notes.append(f"steps of small epsilon discretised {2 ** max(levels)}x finer, then coarsened")
+    return {"interval": interval, "width": width, "points": points, "loss_margin": m, "levels": levels,
+            "notes": notes}
 
 
 
-def _directions(comp: Composition, interval: float, precise: bool) -> list[Pmf]:
-    """The composed PMFs of ``comp`` for the remove and add directions (one if symmetric), their
-    FFTs in long double (``precise``) or double."""
+def _single(leaf: PrivacyEvent, e: float, d: float, interval: float) -> list[Pmf]:
+    """The pessimistic single-step PMFs of one non-Gaussian leaf on the grid ``interval``: one if
+    both directions agree, else (remove, add)."""
     from dp_accounting.pld import common
     from dp_accounting.pld import privacy_loss_distribution as pld
 
+    if isinstance(leaf, DiscreteLaplaceEvent) and e >= SMALL_EPSILON:
+        p = pld.from_discrete_laplace_mechanism(
+            leaf.parameter, sensitivity=leaf.sensitivity, pessimistic_estimate=True,
+            value_discretization_interval=interval)
+    elif isinstance(leaf, LaplaceEvent) and e >= SMALL_EPSILON:
+        p = pld.from_laplace_mechanism(
+            leaf.scale, sensitivity=leaf.sensitivity, pessimistic_estimate=True,
+            value_discretization_interval=interval)
+    elif isinstance(leaf, RandomizedResponseEvent) and leaf.num_categories > 2 and e >= SMALL_EPSILON:
+        k = leaf.num_categories
+        p = pld.from_randomized_response(k / (math.exp(e) + k - 1), k, pessimistic_estimate=True,
+                                         value_discretization_interval=interval)
+    else:
+        p = pld.from_privacy_parameters(common.DifferentialPrivacyParameters(e, d),
+                                        value_discretization_interval=interval)
+    return _dense(p)
+
+
+def _dense(p: Any) -> list[Pmf]:
+    """dp-accounting's PLD as our PMFs: one if symmetric, else (remove, add)."""
+    if getattr(p, "_symmetric", False):
+        return [from_dp(p._pmf_remove)]  # noqa: SLF001 - dp-accounting's PMFs
+    return [from_dp(p._pmf_remove), from_dp(p._pmf_add)]  # noqa: SLF001
+
+
+def _directions(comp: Composition, interval: float, precise: bool, levels: list[int]) -> list[Pmf]:
+    """The composed PMFs of ``comp`` for the remove and add directions (one if symmetric), their
+    FFTs in long double (``precise``) or double. A leaf with ``levels[i]`` = c > 0 is discretised
+    on Δ/2^c, composed there, and coarsened to Δ (each loss rounded *up* to the coarser grid:
+    pessimistic) before it joins the others."""
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
     mu, leaves, sampled = _leaves(comp)
-    singles = []  # (dp-accounting PLD, count)
+    dense: list[tuple[list[Pmf], int, int]] = []  # (PMF per direction, or one if symmetric; count; levels)
     if mu > 0:
-        singles.append((pld.from_gaussian_mechanism(
+        dense.append((_dense(pld.from_gaussian_mechanism(
             standard_deviation=1.0 / mu, sensitivity=1.0, pessimistic_estimate=True,
-            value_discretization_interval=interval), 1))
-    for leaf, count, e, d in leaves:
+            value_discretization_interval=interval)), 1, 0))
+    for (leaf, count, e, d), c in zip(leaves, levels):
         if e == 0 and d == 0:
             continue
-        if isinstance(leaf, DiscreteLaplaceEvent) and e >= SMALL_EPSILON:
-            p = pld.from_discrete_laplace_mechanism(
-                leaf.parameter, sensitivity=leaf.sensitivity, pessimistic_estimate=True,
-                value_discretization_interval=interval)
-        elif isinstance(leaf, LaplaceEvent) and e >= SMALL_EPSILON:
-            p = pld.from_laplace_mechanism(
-                leaf.scale, sensitivity=leaf.sensitivity, pessimistic_estimate=True,
-                value_discretization_interval=interval)
-        elif isinstance(leaf, RandomizedResponseEvent) and leaf.num_categories > 2 and e >= SMALL_EPSILON:
-            k = leaf.num_categories
-            p = pld.from_randomized_response(k / (math.exp(e) + k - 1), k, pessimistic_estimate=True,
-                                             value_discretization_interval=interval)
-        else:
-            p = pld.from_privacy_parameters(common.DifferentialPrivacyParameters(e, d),
-                                            value_discretization_interval=interval)
-        singles.append((p, count))
-    dense: list[tuple[list[Pmf], int]] = []  # (PMF per direction, or one if symmetric; count)
-    for p, count in singles:
-        if getattr(p, "_symmetric", False):
-            dense.append(([from_dp(p._pmf_remove)], count))  # noqa: SLF001 - dp-accounting's PMFs
-        else:
-            dense.append(([from_dp(p._pmf_remove), from_dp(p._pmf_add)], count))  # noqa: SLF001
+        dense.append((_single(leaf, e, d, interval / 2**c), count, c))
     for leaf, count, nm, _ in sampled:
-        dense.append((sampled_gaussian_pmfs(nm, leaf.sampling_probability, interval), count))
+        dense.append((sampled_gaussian_pmfs(nm, leaf.sampling_probability, interval), count, 0))
     if not dense:
         return []
-    n_dir = max(len(d) for d, _ in dense)
+    n_dir = max(len(d) for d, _, _ in dense)
     progress.expect(n_dir * len(dense))
     out = []
     for direction in range(n_dir):
         parts = []
-        for pmfs, count in dense:
+        for pmfs, count, c in dense:
             part = pmfs[min(direction, len(pmfs) - 1)]
-            parts.append(self_compose(part, count, max_points=4 * GRID_BUDGET, precise=precise)
-                         if count > 1 else part)
+            if count > 1:
+                part = self_compose(part, count, max_points=4 * GRID_BUDGET, precise=precise)
+            parts.append(coarsen(part, c))
             progress.advance()
         out.append(compose_all(parts, precise))
     return out
@@ -318,19 +393,21 @@ def _directions(comp: Composition, interval: float, precise: bool) -> list[Pmf]:
 
 class _Certified:
     """The composed PMFs of one composition with their margins: first with double-precision FFTs,
-    again in long double the first time a query's δ is within 10⁴ times their error floor η (so
-    that η costs at most 1e-4 of δ)."""
+    again in long double the first time a query's δ is within 10⁶ times their error floor η (so
+    that η costs at most 1e-6 of δ)."""
 
     def __init__(self, comp: Composition) -> None:
         pl = plan(comp)
         self.comp = comp
         self.interval = pl["interval"]
         self.loss_margin = pl["loss_margin"]
+        self.levels = pl["levels"]
+        self.notes = pl["notes"]
         self._build(precise=False)
 
     def _build(self, precise: bool) -> None:
         try:
-            self.pmfs = _directions(self.comp, self.interval, precise)
+            self.pmfs = _directions(self.comp, self.interval, precise, self.levels)
         except MemoryError as exc:  # pragma: no cover - depends on the machine
             raise NotApplicable(f"PLD discretisation needs more memory than available ({exc})") from None
         self.precise = precise
@@ -339,8 +416,8 @@ class _Certified:
         self.eta = max((math.sqrt(p.probs.size) * p.err for p in self.pmfs), default=0.0) + _ABS
 
     def _for(self, delta: float) -> None:
-        """Rebuild in long double if η would cost more than 1e-4 of ``delta``."""
-        if not self.precise and self.eta > 1e-4 * delta:
+        """Rebuild in long double if η would cost more than 1e-6 of ``delta``."""
+        if not self.precise and self.eta > _FLOOR_SHARE * delta:
             self._build(precise=True)
 
     def epsilon(self, delta: float) -> float:
@@ -364,7 +441,7 @@ class _Certified:
         if not self.pmfs:
             return 0.0
         d = max(delta_at(p, ls, eps - self.loss_margin) for p, ls in zip(self.pmfs, self.losses))
-        if not self.precise and self.eta > 1e-4 * d:
+        if not self.precise and self.eta > _FLOOR_SHARE * d:
             self._build(precise=True)
             d = max(delta_at(p, ls, eps - self.loss_margin) for p, ls in zip(self.pmfs, self.losses))
         if math.isnan(d):
@@ -373,12 +450,14 @@ class _Certified:
 
 
 def _composed(comp: Composition) -> _Certified:
-    """The composition, kept for the next query on the same composition (ε and δ, curves): on
-    the object itself, and for small compositions also by value (an equal composition built
-    again by another :func:`~dpaudit.accounting.normal_form` call)."""
-    c = comp.memo.get(NAME)
+    """The composition, kept for the next query on the same composition (ε and δ, curves) at the
+    same accuracy: on the object itself, and for small compositions also by value (an equal
+    composition built again by another :func:`~dpaudit.accounting.normal_form` call)."""
+    key = f"{NAME}@{accuracy()!r}"
+    c = comp.memo.get(key)
     if c is None:
-        c = comp.memo[NAME] = _by_value(comp) if len(comp.items) <= _BY_VALUE else _Certified(comp)
+        small = len(comp.items) <= _BY_VALUE
+        c = comp.memo[key] = _by_value(comp, accuracy()) if small else _Certified(comp)
     return c
 
 
@@ -386,8 +465,15 @@ _BY_VALUE = 4096  # items; hashing a composition costs ≈ 0.4 µs per item
 
 
 @functools.lru_cache(maxsize=4)
-def _by_value(comp: Composition) -> _Certified:
+def _by_value(comp: Composition, interval: float) -> _Certified:
     return _Certified(comp)
+
+
+def notes(comp: Composition) -> list[str]:
+    """What the report should say about the grid of the last query on ``comp`` (widened for
+    memory, small steps discretised finer): empty when nothing was composed on a grid."""
+    c = comp.memo.get(f"{NAME}@{accuracy()!r}")
+    return list(c.notes) if c is not None else []
 
 
 def is_gaussian(comp: Composition) -> bool:

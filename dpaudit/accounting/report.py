@@ -44,6 +44,7 @@ class Bound:
     value: float | None
     reason: str | None = None
     seconds: float = 0.0
+    note: str | None = None  # what the method says about this answer (e.g. a widened grid)
 
     @property
     def applicable(self) -> bool:
@@ -89,6 +90,8 @@ class AccountingReport:
         best = self.best
         out["best"] = {"method": best.method, "value": best.value}
         out["reasons"] = {k: b.reason for k, b in self.bounds.items() if not b.applicable}
+        if any(b.note for b in self.bounds.values()):
+            out["notes"] = {k: b.note for k, b in self.bounds.items() if b.note}
         out["num_releases"] = self.num_releases
         return out
 
@@ -113,6 +116,8 @@ class AccountingReport:
         lines.append(f"  {'method':<15} {self.quantity:>16}  note")
         for name, b in self.bounds.items():
             note = notes.get(name, "") if b.applicable else f"not applicable: {b.reason}"
+            if b.applicable and b.note:
+                note = f"{note}; {b.note}"
             lines.append(f"  {name:<15} {fmt(b.value):>16}  {note}")
         for name, v in self.extras.items():
             lines.append(f"  {name:<15} {fmt(v):>16}  {notes.get(name, '')} (not certified)".rstrip())

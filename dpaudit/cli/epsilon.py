@@ -74,6 +74,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         target.add_argument("--epsilon", type=number("--epsilon", 0.0),
                             help="report delta at this epsilon")
         q.add_argument("--json", action="store_true", help="print one JSON object")
+        q.add_argument("--pld-accuracy", type=number("--pld-accuracy", 1e-6, 1.0), default=1e-4,
+                       help="the PLD grid interval: its accuracy in epsilon, about, per composition "
+                            "(widened where memory requires; the report says so)")
         q.add_argument("--plot", metavar="FILE.png", type=plot_path(),
                        help="draw epsilon(delta) for every method")
         q.set_defaults(handler=run)
@@ -236,9 +239,10 @@ def run(args: argparse.Namespace) -> int:
     import sys
 
     from dpaudit.accounting import progress
+    from dpaudit.accounting.pld import accuracy_of
 
     event, cfg = _event(args)
-    with progress.enabled(not args.json and sys.stderr.isatty()):
+    with progress.enabled(not args.json and sys.stderr.isatty()), accuracy_of(args.pld_accuracy):
         report = _report(args, event, cfg)
         if args.plot:
             plot_curves(event, cfg, args.plot)
