@@ -23,10 +23,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 from operator import attrgetter, itemgetter
-from typing import Any, TypeGuard
+from typing import Any
 
 import numpy as np
 
+from dpaudit.accounting.leaves import is_full_sample, leaf_mu, pure_epsilon, sampled_noise_multiplier
 from dpaudit.events import (
     ApproxDpEvent,
     ComposedEvent,
@@ -34,24 +35,20 @@ from dpaudit.events import (
     GaussianReportNoisyMaxEvent,
     GaussianSequenceEvent,
     LaplaceEvent,
-    LaplaceReportNoisyMaxEvent,
-    Neighbouring,
     NonPrivateEvent,
     NoOpEvent,
     ParallelEvent,
     PoissonSampledEvent,
     PrivacyEvent,
-    PureDpEvent,
     RandomizedResponseEvent,
     SelfComposedEvent,
 )
 from dpaudit.events_ml import (
-    DiscreteLaplaceEvent,
     SampledWithoutReplacementEvent,
     TreeAggregationEvent,
     ZCdpEvent,
 )
-from dpaudit.numerics import div_down, div_up, div_up_array, mul_up, norm_up
+from dpaudit.numerics import div_up, div_up_array, norm_up
 
 __all__ = [
     "Composition",
@@ -74,30 +71,6 @@ MAX_ALTERNATIVES = 4096
 
 class NotApplicable(Exception):
     """Raised by an accounting method that cannot bound an event; the message says why."""
-
-
-def is_full_sample(leaf: PrivacyEvent) -> TypeGuard[PoissonSampledEvent]:
-    """A Poisson-sampled event with q = 1: the inner Gaussian itself."""
-    return isinstance(leaf, PoissonSampledEvent) and leaf.sampling_probability == 1.0
-
-
-def leaf_mu(leaf: PrivacyEvent) -> float:
-    """The GDP μ of a Gaussian-type leaf, rounded up (sensitivity/σ as an exact quotient)."""
-    if is_full_sample(leaf):
-        leaf = leaf.event
-    if isinstance(leaf, GaussianEvent):
-        return div_up(leaf.sensitivity, leaf.sigma)
-    if isinstance(leaf, GaussianReportNoisyMaxEvent):
-        return max(div_up(s, g) for s, g in zip(leaf.sensitivities, leaf.sigmas))
-    raise TypeError(f"not a single-mu Gaussian leaf: {type(leaf).__name__}")
-
-
-def sampled_noise_multiplier(leaf: PoissonSampledEvent) -> float:
-    """σ/s of a sampled leaf's inner Gaussian, rounded *down* (the subsampled Gaussian's RDP and
-    PLD grow as the noise multiplier shrinks, so a rounded-down value only adds privacy loss)."""
-    inner = leaf.event
-    assert isinstance(inner, GaussianEvent)
-    return div_down(inner.sigma, inner.sensitivity)
 
 
 def no_bound(leaf: PrivacyEvent, what: str) -> NotApplicable:
@@ -351,24 +324,6 @@ def _canonical_order(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
     if np.any(v[1:] == v[:-1]):
         return np.lexsort((counts, values))
     return order
-
-
-def pure_epsilon(leaf: PrivacyEvent) -> float | None:
-    """The pure-DP ε of a leaf rounded up (inf if it overflows), or None if the leaf is not pure DP."""
-    if isinstance(leaf, LaplaceEvent):
-        return div_up(leaf.sensitivity, leaf.scale)
-    if isinstance(leaf, LaplaceReportNoisyMaxEvent):
-        base = div_up(leaf.sensitivity, leaf.scale)
-        if leaf.monotone and leaf.neighbouring is Neighbouring.ADD_REMOVE:
-            return base
-        return 2.0 * base  # (exact; inf on overflow)
-    if isinstance(leaf, (RandomizedResponseEvent, PureDpEvent)):
-        return float(leaf.epsilon)
-    if isinstance(leaf, ApproxDpEvent) and leaf.delta == 0:
-        return float(leaf.epsilon)
-    if isinstance(leaf, DiscreteLaplaceEvent):
-        return mul_up(leaf.parameter, float(leaf.sensitivity))
-    return None
 
 
 def _leaf_key(c: Counter) -> frozenset:

@@ -96,12 +96,12 @@ from dpaudit.accounting.pld_pmf import (
     compose_all,
     delta_at,
     epsilon_for,
-    from_dp,
     grid_deltas,
     losses_of,
     self_compose,
 )
 from dpaudit.accounting.pld_sampled import sampled_gaussian_pmfs
+from dpaudit.accounting.pld_steps import SMALL_EPSILON, dense_pmfs, single_step_pmfs
 from dpaudit.events import (
     ApproxDpEvent,
     LaplaceEvent,
@@ -110,7 +110,6 @@ from dpaudit.events import (
     PureDpEvent,
     RandomizedResponseEvent,
 )
-from dpaudit.events_ml import DiscreteLaplaceEvent
 
 NAME = "pld"
 
@@ -121,7 +120,7 @@ MAX_STEP_EPSILON = 500.0
 MAX_INTERVAL = 100.0  # dp-accounting's connect-the-dots evaluates expm1(Δ): overflow near 709
 MAX_SAMPLED_MU = 20.0  # a Poisson-subsampled Gaussian's composed width uses e^{μ²}
 MIN_MU = 1e-100  # σ = 1/μ; σ² overflows near μ = 1e-154
-SMALL_EPSILON = 1e-6
+
 _REL = 1e-10
 _FLOOR_SHARE = 1e-6  # the share of δ the double-precision error floor may take
 _ABS = 1e-14
@@ -314,37 +313,6 @@ def plan(comp: Composition) -> dict[str, Any]:
 
 
 
-def _single(leaf: PrivacyEvent, e: float, d: float, interval: float) -> list[Pmf]:
-    """The pessimistic single-step PMFs of one non-Gaussian leaf on the grid ``interval``: one if
-    both directions agree, else (remove, add)."""
-    from dp_accounting.pld import common
-    from dp_accounting.pld import privacy_loss_distribution as pld
-
-    if isinstance(leaf, DiscreteLaplaceEvent) and e >= SMALL_EPSILON:
-        p = pld.from_discrete_laplace_mechanism(
-            leaf.parameter, sensitivity=leaf.sensitivity, pessimistic_estimate=True,
-            value_discretization_interval=interval)
-    elif isinstance(leaf, LaplaceEvent) and e >= SMALL_EPSILON:
-        p = pld.from_laplace_mechanism(
-            leaf.scale, sensitivity=leaf.sensitivity, pessimistic_estimate=True,
-            value_discretization_interval=interval)
-    elif isinstance(leaf, RandomizedResponseEvent) and leaf.num_categories > 2 and e >= SMALL_EPSILON:
-        k = leaf.num_categories
-        p = pld.from_randomized_response(k / (math.exp(e) + k - 1), k, pessimistic_estimate=True,
-                                         value_discretization_interval=interval)
-    else:
-        p = pld.from_privacy_parameters(common.DifferentialPrivacyParameters(e, d),
-                                        value_discretization_interval=interval)
-    return _dense(p)
-
-
-def _dense(p: Any) -> list[Pmf]:
-    """dp-accounting's PLD as our PMFs: one if symmetric, else (remove, add)."""
-    if getattr(p, "_symmetric", False):
-        return [from_dp(p._pmf_remove)]  # noqa: SLF001 - dp-accounting's PMFs
-    return [from_dp(p._pmf_remove), from_dp(p._pmf_add)]  # noqa: SLF001
-
-
 def _directions(comp: Composition, interval: float, precise: bool, levels: list[int]) -> list[Pmf]:
     """The composed PMFs of ``comp`` for the remove and add directions (one if symmetric), their
     FFTs in long double (``precise``) or double. A leaf with ``levels[i]`` = c > 0 is discretised
@@ -355,13 +323,13 @@ def _directions(comp: Composition, interval: float, precise: bool, levels: list[
     mu, leaves, sampled = _leaves(comp)
     dense: list[tuple[list[Pmf], int, int]] = []  # (PMF per direction, or one if symmetric; count; levels)
     if mu > 0:
-        dense.append((_dense(pld.from_gaussian_mechanism(
+        dense.append((dense_pmfs(pld.from_gaussian_mechanism(
             standard_deviation=1.0 / mu, sensitivity=1.0, pessimistic_estimate=True,
             value_discretization_interval=interval)), 1, 0))
     for (leaf, count, e, d), c in zip(leaves, levels):
         if e == 0 and d == 0:
             continue
-        dense.append((_single(leaf, e, d, interval / 2**c), count, c))
+        dense.append((single_step_pmfs(leaf, e, d, interval / 2**c), count, c))
     for leaf, count, nm, _ in sampled:
         dense.append((sampled_gaussian_pmfs(nm, leaf.sampling_probability, interval), count, 0))
     if not dense:
