@@ -69,6 +69,7 @@ from dpaudit.audit import (
 from dpaudit.audit.estimate import mu_interval_from_counts
 from dpaudit.audit.pilot import PilotChoice, pilot_choice
 from dpaudit.audit.power import floor_report
+from dpaudit.tasks import run_tasks
 from dpaudit.validation import check_integer
 
 __all__ = [
@@ -180,8 +181,7 @@ def _sample(
         (policy, table, horizon, sz, np.random.SeedSequence(seed, spawn_key=key + (i,)), stats, structure)
         for i, sz in enumerate(sizes)
     ]
-    parts = executor.map(_block_statistics, tasks) if executor is not None else map(_block_statistics, tasks)
-    return np.concatenate(list(parts), axis=0)
+    return np.concatenate(run_tasks(_block_statistics, [(t,) for t in tasks], executor=executor), axis=0)
 
 
 def _certified(

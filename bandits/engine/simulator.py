@@ -45,6 +45,7 @@ from bandits.engine.tables import _Tables
 from bandits.environments import Environment
 from bandits.policy import JointContext, JointPlayer, Outcomes, Policy, RunContext
 from dpaudit.ledger import RunLedgers
+from dpaudit.tasks import run_tasks
 from dpaudit.validation import check_integer
 from mechanisms.randomness import RepRandom
 
@@ -365,20 +366,11 @@ def _simulate(
     args = (policies[0] if single else policies, env, horizon)
     tail = (root, ck, record_actions, replace, chunk)
 
-    from tqdm import tqdm
-
     start = time.perf_counter()
-    total = horizon * repetitions * len(policies)
     desc = policies[0].name if single else f"{len(policies)} policies"
-    with tqdm(total=total, disable=not progress, desc=desc, unit="step", unit_scale=True, leave=False) as bar:
-        if executor is None:
-            parts = [run(*args, blk, *tail, bar.update) for blk in blocks]
-        else:
-            futures = [executor.submit(run, *args, blk, *tail) for blk in blocks]
-            parts = []
-            for blk, fut in zip(blocks, futures):
-                parts.append(fut.result())
-                bar.update(horizon * len(blk) * len(policies))
+    sizes = [horizon * len(blk) * len(policies) for blk in blocks]
+    parts = run_tasks(run, [(*args, blk, *tail) for blk in blocks], executor=executor, progress=progress,
+                      desc=desc, unit="step", unit_scale=True, sizes=sizes, report_progress=True)  # fmt: skip
     elapsed = time.perf_counter() - start
     if single:
         parts = [[p] for p in parts]

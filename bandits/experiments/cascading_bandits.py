@@ -60,6 +60,7 @@ from bandits.engine.simulator import simulate
 from bandits.environments.cascade import paper_spec, parse_cascade_env
 from bandits.environments.grammar import parse_combinatorial_env
 from bandits.semibandits.policies import CUCB
+from dpaudit.tasks import run_tasks
 
 __all__ = [
     "Scale",
@@ -194,7 +195,7 @@ def run_all(
     tasks = [t for t in _tasks(scale, seed) if t[0].startswith("k ") == (figure == "2")]
     # longest first, so that the workers finish together
     tasks.sort(key=lambda t: -len(t[1]) * (3 if "dp" in t[0] or "items" in t[0] else 1))
-    mapped = executor.map(_run_task, tasks) if executor is not None else map(_run_task, tasks)
+    mapped = run_tasks(_run_task, [(t,) for t in tasks], executor=executor)
     results: dict[str, Any] = {}
     per_task: dict[str, float] = {}
     for name, summaries, cpu in mapped:

@@ -21,6 +21,7 @@ from bandits.lazy.baselines import DPSE, AdaP
 from bandits.lazy.policies import LazyDPTS, LazyUCB
 from bandits.policy import Policy
 from dpaudit.declaration import check_ledgers
+from dpaudit.tasks import run_tasks
 
 LABELS = {
     "lazy-ucb": "Anytime-Lazy-UCB",
@@ -128,9 +129,8 @@ def run_cell(cell: Cell) -> dict[str, Any]:
 
 
 def _map(cells: Sequence[Cell], executor: Executor | None) -> list[dict[str, Any]]:
-    if executor is None:
-        return [run_cell(c) for c in cells]
-    return list(executor.map(run_cell, cells))
+    """:func:`run_cell` of every cell, in order, on the executor if given."""
+    return run_tasks(run_cell, [(c,) for c in cells], executor=executor)
 
 
 def _summary(r: dict[str, Any]) -> tuple[float, float]:

@@ -43,6 +43,7 @@ from bandits.thompson.frontier import (
 )
 from bandits.thompson.policy import GaussianTS
 from dpaudit.analyses.thompson_sampling import ThompsonConfig
+from dpaudit.tasks import run_tasks
 from dpaudit.validation import check_integer
 
 __all__ = [
@@ -193,20 +194,8 @@ def _simulate_pairs(
             rep_chunk=rep_chunk,
             progress=progress,
         )
-    from tqdm import tqdm
-
-    sims = []
-    with tqdm(total=len(pairs), disable=not progress, desc="tune", unit="cand", leave=False) as bar:
-        if executor is None:
-            for b, c in pairs:
-                sims.append(_run_one(b, c, env, T, reps, seed, ck))
-                bar.update(1)
-        else:
-            futs = [executor.submit(_run_one, b, c, env, T, reps, seed, ck) for b, c in pairs]
-            for f in futs:
-                sims.append(f.result())
-                bar.update(1)
-    return sims
+    return run_tasks(_run_one, [(b, c, env, T, reps, seed, ck) for b, c in pairs], executor=executor,
+                     progress=progress, desc="tune", unit="cand")  # fmt: skip
 
 
 def _candidate(
