@@ -317,7 +317,7 @@ def test_run_ts_numbers_unchanged(capsys, name, args):
 
 def test_list_shows_every_algorithm(capsys):
     code, out, _ = run_cli(capsys, "list")
-    assert code == 0 and "004_3187e6980906cda4.txt" in out
+    assert code == 0 and "Ou, Avella Medina & Cummings 2024" in out and "Hu et al. 2024" in out
     code, out, _ = run_cli(capsys, "list", "--json")
     algs = {a["key"]: a for a in json.loads(out)["algorithms"]}
     assert {"ts", "ucb1", "beta-ts"} <= set(algs)

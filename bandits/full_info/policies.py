@@ -46,7 +46,7 @@ import numpy as np
 
 from bandits.actions import ActionStructure, Feedback
 from bandits.engine.segments import SegmentAgent
-from bandits.lazy.policies import SEED, UNIT
+from bandits.lazy.policies import UNIT
 from bandits.policy import Policy, RunContext
 from dpaudit.declaration import Declaration, PublishedClaim
 from dpaudit.events import Neighbouring
@@ -54,7 +54,7 @@ from dpaudit.validation import check_positive
 from mechanisms.laplace import LaplaceMechanism
 from mechanisms.report_noisy_max import LaplaceReportNoisyMax
 
-__all__ = ["RNMFTNL", "NaiveFTNL", "epoch_bounds", "SEED"]
+__all__ = ["RNMFTNL", "NaiveFTNL", "epoch_bounds"]
 
 
 def epoch_bounds(s: int) -> tuple[int, int]:

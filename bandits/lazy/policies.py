@@ -60,9 +60,8 @@ from dpaudit.events import Neighbouring
 from dpaudit.validation import check_positive
 from mechanisms.laplace import LaplaceMechanism
 
-__all__ = ["LazyUCB", "LazyDPTS", "LazyAgent", "LOGS", "UNIT", "SEED", "EpochRoundsLog", "log_table"]
+__all__ = ["LazyUCB", "LazyDPTS", "LazyAgent", "LOGS", "UNIT", "EpochRoundsLog", "log_table"]
 
-SEED = "002_7fdd135d06c1835d.txt"
 UNIT = "one round's reward vector"
 LOGS = {"ln": np.log, "log2": np.log2, "log10": np.log10}
 BONUS = 3.0

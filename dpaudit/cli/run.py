@@ -92,7 +92,7 @@ def list_algs(args: argparse.Namespace) -> int:
     for r, s in zip(rows, specs):
         print("  ".join(v.ljust(w) for v, w in zip(r, widths)))
         print(f"    {s['title']}")
-    print("\n'dpaudit run ALG --help' lists an algorithm's options; papers are in shared/seeds/.")
+    print("\n'dpaudit run ALG --help' lists an algorithm's options and gives its paper in full.")
     return 0
 
 
@@ -103,7 +103,7 @@ def list_algs(args: argparse.Namespace) -> int:
 def _alg_parser(spec: Any) -> Parser:
     p = Parser(
         prog=f"dpaudit run {spec.key}",
-        description=f"{spec.title}. Paper: {spec.paper or '-'}; feedback: {spec.feedback.value}; "
+        description=f"{spec.title}. Paper: {spec.paper or 'none.'} Feedback: {spec.feedback.value}; "
         f"privacy: {spec.privacy}"
         + (f" per {spec.unit}" if spec.unit else "")
         + f". With no --env: {spec.default_env}, T = {spec.default_horizon}.",
