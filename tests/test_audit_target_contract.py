@@ -53,7 +53,7 @@ def test_is_an_audit_target_with_a_sampler(case) -> None:
     name, t, _ = case
     assert isinstance(t, AuditTarget) and isinstance(t.mechanism, Sampler), name
     # claim=None: the toolkit's certificate (cascade: the paper's, which its recorded event certifies)
-    expected = "seed 001 Algorithm" if name.startswith("cascade") else "dpaudit"
+    expected = "Wang et al. (2021), Algorithm" if name.startswith("cascade") else "dpaudit"
     assert t.certified.source.startswith(expected)
     assert 0.0 <= t.delta < 1.0
 

@@ -92,7 +92,7 @@ def test_run_policy_regret_privacy_ledger_and_reduced_horizon_audit():
     assert rep.privacy["mu"] >= cfg.mu_tight * (1 - 1e-15)  # never below the closed form
     assert rep.privacy["guarantee"] == "gdp" and rep.privacy["unit"] == "one reward"
     assert rep.privacy["epsilon"] == min(v for v in rep.privacy["bounds"].values() if v is not None)
-    assert rep.privacy["published"]["source"] == "seed 004, Theorem 4"
+    assert rep.privacy["published"]["source"] == "Ou, Avella Medina & Cummings (2024), Theorem 4"
     assert rep.privacy["published"]["status"].startswith("covered")
     assert rep.ledger_check["ok"] and rep.ledger_check["repetitions"] == 3
     (policy, horizon, arms), kw = fake.calls[0]

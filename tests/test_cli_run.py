@@ -87,7 +87,8 @@ def test_run_ts_json_keys_and_reduced_audit(capsys, fake_audit):
     assert d["privacy"]["mu"] == pytest.approx(
         ThompsonConfig(5000, 5, b, c["variance_scale"]).mu_tight, rel=1e-15
     )
-    assert d["ledger_check"]["ok"] is True and d["privacy"]["published"]["source"] == "seed 004, Theorem 4"
+    assert d["ledger_check"]["ok"] is True
+    assert d["privacy"]["published"]["source"] == "Ou, Avella Medina & Cummings (2024), Theorem 4"
     # default audit horizon: all pre-pulls plus 2000 private rounds, capped at T
     assert c["audit_horizon"] == d["audit"]["horizon"] == min(5000, 5 * b + 2000)
     (policy, horizon, arms), kw = fake_audit.calls[0]

@@ -45,6 +45,7 @@ from bandits.semibandits.policies import RootBonusPolicy, _CSBAgent
 from bandits.structures.combinatorial import problem
 from dpaudit.declaration import Declaration, PublishedClaim
 from dpaudit.events import NonPrivateEvent, ParallelEvent
+from dpaudit.papers import WANG_2021
 from dpaudit.validation import check_positive, check_probability
 from mechanisms.additive import AdditiveNoiseMechanism
 from mechanisms.local import GaussianVectorRandomizer
@@ -126,7 +127,7 @@ class CUCBLDPGaussian(RootBonusPolicy):
             + ("; u_0 observed un-noised (user 0 unprotected)" if self.init == "paper" else "")
         )
         claim = PublishedClaim(
-            "seed 001, Theorem 8 (Algorithm 4)", epsilon=self.epsilon, delta=self.calibration_delta
+            WANG_2021, "Theorem 8 (Algorithm 4)", epsilon=self.epsilon, delta=self.calibration_delta
         )
         return Declaration(event, unit=UNIT, model="local", published=claim, note=note)
 

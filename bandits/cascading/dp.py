@@ -32,6 +32,7 @@ from bandits.cascading.theory import (
 from bandits.policy import Agent, RunContext
 from dpaudit.declaration import Declaration, PublishedClaim
 from dpaudit.events import ComposedEvent, NonPrivateEvent, PrivacyEvent, PureDpEvent
+from dpaudit.papers import WANG_2021
 from dpaudit.validation import check_positive
 from mechanisms.continual.hybrid_batch import BatchHybridStreams, BatchHybridSums, hybrid_unit_event
 
@@ -94,7 +95,7 @@ class CascadeDP(CascadePolicy):
             f"{self.counter_epsilon(n_arms):.6g} (x{self.noise_factor:g} noise); the un-noised counts "
             "enter the index: not private" + ("; w_0 observed un-noised" if self.init == "paper" else "")
         )
-        claim = PublishedClaim("seed 001, Theorem 1 (Algorithm 1)", epsilon=self.epsilon)
+        claim = PublishedClaim(WANG_2021, "Theorem 1 (Algorithm 1)", epsilon=self.epsilon)
         return Declaration(self._init_event(per_user), unit=UNIT, model="central", published=claim, note=note)
 
     def agent_for_rows(self, run: RunContext, rows: Sequence[CascadePolicy], *, record: bool = True) -> Agent:
@@ -135,7 +136,7 @@ class CascadeDPCounts(CascadePolicy):
             f"every user's leaf (clicks, examinations; l1 sensitivity {counts_sensitivity(k):g}) enters one "
             "log node Lap(2*Delta/eps) and <= k nodes Lap(2k*Delta/eps) of block k: eps by basic composition"
         )
-        claim = PublishedClaim("the paper's budget (Theorem 1), met by this variant", epsilon=self.epsilon)
+        claim = PublishedClaim(WANG_2021, "Theorem 1's budget, met by this variant", epsilon=self.epsilon)
         return Declaration(ev, unit=UNIT, model="central", published=claim, note=note)
 
     def agent_for_rows(self, run: RunContext, rows: Sequence[CascadePolicy], *, record: bool = True) -> Agent:

@@ -50,6 +50,7 @@ from bandits.lazy.policies import UNIT
 from bandits.policy import Policy, RunContext
 from dpaudit.declaration import Declaration, PublishedClaim
 from dpaudit.events import Neighbouring
+from dpaudit.papers import HU_2024
 from dpaudit.validation import check_positive
 from mechanisms.laplace import LaplaceMechanism
 from mechanisms.report_noisy_max import LaplaceReportNoisyMax
@@ -115,7 +116,8 @@ class RNMFTNL(_FTNL):
         published = None
         if self.noise == "published":
             published = PublishedClaim(
-                "seed 002, Theorem 8",
+                HU_2024,
+                "Theorem 8",
                 epsilon=self.epsilon,
                 delta=0.0,
                 note="Dwork-Roth Claim 3.9 is for monotone add/remove; under replace-one Lap(1/eps) RNM "
@@ -151,7 +153,7 @@ class NaiveFTNL(_FTNL):
             unit=UNIT,
             neighbouring=Neighbouring.REPLACE,
             published=PublishedClaim(
-                "seed 002, section 5 (naive FTNL, text)", epsilon=self.epsilon, delta=0.0
+                HU_2024, "Section 5 (naive FTNL, text)", epsilon=self.epsilon, delta=0.0
             ),
             note="each round lies in one global epoch; its K sums are released once with Lap(K/eps) "
             "per coordinate (l1-sensitivity K)",

@@ -63,6 +63,7 @@ from bandits.lazy.policies import UNIT as LAZY_UNIT
 from bandits.policy import Policy, RunContext
 from dpaudit.declaration import Declaration, PublishedClaim
 from dpaudit.events import Neighbouring
+from dpaudit.papers import AZIZE_BASU_2022, SAJED_SHEFFET_2019
 from dpaudit.validation import check_positive, check_probability
 from mechanisms.laplace import LaplaceMechanism
 
@@ -147,7 +148,7 @@ class DPSE(Policy):
             LaplaceMechanism.from_epsilon(self.epsilon).event,
             unit=UNIT,
             neighbouring=Neighbouring.REPLACE,
-            published=PublishedClaim("Sajed & Sheffet 2019 (DP-SE)", epsilon=self.epsilon, delta=0.0),
+            published=PublishedClaim(SAJED_SHEFFET_2019, "DP-SE", epsilon=self.epsilon, delta=0.0),
             note="each reward is in one epoch mean, released once with Lap(1/(eps R_e)) (sensitivity 1/R_e)",
         )
 
@@ -259,7 +260,7 @@ class AdaP(Policy):
             LaplaceMechanism.from_epsilon(self.epsilon).event,
             unit=UNIT,
             neighbouring=Neighbouring.REPLACE,
-            published=PublishedClaim("Azize & Basu 2022, Theorems 6-8", epsilon=self.epsilon, delta=0.0),
+            published=PublishedClaim(AZIZE_BASU_2022, "Theorems 6-8", epsilon=self.epsilon, delta=0.0),
             note="each reward is in one episode mean, released once with Lap(1/(eps m)) (sensitivity 1/m)",
         )
 

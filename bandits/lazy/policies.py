@@ -57,6 +57,7 @@ from bandits.engine.compiled import HAVE_NUMBA, lazy_ts_chunk
 from bandits.policy import Agent, Outcomes, Policy, RunContext
 from dpaudit.declaration import Declaration, PublishedClaim
 from dpaudit.events import Neighbouring
+from dpaudit.papers import HU_2024
 from dpaudit.validation import check_positive
 from mechanisms.laplace import LaplaceMechanism
 
@@ -166,7 +167,7 @@ class _LazyPolicy(Policy):
             self.mechanism.event,
             unit=UNIT,
             neighbouring=Neighbouring.REPLACE,
-            published=PublishedClaim(self._theorem, epsilon=self.epsilon, delta=0.0),
+            published=PublishedClaim(HU_2024, self._theorem, epsilon=self.epsilon, delta=0.0),
             note="each round's observed reward enters exactly one epoch sum, released once with "
             "Lap(1/epsilon) (sensitivity 1); indices and posteriors are post-processing",
         )
@@ -276,7 +277,7 @@ class LazyUCB(_LazyPolicy):
     """
 
     _ENGINES = ("auto", "fast", "step")
-    _theorem = "seed 002, Theorem 2"
+    _theorem = "Theorem 2"
 
     @property
     def name(self) -> str:
@@ -384,11 +385,11 @@ class LazyDPTS(_LazyPolicy):
     private mean of the last completed epoch; see the module docstring.
 
     >>> LazyDPTS(epsilon=1.0).name, LazyDPTS(log="log2").declare(10, 2).published.source
-    ('lazy-dp-ts(eps=1)', 'seed 002, Theorem 4')
+    ('lazy-dp-ts(eps=1)', 'Hu et al. (2024), Theorem 4')
     """
 
     _ENGINES = ("auto", "numba", "step")
-    _theorem = "seed 002, Theorem 4"
+    _theorem = "Theorem 4"
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -69,6 +69,7 @@ from bandits.structures.matroids import UniformMatroid
 from bandits.structures.rewards import LinearSum
 from dpaudit.declaration import Declaration, PublishedClaim
 from dpaudit.events import LaplaceEvent, ParallelEvent
+from dpaudit.papers import CHANDAK_HU_HEGDE_2023
 from dpaudit.validation import check_positive
 from mechanisms.continual.epoch_sums_batch import BatchLazyEpochs
 from mechanisms.randomness import NoiseTape
@@ -173,7 +174,7 @@ class MatroidPolicy(Policy):
                 note += "; initialisation by covering bases, each round touches <= K arms"
         eps = float(self.epsilon)
         claim = PublishedClaim(
-            f"seed 000, {self.theorem}", epsilon=eps, note=f"epsilon-DP, eps0 = eps/K = {eps0:.6g}"
+            CHANDAK_HU_HEGDE_2023, self.theorem, epsilon=eps, note=f"epsilon-DP, eps0 = eps/K = {eps0:.6g}"
         )
         return Declaration(event, unit=UNIT, model="central", published=claim, note=note)
 

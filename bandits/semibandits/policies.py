@@ -74,6 +74,7 @@ from bandits.policy import Agent, Outcomes, RunContext
 from bandits.policy import Policy as _Policy
 from bandits.structures.combinatorial import COMBINATORIAL, TIE_RULES, problem
 from dpaudit.declaration import Declaration, PublishedClaim
+from dpaudit.papers import CHEN_2020
 from dpaudit.validation import check_integer, check_positive
 from mechanisms.additive import AdditiveNoiseMechanism
 from mechanisms.continual.counting import tree_levels
@@ -191,7 +192,7 @@ class CSBPolicy(_Policy):
         return _CSBAgent(self, run)
 
     def _claim(self) -> PublishedClaim:
-        return PublishedClaim(f"seed 003, {self.theorem}", epsilon=float(self.epsilon))
+        return PublishedClaim(CHEN_2020, self.theorem, epsilon=float(self.epsilon))
 
 
 def _per(c: float, n: np.ndarray, power: float) -> np.ndarray:

@@ -37,6 +37,7 @@ from bandits.thompson.joint import GaussianTSJoint
 from dpaudit.analyses.thompson_sampling import ThompsonConfig
 from dpaudit.declaration import Declaration, PublishedClaim
 from dpaudit.events import Neighbouring
+from dpaudit.papers import OU_2024
 from dpaudit.validation import check_positive
 
 __all__ = ["GaussianTS"]
@@ -103,15 +104,15 @@ class GaussianTS(Policy):
 
         >>> d = GaussianTS().declare(100, 5)
         >>> d.event.num_releases, d.unit, d.published.source
-        (99, 'one reward', 'seed 004, Theorem 3')
+        (99, 'one reward', 'Ou, Avella Medina & Cummings (2024), Theorem 3')
         """
         cfg = self.config(horizon, n_arms)
-        mu, source = cfg.published_mu
+        mu, place = cfg.published_mu
         return Declaration(
             event=cfg.event(),
             unit="one reward",
             neighbouring=Neighbouring.REPLACE,
-            published=PublishedClaim(source, mu=mu, note="GDP of the whole action sequence"),
+            published=PublishedClaim(OU_2024, place, mu=mu, note="GDP of the whole action sequence"),
             note=f"mu = sqrt({cfg.private_rounds}/(c(max(b,1)+1))): {cfg.private_rounds} rounds can see the "
             "changed reward, each post-processing one Gaussian coordinate "
             "(dpaudit.analyses.thompson_sampling)",

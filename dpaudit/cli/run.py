@@ -43,6 +43,7 @@ from dpaudit.cli.common import (  # noqa: F401  (the limits are re-exported for 
     number,
     plot_path,
 )
+from dpaudit.papers import OU_2024
 
 
 def check_work(horizon: int, reps: int, what: str = "--horizon x --reps") -> None:
@@ -332,7 +333,10 @@ def _register_tune(sub: argparse._SubParsersAction) -> None:
         help="number of arms (default: from --env; without --env, Bernoulli means "
         "evenly spaced from 0.75 to 0.25)",
     )
-    tt.add_argument("--env", metavar="SPEC", default=None, help="environment (default seed 004 section 5.1)")
+    tt.add_argument(
+        "--env", metavar="SPEC", default=None,
+        help=f"environment (default: the section 5.1 instance of {OU_2024.textual})",
+    )
     tt.add_argument(
         "--reps",
         "-R",
