@@ -1,9 +1,9 @@
-"""Write notebooks/seed000_matroid.ipynb and notebooks/seed003_csb.ipynb (without outputs).
+"""Write notebooks/matroid_bandits.ipynb and notebooks/combinatorial_semibandits.ipynb (without outputs).
 
 Execute them with outputs, at full scale, from the repository root:
 
     DPAUDIT_FULL_SCALE=1 DPAUDIT_FIGURES_DIR=docs/img PYTHONPATH=. python -m nbconvert --to notebook \\
-        --execute --inplace notebooks/seed000_matroid.ipynb        (likewise seed003_csb.ipynb)
+        --execute --inplace notebooks/matroid_bandits.ipynb        (likewise combinatorial_semibandits.ipynb)
 
 (or with nbclient, as tests/test_notebooks_combinatorial.py does at reduced scale).
 """
@@ -105,8 +105,8 @@ ax.axhline(env.optimum, color="k", lw=0.8, ls="--", label="optimal policy")
 ax.axhline(exact, color="grey", lw=0.8, ls=":", label="random greedy")
 ax.set_xscale("log"); ax.set_xlabel("round s"); ax.set_ylabel("expected per-round return")
 ax.set_title("seed 000 E1 (Fig. 1/4a): 7-vector linear matroid, eps = 2", fontsize=9); ax.legend(fontsize=7)
-fig.tight_layout(); fig.savefig(FIG_DIR / "seed000_e1.png", dpi=110); plt.close(fig)
-print("figure seed000_e1 saved")""",
+fig.tight_layout(); fig.savefig(FIG_DIR / "matroid_e1.png", dpi=110); plt.close(fig)
+print("figure matroid_e1 saved")""",
     ),
     ("markdown", "## E2 — ε ∈ {10⁵, 2, 10⁻⁴} (Fig. 2a/b)"),
     (
@@ -155,7 +155,7 @@ better = np.mean(np.array(e5["dpts-mat"]["regret"]) < np.array(e5["dpucb-mat"]["
 print(f"claim: regret linear in 1/eps (R^2 >= 0.9): {verdict(lin >= 0.9)}; TS better than UCB at "
       f"{100 * better:.0f} % of the eps values")
 ax.set_xlabel("1/eps"); ax.set_ylabel(f"regret at n = {S.e5_horizon}"); ax.legend(fontsize=7)
-ax.set_title("seed 000 E5 (Fig. 5b)", fontsize=9); fig.tight_layout(); fig.savefig(FIG_DIR / "seed000_e5.png", dpi=110)
+ax.set_title("seed 000 E5 (Fig. 5b)", fontsize=9); fig.tight_layout(); fig.savefig(FIG_DIR / "matroid_e5.png", dpi=110)
 plt.close(fig)
 assert lin >= 0.9 and better >= 0.8""",
     ),
@@ -300,5 +300,5 @@ def write(name: str, cells: list[tuple[str, str]]) -> None:
 
 
 if __name__ == "__main__":
-    write("seed000_matroid.ipynb", SEED000)
-    write("seed003_csb.ipynb", SEED003)
+    write("matroid_bandits.ipynb", SEED000)
+    write("combinatorial_semibandits.ipynb", SEED003)

@@ -19,7 +19,7 @@
    dashed line (not in the paper's figure).
 
 Without ``--full`` everything runs at a reduced scale (seconds; what the tests execute).
-Figures go to ``--out`` (default ``docs/img``), the numbers to ``seed002_results.json`` there.
+Figures go to ``--out`` (default ``docs/img``), the numbers to ``private_stochastic_results.json`` there.
 """
 
 from __future__ import annotations
@@ -289,7 +289,7 @@ def plot_seed002(grid: dict[str, Any], out: Path) -> list[Path]:
             fontsize=10,
         )
         fig.tight_layout()
-        path = out / f"seed002_setting{s}.png"
+        path = out / f"private_stochastic_setting{s}.png"
         fig.savefig(path, dpi=110)
         plt.close(fig)
         paths.append(path)
@@ -365,7 +365,7 @@ def plot_full_info(grid: dict[str, Any], out: Path) -> Path:
     axes[0].set_ylabel("pseudo-regret at T (mean, 95% CI)")
     axes[0].legend(fontsize=8)
     fig.tight_layout()
-    path = out / "seed002_full_info.png"
+    path = out / "private_stochastic_full_info.png"
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
@@ -480,7 +480,7 @@ def plot_figure5(fig5: dict[str, Any], out: Path) -> Path:
         f"seed 004 Figure 5 on the section 5.1 arms, T = {fig5['T']}, {fig5['runs']} runs", fontsize=10
     )
     fig.tight_layout()
-    path = out / "seed004_fig5.png"
+    path = out / "thompson_fig5.png"
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
@@ -590,7 +590,7 @@ def run_all(scale: Scale, out: Path, workers: int = 1) -> dict[str, Any]:
             "claim": fig5["claim"],
         },
     }
-    (out / "seed002_results.json").write_text(json.dumps(slim, indent=1))
+    (out / "private_stochastic_results.json").write_text(json.dumps(slim, indent=1))
     return {"grid": grid, "full_info": fi, "figure5": fig5, "figures": figs, "text": text, "summary": slim}
 
 

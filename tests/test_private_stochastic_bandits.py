@@ -19,7 +19,7 @@ from bandits.policy import Outcomes, RunContext
 from bandits.run import run_algorithm, run_policy
 from dpaudit.declaration import check_ledgers
 from dpaudit.events import LaplaceEvent
-from tests.seed002_reference import lazy_run
+from tests.lazy_epochs_reference import lazy_run
 
 S1 = (0.75, 0.625, 0.5, 0.375, 0.25)
 S2 = (0.5, 0.4, 0.4, 0.4, 0.4)

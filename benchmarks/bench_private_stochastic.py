@@ -1,6 +1,6 @@
 """Speed benchmark: seed 002's grid algorithms, time per 10⁶ rounds × 20 runs, engine vs step loop.
 
-Run: ``python benchmarks/bench_seed002.py [--horizon T] [--reps R] [--loop-horizon T_loop]
+Run: ``python benchmarks/bench_private_stochastic.py [--horizon T] [--reps R] [--loop-horizon T_loop]
 [--eps E] [--json]``
 
 For each algorithm of the seed 002 grid (Anytime-Lazy-UCB, Lazy-DP-TS, DP-SE, AdaP-KLUCB) on
@@ -12,7 +12,7 @@ setting 1, in the same process:
 2. the plain per-step NumPy loop of the same algorithm (``engine="step"``: one ``select``/
    ``update`` per round, vectorised across the R runs) on ``--loop-horizon`` rounds, scaled
    linearly to T (its per-round cost does not depend on t); both give identical actions
-   (tests/test_seed002.py), which the benchmark re-checks on the common prefix.
+   (tests/test_private_stochastic_bandits.py), which the benchmark re-checks on the common prefix.
 
 It also prints the projected wall time of the full seed 002 grid (2 settings × 3 ε × these 4
 algorithms) on 2 workers; ``python -m bandits.experiments.private_stochastic_bandits --full`` measures it.

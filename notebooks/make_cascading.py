@@ -1,10 +1,10 @@
-"""Write notebooks/seed001_cascading.ipynb (without outputs).
+"""Write notebooks/cascading_bandits.ipynb (without outputs).
 
 Execute it with outputs, at full scale, from the repository root:
 
-    DPAUDIT_FULL_SCALE=1 DPAUDIT_FIGURES_DIR=docs/img PYTHONPATH=. python notebooks/execute.py seed001_cascading.ipynb
+    DPAUDIT_FULL_SCALE=1 DPAUDIT_FIGURES_DIR=docs/img PYTHONPATH=. python notebooks/execute.py cascading_bandits.ipynb
 
-(the test suite executes it at reduced scale: tests/test_notebooks_seed001.py).
+(the test suite executes it at reduced scale: tests/test_notebooks_cascading.py).
 """
 
 from __future__ import annotations
@@ -177,9 +177,9 @@ def draw(factor, sound, path, title):
     print(f"figure {path} saved")
 
 
-draw(X.PAPER_FACTOR, False, "seed001_fig1_published.png",
+draw(X.PAPER_FACTOR, False, "cascading_fig1_published.png",
      "Seed 001 Figure 1 as published: noise and privacy bonus x 0.01 (the effective eps is in each title)")
-draw(1.0, True, "seed001_fig1_nominal.png",
+draw(1.0, True, "cascading_fig1_nominal.png",
      "Seed 001 Figure 1 at the nominal eps: literal algorithms (dashed) and sound variants (solid), noise x 1")
 fig, axes = plt.subplots(1, len(S.ks), figsize=(4 * len(S.ks), 3.6))
 for ax, K in zip(axes, S.ks):
@@ -189,8 +189,8 @@ for ax, K in zip(axes, S.ks):
         curve(ax, res[f"k {K} {noise} sound"][1], f"{noise} sound, eps = 0.2", color=col)
     ax.set_xscale("log"); ax.set_title(f"Figure 2: K = {K}, eps = 0.2", fontsize=8); ax.legend(fontsize=6)
     ax.grid(True, which="both", alpha=0.3)
-fig.tight_layout(); fig.savefig(FIG_DIR / "seed001_fig2.png", dpi=100); plt.close(fig)
-print("figure seed001_fig2.png saved")""",
+fig.tight_layout(); fig.savefig(FIG_DIR / "cascading_fig2.png", dpi=100); plt.close(fig)
+print("figure cascading_fig2.png saved")""",
     ),
     ("markdown", "## Final regret tables"),
     (
@@ -262,7 +262,7 @@ assert all(audits[k]["verdict"] == "violated" for k in lit) and all(audits[k]["v
            "audits": {k: {"verdict": v["verdict"], "empirical": v["empirical"], "certified": v["certified"]} for k, v in audits.items()},
            "timing": {"figure1_wall": fig1["wall_seconds"], "figure1_cpu": fig1["cpu_seconds"],
                       "figure2_wall": fig2["wall_seconds"], "figure2_cpu": fig2["cpu_seconds"]}}
-    (FIG_DIR / "seed001_results.json").write_text(json.dumps(jsonable(out), indent=1))
+    (FIG_DIR / "cascading_results.json").write_text(json.dumps(jsonable(out), indent=1))
     print("results saved")
 print(f"total: {time.perf_counter() - WALL0:.0f} s wall, {time.process_time() - CPU0:.0f} s CPU (this process; "
       f"the workers' CPU is in the Figure lines)")""",
@@ -279,5 +279,5 @@ def build() -> nbf.NotebookNode:
 
 
 if __name__ == "__main__":
-    nbf.write(build(), HERE / "seed001_cascading.ipynb")
-    print("wrote seed001_cascading.ipynb")
+    nbf.write(build(), HERE / "cascading_bandits.ipynb")
+    print("wrote cascading_bandits.ipynb")

@@ -12,10 +12,10 @@ from test_notebooks import execute  # noqa: E402  (tests/ is on sys.path under p
 
 
 def test_seed001_cascading_notebook(tmp_path, monkeypatch):
-    _, text = execute("seed001_cascading.ipynb", tmp_path, monkeypatch)
+    _, text = execute("cascading_bandits.ipynb", tmp_path, monkeypatch)
     assert "scale: reduced" in text and "Alg. 3 sigma at K = 4, eps = 1, delta = 1e-3: 7.552959" in text
     assert "claims checked: 20" in text and "Figure 1:" in text and "Figure 2:" in text
     assert "[HOLDS] 1(a)-(d): non-private <= Gaussian <= Laplace -- published (noise x 0.01)" in text
     assert "literal violated: 3 of 3; sound never violated: 3 of 3" in text
-    for fig in ("seed001_fig1_published", "seed001_fig1_nominal", "seed001_fig2"):
+    for fig in ("cascading_fig1_published", "cascading_fig1_nominal", "cascading_fig2"):
         assert (tmp_path / "figures" / f"{fig}.png").stat().st_size > 10_000, fig
