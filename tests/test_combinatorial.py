@@ -12,7 +12,7 @@ import pytest
 from bandits.actions import Ranking, TopK
 from bandits.engine import compiled
 from bandits.engine.simulator import reward_table
-from bandits.environments.grammar import SEED000_E1_MEANS, parse_combinatorial_env
+from bandits.environments.grammar import MATROID_E1_MEANS, parse_combinatorial_env
 from bandits.environments.movielens import GENRES, load_movielens, movielens_env, movielens_like
 from bandits.environments.semibandit import LatentUserEnv, PathEnv
 from bandits.environments.specs import spec_for
@@ -316,4 +316,4 @@ def test_movielens_like_instance():
     assert corr.mean() > 0.1  # rewards of one round are correlated through the user
     ind = movielens_env(data, coupling="independent")
     assert np.allclose(ind.means, m) and ind.structure == env.structure
-    assert SEED000_E1_MEANS[0] == 0.8
+    assert MATROID_E1_MEANS[0] == 0.8

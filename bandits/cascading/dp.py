@@ -47,7 +47,7 @@ __all__ = [
 @dataclass(frozen=True)
 class CascadeDP(CascadePolicy):
     """Algorithm 1 as written: one hybrid counter per item with ε' = ε/L fed ``w_t(e)`` when e is
-    examined; ``ŵ(e) = (w_0(e) + S̃_e)/T_{t−1}(e)`` (the paper leaves ŵ undefined; digest's
+    examined; ``ŵ(e) = (w_0(e) + S̃_e)/T_{t−1}(e)`` (the paper leaves ŵ undefined; our
     reading), index ``ŵ + sqrt(1.5 log t/T) + 3c₁L log^{1.5}n log t/(εT)`` with n the horizon."""
 
     epsilon: float = 1.0
@@ -104,9 +104,10 @@ class CascadeDP(CascadePolicy):
 
 @dataclass(frozen=True)
 class CascadeDPCounts(CascadePolicy):
-    """Sound central variant (not in the paper; digest I1): one hybrid counter, advanced every round,
-    of the 2L-vector (clicks of every item, examinations of every item) — 0 for items not shown or
-    not examined, so positions are public and the counts are private (ℓ1 sensitivity K + 1). Index
+    """Sound central variant (not in the paper; the counts stay private): one hybrid counter,
+    advanced every round, of the 2L-vector (clicks of every item, examinations of every item) — 0 for
+    items not shown or not examined, so positions are public and the counts are private (ℓ1
+    sensitivity K + 1). Index
     ``S̃/N⁺ + sqrt(1.5 log t/N⁺) + 2λ_t/N⁺``, N⁺ = max(Ñ, 1), λ_t = sqrt(24 log t Σb²) the Lemma 6
     deviation of the counter's noise at t (Σb² over the nodes in its output); items never shown
     have an infinite index."""

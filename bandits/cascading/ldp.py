@@ -146,8 +146,8 @@ class CascadeLDP(CascadePolicy):
 
 @dataclass(frozen=True)
 class CascadeLDPFixed(CascadePolicy):
-    """Sound LDP variant (not in the paper; digest I10): every user sends the K values
-    ``1{C_t = k} + noise`` (one-hot or zero: Δ₁ = 2, Δ₂ = √2), whatever the click. The server no
+    """Sound LDP variant (not in the paper; the click vector is one-hot or zero): every user sends
+    the K values ``1{C_t = k} + noise`` (one-hot or zero: Δ₁ = 2, Δ₂ = √2), whatever the click. The server no
     longer knows which positions were examined; it estimates, per item, the clicks
     ``S = Σ y_k`` and the examinations ``E = Σ (1 − Σ_{j<k} y_j)`` (unbiased: E[1 − Σ_{j<k}
     1{C = j}] = P(examined)) and plays ``S/E⁺ + sqrt(1.5 log t/E⁺) + dev/E⁺`` with E⁺ = max(E, 1)

@@ -1,4 +1,6 @@
-"""Seed 002's lazy-epoch bandits: Anytime-Lazy-UCB (Alg. 1) and Lazy-DP-TS (Alg. 3), as written.
+"""The lazy-epoch bandits of Hu et al. (2024): Anytime-Lazy-UCB (Alg. 1) and Lazy-DP-TS (Alg. 3), as
+written (Hu, Huang, Mehta & Hegde, *Near-Optimal Algorithms for Differentially Private Online
+Learning in a Stochastic Environment*, arXiv:2102.07929).
 
 Both keep, per arm j, the private mean μ̃_j of its **last completed epoch** only (forgetful) and
 ignore the epoch in progress (lazy). Epoch 0 of an arm is its single initial pull (round j);
@@ -270,7 +272,7 @@ class LazyAgent(Agent):
 
 @dataclass(frozen=True)
 class LazyUCB(_LazyPolicy):
-    """Anytime-Lazy-UCB (seed 002, Alg. 1); see the module docstring.
+    """Anytime-Lazy-UCB (Hu et al. 2024, Alg. 1); see the module docstring.
 
     >>> LazyUCB(epsilon=0.25).name
     'lazy-ucb(eps=0.25)'
@@ -381,7 +383,7 @@ class LazyUCBAgent(LazyAgent):
 
 @dataclass(frozen=True)
 class LazyDPTS(_LazyPolicy):
-    """Lazy-DP-TS (seed 002, Alg. 3; Hu & Hegde 2022): Beta posterior on the clipped, shifted
+    """Lazy-DP-TS (Hu et al. 2024, Alg. 3; first in Hu & Hegde 2022): Beta posterior on the clipped, shifted
     private mean of the last completed epoch; see the module docstring.
 
     >>> LazyDPTS(epsilon=1.0).name, LazyDPTS(log="log2").declare(10, 2).published.source

@@ -1,4 +1,5 @@
-"""Thompson sampling with Gaussian priors and the (b, c) modification (seed 004, Algorithms 1–2).
+"""Thompson sampling with Gaussian priors and the (b, c) modification (Ou, Avella Medina & Cummings
+2024, Algorithms 1–2).
 
 :class:`GaussianTS` is the configuration. Its agent (:class:`bandits.thompson.agent.GaussianTSAgent`)
 plays R repetitions at once, by default with an exact *speculative* engine (bit-identical to the
@@ -45,7 +46,8 @@ __all__ = ["GaussianTS"]
 
 @dataclass(frozen=True)
 class GaussianTS(Policy):
-    """Thompson sampling with Gaussian priors and the (b, c) modification (seed 004, Alg. 2).
+    """Thompson sampling with Gaussian priors and the (b, c) modification (Ou, Avella Medina & Cummings
+    2024, Alg. 2).
 
     Pre-pull every arm ``b`` times (arm 0 b times, then arm 1, ...); afterwards sample
     θ_i ~ N(μ̂_i, c/(n_i+1)), μ̂_i = S_i/(n_i+1), and play argmax θ. ``b=0, c=1`` is
