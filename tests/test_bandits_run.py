@@ -188,7 +188,7 @@ def test_policy_contract(key):
         assert decl.unit == spec.unit
         rep = run_policy(policy, env, T, reps=2, progress=False)
         assert rep.ledger_check["ok"]
-        # a declared NonPrivateEvent (e.g. seed 001's report-length leak) certifies no epsilon
+        # a declared NonPrivateEvent (e.g. the report-length leak of Wang et al. 2021) certifies no epsilon
         assert (rep.privacy["epsilon"] is None) == (spec.privacy == "not private (as specified)")
         if not any(len(led) for led in a.ledgers):  # e.g. DP-SE's first epoch outlasts T = 600
             long = simulate(policy, env, 100 * T, 1, 11, progress=False)

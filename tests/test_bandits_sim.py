@@ -180,7 +180,8 @@ def test_executor_gives_identical_results(kind):
 
 
 def _scalar_gaussian_ts(env, T, seed, rep, b, c, replace=None):
-    """Plain per-round implementation of seed 004 Algorithms 1/2 for one repetition."""
+    """Plain per-round implementation of Algorithms 1/2 of Ou, Avella Medina & Cummings (2024), one
+    repetition."""
     tab = reward_table(env, T, seed, rep, replace)
     g = np.random.Generator(np.random.PCG64(rep_streams(seed, rep).policy))
     pe = min(b * env.n_arms, T)
@@ -462,7 +463,7 @@ def test_simulate_validation():
 
 
 # ---------------------------------------------------------------------------------------
-# regression against the reference regret values (seed 004 §5.1 instance)
+# regression against the reference regret values (the §5.1 instance of Ou, Avella Medina & Cummings)
 #
 # Full scale (T = 1e5, 10 runs; measured with this simulator, see docs/bandits-sim.md):
 #   Gaussian TS pseudo-regret 190.6 ± 7.0 (seed 0), 189.1, 175.5 (seeds 1, 2) — reference ≈ 180–190;

@@ -101,7 +101,7 @@ def test_run_ts_json_keys_and_reduced_audit(capsys, fake_audit):
     )
 
 
-def test_run_ts_defaults_are_seed004_section51_at_1gdp(capsys):
+def test_run_ts_defaults_are_the_section51_instance_at_1gdp(capsys):
     code, out, _ = run_cli(capsys, "run", "ts", "--reps", "1", "--audit-trials", "0", "--json")
     assert code == 0
     d = json.loads(out)

@@ -92,7 +92,7 @@ def exact_random_greedy_return(env) -> float:
 
 def test_random_score_greedy_returns_1504():
     exact = exact_random_greedy_return(E1)  # over all 7! = 5040 orders
-    assert exact == pytest.approx(4.51 / 3, abs=1e-12)  # 1.50333…; the digest's Monte Carlo: 1.504
+    assert exact == pytest.approx(4.51 / 3, abs=1e-12)  # 1.50333… (Monte Carlo: ≈ 1.502)
     assert abs(exact - 1.504) < 1e-3
     rng = np.random.default_rng(12)
     n = 100_000

@@ -48,7 +48,7 @@ def test_quickstart_notebook(tmp_path, monkeypatch):
     assert (tmp_path / "figures" / "quickstart_tuning.png").stat().st_size > 10_000
 
 
-def test_seed004_figures_notebook(tmp_path, monkeypatch):
+def test_thompson_sampling_figures_notebook(tmp_path, monkeypatch):
     _, text = execute("thompson_sampling_figures.ipynb", tmp_path, monkeypatch)
     assert "scale: reduced" in text
     for fig in ("fig1_epsilon_vs_delta", "fig2_bernoulli", "fig3_truncexp", "fig4_gdp_rdp_standard"):
@@ -58,7 +58,7 @@ def test_seed004_figures_notebook(tmp_path, monkeypatch):
     assert text.count("b=0 regret / best =") == 6
 
 
-def test_seed002_experiments_notebook(tmp_path, monkeypatch):
+def test_private_stochastic_bandits_notebook(tmp_path, monkeypatch):
     _, text = execute("private_stochastic_bandits.ipynb", tmp_path, monkeypatch)
     assert "scale: reduced" in text and "checks passed" in text
     figures = ("private_stochastic_setting1", "private_stochastic_setting2", "private_stochastic_full_info")
@@ -68,7 +68,7 @@ def test_seed002_experiments_notebook(tmp_path, monkeypatch):
     assert "TS is not best at the smallest epsilon" in text
 
 
-def test_seed002_experiments_script(tmp_path):
+def test_private_stochastic_bandits_script(tmp_path):
     """The script that regenerates every figure, at reduced scale."""
     from bandits.experiments.private_stochastic_bandits import main
 
