@@ -52,6 +52,12 @@ def test_run_help_gives_the_full_citation(key: str, capsys: pytest.CaptureFixtur
     assert paper is not None and " ".join(str(paper).split()) in out
 
 
+def test_docs_papers_gives_every_citation_in_full() -> None:
+    text = (ROOT / "docs" / "papers.md").read_text(encoding="utf-8")
+    for c in ALL:
+        assert f"## {c.short}\n\n{c}\n" in text, c.short
+
+
 FILE_HASH = re.compile(r"[0-9]{3}_[0-9a-f]{16}", re.IGNORECASE)
 """A file-hash reference such as ``004_3187e6980906cda4.txt``: readers never see those files."""
 
