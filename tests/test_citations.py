@@ -59,7 +59,8 @@ def test_docs_papers_gives_every_citation_in_full() -> None:
 
 
 FILE_HASH = re.compile(r"[0-9]{3}_[0-9a-f]{16}", re.IGNORECASE)
-"""A file-hash reference such as ``004_3187e6980906cda4.txt``: readers never see those files."""
+"""A file-hash reference (three digits, an underscore, sixteen hex digits, as the paper files the
+toolkit was built from are named): readers never see those files."""
 
 
 def _shipped_files() -> list[Path]:
