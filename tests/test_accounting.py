@@ -26,7 +26,7 @@ from dpaudit.events import (
 from tests.mp_reference import epsilon_mp
 
 # ---------------------------------------------------------------------------------------
-# seed 004, Appendix D
+# Ou, Avella Medina & Cummings (2024), Appendix D
 
 
 @pytest.mark.parametrize(

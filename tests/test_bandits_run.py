@@ -95,7 +95,7 @@ def test_run_policy_regret_privacy_ledger_and_reduced_horizon_audit():
     assert rep.privacy.mu >= cfg.mu_tight * (1 - 1e-15)  # never below the closed form
     assert rep.privacy.guarantee == "gdp" and rep.privacy.unit == "one reward"
     assert rep.privacy.epsilon == min(v for v in rep.privacy.bounds.values() if v is not None)
-    assert rep.privacy.published["source"] == "seed 004, Theorem 4"
+    assert rep.privacy.published["source"] == "Ou, Avella Medina & Cummings (2024), Theorem 4"
     assert rep.privacy.published["status"].startswith("covered")
     assert rep.ledger_check.ok and rep.ledger_check.repetitions == 3
     (policy, horizon, arms), kw = fake.calls[0]
@@ -191,7 +191,7 @@ def test_policy_contract(key):
         assert decl.unit == spec.unit
         rep = run_policy(policy, env, T, reps=2, progress=False)
         assert rep.ledger_check.ok
-        # a declared NonPrivateEvent (e.g. seed 001's report-length leak) certifies no epsilon
+        # a declared NonPrivateEvent (e.g. the report-length leak of Wang et al. 2021) certifies no epsilon
         assert (rep.privacy.epsilon is None) == (spec.privacy == "not private (as specified)")
         if not any(len(led) for led in a.ledgers):  # e.g. DP-SE's first epoch outlasts T = 600
             long = simulate(policy, env, 100 * T, 1, 11, progress=False)

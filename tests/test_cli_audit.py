@@ -44,7 +44,8 @@ def test_published_claims_from_the_command_line(capsys):
         capsys, "audit", "rnm-laplace", "--scale", "1", "--epoch-length", "16", "--claim-published", "--json"
     )
     d = json.loads(out)
-    assert code == 1 and d["verdict"] == "violated" and d["certified"]["source"] == "seed 002 Theorem 8"
+    assert code == 1 and d["verdict"] == "violated"
+    assert d["certified"]["source"] == "Hu et al. (2024), Theorem 8"
     code, out, _ = run_cli(capsys, "audit", "rnm-laplace", "--scale", "1", "--epoch-length", "16", "--json")
     assert json.loads(out)["verdict"] == "consistent"
     code, out, _ = run_cli(
@@ -107,7 +108,7 @@ def test_text_output_and_plot(tmp_path, capsys):
         "--trials",
         "20000",
     )
-    assert code == 1 and path2.stat().st_size > 10_000  # seed 002 Theorem 8 is violated: exit 1
+    assert code == 1 and path2.stat().st_size > 10_000  # Theorem 8 of Hu et al. (2024) is violated: exit 1
 
 
 @pytest.mark.parametrize(

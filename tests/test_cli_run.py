@@ -89,7 +89,8 @@ def test_run_ts_json_keys_and_reduced_audit(capsys, fake_audit):
     assert d["privacy"]["mu"] == pytest.approx(
         ThompsonConfig(5000, 5, b, c["variance_scale"]).mu_tight, rel=1e-15
     )
-    assert d["ledger_check"]["ok"] is True and d["privacy"]["published"]["source"] == "seed 004, Theorem 4"
+    assert d["ledger_check"]["ok"] is True
+    assert d["privacy"]["published"]["source"] == "Ou, Avella Medina & Cummings (2024), Theorem 4"
     # default audit horizon: all pre-pulls plus 2000 private rounds, capped at T
     assert c["audit_horizon"] == d["audit"]["horizon"] == min(5000, 5 * b + 2000)
     (policy, horizon, arms), kw = fake_audit.calls[0]
@@ -102,7 +103,7 @@ def test_run_ts_json_keys_and_reduced_audit(capsys, fake_audit):
     )
 
 
-def test_run_ts_defaults_are_seed004_section51_at_1gdp(capsys):
+def test_run_ts_defaults_are_the_section51_instance_at_1gdp(capsys):
     code, out, _ = run_cli(capsys, "run", "ts", "--reps", "1", "--audit-trials", "0", "--json")
     assert code == 0
     d = json.loads(out)
@@ -319,7 +320,7 @@ def test_run_ts_numbers_unchanged(capsys, name, args):
 
 def test_list_shows_every_algorithm(capsys):
     code, out, _ = run_cli(capsys, "list")
-    assert code == 0 and "004_3187e6980906cda4.txt" in out
+    assert code == 0 and "Ou, Avella Medina & Cummings 2024" in out and "Hu et al. 2024" in out
     code, out, _ = run_cli(capsys, "list", "--json")
     algs = {a["key"]: a for a in json.loads(out)["algorithms"]}
     assert {"ts", "ucb1", "beta-ts"} <= set(algs)

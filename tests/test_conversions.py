@@ -26,7 +26,7 @@ epsilons = st.floats(min_value=0.0, max_value=1e5)
 
 @pytest.mark.parametrize(("mu", "expected"), [(1, 4.886554117), (5, 35.566343714), (10, 96.717271964)])
 def test_appendix_d_values(mu, expected):
-    # seed 004 Appendix D: ε = 4.88, 35.57, 96.71 at δ = 1e-6 for 1-, 5-, 10-GDP
+    # Ou, Avella Medina & Cummings (2024), Appendix D: ε = 4.88, 35.57, 96.71 at δ = 1e-6 for 1-, 5-, 10-GDP
     eps = gdp_epsilon(mu, 1e-6)
     assert eps == pytest.approx(expected, rel=1e-9)
     assert eps >= float(epsilon_mp(mu, 1e-6))

@@ -450,7 +450,7 @@ def test_gaussian_rnm_hockey_stick_within_gdp_bound():
 
 
 # ---------------------------------------------------------------------------------------
-# seed 002 §5 item 1: exact worst-case loss of Laplace RNM under replace, K = 2
+# Hu et al. (2024), Theorem 8 under replace: exact worst-case loss of Laplace RNM under replace, K = 2
 
 TABLE = [
     (1.0, 1, 0.965), (1.0, 2, 1.307), (1.0, 4, 1.595), (1.0, 16, 1.882), (1.0, 64, 1.969), (1.0, 1024, 1.998),

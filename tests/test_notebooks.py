@@ -48,8 +48,8 @@ def test_quickstart_notebook(tmp_path, monkeypatch):
     assert (tmp_path / "figures" / "quickstart_tuning.png").stat().st_size > 10_000
 
 
-def test_seed004_figures_notebook(tmp_path, monkeypatch):
-    _, text = execute("seed004_figures.ipynb", tmp_path, monkeypatch)
+def test_thompson_sampling_figures_notebook(tmp_path, monkeypatch):
+    _, text = execute("thompson_sampling_figures.ipynb", tmp_path, monkeypatch)
     assert "scale: reduced" in text
     for fig in ("fig1_epsilon_vs_delta", "fig2_bernoulli", "fig3_truncexp", "fig4_gdp_rdp_standard"):
         assert (tmp_path / "figures" / f"{fig}.png").stat().st_size > 10_000, fig
@@ -58,19 +58,20 @@ def test_seed004_figures_notebook(tmp_path, monkeypatch):
     assert text.count("b=0 regret / best =") == 6
 
 
-def test_seed002_experiments_notebook(tmp_path, monkeypatch):
-    _, text = execute("seed002_experiments.ipynb", tmp_path, monkeypatch)
+def test_private_stochastic_bandits_notebook(tmp_path, monkeypatch):
+    _, text = execute("private_stochastic_bandits.ipynb", tmp_path, monkeypatch)
     assert "scale: reduced" in text and "checks passed" in text
-    for fig in ("seed002_setting1", "seed002_setting2", "seed002_full_info", "seed004_fig5"):
+    figures = ("private_stochastic_setting1", "private_stochastic_setting2", "private_stochastic_full_info")
+    for fig in (*figures, "thompson_fig5"):
         assert (tmp_path / "figures" / f"{fig}.png").stat().st_size > 10_000, fig
     assert "Lazy-DP-TS always performs better than DP-SE and Anytime-Lazy-UCB" in text
     assert "TS is not best at the smallest epsilon" in text
 
 
-def test_seed002_experiments_script(tmp_path):
+def test_private_stochastic_bandits_script(tmp_path):
     """The script that regenerates every figure, at reduced scale."""
     from bandits.experiments.private_stochastic_bandits import main
 
     assert main(["--out", str(tmp_path), "--workers", "1"]) == 0
-    assert (tmp_path / "seed002_results.json").stat().st_size > 1000
+    assert (tmp_path / "private_stochastic_results.json").stat().st_size > 1000
     assert len(list(tmp_path.glob("*.png"))) == 4

@@ -4,7 +4,7 @@ report-noisy-max.
 Oracles: the two-candidate closed form, 25-digit mpmath quadrature, Monte Carlo, the GDP
 bound (which must never be exceeded) and, for N = 2, the fact that the worst case *equals*
 the GDP profile of μ = s/√(σ_1² + σ_2²). The last tests pin the finding of
-docs/finding-rnm-gaussian.md: seed 004's Theorems 6/7 are false.
+docs/finding-rnm-gaussian.md: Theorems 6/7 of Ou, Avella Medina & Cummings (2024) are false.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Thompson sampling's certified privacy (seed 004) and the published bounds beside it."""
+"""Thompson sampling's certified privacy (Ou, Avella Medina & Cummings 2024) and the published
+bounds beside it."""
 
 from __future__ import annotations
 
@@ -114,7 +115,8 @@ def test_bad_config(kwargs, name):
 
 
 # ---------------------------------------------------------------------------------------
-# seed 004, Theorem 7 in its own setting: one round of Algorithm 1 over reachable states
+# Ou, Avella Medina & Cummings (2024), Theorem 7 in its own setting: one round of Algorithm 1 over
+# reachable states
 # (docs/finding-rnm-gaussian.md; README Findings item 1). Every number is recomputed here.
 
 

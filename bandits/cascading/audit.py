@@ -67,6 +67,7 @@ from dpaudit.audit.power import floor_report, largest_provable_epsilon
 from dpaudit.audit.target import choose_statistic
 from dpaudit.conversions import pure_dp_to_gdp
 from dpaudit.ledger import RunLedgers
+from dpaudit.papers import WANG_2021
 from dpaudit.validation import check_integer
 from mechanisms.randomness import RepRandom
 
@@ -384,7 +385,7 @@ def audit_cucb_ldp_gaussian(
     users = dataclasses.replace(policy, init="none")
     acc = account(users.declare(T, env.n_arms, env.structure).event, delta=d)
     cert_users = Certified(mu=acc.mu, epsilon=acc.best.value, delta=d, source="dpaudit (users t >= 1)")
-    claim = Certified(epsilon=float(policy.epsilon), delta=d, source=f"seed 001, {policy.theorem}")
+    claim = Certified(epsilon=float(policy.epsilon), delta=d, source=WANG_2021.at(policy.theorem))
     mech = policy.randomizer(k)
     pair = NeighbourPair(
         tuple([0.0] * k), tuple([1.0] * k), "replace (one user's outcomes)", f"0_{k} vs 1_{k}"

@@ -80,13 +80,13 @@ It does not cover n = 2 (4.5) nor γ = 0.1 (3.24 at n = 2²⁰ − 1); tests/tes
 
 LENGTH_LEAK = (
     "the user sends one value per examined position, min(C_t, K) values: the number of values is the "
-    "click position (seed 001 Algs. 2-3, digest I1)"
+    "click position (Wang et al. 2021, Algs. 2-3)"
 )
 COUNT_LEAK = (
     "the un-noised observation counts T_t(e) (which items were examined, i.e. the click) enter the index "
-    "outside the hybrid counters (seed 001 Alg. 1, digest I1)"
+    "outside the hybrid counters (Wang et al. 2021, Alg. 1)"
 )
-W0_LEAK = "the initial attraction vector w_0 of user 0 is used un-noised (seed 001 'Observe w_0', digest I2)"
+W0_LEAK = "the initial attraction vector w_0 of user 0 is used un-noised (Wang et al. 2021, 'Observe w_0')"
 
 
 def _check_choice(name: str, value: str, choices: tuple[str, ...]) -> None:

@@ -1,4 +1,4 @@
-"""A plain per-step loop of seed 001's cascading bandits, one repetition at a time.
+"""A plain per-step loop of the cascading bandits of Wang et al. (2021), one repetition at a time.
 
 The reference the vectorised agents (:mod:`bandits.cascading.base` and the variant modules) are
 tested against and the baseline of ``benchmarks/bench_cascade.py``: every round recomputes every
@@ -57,7 +57,7 @@ def reference_actions(
 ) -> np.ndarray:
     """The (T, K) lists ``policy`` plays in repetition ``rep`` of ``simulate(..., seed)``."""
     if not isinstance(policy, (CascadeUCB1, CascadeLDP, CascadeLDPFixed, CascadeDP, CascadeDPCounts)):
-        raise ValueError(f"policy must be a seed 001 cascade policy, got {type(policy).__name__}")
+        raise ValueError(f"policy must be a cascade policy of bandits.cascading, got {type(policy).__name__}")
     T = int(horizon)
     L, K = env.n_arms, env.structure.k  # type: ignore[attr-defined]
     table = reward_table(env, T, seed, rep)

@@ -1,4 +1,4 @@
-"""Cascading bandit environments (seed 001 §3.1; Kveton et al. 2015a): L items with independent
+"""Cascading bandit environments (Wang et al. 2021, §3.1; Kveton et al. 2015): L items with independent
 Bernoulli attractions, an ordered list of K items per round, the click at the first attractive
 position.
 
@@ -15,7 +15,7 @@ The ``--env`` kind ``cascade`` (registered in :mod:`bandits.environments.grammar
 * ``cascade:l=20,k=4,p=0.2,gap=0.15`` — the lower-bound instance of App. G/H (Theorem 10):
   ``w̄(e) = p`` for the first K items and ``p − Δ`` for the others. The paper does not say which
   attraction probabilities its experiments use (§7); this instance with p = 0.2, Δ = 0.15 is an
-  **assumption** (the digest's §4 suggestion), used for every figure.
+  **assumption** (ours: the paper's own lower-bound instance), used for every figure.
 * ``cascade:k=4,means=0.2x4/0.05x16`` — any attraction probabilities.
 
 Example:
@@ -38,7 +38,7 @@ from bandits.environments.semibandit import SemiBanditEnv
 __all__ = ["PAPER_ENV", "cascade_instance", "parse_cascade_env", "paper_spec"]
 
 PAPER_ENV = "cascade:l=20,k=4,p=0.2,gap=0.15"
-"""Seed 001 §7's L = 20, K = 4 on the assumed instance p = 0.2, Δ = 0.15."""
+"""The L = 20, K = 4 of Wang et al. (2021), §7, on the assumed instance p = 0.2, Δ = 0.15."""
 
 
 def paper_spec(n_items: int = 20, k: int = 4, p: float = 0.2, gap: float = 0.15) -> str:

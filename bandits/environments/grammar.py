@@ -22,10 +22,11 @@ kind                   parameters
                        ``SemiBandit(k, reward)``); e.g. ``topk:k=2,means=0.5x8/0.7x2,reward=min``
 ``ranking``            ``k``, ``means`` — an ordered list of k items (cascade, ``Ranking(k)``)
 ``paths``              ``k`` and ``means`` (one per path) or ``paths``, ``gap`` (Δ, default 0.1),
-                       ``base`` (default 0.5): seed 003's K-path instance, path 0 at ``base``, the
-                       others at base − Δ/(B_1 K)
+                       ``base`` (default 0.5): the K-path instance of Chen et al. 2020, path 0
+                       at ``base``, the others at base − Δ/(B_1 K)
 ``superarms``          ``sets`` (e.g. ``0_1/2_3/1_2``), ``means`` — an explicit decision set
-``matroid-linear``     ``e1`` (seed 000 Table 2) or ``vectors`` (e.g. ``1_0/0_1/1_1``), ``means``
+``matroid-linear``     ``e1`` (Chandak, Hu & Hegde 2023, Table 2) or ``vectors`` (e.g.
+                       ``1_0/0_1/1_1``), ``means``
 ``matroid-uniform``    ``k``, ``means``
 ``matroid-partition``  ``blocks`` (one per arm), ``caps`` (one per block), ``means``
 ``matroid-graphic``    ``vertices``, ``edges`` (e.g. ``0-1/1-2/0-2``), ``means``
@@ -61,17 +62,18 @@ from bandits.structures.matroids import GraphicMatroid, PartitionMatroid, Unifor
 from bandits.structures.rewards import LinearSum, RewardFunction, parse_reward
 
 __all__ = [
-    "SEED000_E1_VECTORS",
-    "SEED000_E1_MEANS",
+    "MATROID_E1_VECTORS",
+    "MATROID_E1_MEANS",
     "KINDS",
     "register_kind",
     "parse_combinatorial_env",
 ]
 
-SEED000_E1_VECTORS = ((1, 0, 0), (0, 1, 0), (0, 0, 1), (1, 0, 1), (0, 1, 1), (2, 0, 0), (0, 0, 0))
-"""Seed 000 §5.1 / Table 2: e1..e7 in ℝ³ (Neel & Neudauer 2009); e6 ∥ e1, e7 is a loop."""
-SEED000_E1_MEANS = (0.8, 0.75, 0.6, 0.2, 0.3, 0.4, 0.7)
-"""Seed 000 Table 2: the Bernoulli means of e1..e7."""
+MATROID_E1_VECTORS = ((1, 0, 0), (0, 1, 0), (0, 0, 1), (1, 0, 1), (0, 1, 1), (2, 0, 0), (0, 0, 0))
+"""Chandak, Hu & Hegde (2023), §5.1 / Table 2: e1..e7 in ℝ³ (Neel & Neudauer 2009); e6 ∥ e1, e7 is
+a loop."""
+MATROID_E1_MEANS = (0.8, 0.75, 0.6, 0.2, 0.3, 0.4, 0.7)
+"""Chandak, Hu & Hegde (2023), Table 2: the Bernoulli means of e1..e7."""
 
 Builder = Callable[[dict[str, str], str], Environment]
 KINDS: dict[str, Builder] = {}
@@ -242,8 +244,8 @@ def _linear(params: dict[str, str], spec: str) -> Environment:
     if name is not None:
         if name.lower() != "e1":
             raise ValueError(f"matroid-linear knows the named instance 'e1', got {name!r}")
-        params.setdefault("means", "/".join(repr(m) for m in SEED000_E1_MEANS))
-        matroid = LinearMatroid.from_rows(SEED000_E1_VECTORS)
+        params.setdefault("means", "/".join(repr(m) for m in MATROID_E1_MEANS))
+        matroid = LinearMatroid.from_rows(MATROID_E1_VECTORS)
     else:
         matroid = LinearMatroid(_vectors(_need(params, "vectors", "matroid-linear"), "vectors"))
     return _matroid_env(matroid, params, "matroid-linear", spec)

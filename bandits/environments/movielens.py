@@ -1,4 +1,5 @@
-"""Seed 000 §5.2 (E3): MovieLens-1M diverse recommendation — a loader and a synthetic stand-in.
+"""Chandak, Hu & Hegde (2023), §5.2 (E3): MovieLens-1M diverse recommendation — a loader and a
+synthetic stand-in.
 
 The experiment (after Kveton et al. 2014): the base arms are the 100 movies with the most
 ratings; movie e's feature is its genre indicator u_e ∈ {0,1}¹⁸ (multi-hot — the paper's
@@ -11,7 +12,7 @@ w̄(e) = #ratings(e)/#users and one round's rewards are correlated through the u
   (``UserID::MovieID::Rating::Timestamp`` and ``MovieID::Title::Genres``, Latin-1), which cannot
   be downloaded here: a user with the files points to them (``--env movielens:ratings=PATH,
   movies=PATH``).
-* :func:`movielens_like` builds the stand-in the digest proposes: L = 100 items with multi-hot
+* :func:`movielens_like` builds a stand-in of our design: L = 100 items with multi-hot
   genre vectors of rank 17 (1–5 genres per item, drawn in proportion to approximate ML-1M genre
   frequencies, Documentary excluded), popularity decaying from 0.568 (American Beauty:
   3428/6040) as 0.568·(i+1)^−0.216 (≈ 0.21 at i = 99, approximate), and a pool of 6040 latent

@@ -94,7 +94,7 @@ def plot_full_info(grid: dict[str, Any], out: Path) -> Path:
     axes[0].set_ylabel("pseudo-regret at T (mean, 95% CI)")
     axes[0].legend(fontsize=8)
     fig.tight_layout()
-    path = out / "seed002_full_info.png"
+    path = out / "private_stochastic_full_info.png"
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path

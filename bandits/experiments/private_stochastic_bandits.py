@@ -19,7 +19,7 @@
    dashed line (not in the paper's figure).
 
 Without ``--full`` everything runs at a reduced scale (seconds; what the tests execute).
-Figures go to ``--out`` (default ``docs/img``), the numbers to ``seed002_results.json`` there.
+Figures go to ``--out`` (default ``docs/img``), the numbers to ``private_stochastic_results.json`` there.
 """
 
 from __future__ import annotations
@@ -169,7 +169,7 @@ def plot_seed002(grid: dict[str, Any], out: Path) -> list[Path]:
             fontsize=10,
         )
         fig.tight_layout()
-        path = out / f"seed002_setting{s}.png"
+        path = out / f"private_stochastic_setting{s}.png"
         fig.savefig(path, dpi=110)
         plt.close(fig)
         paths.append(path)
@@ -288,7 +288,7 @@ def run_all(scale: Scale, out: Path, workers: int = 1) -> dict[str, Any]:
             "claim": fig5["claim"],
         },
     }
-    (out / "seed002_results.json").write_text(json.dumps(slim, indent=1))
+    (out / "private_stochastic_results.json").write_text(json.dumps(slim, indent=1))
     return {"grid": grid, "full_info": fi, "figure5": fig5, "figures": figs, "text": text, "summary": slim}
 
 

@@ -1,4 +1,4 @@
-"""The full-information algorithms of Hu, Huang, Mehta & Hegde as ``dpaudit run`` algorithms.
+"""The full-information algorithms of Hu et al. (2024) as ``dpaudit run`` algorithms.
 
 ``rnm-ftnl`` (Alg. 4, ``--noise published`` = Lap(1/ε) as printed, certified 2ε; ``corrected`` =
 Lap(2/ε), certified ε) and ``naive-ftnl`` (§5 text). With no ``--env`` they run the "all gaps
@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from bandits.actions import Feedback
 from bandits.algorithm import AlgorithmSpec, Configured, Option
-from bandits.lazy.spec import EPS, SEED, T_PAPER, UNIT
+from bandits.lazy.spec import EPS, T_PAPER, UNIT
+from dpaudit.papers import HU_2024
 
 if TYPE_CHECKING:  # policies and audits load in the functions that use them, not to declare the specs
     from bandits.auditing.black_box import PairDesign
@@ -101,12 +102,13 @@ def _naive(options: Mapping[str, Any], env: Environment, horizon: int) -> Config
 
 
 
-_COMMON = dict(paper=SEED, privacy="central pure DP", default_horizon=T_PAPER)
+_COMMON = dict(paper=HU_2024, privacy="central pure DP", default_horizon=T_PAPER)
 
 SPECS = (
     AlgorithmSpec(
         key="rnm-ftnl",
-        title="RNM-FTNL (seed 002, Alg. 4, full information): global doubling epochs, report-noisy-max",
+        title=f"RNM-FTNL ({HU_2024.short}, Alg. 4, full information): global doubling epochs, "
+        "report-noisy-max",
         feedback=Feedback.FULL,
         unit=UNIT,
         default_env=FULL_INFO_ENV,
@@ -127,7 +129,7 @@ SPECS = (
     ),
     AlgorithmSpec(
         key="naive-ftnl",
-        title="naive FTNL (seed 002, section 5 text): global epochs, K noisy sums with Lap(K/eps)",
+        title=f"naive FTNL ({HU_2024.short}, section 5 text): global epochs, K noisy sums with Lap(K/eps)",
         feedback=Feedback.FULL,
         unit=UNIT,
         default_env=FULL_INFO_ENV,

@@ -1,4 +1,6 @@
-"""Seed 002's lazy-epoch bandits: Anytime-Lazy-UCB (Alg. 1) and Lazy-DP-TS (Alg. 3), as written.
+"""The lazy-epoch bandits of Hu et al. (2024): Anytime-Lazy-UCB (Alg. 1) and Lazy-DP-TS (Alg. 3), as
+written (Hu, Huang, Mehta & Hegde, *Near-Optimal Algorithms for Differentially Private Online
+Learning in a Stochastic Environment*, arXiv:2102.07929).
 
 Both keep, per arm j, the private mean μ̃_j of its **last completed epoch** only (forgetful) and
 ignore the epoch in progress (lazy). Epoch 0 of an arm is its single initial pull (round j);
@@ -57,12 +59,12 @@ from bandits.engine.compiled import HAVE_NUMBA, lazy_ts_chunk
 from bandits.policy import Agent, Outcomes, Policy, RunContext
 from dpaudit.declaration import Declaration, PublishedClaim
 from dpaudit.events import Neighbouring
+from dpaudit.papers import HU_2024
 from dpaudit.validation import check_positive
 from mechanisms.laplace import LaplaceMechanism
 
-__all__ = ["LazyUCB", "LazyDPTS", "LazyAgent", "LOGS", "UNIT", "SEED", "EpochRoundsLog", "log_table"]
+__all__ = ["LazyUCB", "LazyDPTS", "LazyAgent", "LOGS", "UNIT", "EpochRoundsLog", "log_table"]
 
-SEED = "002_7fdd135d06c1835d.txt"
 UNIT = "one round's reward vector"
 LOGS = {"ln": np.log, "log2": np.log2, "log10": np.log10}
 BONUS = 3.0
@@ -167,7 +169,7 @@ class _LazyPolicy(Policy):
             self.mechanism.event,
             unit=UNIT,
             neighbouring=Neighbouring.REPLACE,
-            published=PublishedClaim(self._theorem, epsilon=self.epsilon, delta=0.0),
+            published=PublishedClaim(HU_2024, self._theorem, epsilon=self.epsilon, delta=0.0),
             note="each round's observed reward enters exactly one epoch sum, released once with "
             "Lap(1/epsilon) (sensitivity 1); indices and posteriors are post-processing",
         )
@@ -270,14 +272,14 @@ class LazyAgent(Agent):
 
 @dataclass(frozen=True)
 class LazyUCB(_LazyPolicy):
-    """Anytime-Lazy-UCB (seed 002, Alg. 1); see the module docstring.
+    """Anytime-Lazy-UCB (Hu et al. 2024, Alg. 1); see the module docstring.
 
     >>> LazyUCB(epsilon=0.25).name
     'lazy-ucb(eps=0.25)'
     """
 
     _ENGINES = ("auto", "fast", "step")
-    _theorem = "seed 002, Theorem 2"
+    _theorem = "Theorem 2"
 
     @property
     def name(self) -> str:
@@ -381,15 +383,15 @@ class LazyUCBAgent(LazyAgent):
 
 @dataclass(frozen=True)
 class LazyDPTS(_LazyPolicy):
-    """Lazy-DP-TS (seed 002, Alg. 3; Hu & Hegde 2022): Beta posterior on the clipped, shifted
+    """Lazy-DP-TS (Hu et al. 2024, Alg. 3; first in Hu & Hegde 2022): Beta posterior on the clipped, shifted
     private mean of the last completed epoch; see the module docstring.
 
     >>> LazyDPTS(epsilon=1.0).name, LazyDPTS(log="log2").declare(10, 2).published.source
-    ('lazy-dp-ts(eps=1)', 'seed 002, Theorem 4')
+    ('lazy-dp-ts(eps=1)', 'Hu et al. (2024), Theorem 4')
     """
 
     _ENGINES = ("auto", "numba", "step")
-    _theorem = "seed 002, Theorem 4"
+    _theorem = "Theorem 4"
 
     def __post_init__(self) -> None:
         super().__post_init__()

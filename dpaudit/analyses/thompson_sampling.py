@@ -138,8 +138,8 @@ class ThompsonConfig:
         """The paper's own GDP claim for this configuration and where it is stated: Theorem 3's
         sqrt(T/2) for Algorithm 1 ((b, c) = (0, 1)), Theorem 4's sqrt(T/(c(b+1))) otherwise."""
         if self.prepulls == 0 and self.variance_scale == 1.0:
-            return math.sqrt(self.horizon / 2.0), "seed 004, Theorem 3"
-        return self.mu_paper, "seed 004, Theorem 4"
+            return math.sqrt(self.horizon / 2.0), "Theorem 3"
+        return self.mu_paper, "Theorem 4"
 
     def round_event(self) -> GaussianReportNoisyMaxEvent:
         """One sampling round in the worst case: Gaussian report-noisy-max over the arms with

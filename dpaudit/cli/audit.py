@@ -37,6 +37,7 @@ from dpaudit.cli.common import (
     number_list,
     plot_path,
 )
+from dpaudit.papers import HU_2024, OU_2024, WANG_2021
 
 if TYPE_CHECKING:
     from dpaudit.audit.report import Certified
@@ -128,7 +129,7 @@ def _add_randomized_response(kinds: argparse._SubParsersAction) -> list[argparse
 
 
 def _add_rnm_laplace(kinds: argparse._SubParsersAction) -> list[argparse.ArgumentParser]:
-    rl = kinds.add_parser("rnm-laplace", help="Laplace report-noisy-max over counts (seed 002)")
+    rl = kinds.add_parser("rnm-laplace", help=f"Laplace report-noisy-max over counts ({HU_2024.short})")
     rl.add_argument("--scale", type=number("--scale", 0.0, low_open=True), required=True)
     rl.add_argument("--arms", type=integer("--arms", 2, MAX_RNM_ARMS), default=2,
                     help=f"counts compared, at most {MAX_RNM_ARMS}")
@@ -142,7 +143,7 @@ def _add_rnm_laplace(kinds: argparse._SubParsersAction) -> list[argparse.Argumen
 
 def _add_rnm_gaussian(kinds: argparse._SubParsersAction) -> list[argparse.ArgumentParser]:
     rg = kinds.add_parser("rnm-gaussian",
-                          help="report-noisy-max with heterogeneous Gaussian noise (seed 004)")
+                          help=f"report-noisy-max with heterogeneous Gaussian noise ({OU_2024.short})")
     rg.add_argument("--sensitivities", type=number_list("--sensitivities", max_len=MAX_RNM_GAUSSIAN),
                     required=True, help="s1,s2,... (one, or one per candidate)")
     rg.add_argument("--sigmas", type=number_list("--sigmas", max_len=MAX_RNM_GAUSSIAN), required=True,
@@ -154,7 +155,8 @@ def _add_rnm_gaussian(kinds: argparse._SubParsersAction) -> list[argparse.Argume
 
 
 def _add_cascade(kinds: argparse._SubParsersAction) -> list[argparse.ArgumentParser]:
-    ca = kinds.add_parser("cascade", help="seed 001 Algorithms 2-3 local randomizer (click feedback)")
+    ca = kinds.add_parser("cascade",
+                          help=f"{WANG_2021.short} Algorithms 2-3 local randomizer (click feedback)")
     ca.add_argument("--positions", type=integer("--positions", 1, MAX_ARMS), required=True,
                     help=f"positions K of the ranked list, at most {MAX_ARMS}")
     ca.add_argument("--epsilon", type=number("--epsilon", 0.0, low_open=True), required=True)
@@ -177,7 +179,7 @@ def _add_claim_options(q: argparse.ArgumentParser, *, published: bool) -> None:
                        help="audit an (eps, delta) claim")
     if published:
         claim.add_argument("--claim-published", action="store_true",
-                           help="audit the seed paper's theorem (seed 002 Thm 8 / seed 004 Thm 6)")
+                           help=f"audit the paper's theorem ({HU_2024.short} Thm 8 / {OU_2024.short} Thm 6)")
     q.add_argument("--claim-delta", type=number("--claim-delta", 0.0, 1.0, high_open=True), default=None)
     q.add_argument("--delta", type=number("--delta", 0.0, 1.0, low_open=True, high_open=True), default=None,
                    help="delta at which eps is audited for mu claims (default 1e-5)")

@@ -12,6 +12,7 @@ import math
 from typing import TYPE_CHECKING
 
 from dpaudit.cli.common import MAX_STEPS, emit_json, integer, number, number_list, plot_path
+from dpaudit.papers import OU_2024
 
 if TYPE_CHECKING:
     from dpaudit.accounting import AccountingReport
@@ -32,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     kinds = p.add_subparsers(dest="kind", required=True, metavar="SUBCOMMAND",
                              parser_class=type(p))
 
-    ts = kinds.add_parser("ts", help="Gaussian Thompson sampling with (b, c) (seed 004)")
+    ts = kinds.add_parser("ts", help=f"Gaussian Thompson sampling with (b, c) ({OU_2024.short})")
     ts.add_argument("--horizon", "-T", type=integer("--horizon", 1, MAX_STEPS), required=True,
                     help="rounds T")
     ts.add_argument("--arms", "-N", type=integer("--arms", 2, 10**6), required=True, help="arms N")

@@ -43,6 +43,7 @@ from dpaudit.cli.common import (  # noqa: F401  (the limits are re-exported for 
     number,
     plot_path,
 )
+from dpaudit.papers import OU_2024
 
 
 def check_work(horizon: int, reps: int, what: str = "--horizon x --reps") -> None:
@@ -92,7 +93,7 @@ def list_algs(args: argparse.Namespace) -> int:
     for r, s in zip(rows, specs):
         print("  ".join(v.ljust(w) for v, w in zip(r, widths)))
         print(f"    {s['title']}")
-    print("\n'dpaudit run ALG --help' lists an algorithm's options; papers are in shared/seeds/.")
+    print("\n'dpaudit run ALG --help' lists an algorithm's options and gives its paper in full.")
     return 0
 
 
@@ -103,7 +104,7 @@ def list_algs(args: argparse.Namespace) -> int:
 def _alg_parser(spec: Any) -> Parser:
     p = Parser(
         prog=f"dpaudit run {spec.key}",
-        description=f"{spec.title}. Paper: {spec.paper or '-'}; feedback: {spec.feedback.value}; "
+        description=f"{spec.title}. Paper: {spec.paper or 'none.'} Feedback: {spec.feedback.value}; "
         f"privacy: {spec.privacy}"
         + (f" per {spec.unit}" if spec.unit else "")
         + f". With no --env: {spec.default_env}, T = {spec.default_horizon}.",
@@ -333,7 +334,10 @@ def _register_tune(sub: argparse._SubParsersAction) -> None:
         help="number of arms (default: from --env; without --env, Bernoulli means "
         "evenly spaced from 0.75 to 0.25)",
     )
-    tt.add_argument("--env", metavar="SPEC", default=None, help="environment (default seed 004 section 5.1)")
+    tt.add_argument(
+        "--env", metavar="SPEC", default=None,
+        help=f"environment (default: the section 5.1 instance of {OU_2024.textual})",
+    )
     tt.add_argument(
         "--reps",
         "-R",

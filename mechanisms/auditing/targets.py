@@ -59,6 +59,7 @@ from dpaudit.audit.neighbours import NeighbourPair, identical, scalar_pair
 from dpaudit.audit.report import Certified
 from dpaudit.audit.target import AuditTarget, Candidate, TargetFactory, choose_statistic
 from dpaudit.conversions import gdp_epsilon
+from dpaudit.papers import HU_2024, OU_2024, WANG_2021
 from dpaudit.validation import check_positive, check_probability
 from mechanisms.auditing.pairs import (
     cascade_pair,
@@ -377,7 +378,7 @@ def cascade_target(
     if report != "observed":
         mech = CascadeClickRandomizer(mech.num_positions, mech.noise, mech.scale, report=report)
     if claim is None:
-        claim = claim_epsilon(epsilon, 0.0 if delta is None else delta, source="seed 001 " + alg)
+        claim = claim_epsilon(epsilon, 0.0 if delta is None else delta, source=WANG_2021.at(alg))
     p = (
         cascade_pair(click, click_prime, mech.num_positions, report)
         if click != click_prime
@@ -416,17 +417,19 @@ def published_claim(target: str, **kw: Any) -> Certified:
     * ``"rnm-gaussian"`` (seed 004 Theorem 6): ε = ½·√(log((n−1)/(2δ)))·max s_i/σ_i at ``delta``.
 
     >>> published_claim("rnm-laplace", scale=1.0)
-    Certified(mu=None, epsilon=1.0, delta=0.0, source='seed 002 Theorem 8')
+    Certified(mu=None, epsilon=1.0, delta=0.0, source='Hu et al. (2024), Theorem 8')
     >>> c = published_claim("rnm-gaussian", sensitivities=0.5, sigmas=[2 ** -0.5] * 2, delta=0.01)
     >>> round(c.epsilon, 4)
     0.6993
     """
     if target == "rnm-laplace":
-        return claim_epsilon(1.0 / check_positive("scale", kw["scale"]), 0.0, source="seed 002 Theorem 8")
+        return claim_epsilon(1.0 / check_positive("scale", kw["scale"]), 0.0, source=HU_2024.at("Theorem 8"))
     if target == "rnm-gaussian":
         d = check_probability("delta", kw["delta"])
         return claim_epsilon(
-            published_bound_theorem6(kw["sensitivities"], kw["sigmas"], d), d, source="seed 004 Theorem 6/7"
+            published_bound_theorem6(kw["sensitivities"], kw["sigmas"], d),
+            d,
+            source=OU_2024.at("Theorem 6/7"),
         )
     raise ValueError(f"no published claim for target {target!r}; known: 'rnm-laplace', 'rnm-gaussian'")
 

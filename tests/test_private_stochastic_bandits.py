@@ -1,4 +1,4 @@
-"""Seed 002's algorithms and baselines: schedule invariants (digest §6), identical engines, the
+"""The algorithms of Hu et al. (2024) and their baselines: schedule invariants, identical engines, the
 observed ledger against the declaration, certified vs published privacy, audits, and regret
 magnitudes against an independent plain-loop implementation of Algorithms 1 and 3."""
 
@@ -20,7 +20,7 @@ from bandits.policy import Outcomes, RunContext
 from bandits.run import run_algorithm, run_policy
 from dpaudit.declaration import check_ledgers
 from dpaudit.events import LaplaceEvent
-from tests.seed002_reference import lazy_run
+from tests.lazy_epochs_reference import lazy_run
 
 S1 = (0.75, 0.625, 0.5, 0.375, 0.25)
 S2 = (0.5, 0.4, 0.4, 0.4, 0.4)
@@ -42,7 +42,7 @@ def play(policy, env, T, reps=3, seed=0, chunk=None):
 
 
 # ---------------------------------------------------------------------------------------
-# schedule invariants (digest §6)
+# schedule invariants: every processed epoch of an arm has 2^r rounds, each round in at most one
 
 
 @pytest.mark.parametrize(
@@ -303,7 +303,7 @@ def test_regret_ordering_and_growth_at_reduced_scale():
     assert ucb.final() / ucb.mean()[i] < 10 and ts.final() / ts.mean()[i] < 10
 
 
-def test_run_policy_json_for_every_seed002_key():
+def test_run_policy_json_for_every_key_of_the_family():
     for key in ("lazy-ucb", "lazy-dp-ts", "rnm-ftnl", "naive-ftnl", "dp-se", "adap-klucb", "adap-ucb"):
         rep = run_algorithm(key, None, 3000, reps=2, audit_trials=200, progress=False)
         d = rep.to_dict()
