@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from bandits.auditing.contract import AuditSettings
+from bandits.auditing.views import audit_views
 from bandits.engine.results import SimulationResult
 from bandits.engine.simulator import simulate
 from bandits.environments import Environment, parse_env
@@ -74,7 +75,7 @@ def _audit_section(
     auditor: PolicyAuditor, policy: Policy, env: Environment, horizon: int, audit_horizon: int,
     settings: AuditSettings,
 ) -> AuditSection:  # fmt: skip
-    result = auditor(policy, audit_horizon, env, settings)
+    result = audit_views(auditor, policy, audit_horizon, env, settings)
     per_side = result.primary.empirical.trials
     trials = int(per_side) // 2 if per_side else settings.trials  # what the auditor really ran
     if audit_horizon != horizon:

@@ -87,6 +87,9 @@ class RowReports:
             raise ValueError("x must be finite")
         out = x + self.scale.reshape((-1,) + (1,) * (x.ndim - 1)) * z
         if self.ledgers is not None:
+            kept = out if sent is None else np.where(np.asarray(sent, dtype=bool), out, np.nan)
+            self.ledgers.released(np.arange(self.rows), f"{self.label} round {round}", kept)
+        if self.ledgers is not None:
             mask = (
                 np.ones((self.rows, self.slots), dtype=bool) if sent is None else np.asarray(sent, dtype=bool)
             )

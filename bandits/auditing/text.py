@@ -8,6 +8,18 @@ from typing import Any
 __all__ = ["audit_lines"]
 
 
+def _component_line(name: str, c: Mapping[str, Any]) -> str:
+    """One line per further component: its verdict, bounds and what it tested (or why it could not)."""
+    emp = c["empirical"]
+    mu = "" if emp.get("mu_lower") is None else f"mu >= {emp['mu_lower']:.4f}, "
+    details = c.get("details", {})
+    what = details.get("no_power") or details.get("chosen", {}).get("statistic") or emp.get("statistic", "")
+    return (
+        f"  {name}: {c['verdict'].upper()} at {100 * emp['confidence']:g}%: {mu}epsilon >= "
+        f"{emp['epsilon_lower']:.4f} ({what})"
+    )
+
+
 def audit_lines(a: Mapping[str, Any] | None) -> list[str]:
     """The lines of an audit section from its JSON form (:meth:`PolicyAudit.to_dict` with the
     run's ``trials``, and optionally ``horizon`` and ``note``); None: the audit was skipped."""
@@ -26,11 +38,18 @@ def audit_lines(a: Mapping[str, Any] | None) -> list[str]:
         if mu_l is None
         else (f"mu >= {mu_l:.4f}" + ("" if mu_c is None else f" ({said} {mu_c:.4f})") + ", ")
     )
+    comps = a.get("details", {}).get("components", {})
+    views = "releases" in comps
+    if views:
+        fw = 100 * (1 - (1 - emp["confidence"]) * 2)
+        lines.append(f"  two views, each at {100 * emp['confidence']:g}% (Bonferroni; family-wise {fw:g}%):")
     lines.append(
-        f"  empirical lower bounds at {100 * emp['confidence']:g}% confidence: {mu_txt}"
+        ("  outputs (actions): " if views else "  ")
+        + f"empirical lower bounds at {100 * emp['confidence']:g}% confidence: {mu_txt}"
         f"epsilon >= {emp['epsilon_lower']:.4f} at delta = {emp['delta']:g}"
         + ("" if mu_c is not None or cert.get("epsilon") is None else f" ({said} {cert['epsilon']:.4f})")
     )
+    lines += [_component_line(name, c) for name, c in comps.items()]
     floor = a.get("details", {}).get("detection_floor")
     if floor:
         lines.append(f"  detection floor: {floor}")
@@ -54,7 +73,8 @@ def audit_lines(a: Mapping[str, Any] | None) -> list[str]:
     verdict = a["verdict"]
     if verdict == "inconclusive":
         lines.append(
-            "  (inconclusive = the certificate is below the detection floor: a zero bound proves nothing)"
+            "  (inconclusive = no view could have seen a violation: a zero bound, or a certificate below the "
+            "detection floor, proves nothing)"
         )
     elif verdict == "model-mismatch":
         lines.append("  (model-mismatch = the implementation's outputs differ from its declared model's)")

@@ -188,6 +188,8 @@ class FTNLAgent(SegmentAgent):
         noisy = self.Phi[rows] + self.scale * self.Z[rows, s]
         self.arm[rows] = noisy.argmax(axis=1)
         kind = "report-noisy-max" if self.argmax_only else "noisy sums"
+        # what is released: the argmax alone (report-noisy-max), or every noisy sum
+        self.run.ledgers.released(rows, f"epoch {s} {kind}", self.arm[rows] if self.argmax_only else noisy)
         self.run.ledgers.record(
             rows,
             self.event,

@@ -198,6 +198,8 @@ class DPSEAgent(SegmentAgent):
             e = int(self.e[r])
             act = np.flatnonzero(self.active[r])
             self.mu[r, act] = (self.Phi[r, act] + self.b * self.Z[r, e, act]) / Re
+            keys = [f"DP-SE epoch {e} mean of arm {j}" for j in act.tolist()]
+            self.run.ledgers.released([r] * act.size, keys, self.mu[r, act])
             best = self.mu[r, act].max()
             rad = self.policy.radius(e, act.size, Re)
             self.active[r, act[best - self.mu[r, act] > 2.0 * rad]] = False
@@ -290,6 +292,8 @@ class AdaPAgent(SegmentAgent):
         length = np.maximum(self.n[rows, a], 1)  # episode length: the count doubles (1 initially)
         q = self.q[rows, a]
         self.mu[rows, a] = (self.Phi[rows, a] + self.b * self.Z[rows, a, q]) / length
+        keys = [f"AdaP episode {e} mean of arm {j}" for j, e in zip(a.tolist(), q.tolist())]
+        self.run.ledgers.released(rows, keys, self.mu[rows, a])
         self.m[rows, a] = length
         self.q[rows, a] = q + 1
         self.n[rows, a] += length

@@ -236,11 +236,18 @@ class LazyAgent(Agent):
             rr, aa, ee = rows[done], arms[done], e[done]
             On = np.ldexp(1.0, ee)
             self.mu[rr, aa] = (self.Phi[rr, aa] + self.b * self.Z[rr, aa, ee]) / On
+            self._released(rr, aa, ee)
             self.O[rr, aa] = On
             self.ep[rr, aa] = ee
             self.N[rr, aa] = 0
             self.Phi[rr, aa] = 0.0
             self._rel.append((rr, aa, t))
+
+    def _released(self, rr: np.ndarray, aa: np.ndarray, ee: np.ndarray) -> None:
+        """Keep the epoch means just released when the run keeps transcripts (an audit)."""
+        if self.run.ledgers.transcripts is not None:
+            keys = [f"epoch {e} mean of arm {a}" for a, e in zip(aa.tolist(), ee.tolist())]
+            self.run.ledgers.released(rr, keys, self.mu[rr, aa])
 
     def _flush_releases(self, t0: int, actions: np.ndarray) -> None:
         if self._rel:
@@ -370,6 +377,7 @@ class LazyUCBAgent(LazyAgent):
                 ee = self.ep[rr, aa] + 1
                 On = np.ldexp(1.0, ee)
                 self.mu[rr, aa] = (self.Phi[rr, aa] + self.b * self.Z[rr, aa, ee]) / On
+                self._released(rr, aa, ee)
                 self.O[rr, aa] = On
                 self.ep[rr, aa] = ee
                 self.N[rr, aa] = 0
@@ -423,7 +431,7 @@ class LazyDPTSAgent(LazyAgent):
         return self._argmax(theta)
 
     def _fast(self, t0: int, t1: int, table: np.ndarray) -> np.ndarray:
-        if not HAVE_NUMBA:
+        if not HAVE_NUMBA or self.run.ledgers.transcripts is not None:  # the kernel keeps no transcript
             return self._step(t0, t1, table)
         C = t1 - t0
         actions = np.empty((self.reps, C), dtype=np.intp)

@@ -396,6 +396,8 @@ class _CSBAgent(Agent):
         top_k = self.problem.matroid is None and self.problem.candidates is None
         if not top_k or self.tree is not None or not compiled.available():
             return None
+        if self.run.ledgers.transcripts is not None:  # the kernel keeps no transcript (an audit)
+            return None
         return {"none": 0, "all": 1, "least-pulled": 2}.get(self.policy.report)
 
     def run_chunk(self, t0: int, t1: int, outcomes: Outcomes) -> np.ndarray:

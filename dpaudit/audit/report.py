@@ -10,7 +10,9 @@ of precedence:
   implementation is not the mechanism that was certified, even if no bound exceeds the claim;
 * ``inconclusive`` — the certificate lies below the audit's detection floor
   (:mod:`dpaudit.audit.power`): even a mechanism spending all of its certified privacy would
-  usually give a zero bound at this sample size, so "no violation found" means nothing;
+  usually give a zero bound at this sample size, so "no violation found" means nothing; or the
+  bounds are 0 (the audit exhibited no privacy loss at all); or the audit found no test with
+  power (the caller says so);
 * ``consistent`` — none of the above. It never proves a claim.
 
 An audit may also be compared with a *published* claim that the toolkit does not certify
@@ -136,9 +138,11 @@ class AuditReport:
     def build(cls, *, target: str, certified: Certified, empirical: Empirical,
               details: dict[str, Any] | None = None, floor: DetectionFloor | None = None,
               estimate: MuInterval | None = None, model_mismatch: bool = False,
-              published: Certified | None = None) -> AuditReport:
+              published: Certified | None = None, inconclusive: bool = False) -> AuditReport:
         """Compute the verdict (precedence: violated, model-mismatch, inconclusive when the
-        certificate is below ``floor``, consistent), the fraction of the certified value the
+        certificate is below ``floor``, when the bounds are 0 — the audit exhibited no privacy
+        loss at all, so it says nothing — or when the caller says the audit had no power
+        (``inconclusive``), else consistent), the fraction of the certified value the
         audit recovered (μ_lower/μ if μ is certified, else ε_lower/ε) and, with ``published``,
         the verdict of the same bounds against that claim (``published_verdict``).
 
@@ -159,7 +163,9 @@ class AuditReport:
             verdict = Verdict.VIOLATED
         elif model_mismatch:
             verdict = Verdict.MODEL_MISMATCH
-        elif floor is not None and floor.below(certified.mu, certified.epsilon):
+        elif inconclusive or (floor is not None and floor.below(certified.mu, certified.epsilon)):
+            verdict = Verdict.INCONCLUSIVE
+        elif empirical.epsilon_lower <= 0.0 and not (empirical.mu_lower or 0.0) > 0.0:
             verdict = Verdict.INCONCLUSIVE
         else:
             verdict = Verdict.CONSISTENT

@@ -144,6 +144,10 @@ class BatchLazyEpochs:
         z = self.noise.take(rows, 1)[:, 0]
         need = np.left_shift(1, self.epoch[rows, arms])
         self.estimate[rows, arms] = (self._sum[rows, arms] + self.scale * z) / need
+        if self.ledgers is not None and self.ledgers.transcripts is not None:
+            epochs = self.epoch[rows, arms].tolist()
+            keys = [f"{self.label} arm {a} epoch {e}" for a, e in zip(arms.tolist(), epochs)]
+            self.ledgers.released(rows, keys, self.estimate[rows, arms])
         self.size[rows, arms] = need
         self.epoch[rows, arms] += 1
         self.draws[rows, arms] += 1
@@ -162,6 +166,8 @@ class BatchLazyEpochs:
         t = check_integer("round", round, 0)
         z = self.noise.take(self._rows, self.n_arms)  # arm e gets each repetition's e-th draw
         self.estimate[:] = (v + self.scale * z) / 1.0
+        if self.ledgers is not None:
+            self.ledgers.released(self._rows, f"{self.label} initial release", self.estimate)
         self.size[:] = 1
         self.epoch[:] = 1
         self.draws[:] += 1

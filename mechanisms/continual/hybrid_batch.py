@@ -254,6 +254,9 @@ class BatchHybridStreams:
         if self.ledgers is not None:
             self._units.append(int(unit))
             self._counts.append(np.bincount(rows, minlength=self.reps))
+            if self.ledgers.transcripts is not None:  # an audit keeps the released prefix sums
+                keys = [f"{self.label} stream {s} element {k}" for s, k in zip(streams.tolist(), n.tolist())]
+                self.ledgers.released(rows, keys, self.out[rows, streams])
         return self.out[rows, streams]
 
     def flush(self) -> None:
@@ -347,6 +350,7 @@ class BatchHybridSums:
             self.alpha[:] = 0.0
             self.alpha_hat[:] = 0.0
             self.out = self.beta.copy()
+            self._transcript(t, noisy)
             return self.out
         j = t - (1 << k)
         i = (j & -j).bit_length() - 1
@@ -358,12 +362,18 @@ class BatchHybridSums:
         self.alpha[:, i] = acc
         scale = (k * self.sensitivity / (self.epsilon / 2)) * self.factor
         self.alpha_hat[:, i] = acc + scale[:, None] * z
+        self._transcript(t, self.alpha_hat[:, i])
         prefix = np.zeros((self.reps, self.dim))
         for lv in range(j.bit_length()):
             if (j >> lv) & 1:
                 prefix = prefix + self.alpha_hat[:, lv]
         self.out = self.beta + prefix
         return self.out
+
+    def _transcript(self, t: int, node: np.ndarray) -> None:
+        """Keep the node released at step ``t`` when the ledgers keep transcripts (an audit)."""
+        if self.ledgers is not None:
+            self.ledgers.released(np.arange(self.reps), f"{self.label} node of step {t}", node)
 
     def released_nodes(self) -> list[tuple[int, int, np.ndarray, np.ndarray]]:
         """The released nodes so far as (block k (0: log), level, first steps, last steps), steps

@@ -140,6 +140,11 @@ class BatchTreeSums:
         self.released += 1
         return self.scale * z
 
+    def _transcript(self, key: str, values: np.ndarray) -> None:
+        """Keep a released node's values when the ledgers keep transcripts (an audit)."""
+        if self.ledgers is not None:
+            self.ledgers.released(np.arange(self.reps), f"{self.label} {key}", values)
+
     def step(self, leaf: np.ndarray) -> np.ndarray:
         """Insert the leaves (R, m) of the next step; return the noisy prefix sums (R, m)."""
         if self.closed:
@@ -154,10 +159,11 @@ class BatchTreeSums:
         i = (s & -s).bit_length() - 1
         acc = x.copy()
         for j in range(i):  # right children: released, never used by prefix sums
-            _ = acc + self._noise()
+            self._transcript(f"level {j} node ending at step {s}", acc + self._noise())
             self.covered[j] = s
             acc += self.alpha[:, j]
         hat = acc + self._noise()
+        self._transcript(f"level {i} node ending at step {s}", hat)
         self.covered[i] = s
         self.prefix += hat - self.alpha_hat[:, :i].sum(axis=1)
         self.alpha[:, :i] = 0.0
@@ -180,7 +186,7 @@ class BatchTreeSums:
                 total = sum(
                     (self.alpha[:, l] for l in range(j) if (n >> l) & 1), np.zeros((self.reps, self.dim))
                 )
-                _ = total + self._noise()
+                self._transcript(f"level {j} node closing at step {n}", total + self._noise())
                 self.covered[j] = n
 
     def flush(self) -> None:
