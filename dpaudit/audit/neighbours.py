@@ -9,7 +9,7 @@ report. Generic constructors live here:
 * :func:`scalar_pair` — 0 vs Δ for additive-noise mechanisms (Gaussian, Laplace).
 
 Pairs that depend on one mechanism (report-noisy-max gaps, randomised response, the click
-randomizer of Wang et al. (2021)'s cascading bandits) live beside their mechanisms, in
+randomizer of the cascading bandits of Wang et al. (2021)) live beside their mechanisms, in
 :mod:`mechanisms.auditing.pairs`.
 
 Adversarial choices are made from *exact* output distributions and the planned number of
