@@ -127,6 +127,7 @@ class PrivacySection:
         return dataclasses.replace(self, **known, extras=rest)
 
     def to_dict(self) -> dict[str, Any]:
+        keys: tuple[str, ...]
         if not self.private:
             keys = ("private", "guarantee", "mu", "delta", "epsilon", "epsilon_method", "epsilon_pure",
                     "bounds", "reasons", "published", "unit", "note")  # fmt: skip

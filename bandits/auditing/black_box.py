@@ -96,7 +96,7 @@ class PairDesign:
     base: tuple[float, ...]
     round: int
     arms: tuple[int, ...] | None
-    values: tuple[float, float] = (1.0, 0.0)
+    values: tuple[float, float] | tuple[tuple[float, ...], tuple[float, ...]] = (1.0, 0.0)
     overrides: tuple[tuple[int, int, tuple[float, ...]], ...] = ()
 
     def tables(self, horizon: int) -> tuple[np.ndarray, np.ndarray]:

@@ -291,7 +291,7 @@ def _designs(policy: CascadePolicy, env: Environment, horizon: int) -> list[Desi
     if isinstance(policy, (CascadeLDP, CascadeLDPFixed)):
         tau = horizon - 1
         a, b = change(tau, np.ones(L), np.zeros(L))
-        stats = (
+        stats: tuple[tuple[str, Statistic], ...] = (
             (f"number of values sent by user {tau}", _length),
             (f"first value sent by user {tau}", _first),
         )

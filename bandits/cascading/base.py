@@ -229,7 +229,7 @@ class CascadeAgent(Agent):
         p0 = rows[0]
         self.policies = rows
         self.record = bool(record) and self.private
-        self.k = run.structure.k
+        self.k = _k(run.structure)
         self.init = p0.init
         self.offset = 0 if self.init == "paper" else 1
         self._tie_stream = run.random.child(0) if p0.ties == "random" else None
@@ -253,6 +253,13 @@ class CascadeAgent(Agent):
         return self.run.ledgers if self.record else None
 
     # -- the loop ----------------------------------------------------------------------------
+    @property
+    def chunk_noise(self) -> np.ndarray:
+        """The standard noise draws of the chunk being played (``prepare`` draws them)."""
+        if self._z is None:
+            raise RuntimeError("no noise drawn: prepare() the chunk first (a private agent draws in prepare)")
+        return self._z
+
     def prepare(self, t0: int, t1: int) -> None:
         self._t0 = t0
         if self._tie_stream is not None:

@@ -142,11 +142,12 @@ class _Alg4Agent(_CSBAgent):
 
     def __init__(self, policy: CUCBLDPGaussian, run: RunContext) -> None:
         super().__init__(policy, run)
+        self.alg4 = policy
         self.capture_round: int | None = None
         self.captured: np.ndarray | None = None
 
     def run_chunk(self, t0: int, t1: int, outcomes: Outcomes) -> np.ndarray:
-        if t0 != 0 or self.policy.init != "paper":
+        if t0 != 0 or self.alg4.init != "paper":
             return super().run_chunk(t0, t1, outcomes)
         self.prepare(0, 1)
         first = self.select(0)  # every ū is 1: the oracle's data-independent tie rule

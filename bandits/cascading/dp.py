@@ -182,7 +182,8 @@ class HybridStreamsAgent(CascadeAgent):
     ) -> None:
         rr, kk = np.nonzero(examined)
         items = actions[rr, kk]
-        self.mech.insert(rr, items, clicked[rr, kk].astype(float), self._z[rr, s - self._t0, kk], unit=s)
+        z = self.chunk_noise[rr, s - self._t0, kk]
+        self.mech.insert(rr, items, clicked[rr, kk].astype(float), z, unit=s)
         f = flat[rr, kk]
         T = self.T.reshape(-1)
         T[f] += 1.0
@@ -240,7 +241,7 @@ class HybridCountsAgent(CascadeAgent):
         leaf = np.zeros((self.reps, 2 * L))
         leaf[r, actions] = clicked
         leaf[r, L + actions] = examined
-        self.mech.step(leaf, self._z[:, s - self._t0])
+        self.mech.step(leaf, self.chunk_noise[:, s - self._t0])
         self.D.reshape(-1)[flat] += 1.0
 
     def finish(self) -> None:

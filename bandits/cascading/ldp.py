@@ -242,7 +242,7 @@ class ObservedReportsAgent(CascadeAgent):
     def absorb(
         self, s: int, actions: np.ndarray, flat: np.ndarray, examined: np.ndarray, clicked: np.ndarray
     ) -> None:
-        y = self.reports.release(clicked.astype(float), self._z[:, s - self._t0], examined, s)
+        y = self.reports.release(clicked.astype(float), self.chunk_noise[:, s - self._t0], examined, s)
         if self.capture_round == s:
             self.captured = np.where(examined, y, np.nan)
         self.S.reshape(-1)[flat] += np.where(examined, y, 0.0)
@@ -288,7 +288,7 @@ class FixedReportsAgent(CascadeAgent):
     def absorb(
         self, s: int, actions: np.ndarray, flat: np.ndarray, examined: np.ndarray, clicked: np.ndarray
     ) -> None:
-        y = self.reports.release(clicked.astype(float), self._z[:, s - self._t0], None, s)
+        y = self.reports.release(clicked.astype(float), self.chunk_noise[:, s - self._t0], None, s)
         if self.capture_round == s:
             self.captured = y.copy()
         above = np.concatenate([np.zeros((self.reps, 1)), np.cumsum(y, axis=1)[:, :-1]], axis=1)

@@ -254,7 +254,7 @@ def _published(policy: Any, horizon: int, n_arms: int, delta: float) -> dict[str
     gaussian_claim = (
         getattr(policy, "noise", "gaussian") == "gaussian" or getattr(policy, "calibration", "") == "theorem7"
     )
-    if isinstance(policy, CUCBLDPGaussian) or (cd is not None and gaussian_claim):
+    if cd is not None and (isinstance(policy, CUCBLDPGaussian) or gaussian_claim):
         return {"paper": float(policy.epsilon)} if delta >= cd else {}
     return {"paper": float(policy.epsilon)}
 

@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from dpaudit.conversions import gdp_delta, gdp_epsilon
 from dpaudit.numerics import bisect
 from dpaudit.validation import check_integer, check_positive, check_probability
@@ -180,7 +182,9 @@ def optimal_composition_epsilon(epsilon0: float, k: int, delta: float) -> float:
     e0, k = check_positive("epsilon0", epsilon0), check_integer("k", k)
     if optimal_composition_delta(e0, k, 0.0) <= d:
         return 0.0
-    above = lambda e: optimal_composition_delta(e0, k, float(e)) > d  # noqa: E731  (True below the answer)
+    def above(e: np.ndarray) -> np.ndarray:  # True below the answer
+        return np.asarray(optimal_composition_delta(e0, k, float(e)) > d)
+
     _, hi = bisect(above, 0.0, k * e0, xtol=1e-13, rtol=1e-13)
     return float(hi)
 
@@ -203,7 +207,10 @@ def classical_failure_epsilon(delta: float, sensitivity: float = 1.0) -> float:
     lo, hi = 0.5, 50.0
     if fails(lo) or not fails(hi):
         raise ValueError(f"no failure point in [0.5, 50] for delta = {delta!r}")
-    _, hi_end = bisect(lambda e: not fails(float(e)), lo, hi, iters=60)
+    def holds(e: np.ndarray) -> np.ndarray:
+        return np.asarray(not fails(float(e)))
+
+    _, hi_end = bisect(holds, lo, hi, iters=60)
     return float(hi_end)
 
 

@@ -158,7 +158,7 @@ class RegretTally:
         self.emp = np.empty((R, C))
         self.pulls = np.zeros((R, N), dtype=np.int64)
         shape = (R, horizon) + self.structure.shape
-        self.acts = np.empty(shape, dtype=_action_dtype(N)) if record_actions else None
+        self.acts: np.ndarray | None = np.empty(shape, dtype=_action_dtype(N)) if record_actions else None
         self.cum_gap = np.zeros(R)
         self.cum_rew = np.zeros(R)
         self.ci = 0

@@ -132,8 +132,9 @@ def _run_reps_many(
         for idx, player in players:
             for i, act in zip(idx, player.play(t0, t1, table), strict=True):
                 acts[i] = act
-        for i, act in enumerate(acts):
-            tallies[i].add(t0, t1, act, table)
+        for i, played in enumerate(acts):
+            assert played is not None  # every agent plays alone or with its joint player
+            tallies[i].add(t0, t1, played, table)
         if on_progress is not None:
             on_progress((t1 - t0) * R * len(agents))
     for a in agents:
@@ -148,7 +149,7 @@ def simulate(
     repetitions: int = 10,
     seed: int | np.random.SeedSequence | None = 0,
     *,
-    checkpoints: int | Sequence[int] = 50,
+    checkpoints: int | Sequence[int] | np.ndarray = 50,
     record_actions: bool = False,
     replace: Replacement | None = None,
     executor: Executor | None = None,
@@ -189,7 +190,7 @@ def simulate_many(
     repetitions: int = 10,
     seed: int | np.random.SeedSequence | None = 0,
     *,
-    checkpoints: int | Sequence[int] = 50,
+    checkpoints: int | Sequence[int] | np.ndarray = 50,
     record_actions: bool = False,
     replace: Replacement | None = None,
     executor: Executor | None = None,
@@ -232,7 +233,7 @@ def _checked(
     env: Environment,
     horizon: int,
     repetitions: int,
-    checkpoints: int | Sequence[int],
+    checkpoints: int | Sequence[int] | np.ndarray,
     replace: Replacement | None,
 ) -> tuple[int, int, np.ndarray]:
     """Validate the arguments of :func:`simulate`; return (T, R, checkpoint rounds)."""
@@ -346,7 +347,7 @@ def _simulate(
     horizon: int,
     repetitions: int,
     seed: int | np.random.SeedSequence | None,
-    checkpoints: int | Sequence[int],
+    checkpoints: int | Sequence[int] | np.ndarray,
     record_actions: bool,
     replace: Replacement | None,
     executor: Executor | None,
@@ -369,8 +370,9 @@ def _simulate(
     start = time.perf_counter()
     desc = policies[0].name if single else f"{len(policies)} policies"
     sizes = [horizon * len(blk) * len(policies) for blk in blocks]
-    parts = run_tasks(run, [(*args, blk, *tail) for blk in blocks], executor=executor, progress=progress,
-                      desc=desc, unit="step", unit_scale=True, sizes=sizes, report_progress=True)  # fmt: skip
+    parts: list[Any] = run_tasks(run, [(*args, blk, *tail) for blk in blocks], executor=executor,
+                                 progress=progress, desc=desc, unit="step", unit_scale=True, sizes=sizes,
+                                 report_progress=True)  # fmt: skip
     elapsed = time.perf_counter() - start
     if single:
         parts = [[p] for p in parts]

@@ -35,10 +35,14 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from dpaudit.validation import check_integer
+
+if TYPE_CHECKING:  # the environment types load with the function that builds them
+    from bandits.environments.semibandit import LatentUserEnv, SemiBanditEnv
 
 __all__ = [
     "GENRES",
@@ -189,7 +193,9 @@ def movielens_like(
     )
 
 
-def movielens_env(data: MovieLensData, *, coupling: str = "latent", reward: str = "sum") -> object:
+def movielens_env(
+    data: MovieLensData, *, coupling: str = "latent", reward: str = "sum"
+) -> SemiBanditEnv | LatentUserEnv:
     """The matroid bandit of ``data``: a basis of the genre-vector linear matroid; outcomes from
     the user pool (``coupling="latent"``, the paper) or independent Bernoulli arms with the same
     means (``"independent"``, the model the theorems assume)."""

@@ -162,8 +162,8 @@ def _tasks(scale: Scale, seed: int) -> list[tuple]:
                 seed,
             )
         )
-        sound = [_ldp(noise, e, 1.0, True) for e in scale.eps_grid_sound]
-        out.append((f"grid {noise} sound", sound, env, T, R, seed))
+        sound_grid = [_ldp(noise, e, 1.0, True) for e in scale.eps_grid_sound]
+        out.append((f"grid {noise} sound", sound_grid, env, T, R, seed))
     out.append(("dp literal", [CascadeDP(e, noise_factor=f) for e, f in grid], env, T, R, seed))
     out.append(("dp sound", [CascadeDPCounts(e, noise_factor=f) for e, f in grid], env, T, R, seed))
     for L in scale.items:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -40,6 +41,7 @@ from bandits.semibandits.policies import (
     CUCBLDP2,
     SCALED_DP_BONUS,
     CSBPolicy,
+    _CSBAgent,
     dp_saturation_count,
 )
 
@@ -94,7 +96,7 @@ def instance(reward: str, k: int, bad: int = 8, good: float = 0.7, low: float = 
     return parse_combinatorial_env(f"topk:k={k},means={low}x{bad}/{good}x{k},reward={reward}")
 
 
-def regret(policy: CSBPolicy, env: Environment, horizon: int, reps: int, seed: int = 0) -> dict[str, object]:
+def regret(policy: CSBPolicy, env: Environment, horizon: int, reps: int, seed: int = 0) -> dict[str, Any]:
     """Final pseudo-regret over ``reps`` repetitions: mean, s.e., the per-repetition values, time."""
     t0, c0 = time.perf_counter(), time.process_time()
     res = simulate(policy, env, horizon, reps, seed, progress=False)
@@ -111,7 +113,7 @@ def regret(policy: CSBPolicy, env: Environment, horizon: int, reps: int, seed: i
     }
 
 
-def claim_no_k_price(scale: Scale, epsilon: float = 1.0) -> dict[str, object]:
+def claim_no_k_price(scale: Scale, epsilon: float = 1.0) -> dict[str, Any]:
     """Claim 1 on the bottleneck instance (B_∞ = 1), K ∈ {2, 8}."""
     T, R = scale.claim1_horizon, scale.claim1_reps
     rows = {}
@@ -135,11 +137,11 @@ def claim_no_k_price(scale: Scale, epsilon: float = 1.0) -> dict[str, object]:
 
 def claim_epsilon_scaling(
     scale: Scale, k: int = 2, epsilons: tuple[float, ...] = (0.25, 0.5, 1.0)
-) -> dict[int, dict[str, object]]:
+) -> dict[int, dict[str, Any]]:
     """Claim 2: CUCB-LDP2 on the bottleneck instance at fixed horizons for several ε (one entry
     per horizon: the regrets, the log–log slope, the halving ratios, whether the claim holds)."""
     env = instance("min", k)
-    out: dict[int, dict[str, object]] = {}
+    out: dict[int, dict[str, Any]] = {}
     for T in scale.claim2_horizons:
         rows = {eps: regret(CUCBLDP2(eps), env, T, scale.claim2_reps) for eps in epsilons}
         means = np.array([rows[e]["mean"] for e in epsilons])
@@ -156,7 +158,7 @@ def claim_epsilon_scaling(
     return out
 
 
-def claim_log_t(scale: Scale, k: int = 2, epsilon: float = 1.0) -> dict[str, object]:
+def claim_log_t(scale: Scale, k: int = 2, epsilon: float = 1.0) -> dict[str, Any]:
     """Claim 3: regret(T)/ln T of CUCB-LDP2 over separate runs at each T."""
     env = instance("min", k)
     rows = {T: regret(CUCBLDP2(epsilon), env, T, scale.claim3_reps) for T in scale.claim3_horizons}
@@ -178,7 +180,7 @@ def grid(
     rewards: tuple[str, ...] = ("min", "average", "sum"),
     ks: tuple[int, ...] = (2, 4, 8),
     epsilons: tuple[float, ...] = (0.25, 0.5, 1.0),
-) -> list[dict[str, object]]:
+) -> list[dict[str, Any]]:
     """CUCB-LDP1, CUCB-LDP2 (every ε) and CUCB on each instance at the grid horizon."""
     out = []
     for reward in rewards:
@@ -201,12 +203,13 @@ def grid(
 
 def dp_saturation(
     scale: Scale, m: int = 20, k: int = 5, horizon: int = 100_000, epsilon: float = 1.0
-) -> dict[str, object]:
+) -> dict[str, Any]:
     """CUCB-DP with the paper's constants, T = 10⁵: the fraction of the first
     ``scale.dp_rounds`` rounds in which every UCB is 1, and the updates an arm would need."""
     env = instance("min", k, bad=m - k)
     run = RunContext.create(env, horizon, np.random.SeedSequence(11).spawn(2))
     agent = CUCBDP(epsilon).agent(run)
+    assert isinstance(agent, _CSBAgent)
     n = scale.dp_rounds
     table = reward_table(env, n, seed=11)
     t0 = time.perf_counter()
@@ -227,7 +230,7 @@ def dp_saturation(
     }
 
 
-def dp_scaled_vs_cucb(scale: Scale, k: int = 4, epsilon: float = 1.0) -> dict[str, object]:
+def dp_scaled_vs_cucb(scale: Scale, k: int = 4, epsilon: float = 1.0) -> dict[str, Any]:
     """The scaled CUCB-DP (privacy term × 1/30) against CUCB, and the paper's constants."""
     env = instance("min", k)
     T, R = scale.dp_horizon, scale.dp_reps

@@ -46,7 +46,7 @@ def full_info_grid(scale: Scale, executor: Executor | None = None) -> dict[str, 
     ]
     t0 = time.perf_counter()
     results = _map(cells, executor)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for c, r in zip(cells, results):
         m, se = _summary(r)
         rows.append({"K": parse_env(c.env).n_arms, "eps": c.eps, "alg": c.alg, "mean": m, "se": se})

@@ -40,6 +40,7 @@ Example:
 
 from __future__ import annotations
 
+import abc
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -82,6 +83,10 @@ class _FTNL(Policy):
         object.__setattr__(self, "epsilon", check_positive("epsilon", self.epsilon))
         if self.engine not in ("fast", "step"):
             raise ValueError(f"engine must be 'fast' or 'step', got {self.engine!r}")
+
+    @abc.abstractmethod
+    def mechanism(self, n_arms: int) -> LaplaceReportNoisyMax | LaplaceMechanism:
+        """The release at the end of each global epoch, for ``n_arms`` actions."""
 
     def agent(self, run: RunContext) -> FTNLAgent:
         return FTNLAgent(self, run)

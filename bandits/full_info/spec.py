@@ -77,9 +77,13 @@ def _rnm_audit_horizon(policy: Any, horizon: int, n_arms: int) -> int:
 
 def _rnm(options: Mapping[str, Any], env: Environment, horizon: int) -> Configured:
     from bandits.full_info.policies import RNMFTNL
+    from dpaudit.events import LaplaceReportNoisyMaxEvent
 
     pol = RNMFTNL(epsilon=options["epsilon"], noise=options["noise"])
-    cert = pol.declare(horizon, env.n_arms).event.epsilon
+    event = pol.declare(horizon, env.n_arms).event
+    if not isinstance(event, LaplaceReportNoisyMaxEvent):  # pragma: no cover - the policy's contract
+        raise TypeError(f"RNM-FTNL declares a Laplace report-noisy-max, not {type(event).__name__}")
+    cert = event.epsilon
     lines = (
         f"noise Lap({pol.scale:g}) ({options['noise']}): certified {cert:g}-DP under replace-one"
         + (" (Theorem 8 claims epsilon)" if pol.noise == "published" else ""),
@@ -102,8 +106,6 @@ def _naive(options: Mapping[str, Any], env: Environment, horizon: int) -> Config
 
 
 
-_COMMON = dict(paper=HU_2024, privacy="central pure DP", default_horizon=T_PAPER)
-
 SPECS = (
     AlgorithmSpec(
         key="rnm-ftnl",
@@ -125,7 +127,9 @@ SPECS = (
         build=_rnm,
         auditor=_rnm_audit,
         default_audit_horizon=_rnm_audit_horizon,
-        **_COMMON,
+        paper=HU_2024,
+        privacy="central pure DP",
+        default_horizon=T_PAPER,
     ),
     AlgorithmSpec(
         key="naive-ftnl",
@@ -137,6 +141,8 @@ SPECS = (
         build=_naive,
         auditor=_rnm_audit,
         default_audit_horizon=_rnm_audit_horizon,
-        **_COMMON,
+        paper=HU_2024,
+        privacy="central pure DP",
+        default_horizon=T_PAPER,
     ),
 )

@@ -51,14 +51,16 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from bandits.actions import ActionStructure
 from bandits.engine.compiled import HAVE_NUMBA, lazy_ts_chunk
 from bandits.policy import Agent, Outcomes, Policy, RunContext
 from dpaudit.declaration import Declaration, PublishedClaim
-from dpaudit.events import Neighbouring
+from dpaudit.events import Neighbouring, PrivacyEvent
 from dpaudit.papers import HU_2024
 from dpaudit.validation import check_positive
 from mechanisms.laplace import LaplaceMechanism
@@ -80,7 +82,7 @@ def log_table(horizon: int, log: str) -> np.ndarray:
     return LOGS[log](np.arange(1, horizon + 1, dtype=float))
 
 
-def _check_common(policy: Policy) -> None:
+def _check_common(policy: _LazyPolicy) -> None:
     object.__setattr__(policy, "epsilon", check_positive("epsilon", policy.epsilon))
     if policy.log not in LOGS:
         raise ValueError(f"log must be one of {sorted(LOGS)}, got {policy.log!r}")
@@ -97,7 +99,7 @@ class EpochRoundsLog:
     released, so a double release or a round in two epochs shows up in the ledger check.
     """
 
-    def __init__(self, run: RunContext, event, label: str) -> None:
+    def __init__(self, run: RunContext, event: PrivacyEvent, label: str) -> None:
         self.run, self.event, self.label = run, event, label
         K = run.n_arms
         self.pending: list[list[list[np.ndarray]]] = [[[] for _ in range(K)] for _ in range(run.reps)]
@@ -108,7 +110,9 @@ class EpochRoundsLog:
         cut = int(np.searchsorted(rounds, t, side="right"))
         return rounds[:cut], rounds[cut:]
 
-    def add(self, t0: int, actions: np.ndarray, rel_rep, rel_arm, rel_round) -> None:
+    def add(
+        self, t0: int, actions: np.ndarray, rel_rep: ArrayLike, rel_arm: ArrayLike, rel_round: ArrayLike
+    ) -> None:
         """``actions`` (R, C) of rounds t0..; releases as parallel integer sequences."""
         R, C = actions.shape
         by_rep: dict[int, list[tuple[int, int]]] = {}
@@ -151,7 +155,8 @@ class _LazyPolicy(Policy):
     ties: str = "lowest"
     engine: str = "auto"
 
-    _ENGINES = ("auto", "step")
+    _ENGINES: ClassVar[tuple[str, ...]] = ("auto", "step")
+    _theorem: ClassVar[str] = ""
 
     def __post_init__(self) -> None:
         _check_common(self)
@@ -278,8 +283,8 @@ class LazyUCB(_LazyPolicy):
     'lazy-ucb(eps=0.25)'
     """
 
-    _ENGINES = ("auto", "fast", "step")
-    _theorem = "Theorem 2"
+    _ENGINES: ClassVar[tuple[str, ...]] = ("auto", "fast", "step")
+    _theorem: ClassVar[str] = "Theorem 2"
 
     @property
     def name(self) -> str:
@@ -390,8 +395,8 @@ class LazyDPTS(_LazyPolicy):
     ('lazy-dp-ts(eps=1)', 'Hu et al. (2024), Theorem 4')
     """
 
-    _ENGINES = ("auto", "numba", "step")
-    _theorem = "Theorem 4"
+    _ENGINES: ClassVar[tuple[str, ...]] = ("auto", "numba", "step")
+    _theorem: ClassVar[str] = "Theorem 4"
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from bandits.actions import Feedback
-from bandits.algorithm import AlgorithmSpec, Configured, Option
+from bandits.algorithm import AlgorithmSpec, Builder, Configured, Option
 from dpaudit.papers import AZIZE_BASU_2022, HU_2024, SAJED_SHEFFET_2019
 
 if TYPE_CHECKING:  # policies and audits load in the functions that use them, not to declare the specs
@@ -66,7 +66,7 @@ def _lazy_engine(key: str) -> Option:
     )
 
 
-def _lazy(key: str):
+def _lazy(key: str) -> Builder:
     def build(options: Mapping[str, Any], env: Environment, horizon: int) -> Configured:
         from bandits.engine.compiled import HAVE_NUMBA
         from bandits.lazy.policies import LazyDPTS, LazyUCB
@@ -178,7 +178,7 @@ def _dpse_audit_horizon(policy: DPSE, horizon: int, n_arms: int) -> int:
 # AdaP
 
 
-def _adap(index: str):
+def _adap(index: str) -> Builder:
     def build(options: Mapping[str, Any], env: Environment, horizon: int) -> Configured:
         from bandits.lazy.baselines import AdaP
 
@@ -197,8 +197,6 @@ ALPHA = Option(
     "alpha", float, 3.1, "exploration parameter alpha > 3 (Azize & Basu use 3.1)", low=3.0, low_open=True
 )
 
-_COMMON = dict(paper=HU_2024, privacy="central pure DP", default_horizon=T_PAPER)
-
 SPECS = (
     AlgorithmSpec(
         key="lazy-ucb",
@@ -211,7 +209,9 @@ SPECS = (
         build=_lazy("lazy-ucb"),
         auditor=_first_pick_audit,
         default_audit_horizon=_first_pick_horizon,
-        **_COMMON,
+        paper=HU_2024,
+        privacy="central pure DP",
+        default_horizon=T_PAPER,
     ),
     AlgorithmSpec(
         key="lazy-dp-ts",
@@ -224,7 +224,9 @@ SPECS = (
         build=_lazy("lazy-dp-ts"),
         auditor=_first_pick_audit,
         default_audit_horizon=_first_pick_horizon,
-        **_COMMON,
+        paper=HU_2024,
+        privacy="central pure DP",
+        default_horizon=T_PAPER,
     ),
     AlgorithmSpec(
         key="dp-se",

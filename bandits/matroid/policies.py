@@ -71,7 +71,7 @@ from bandits.structures.greedy import cover_with_bases
 from bandits.structures.matroids import UniformMatroid
 from bandits.structures.rewards import LinearSum
 from dpaudit.declaration import Declaration, PublishedClaim
-from dpaudit.events import LaplaceEvent, ParallelEvent
+from dpaudit.events import LaplaceEvent, ParallelEvent, PrivacyEvent
 from dpaudit.papers import CHANDAK_HU_HEGDE_2023
 from dpaudit.validation import check_positive
 from mechanisms.continual.epoch_sums_batch import BatchLazyEpochs
@@ -143,9 +143,16 @@ class MatroidPolicy(Policy):
         self.check_structure(run.structure)
         return _MatroidAgent(self, run)
 
+    def privacy_epsilon(self) -> float:
+        """The ε of a private variant (its field ``epsilon``); ``ValueError`` for a baseline."""
+        eps = getattr(self, "epsilon", None)
+        if eps is None:
+            raise ValueError(f"{self.name} is not private: it has no epsilon")
+        return float(eps)
+
     def epsilon0(self, k: int) -> float:
         """ε₀ = ε/K (Chandak, Hu & Hegde 2023, §4)."""
-        return float(self.epsilon) / k
+        return self.privacy_epsilon() / k
 
     def declare(
         self, horizon: int, n_arms: int, structure: ActionStructure | None = None
@@ -163,6 +170,7 @@ class MatroidPolicy(Policy):
             "(one per observed arm; "
             "epochs of an arm are disjoint): K*eps0 = eps by basic composition; actions are post-processing"
         )
+        event: PrivacyEvent
         if self.init == "paper" and L > K:
             event = ParallelEvent((lap.repeat(L), per_round))
             note += (
@@ -175,7 +183,7 @@ class MatroidPolicy(Policy):
                 note += "; w0 (round 0) is declared public and is not a protected record"
             elif self.init == "cover":
                 note += "; initialisation by covering bases, each round touches <= K arms"
-        eps = float(self.epsilon)
+        eps = self.privacy_epsilon()
         claim = PublishedClaim(
             CHANDAK_HU_HEGDE_2023, self.theorem, epsilon=eps, note=f"epsilon-DP, eps0 = eps/K = {eps0:.6g}"
         )
@@ -258,7 +266,8 @@ class _MatroidAgent(Agent):
             self.counts = np.zeros((R, L), dtype=np.int64)
         self._normal = run.random.child(0) if policy.rule == "ts" else None
         self._keys = run.random.child(1) if policy.ties == "random" else None
-        self._z = self._k = None
+        self._z: np.ndarray | None = None
+        self._k: np.ndarray | None = None
         self._t0 = 0
         self._w0: np.ndarray | None = None
         self.released_init: np.ndarray | None = None
@@ -266,9 +275,9 @@ class _MatroidAgent(Agent):
     # -- randomness --------------------------------------------------------------------------
     def prepare(self, t0: int, t1: int) -> None:
         self._t0 = t0
-        if self.policy.rule == "ts":
+        if self._normal is not None:
             self._z = self._normal.standard_normal((t1 - t0, self.n_arms))
-        if self.policy.ties == "random":
+        if self._keys is not None:
             self._k = self._keys.random((t1 - t0, self.n_arms))
 
     def run_chunk(self, t0: int, t1: int, outcomes: Outcomes) -> np.ndarray:
@@ -288,17 +297,19 @@ class _MatroidAgent(Agent):
         """The per-arm indices of paper round ``t + offset`` (UCB values or posterior samples)."""
         tau = t + self.offset
         mean, n = self._stats()
+        z = None if self._z is None else self._z[:, t - self._t0]  # the posterior draws (TS rules)
         T = np.maximum(n, 1).astype(float)  # arms never observed (loops) are never chosen anyway
         pol = self.policy
         if pol.private:
             log = math.log(self.K * tau)
             if pol.rule == "ucb":  # Chandak, Hu & Hegde (2023), eq. (3)
                 return mean + np.sqrt(3.0 * log / T) + 3.0 * log / (self.eps0 * T)
-            z = self._z[:, t - self._t0]  # Algorithm 3 lines 5-6: N(w~ + 3 ln(Kt)/(eps0 T), 1/T)
+            assert z is not None  # Algorithm 3 lines 5-6: N(w~ + 3 ln(Kt)/(eps0 T), 1/T)
             return mean + 3.0 * log / (self.eps0 * T) + z / np.sqrt(T)
         if pol.rule == "ucb":  # OMM
             return mean + np.sqrt(2.0 * math.log(tau) / T)
-        return mean + self._z[:, t - self._t0] / np.sqrt(T)  # CTS-Gaussian
+        assert z is not None
+        return mean + z / np.sqrt(T)  # CTS-Gaussian
 
     # -- the contract ------------------------------------------------------------------------
     def select(self, t: int) -> np.ndarray:

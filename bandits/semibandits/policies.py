@@ -192,7 +192,10 @@ class CSBPolicy(_Policy):
         return _CSBAgent(self, run)
 
     def _claim(self) -> PublishedClaim:
-        return PublishedClaim(CHEN_2020, self.theorem, epsilon=float(self.epsilon))
+        eps = getattr(self, "epsilon", None)  # the private variants' field
+        if eps is None:
+            raise ValueError(f"{self.name} is not private: it makes no published claim")
+        return PublishedClaim(CHEN_2020, self.theorem, epsilon=float(eps))
 
 
 def _per(c: float, n: np.ndarray, power: float) -> np.ndarray:
@@ -380,7 +383,7 @@ class _CSBAgent(Agent):
 
     def prepare(self, t0: int, t1: int) -> None:
         self._t0 = t0
-        if self.policy.ties == "random":
+        if self._keys is not None:
             self._k = self._keys.random((t1 - t0, self.n_arms))
         if self.mech is not None:  # standard draws of the mechanism's noise, one row per report
             width = self.k if self.policy.report == "all" else 1
@@ -402,15 +405,16 @@ class _CSBAgent(Agent):
         if mode is None:
             return super().run_chunk(t0, t1, outcomes)
         self.prepare(t0, t1)
-        coef = np.array(
-            [self.policy.coefficient(t + 1, self.horizon, self.n_arms, self.k) for t in range(t0, t1)]
-        )
-        scale = getattr(self.mech, self.mech.noise_parameter) if mode else 0.0
+        policy, mech = self.policy, self.mech
+        if not isinstance(policy, RootBonusPolicy):  # pragma: no cover - _mode only for these
+            raise TypeError(f"the compiled kernel needs a c/sqrt(n) bonus, not {type(policy).__name__}")
+        coef = np.array([policy.coefficient(t + 1, self.horizon, self.n_arms, self.k) for t in range(t0, t1)])
+        scale = getattr(mech, mech.noise_parameter) if mode and mech is not None else 0.0
         acts = compiled.csb_chunk(
             mode, self.mu, self.n, outcomes.table, self._k, self._z, coef, scale, self.k
         )
-        if mode:  # one report per user and round of the chunk (as release_batch records them)
-            self.run.ledgers.record(self.rows, self.mech.event, units=range(t0, t1), label="report")
+        if mode and mech is not None:  # one report per user and round (as release_batch records them)
+            self.run.ledgers.record(self.rows, mech.event, units=range(t0, t1), label="report")
         return acts
 
     def select(self, t: int) -> np.ndarray:
@@ -422,23 +426,23 @@ class _CSBAgent(Agent):
     def update(self, t: int, actions: np.ndarray, feedback: np.ndarray) -> None:
         x = np.clip(np.asarray(feedback, dtype=float), 0.0, 1.0)
         rows = self.rows
-        pol = self.policy
+        pol, mech, z = self.policy, self.mech, self._z
         if pol.report == "least-pulled":
+            assert mech is not None and z is not None  # a reporting policy has both (prepare)
             cnt = self.n[rows[:, None], actions]
             key = cnt * self.n_arms + actions  # argmin count, ties to the lower arm index (public)
             j = np.argmin(key, axis=1)
             arm = actions[rows, j]
-            y = self.mech.release_batch(
-                x[rows, j], self._z[:, t - self._t0, 0], self.run.ledgers, rows, round=t, label="report"
+            y = mech.release_batch(
+                x[rows, j], z[:, t - self._t0, 0], self.run.ledgers, rows, round=t, label="report"
             )
             n = self.n[rows, arm] + 1
             self.mu[rows, arm] += (y - self.mu[rows, arm]) / n
             self.n[rows, arm] = n
             return
         if pol.report == "all":
-            x = self.mech.release_batch(
-                x, self._z[:, t - self._t0], self.run.ledgers, rows, round=t, label="report"
-            )
+            assert mech is not None and z is not None
+            x = mech.release_batch(x, z[:, t - self._t0], self.run.ledgers, rows, round=t, label="report")
         r = rows[:, None]
         n = self.n[r, actions] + 1
         self.n[r, actions] = n

@@ -249,8 +249,8 @@ class MatroidBasis(_Combinatorial):
         if self.matroid.rank < 1:
             raise ValueError("matroid must have rank >= 1 (some element that is not a loop)")
 
-    @property  # type: ignore[override]
-    def k(self) -> int:
+    @property
+    def k(self) -> int:  # type: ignore[override]  # the rank, where SemiBandit has a field
         return self.matroid.rank
 
     def validate(self, n_arms: int) -> None:
@@ -303,8 +303,8 @@ class SuperArms(_Combinatorial):
         _check_reward(self.reward)
         object.__setattr__(self, "alpha", _check_alpha(self.alpha))
 
-    @property  # type: ignore[override]
-    def k(self) -> int:
+    @property
+    def k(self) -> int:  # type: ignore[override]  # the rank, where SemiBandit has a field
         return len(self.sets[0])
 
     def validate(self, n_arms: int) -> None:

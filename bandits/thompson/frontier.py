@@ -35,7 +35,7 @@ __all__ = [
 
 
 def _check_mu(mu: object) -> float:
-    return check_positive("target mu", mu)  # type: ignore[arg-type]
+    return check_positive("target mu", mu)
 
 
 def resolve_target_mu(
@@ -55,7 +55,7 @@ def resolve_target_mu(
         if delta is not None:
             raise ValueError("delta is only used with target_epsilon")
         return _check_mu(target_mu)
-    if delta is None:
+    if delta is None or target_epsilon is None:
         raise ValueError("target_epsilon needs delta in (0, 1)")
     return _check_mu(gdp_mu(target_epsilon, delta))
 

@@ -47,8 +47,8 @@ def choose_bc(options: Mapping[str, Any], n_arms: int, horizon: int) -> tuple[in
             f"--prepulls must be in [0, {(horizon - 1) // n_arms}] (b*N < T with N = {n_arms}, "
             f"T = {horizon}), got {b}"
         )
-    if c is not None:
-        return b, c, "given on the command line"
+    if c is not None and b is not None:
+        return int(b), float(c), "given on the command line"
     mu = DEFAULT_MU if mu is None else mu
     if b is not None:
         bmax = max_prepulls(horizon, n_arms, mu)
