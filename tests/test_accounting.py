@@ -104,7 +104,7 @@ def test_pld_stays_conservative_beyond_exp_range():
 
 
 # ---------------------------------------------------------------------------------------
-# pure ε: basic ≥ advanced ≥ PLD (anchors-accounting §2f)
+# pure ε: basic ≥ advanced ≥ PLD
 
 
 def test_laplace_composition_order_and_anchor_values():

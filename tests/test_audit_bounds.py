@@ -148,7 +148,7 @@ def test_rate_maps_basic() -> None:
 
 
 def test_bounds_from_counts_match_privacy_estimates() -> None:
-    # privacy_estimates.compute_eps_lo(method="beta"), anchors-auditing §2.1
+    # the value privacy_estimates.compute_eps_lo(method="beta") gives on these counts
     b = epsilon_lower_bound_from_counts(20, 5000, 300, 5000, delta=1e-5, confidence=0.95)
     assert b.epsilon == pytest.approx(5.0186, abs=1e-4)
     b = epsilon_lower_bound_from_counts(300, 5000, 1500, 5000, delta=1e-5, confidence=0.95)

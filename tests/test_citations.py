@@ -80,3 +80,27 @@ def test_no_file_names_a_paper_by_its_file_hash() -> None:
         rel = path.relative_to(ROOT)
         hits += [f"{rel}:{text.count(chr(10), 0, m.start()) + 1}" for m in FILE_HASH.finditer(text)]
     assert not hits, hits
+
+
+# Built from pieces so that this file does not itself contain what it looks for.
+SEED_LABEL = re.compile(
+    "|".join(["seeds?" + r"[ _-]?" + "00[0-4]", FILE_HASH.pattern, "dig" + "est"]), re.IGNORECASE
+)
+"""An internal seed label ("seed" and a three-digit number, as the papers were numbered while the
+toolkit was built), a paper file's hash name, or a pointer to the reading notes the toolkit was
+built from: readers have none of them, so papers are cited by authors and year and what a note
+said is stated where it is used."""
+
+
+def test_no_file_names_a_paper_by_a_seed_label_or_points_at_reading_notes() -> None:
+    hits = []
+    for path in _shipped_files():
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:  # images
+            continue
+        rel = path.relative_to(ROOT)
+        for m in SEED_LABEL.finditer(text):
+            line = text.count("\n", 0, m.start()) + 1
+            hits.append(f"{rel}:{line}: {text.splitlines()[line - 1].strip()[:100]}")
+    assert not hits, "\n".join(hits)

@@ -1,5 +1,6 @@
 """The combinatorial layer: reward functions, matroids and the greedy oracle, structures, semi-bandit
-environments, the --env grammar and the MovieLens loader (issue 12, shared by seeds 000/001/003)."""
+environments, the --env grammar and the MovieLens loader (issue 12, shared by the matroid, cascading
+and semi-bandit families)."""
 
 from __future__ import annotations
 

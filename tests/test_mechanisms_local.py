@@ -1,4 +1,4 @@
-"""Tests for mechanisms.local: client-side randomizers of seeds 001 and 003."""
+"""Tests for mechanisms.local: client-side randomizers of Wang et al. (2021) and Chen et al. (2020)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""End-to-end audits of seed 001's cascading bandits on neighbouring click streams.
+"""End-to-end audits of the cascading bandits of Wang et al. (2021) on neighbouring click streams.
 
 Neighbouring inputs differ in **one user's attraction vector** (one round's row of the outcome
 table, replaced): at round τ every item attracts (the user clicks at position 1, ``C = 1``) or
@@ -370,7 +370,7 @@ def audit_cucb_ldp_gaussian(
     *,
     mechanism_trials: int = DEFAULT_MECHANISM_TRIALS,
 ) -> PolicyAudit:
-    """The audit of ``dpaudit run cucb-ldp-gaussian`` (seed 001 Alg. 4): the Gaussian randomizer on
+    """The audit of ``dpaudit run cucb-ldp-gaussian`` (Wang et al. 2021, Alg. 4): the Gaussian randomizer on
     0_K vs 1_K (white box, every user after round 0; primary when u₀ is not used), the action
     sequences (:func:`bandits.auditing.black_box.audit_policy`) and, with the paper's initialisation, the
     raw initial record u₀ (all 1 vs all 0) against the paper's claim."""

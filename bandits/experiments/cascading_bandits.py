@@ -1,5 +1,5 @@
-"""Seed 001 experiments: Figure 1(a)–(i) and Figure 2 (§7, App. I), in the paper's configuration
-and at the privacy level the paper states, with the claims the text makes about them.
+"""The experiments of Wang et al. (2021): Figure 1(a)–(i) and Figure 2 (§7, App. I), in the paper's
+configuration and at the privacy level the paper states, with the claims the text makes about them.
 
 Setting (§7): L = 20, K = 4, δ = 10⁻³, T = 10⁵, 10 runs; **the attraction probabilities are not
 given** — the instance is the lower-bound instance of App. G/H with p = 0.2, Δ = 0.15 (an
@@ -8,8 +8,10 @@ assumption; :mod:`bandits.environments.cascade`); Figure 1(g)'s ε is not given 
 panel is run twice:
 
 * **as published** — "all noises are multiplied by 0.01", applied here to the noise and to the
-  privacy part of the bonus (the digest's reading: with the bonus unscaled no curve could look
-  logarithmic, §4); labelled by the paper's ε, but spending the **effective ε** of
+  privacy part of the bonus (our reading: with the bonus unscaled every private algorithm explores
+  uniformly for the whole horizon — on the assumed instance a suboptimal item needs 2.5·10⁵ to
+  10⁸ observations, τ of Theorems 4/6, before it stops being chosen — and no curve could look
+  logarithmic); labelled by the paper's ε, but spending the **effective ε** of
   :func:`bandits.cascading.theory.effective_epsilon` on the noise (Laplace 100ε, Gaussian
   29.6 / 127.7 / 431.5 / 1565 at ε = 0.2 / 0.5 / 1 / 2) — and not private at all through the
   report length (Algs. 2–3) or the un-noised counts (Alg. 1);
@@ -21,8 +23,8 @@ The sound variants are also run with the × 0.01 noise: they then certify exactl
 (Laplace 100ε; Gaussian the exact GDP ε of their σ), i.e. what a correct algorithm gets for the
 privacy the published runs really spend.
 
-Claims checked (digest §6.2, test 11), each with a tolerance of 2 standard errors of the
-difference of the final mean regrets (10 runs):
+Claims checked (the text's statements about each figure, §7), each with a tolerance of 2 standard
+errors of the difference of the final mean regrets (10 runs):
 
 * 1(a)–(d): "Laplace worst, non-private best": non-private ≤ Gaussian ≤ Laplace at each ε;
 * 1(a)–(d): "the private regrets also look O(log T)": the regret gained over the last decade of

@@ -1,18 +1,19 @@
-"""Seed 003 experiments (the paper has none; the digest's §4.2 proposal): bottleneck, average and
+"""Experiments for Chen et al. (2020), who report none (the design is ours): bottleneck, average and
 linear top-K instances with K ∈ {2, 4, 8} and 8 bad arms (m = K + 8), good arms at 0.7 and bad at
 0.5 (Δ = 0.2 for min and sum, 0.2/K for the average), ε ∈ {0.25, 0.5, 1}; and the paper's three
 regret claims:
 
 1. **"CUCB-LDP2 pays no K price"** (Theorem 4 vs Theorem 2): on the bottleneck instance (B_∞ = 1)
    regret(K = 8)/regret(K = 2) of CUCB-LDP2 within [0.6, 1.6], while CUCB-LDP1 (literal bonus)
-   grows ≥ 1.8× and is ≥ 3× CUCB-LDP2 at K = 8 (digest §6.2 test 11);
+   grows ≥ 1.8× and is ≥ 3× CUCB-LDP2 at K = 8;
 2. **1/ε² scaling** of CUCB-LDP2 (Theorem 4): regret(ε/2)/regret(ε) within [2.5, 5] at a fixed
-   T ≥ 10⁶, or a log–log slope in [−2.4, −1.6] (test 12);
+   T ≥ 10⁶, or a log–log slope in [−2.4, −1.6];
 3. **log T growth**: regret(T)/ln T of CUCB-LDP2 over T ∈ {2.5·10⁵, 10⁶, 4·10⁶} varies by ≤ 25 %
-   (test 13) — separate runs, since T enters the bonus;
+   — separate runs, since T enters the bonus;
 
-plus CUCB-DP with the paper's constants (the all-ones UCB state, test 16) and its scaled variant
-against CUCB (test 17). Regret is the pseudo-regret against α·opt (α = 1: exact top-K oracle).
+plus CUCB-DP with the paper's constants (which never leaves the all-ones UCB state at m = 20,
+K = 5, T = 10⁵, ε = 1) and its scaled variant against CUCB. Regret is the pseudo-regret against
+α·opt (α = 1: exact top-K oracle).
 
 >>> s = REDUCED
 >>> s.claim1_horizon < FULL.claim1_horizon
@@ -91,7 +92,7 @@ REDUCED = Scale(60_000, 4, (200_000,), 4, (25_000, 100_000, 400_000), 4, 20_000,
 
 
 def instance(reward: str, k: int, bad: int = 8, good: float = 0.7, low: float = 0.5) -> Environment:
-    """The digest's instance: ``bad`` arms at ``low`` then ``k`` arms at ``good``."""
+    """The instance of these experiments: ``bad`` arms at ``low`` then ``k`` arms at ``good``."""
     return parse_combinatorial_env(f"topk:k={k},means={low}x{bad}/{good}x{k},reward={reward}")
 
 
@@ -203,7 +204,7 @@ def grid(
 def dp_saturation(
     scale: Scale, m: int = 20, k: int = 5, horizon: int = 100_000, epsilon: float = 1.0
 ) -> dict[str, Any]:
-    """Test 16: CUCB-DP with the paper's constants, T = 10⁵: the fraction of the first
+    """CUCB-DP with the paper's constants, T = 10⁵: the fraction of the first
     ``scale.dp_rounds`` rounds in which every UCB is 1, and the updates an arm would need."""
     env = instance("min", k, bad=m - k)
     run = RunContext.create(env, horizon, np.random.SeedSequence(11).spawn(2))
@@ -230,7 +231,7 @@ def dp_saturation(
 
 
 def dp_scaled_vs_cucb(scale: Scale, k: int = 4, epsilon: float = 1.0) -> dict[str, Any]:
-    """Test 17: the scaled CUCB-DP (privacy term × 1/30) against CUCB, and the paper's constants."""
+    """The scaled CUCB-DP (privacy term × 1/30) against CUCB, and the paper's constants."""
     env = instance("min", k)
     T, R = scale.dp_horizon, scale.dp_reps
     paper = regret(CUCBDP(epsilon), env, T, R)

@@ -1,12 +1,13 @@
-"""Seed 000 experiments (digest §4): E1 (the 7-vector linear matroid of Table 2, n = 10⁴, ε = 2),
-E2 (ε ∈ {10⁵, 2, 10⁻⁴}), E4 (R_n/ln n up to n = 10⁶), E5 (regret against 1/ε, 50 values in
-[0.5, 50], linear fit) and E3 (the MovieLens-like instance: L = 100, K = 17, n = 2·10⁴, rewards
-correlated through a pool of latent users).
+"""The experiments of Chandak, Hu & Hegde (2023): E1 (Figures 1 and 4a, §5.1: the 7-vector linear
+matroid of Table 2, n = 10⁴, ε = 2), E2 (Figure 2: ε ∈ {10⁵, 2, 10⁻⁴}), E4 (Figure 5a, App. A:
+R_n/ln n up to n = 10⁶), E5 (Figure 5b, App. A: regret against 1/ε, 50 values in [0.5, 50], linear
+fit) and E3 (Figures 3 and 4b, §5.2: the MovieLens-like instance: L = 100, K = 17, n = 2·10⁴,
+rewards correlated through a pool of latent users).
 
 The paper's metric is the "expected per-round return" (1/s) Σ_{t≤s} f(A^t, w̄) = f* − R_s/s, with R
 the pseudo-regret; OMM and CTS-Gaussian are the non-private baselines; the initialisation is the
-paper's (``init="paper"``) unless said otherwise. No repetition counts are given in the paper; the
-digest's reference simulation used 20 seeds.
+paper's (``init="paper"``) unless said otherwise. No repetition counts are given in the paper; ours
+are those of :data:`FULL` (20 for E1 and E2).
 
 >>> REDUCED.e4_horizon < FULL.e4_horizon
 True

@@ -1,5 +1,5 @@
-"""White-box audit of Gaussian Thompson sampling (seed 004, Alg. 1–2): the implementation against
-the certificate *and* against its own model.
+"""White-box audit of Gaussian Thompson sampling (Ou, Avella Medina & Cummings 2024, Algorithms
+1–2): the implementation against the certificate *and* against its own model.
 
 The released output of Thompson sampling is the action sequence a_1..a_T; neighbouring reward
 streams R, R′ differ in one reward r_τ. :func:`audit_thompson`

@@ -139,8 +139,9 @@ def rule_of_thumb_prepulls(horizon: int, arms: int, mu: float) -> int:
 
     Rationale: on the frontier, after the pre-pulls each arm's sampling standard deviation is
     sqrt(c/(b+1)) ≈ sqrt(T)/(μ(b+1)); the rule makes it about s = 1/6 of the reward range. The
-    constant is calibrated on the full-scale tuner runs of seed 004 §5.1/§5.2 (T = 10^5, N = 5,
-    μ ∈ {1, 2, 5}; ``docs/bandits-results.md``), whose best b gave s ≈ 0.14–0.22. Run
+    constant is calibrated on the full-scale tuner runs of the Bernoulli and
+    truncated-exponential instances of Ou, Avella Medina & Cummings (2024), §5.1–5.2 (T = 10^5,
+    N = 5, μ ∈ {1, 2, 5}; ``docs/bandits-results.md``), whose best b gave s ≈ 0.14–0.22. Run
     :func:`tune_thompson` for an environment-specific choice.
 
     >>> rule_of_thumb_prepulls(100_000, 5, 1.0), rule_of_thumb_prepulls(100_000, 5, 5.0)

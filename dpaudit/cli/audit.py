@@ -1,9 +1,9 @@
 """``dpaudit audit TARGET``: empirically audit a mechanism's certified (or claimed) privacy.
 
 Targets: ``gaussian``, ``laplace``, ``randomized-response``, ``rnm-laplace``,
-``rnm-gaussian``, ``cascade`` (seed 001 local randomizer). The claim is the toolkit's own
+``rnm-gaussian``, ``cascade`` (the local randomizer of Wang et al. 2021). The claim is the toolkit's own
 certified value unless ``--claim-mu M`` or ``--claim-epsilon E [--claim-delta D]`` (or
-``--claim-published`` for the seed papers' theorems) is given. ``--json`` prints one object
+``--claim-published`` for the papers' own theorems) is given. ``--json`` prints one object
 with ``certified``, ``empirical``, ``verdict``, ``detection_floor`` and ``estimate`` (and no
 progress bar). By default one test is chosen on a 10 % pilot among the target's pre-registered
 designs (``--selection grid``: the Bonferroni grid over all of them instead).
