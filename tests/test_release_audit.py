@@ -59,7 +59,9 @@ class _QuietLazyUCB(LazyUCB):
 
 def test_release_pairs_reach_every_arm() -> None:
     names = [p.name for p in release_pairs(20, 4)]
-    assert all(f"arm {j} at round {j} 1 vs 0, tie" in names for j in range(4))
+    assert all(f"arm {j} at round {j} 1 vs 0, others 0" in names for j in range(4))
+    moved = [p.name for p in release_pairs(20, 4, first_play={2: 7})]
+    assert "arm 2 at round 7 1 vs 0, others 0" in moved
     assert any("(1, 0) vs (0, 1)" in n for n in names)
 
 

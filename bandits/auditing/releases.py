@@ -10,21 +10,22 @@ privacy loss exceeds the certificate means the certificate does not describe thi
 — the threat model of auditing DP-SGD's intermediate updates (Nasr, Song, Thakurta, Papernot &
 Carlini 2021), applied to every release of a bandit algorithm.
 
-**Procedure.** The pairs of neighbouring reward tables are those of the black-box audit
-(:func:`release_pairs`: whole-row changes, one arm's reward where that arm is observed, and the
-swap of arms 0 and 1 — a click at position 1 vs 2 for a cascade). For every pair a pilot of
-fresh runs on both tables is split in two halves:
+**Procedure.** The pre-registered pairs of neighbouring reward tables (:func:`release_pairs`):
+whole-row changes, one arm's reward at the round where the policy first plays it
+(:func:`first_plays`), and the swap of arms 0 and 1 — a click at position 1 vs 2 for a cascade.
+A pilot of fresh runs on both tables of each pair comes in two parts:
 
-1. *fit* (half A, x and x′ run on the *same seeds*, so that the noise cancels in each pair of
+1. *fit* (a quarter, x and x′ run on the *same seeds*, so that the noise cancels in each pair of
    runs that made the same decisions): for every release key, how often the change moves it,
    its shift where it does (the median paired difference), its centre under x (median) and
    its spread (median absolute deviation); the keys that move are the releases the changed
    unit reaches;
-2. *score* (half B, independent seeds): the candidate statistics — each reached release alone
-   (its value), and the summed privacy loss over all reached releases in the shape of a
-   Laplace mechanism (clipped linear) and of a Gaussian one (linear), each release weighted by
-   its fitted scale — are scored by :func:`dpaudit.audit.pilot.pilot_choice` (the bound each
-   would give at the main size).
+2. *score* (the rest, independent seeds, for the :data:`SCORED_PAIRS` pairs whose reached
+   releases are strongest): the candidate statistics — each reached release alone (its value;
+   for a release with few values, such as an argmax, each value's indicator), and the summed
+   privacy loss over all reached releases in the shape of a Laplace mechanism (clipped linear)
+   and of a Gaussian one (linear), each release weighted by its fitted scale — are scored by
+   :func:`dpaudit.audit.pilot.pilot_choice` (the bound each would give at the main size).
 
 The chosen statistic (its keys, centres and weights frozen by the pilot) is then certified on a
 main sample of fresh runs with two Clopper–Pearson bounds (:func:`certify_chosen`), so the
@@ -74,12 +75,19 @@ MIN_REACH = 0.1
 """A release counts as reached when the change moves it in at least this fraction of the fit runs."""
 
 TOP_VALUES = 6
+
+SCORED_PAIRS = 4
+"""How many pairs (those with the strongest reached releases in the fit runs) the pilot scores."""
+
+MAX_LEVELS = 8
+"""A release with at most this many distinct values also gets one indicator statistic per value."""
 """How many single releases (the most shifted) are candidates on their own, per pair."""
 
 
 @dataclass(frozen=True)
 class ReleaseStatistic:
-    """A statistic of one run's transcript: the value of one release (``kind="value"``), or the
+    """A statistic of one run's transcript: the value of one release (``kind="value"``), whether
+    a release with few distinct values took the value ``null[0]`` (``"equals"``), or the
     summed privacy loss over ``keys`` of a Laplace (``"laplace"``: clipped to the centres) or
     Gaussian (``"gaussian"``: linear) mechanism centred at ``null``/``alt`` with ``scale``."""
 
@@ -90,6 +98,9 @@ class ReleaseStatistic:
     scale: tuple[float, ...]
 
     def __call__(self, columns: Mapping[str, np.ndarray], n: int) -> np.ndarray:
+        if self.kind == "equals":
+            v = columns.get(self.keys[0])
+            return np.zeros(n) if v is None else (v == self.null[0]).astype(float)
         if self.kind == "value":
             v = columns.get(self.keys[0])
             return np.full(n, MISSING) if v is None else np.where(np.isnan(v), MISSING, v)
@@ -98,14 +109,17 @@ class ReleaseStatistic:
             v = columns.get(k)
             if v is None:
                 continue
-            if self.kind == "laplace":
-                loss = (np.abs(v - m0) - np.abs(v - m1)) / s
+            if self.kind == "laplace":  # clipped exactly, so that no rounding splits the end points
+                lo, hi = min(m0, m1), max(m0, m1)
+                loss = (m0 + m1 - 2.0 * np.clip(v, lo, hi)) / s * (1.0 if m0 > m1 else -1.0)
             else:
                 loss = (m1 - m0) * (v - 0.5 * (m0 + m1)) / (s * s)
             total += np.where(np.isnan(loss), 0.0, loss)
         return total
 
     def describe(self) -> str:
+        if self.kind == "equals":
+            return f"release '{self.keys[0]}' == {self.null[0]:g}"
         if self.kind == "value":
             return f"value of release '{self.keys[0]}'"
         shape = "Laplace" if self.kind == "laplace" else "Gaussian"
@@ -113,28 +127,47 @@ class ReleaseStatistic:
         return f"{shape} loss over {len(self.keys)} releases ({first})"
 
 
-def release_pairs(horizon: int, n_arms: int, max_arms: int = 8) -> list[PairDesign]:
-    """The pre-registered pairs: whole-row changes (1 vs 0 on a tie) at rounds 0 and N, the swap
-    of arms 0 and 1 at round 0 (for a cascade: a click at position 1 vs at position 2, the worst
-    pair of one user's feedback), and for each arm j (up to ``max_arms``, the last one included)
-    its own reward at round j — where round-robin initial pulls observe it."""
-    tie = (0.5,) * n_arms
-    taus = sorted({0, min(n_arms, horizon - 1)})
+def release_pairs(
+    horizon: int, n_arms: int, max_arms: int = 8, first_play: Mapping[int, int] | None = None
+) -> list[PairDesign]:
+    """The pre-registered pairs: whole-row changes (1 vs 0 on a tie) at rounds 0, 1 and N, the swap
+    of arms 0 and 1 at round 0 on a zero table (for a cascade: a click at position 1 vs at
+    position 2, the worst pair of one user's feedback), and for each arm j (up to ``max_arms``,
+    the last one included) its own reward (1 vs 0, every other reward 0) at the round
+    ``first_play[j]`` where the policy first plays it (default: round j, as round-robin initial
+    pulls do) — so that the changed reward is observed and released."""
+    tie, zero = (0.5,) * n_arms, (0.0,) * n_arms
+    taus = sorted({0, 1, min(n_arms, horizon - 1)})
     out = [PairDesign(f"row {t} 1 vs 0, tie", tie, t, None) for t in taus]
     if n_arms >= 2:
-        out.append(
-            PairDesign(
-                "arms 0, 1 at round 0: (1, 0) vs (0, 1), others 0",
-                (0.0,) * n_arms,
-                0,
-                (0, 1),
-                ((1.0, 0.0), (0.0, 1.0)),
-            )
-        )
+        swap = ((1.0, 0.0), (0.0, 1.0))
+        out.append(PairDesign("arms 0, 1 at round 0: (1, 0) vs (0, 1), others 0", zero, 0, (0, 1), swap))
     arms = list(range(min(n_arms, max_arms)))
     if n_arms > max_arms:
         arms[-1] = n_arms - 1
-    out += [PairDesign(f"arm {j} at round {j} 1 vs 0, tie", tie, j, (j,)) for j in arms if j < horizon]
+    rounds = {j: (first_play or {}).get(j, j) for j in arms}
+    out += [PairDesign(f"arm {j} at round {rounds[j]} 1 vs 0, others 0", zero, rounds[j], (j,)) for j in arms]
+    return out
+
+
+def first_plays(
+    policy: Policy, env: Environment, horizon: int, settings: AuditSettings, runs: int = 64
+) -> dict[int, int]:
+    """For every arm, the round at which ``policy`` most often plays it first on an all-zero
+    table (``runs`` runs on their own seeds; arms never played within ``horizon`` are absent)."""
+    table = np.zeros((horizon, env.n_arms))
+    seed = np.random.SeedSequence(settings.seed, spawn_key=(2,))
+    env0 = RewardTableEnv(table, action_structure=env.structure)
+    res = simulate(
+        policy, env0, horizon, runs, seed, record_actions=True, progress=False, checkpoints=[horizon]
+    )
+    acts = np.asarray(res.actions).reshape(runs, horizon, -1)
+    out = {}
+    for j in range(env.n_arms):
+        hit = (acts == j).any(axis=2)
+        played = hit.any(axis=1)
+        if played.any():
+            out[j] = int(np.bincount(hit[played].argmax(axis=1)).argmax())
     return out
 
 
@@ -160,7 +193,7 @@ def _sizes(n: int) -> list[int]:
     return [BLOCK] * (n // BLOCK) + ([n % BLOCK] if n % BLOCK else [])
 
 
-def _run(
+def _tasks(
     policy: Policy,
     table: np.ndarray,
     horizon: int,
@@ -169,8 +202,9 @@ def _run(
     settings: AuditSettings,
     structure: object,
     stat: ReleaseStatistic | None,
-) -> list:
-    tasks = [
+) -> list[tuple[tuple[Any, ...]]]:
+    """The blocks of ``n`` runs on ``table`` (seeds spawned from ``settings.seed`` and ``key``)."""
+    return [
         (
             (
                 policy,
@@ -184,7 +218,18 @@ def _run(
         )
         for i, sz in enumerate(_sizes(n))
     ]
-    return run_tasks(_block, tasks, executor=settings.executor)
+
+
+def _run_all(batches: list[list[tuple[tuple[Any, ...]]]], settings: AuditSettings) -> list[list[Any]]:
+    """Every batch's block results, all blocks submitted at once (an executor runs them in
+    parallel; the results do not depend on it)."""
+    flat = [t for b in batches for t in b]
+    out = run_tasks(_block, flat, executor=settings.executor)
+    res, i = [], 0
+    for b in batches:
+        res.append(out[i : i + len(b)])
+        i += len(b)
+    return res
 
 
 def records_releases(policy: Policy, horizon: int, env: Environment) -> bool:
@@ -238,13 +283,20 @@ def _reached(key: str, a0: np.ndarray | None, a1: np.ndarray | None) -> _Reached
     return _Reached(moved.mean() * abs(shift) / spread, key, m0, m0 + shift, spread)
 
 
-def _fit(x: Mapping[str, np.ndarray], y: Mapping[str, np.ndarray]) -> list[ReleaseStatistic]:
-    """The candidate statistics of one pair from the fit half of its pilot (module docstring)."""
+def _fit(x: Mapping[str, np.ndarray], y: Mapping[str, np.ndarray]) -> tuple[list[ReleaseStatistic], float]:
+    """The candidate statistics of one pair from its coupled fit runs (module docstring), and the
+    pair's signal: Σ min(strength, 50)² over its reached releases (what ranks pairs for scoring)."""
     found = (_reached(k, x.get(k), y.get(k)) for k in dict.fromkeys([*x, *y]))
     reached = sorted((r for r in found if r is not None), key=lambda r: -r.strength)
     out = [
         ReleaseStatistic("value", (r.key,), (r.null,), (r.alt,), (r.spread,)) for r in reached[:TOP_VALUES]
     ]
+    for r in reached[:TOP_VALUES]:  # a release with few values (an argmax, a count): each value alone
+        seen = np.unique(
+            np.concatenate([v[~np.isnan(v)] for v in (x.get(r.key), y.get(r.key)) if v is not None])
+        )
+        if 1 < seen.size <= MAX_LEVELS:
+            out += [ReleaseStatistic("equals", (r.key,), (float(u),), (float(u),), (1.0,)) for u in seen]
     summed = [r for r in reached if math.isfinite(r.strength)]
     if summed:
         keys = tuple(r.key for r in summed)
@@ -255,7 +307,8 @@ def _fit(x: Mapping[str, np.ndarray], y: Mapping[str, np.ndarray]) -> list[Relea
             ReleaseStatistic("laplace", keys, m0s, m1s, lap),
             ReleaseStatistic("gaussian", keys, m0s, m1s, gau),
         ]
-    return out
+    signal = sum(min(r.strength, 50.0) ** 2 for r in reached)
+    return out, signal
 
 
 def _pilot(
@@ -268,20 +321,34 @@ def _pilot(
     select: str,
     settings: AuditSettings,
 ) -> tuple:
-    """Pilot runs of every pair: fit the statistics on half of them (x and x′ run on the same
-    seeds), score them on the other half (independent seeds); the choice, its pair and
-    statistic, and how many statistics were candidates."""
-    pilots, keys = [], []
-    fit, score = n_pilot // 2, n_pilot - n_pilot // 2
-
-    def sample(table: np.ndarray, size: int, key: tuple[int, ...]) -> dict[str, np.ndarray]:
-        return merge(_run(policy, table, T, size, key, settings, env.structure, None), _sizes(size))
-
+    """Pilot runs: fit the statistics of every pair on ``n_pilot/4`` coupled runs per side (x and
+    x′ on the same seeds); score those of the :data:`SCORED_PAIRS` pairs with the strongest
+    reached releases on the other ``3 n_pilot/4`` (independent seeds). Returns the choice, its
+    pair and statistic, and how many statistics were scored."""
+    fit = max(25, n_pilot // 4)
+    score = max(50, n_pilot - fit)
+    batches = []
     for c, pair in enumerate(cands):
         null_t, alt_t = pair.tables(T)
-        fit_x, fit_y = sample(null_t, fit, (0, c, 0)), sample(alt_t, fit, (0, c, 0))  # coupled: same seeds
-        score_x, score_y = sample(null_t, score, (0, c, 1)), sample(alt_t, score, (0, c, 2))
-        for stat in _fit(fit_x, fit_y):
+        for table in (null_t, alt_t):  # the same key: x and x′ share their seeds
+            batches.append(_tasks(policy, table, T, fit, (0, c, 0), settings, env.structure, None))
+    runs = _run_all(batches, settings)
+    fitted = []
+    for c, pair in enumerate(cands):
+        stats, signal = _fit(merge(runs[2 * c], _sizes(fit)), merge(runs[2 * c + 1], _sizes(fit)))
+        if stats:
+            fitted.append((signal, c, pair, stats))
+    fitted = sorted(fitted, key=lambda f: -f[0])[:SCORED_PAIRS]
+    batches = []
+    for _, c, pair, _ in fitted:
+        null_t, alt_t = pair.tables(T)
+        batches += [_tasks(policy, t, T, score, (0, c, 1 + s), settings, env.structure, None)
+                    for s, t in enumerate((null_t, alt_t))]  # fmt: skip
+    runs = _run_all(batches, settings)
+    pilots, keys = [], []
+    for i, (_, _, pair, stats) in enumerate(fitted):
+        score_x, score_y = merge(runs[2 * i], _sizes(score)), merge(runs[2 * i + 1], _sizes(score))
+        for stat in stats:
             pilots.append((stat(score_x, score), stat(score_y, score), None))
             keys.append((pair, stat))
     if not pilots:
@@ -304,8 +371,8 @@ def audit_releases(
     """Audit what ``policy``'s mechanisms release at ``horizon`` with ``settings.trials`` runs per
     neighbouring table (module docstring); the pilot adds ``pilot_fraction·trials`` (at least
     200) runs per side per pair. ``pairs``: the pre-registered family (default
-    :func:`release_pairs`); ``select``: rank tests by their ``"mu"`` or ``"epsilon"`` bound
-    (default: ε for a pure ε-DP declaration, else μ)."""
+    :func:`release_pairs` at the rounds of :func:`first_plays`); ``select``: rank tests by
+    their ``"mu"`` or ``"epsilon"`` bound (default: ε for a pure ε-DP declaration, else μ)."""
     if isinstance(env, str):
         env = parse_env(env)
     T = check_integer("horizon", horizon, 2)
@@ -317,7 +384,9 @@ def audit_releases(
     if select not in ("mu", "epsilon"):
         raise ValueError(f"select must be 'mu' or 'epsilon', got {select!r}")
     t0 = time.perf_counter()
-    cands = reachable_pairs(list(pairs) if pairs is not None else release_pairs(T, env.n_arms), T)
+    if pairs is None:
+        pairs = release_pairs(T, env.n_arms, first_play=first_plays(policy, env, T, settings))
+    cands = reachable_pairs(list(pairs), T)
     n_pilot = max(200, math.ceil(pilot_fraction * n))
     pc, pair, stat, scored = _pilot(policy, env, T, n, n_pilot, cands, select, settings)
     t1 = time.perf_counter()
@@ -329,8 +398,14 @@ def audit_releases(
     }
     if pc is None or pc.predicted <= 0:
         return _no_power(policy, cert, published, n, settings, base, t1 - t0)
-    x = np.concatenate(_run(policy, pair.tables(T)[0], T, n, (1, 0), settings, env.structure, stat))
-    y = np.concatenate(_run(policy, pair.tables(T)[1], T, n, (1, 1), settings, env.structure, stat))
+    null_t, alt_t = pair.tables(T)
+    main = [
+        _tasks(policy, table, T, n, (1, s), settings, env.structure, stat)
+        for s, table in enumerate((null_t, alt_t))
+    ]
+    xs, ys = _run_all(main, settings)
+    x, y = np.concatenate(xs), np.concatenate(ys)
+
     conf, delta = settings.confidence, settings.delta
     emp, fp, fn = certify_chosen(
         x, y, pc.orientation, pc.threshold, delta=delta, confidence=conf, statistic=stat.describe()
