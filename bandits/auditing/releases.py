@@ -277,10 +277,11 @@ def _reached(key: str, a0: np.ndarray | None, a1: np.ndarray | None) -> _Reached
     if moved.size == 0 or moved.mean() < MIN_REACH:
         return None
     shift = float(np.median(d[moved]))  # the shift where the change reaches this release
+    size = abs(shift) or float(np.median(np.abs(d[moved])))  # moves both ways (an argmax): no centre shift
     spread = float(np.median(np.abs(a0[both] - m0)))
     if spread == 0.0:  # a noiseless release that moves
-        spread = 1e-9 * abs(shift)
-    return _Reached(moved.mean() * abs(shift) / spread, key, m0, m0 + shift, spread)
+        spread = 1e-9 * size
+    return _Reached(moved.mean() * size / spread, key, m0, m0 + shift, spread)
 
 
 def _fit(x: Mapping[str, np.ndarray], y: Mapping[str, np.ndarray]) -> tuple[list[ReleaseStatistic], float]:
