@@ -16,6 +16,7 @@ from typing import Any
 
 from bandits.engine.results import SimulationResult
 from bandits.report import RunReport
+from dpaudit.formatting import fmt_up
 
 __all__ = ["draw_regret", "style_regret_axes", "plot_run"]
 
@@ -53,9 +54,9 @@ def plot_run(report: RunReport, path: str | None = None) -> Any:
     if not p.private:
         spend = "not private"
     elif p.mu is not None:
-        spend = f"{p.mu:.3f}-GDP, eps = {p.epsilon:.3f} at delta = {p.delta:g}"
+        spend = f"{fmt_up(p.mu, 3)}-GDP, eps = {fmt_up(p.epsilon, 3)} at delta = {p.delta:g}"
     else:
-        spend = f"eps = {p.epsilon:.3f} at delta = {p.delta:g}"
+        spend = f"eps = {fmt_up(p.epsilon, 3)} at delta = {p.delta:g}"
     style_regret_axes(ax, "regret", f"{report.title} on {report.config.env}\n{spend}")
     fig.tight_layout()
     if path is not None:

@@ -29,6 +29,7 @@ from bandits.engine.results import SimulationResult
 from dpaudit.accounting import account
 from dpaudit.accounting.composition import normal_form, pure_epsilon
 from dpaudit.declaration import Declaration, LedgerCheck
+from dpaudit.formatting import fmt_up
 
 __all__ = [
     "RegretCurves",
@@ -151,16 +152,16 @@ class PrivacySection:
             claim = ""
             if pub is not None and pub.get("mu") is not None:
                 claim = f" ({pub['source']}: {pub['mu']:.6f}, not certified)"
-            lines.append(f"  mu = {self.mu:.6f}-GDP over {rounds} {what}{claim}")
+            lines.append(f"  mu = {fmt_up(self.mu)}-GDP over {rounds} {what}{claim}")
         if self.epsilon_pure is not None:
             pure = "at delta = 0 (pure epsilon-DP, basic composition)"
-            lines.append(f"  epsilon = {self.epsilon_pure:.6f} {pure}")
+            lines.append(f"  epsilon = {fmt_up(self.epsilon_pure)} {pure}")
         if self.epsilon is None:
             why = self.reasons.get("basic", "no method applies")
             lines.append(f"  NOT PRIVATE as certified: {why}")
         else:
             at = f"at delta = {self.delta:g} (by {self.epsilon_method})"
-            lines.append(f"  epsilon = {self.epsilon:.6f} {at}")
+            lines.append(f"  epsilon = {fmt_up(self.epsilon)} {at}")
         if pub is not None and pub.get("mu") is None:
             at = f" at delta = {pub['delta']:g}" if pub.get("delta") else ""
             claim = f"epsilon = {pub['epsilon']:g}{at}"

@@ -51,6 +51,7 @@ from bandits.report import (
 )
 from dpaudit.accounting import account
 from dpaudit.declaration import Declaration, check_ledgers
+from dpaudit.formatting import fmt_up
 from dpaudit.validation import check_integer, check_probability
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -97,8 +98,10 @@ def _certified_text(decl: Declaration | None, delta: float) -> str | None:
         return None
     acc = account(decl.event, delta=delta)
     if decl.guarantee == "gdp" and acc.mu is not None:
-        return f"certified mu {acc.mu:.4f}"
-    return None if acc.best.value is None else f"certified epsilon {acc.best.value:.4g} at delta = {delta:g}"
+        return f"certified mu {fmt_up(acc.mu, 4)}"
+    if acc.best.value is None:
+        return None
+    return f"certified epsilon {fmt_up(acc.best.value, 4)} at delta = {delta:g}"
 
 
 def _default_auditor() -> PolicyAuditor:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from dpaudit.formatting import fmt_down, fmt_up
+
 __all__ = ["audit_lines"]
 
 
@@ -21,25 +23,25 @@ def audit_lines(a: Mapping[str, Any] | None) -> list[str]:
     mu_l, mu_c = emp.get("mu_lower"), cert.get("mu")
     # the claim under audit is the toolkit's certificate, or (when it certifies nothing) a paper's claim
     said = "certified" if cert.get("source", "dpaudit") == "dpaudit" else f"claimed by {cert['source']}"
-    mu_txt = (
-        ""
-        if mu_l is None
-        else (f"mu >= {mu_l:.4f}" + ("" if mu_c is None else f" ({said} {mu_c:.4f})") + ", ")
-    )
+    mu_txt = ""
+    if mu_l is not None:
+        claim = "" if mu_c is None else f" ({said} {fmt_up(mu_c, 4)})"
+        mu_txt = f"mu >= {fmt_down(mu_l, 4)}{claim}, "
+    eps_claim = ""
+    if mu_c is None and cert.get("epsilon") is not None:
+        eps_claim = f" ({said} {fmt_up(cert['epsilon'], 4)})"
     lines.append(
         f"  empirical lower bounds at {100 * emp['confidence']:g}% confidence: {mu_txt}"
-        f"epsilon >= {emp['epsilon_lower']:.4f} at delta = {emp['delta']:g}"
-        + ("" if mu_c is not None or cert.get("epsilon") is None else f" ({said} {cert['epsilon']:.4f})")
+        f"epsilon >= {fmt_down(emp['epsilon_lower'], 4)} at delta = {emp['delta']:g}{eps_claim}"
     )
     floor = a.get("details", {}).get("detection_floor")
     if floor:
         lines.append(f"  detection floor: {floor}")
     est = a.get("estimate")
     if est and mu_c is not None:
-        hi = "inf" if est["upper"] == float("inf") else f"{est['upper']:.4f}"
         lines.append(
-            f"  the certifying test exhibits mu in [{est['lower']:.4f}, {hi}] "
-            f"({100 * est['confidence']:g}% two-sided) against the {said} {mu_c:.4f}"
+            f"  the certifying test exhibits mu in [{fmt_down(est['lower'], 4)}, {fmt_up(est['upper'], 4)}] "
+            f"({100 * est['confidence']:g}% two-sided) against the {said} {fmt_up(mu_c, 4)}"
         )
     mt = a.get("details", {}).get("model_tests")
     if mt:

@@ -43,6 +43,7 @@ from bandits.thompson.frontier import (
 )
 from bandits.thompson.policy import GaussianTS
 from dpaudit.analyses.thompson_sampling import ThompsonConfig
+from dpaudit.formatting import fmt_up
 from dpaudit.tasks import run_tasks
 from dpaudit.validation import check_integer
 
@@ -133,7 +134,7 @@ class TuningResult:
         for c in self.candidates:
             mark = " *" if c.b == best else ""
             lines.append(
-                f"| {c.b}{mark} | {c.c:.6g} | {c.mu:.6f} | {c.regret_mean:.1f} ± {c.regret_stderr:.1f} "
+                f"| {c.b}{mark} | {c.c:.6g} | {fmt_up(c.mu)} | {c.regret_mean:.1f} ± {c.regret_stderr:.1f} "
                 f"| {c.empirical_mean:.1f} ± {c.empirical_stderr:.1f} | {c.late_slope:.4f} |"
             )
         return "\n".join(lines)

@@ -36,7 +36,7 @@ from typing import Any
 
 from dpaudit.audit.estimate import MuInterval
 from dpaudit.audit.power import DetectionFloor
-from dpaudit.formatting import fmt
+from dpaudit.formatting import fmt, fmt_down, fmt_up
 
 __all__ = [
     "Verdict",
@@ -126,9 +126,9 @@ class AuditReport:
     @staticmethod
     def _published_verdict(published: Certified, empirical: Empirical) -> str:
         bad = AuditReport._violated(published, empirical)
-        what = (f"epsilon >= {empirical.epsilon_lower:.4f} at delta = {empirical.delta:g} vs published "
-                f"{published.epsilon:g}" if published.epsilon is not None
-                else f"mu >= {empirical.mu_lower} vs published {published.mu}")
+        what = (f"epsilon >= {fmt_down(empirical.epsilon_lower, 4)} at delta = {empirical.delta:g} vs "
+                f"published {published.epsilon:g}" if published.epsilon is not None
+                else f"mu >= {fmt_down(empirical.mu_lower, 4)} vs published {published.mu}")
         verdict = Verdict.VIOLATED if bad else Verdict.CONSISTENT
         return f"{verdict.value}: {what} ({published.source})"
 
@@ -202,11 +202,12 @@ class AuditReport:
         lines.append(f"  neighbours  : {nb.get('description', '')} [{nb.get('relation', '')}]")
         claim = []
         if c.mu is not None:
-            claim.append(f"mu = {fmt(c.mu)}")
+            claim.append(f"mu = {fmt_up(c.mu)}")
         if c.epsilon is not None:
-            claim.append(f"epsilon = {fmt(c.epsilon)} at delta = {c.delta:g}")
+            claim.append(f"epsilon = {fmt_up(c.epsilon)} at delta = {c.delta:g}")
         lines.append(f"  certified   : {', '.join(claim)} (source: {c.source})")
-        bounds = f"mu >= {fmt(e.mu_lower)}, epsilon >= {fmt(e.epsilon_lower)} at delta = {e.delta:g}"
+        bounds = (f"mu >= {fmt_down(e.mu_lower)}, epsilon >= {fmt_down(e.epsilon_lower)} "
+                  f"at delta = {e.delta:g}")
         lines.append(f"  empirical   : {bounds} ({e.confidence:.0%} confidence, {e.trials:,} trials)")
         lines.append(f"  statistic   : {e.statistic}; {e.method}")
         sel = self.details.get("selection", {})
@@ -221,8 +222,9 @@ class AuditReport:
         if self.estimate is not None and c.mu is not None:
             iv = self.estimate
             lines.append(
-                f"  estimate    : the certifying test exhibits mu in [{fmt(iv.lower)}, {fmt(iv.upper)}] "
-                f"({iv.confidence:.0%} two-sided) against the certified {fmt(c.mu)}"
+                "  estimate    : the certifying test exhibits mu in "
+                f"[{fmt_down(iv.lower)}, {fmt_up(iv.upper)}] "
+                f"({iv.confidence:.0%} two-sided) against the certified {fmt_up(c.mu)}"
             )
         if self.fraction_recovered is not None:
             lines.append(
