@@ -269,9 +269,9 @@ def build_target(args: argparse.Namespace) -> Any:
         if len(sg) < 2:
             raise ValueError(f"--sigmas must have at least 2 entries (one per candidate), got {len(sg)}")
         if len(s) not in (1, len(sg)):
-            raise ValueError(
-                f"--sensitivities must have 1 or {len(sg)} entries (one per --sigmas), got {len(s)}"
-            )
+            from dpaudit.cli.epsilon import sensitivities_count
+
+            raise ValueError(sensitivities_count(len(s), len(sg)))
         if args.values is not None and len(args.values) != len(sg):
             raise ValueError(
                 f"--values must have {len(sg)} entries (one per --sigmas), got {len(args.values)}"
@@ -297,6 +297,19 @@ def build_target(args: argparse.Namespace) -> Any:
             claim=claim,
         )
     raise ValueError(f"unknown target {args.target!r}")  # pragma: no cover
+
+
+def cli_words(message: str) -> str:
+    """A runner message with its keyword arguments written as this command's options.
+
+    >>> cli_words("trials = 1000 leaves 0; use more trials or selection='grid'")
+    '--trials 1000 leaves 0; use more --trials or --selection grid'
+    """
+    for api, option in (("selection='grid'", "--selection grid"), ("pilot_fraction", "--pilot-fraction"),
+                        ("trials = ", "--trials "),
+                        ("more trials", "more --trials"), ("batch_size", "--batch-size")):  # fmt: skip
+        message = message.replace(api, option)
+    return message
 
 
 def output_width(args: argparse.Namespace) -> int:
@@ -343,24 +356,28 @@ def run(args: argparse.Namespace) -> int:
     from dpaudit.audit.runner import run_audit_with_rates
 
     target = build_target(args)
-    report, rates = run_audit_with_rates(
-        target,
-        trials=args.trials,
-        seed=args.seed,
-        confidence=args.confidence,
-        batch_size=batch_size,
-        progress=not args.json and sys.stderr.isatty(),
-        selection=args.selection,
-        pilot_fraction=args.pilot_fraction,
-    )
-    if args.plot:
-        from dpaudit.audit.plot import plot_audit
-
-        plot_audit(report, rates, args.plot)
+    try:
+        report, rates = run_audit_with_rates(
+            target,
+            trials=args.trials,
+            seed=args.seed,
+            confidence=args.confidence,
+            batch_size=batch_size,
+            progress=not args.json and sys.stderr.isatty(),
+            selection=args.selection,
+            pilot_fraction=args.pilot_fraction,
+        )
+    except ValueError as exc:  # the runner speaks in its keyword arguments; say the options
+        raise UsageError(cli_words(str(exc))) from None
     if args.json:
         emit_json(report.to_dict())
     else:
         print(report)
-        if args.plot:
+    if args.plot:  # after the results are printed: a failing plot loses nothing computed
+        from dpaudit.audit.plot import plot_audit
+
+        sys.stdout.flush()
+        plot_audit(report, rates, args.plot)
+        if not args.json:
             print(f"plot written to {args.plot}")
     return 1 if report.verdict in ("violated", "model-mismatch") else 0

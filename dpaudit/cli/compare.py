@@ -27,7 +27,7 @@ import shlex
 import sys
 from typing import Any
 
-from dpaudit.cli.common import UsageError, emit_json, integer, number, plot_path
+from dpaudit.cli.common import UsageError, check_simulation, emit_json, integer, number, plot_path
 from dpaudit.cli.run import (
     MAX_AUDIT_TRIALS,
     MAX_HORIZON,
@@ -38,6 +38,7 @@ from dpaudit.cli.run import (
     _executor,
     check_work,
 )
+from dpaudit.formatting import fmt_down, fmt_up
 
 MAX_ALGORITHMS = 12
 _SHARED = (
@@ -230,13 +231,13 @@ def _table(rows: list[dict[str, Any]], delta: float) -> list[str]:
             if not p["private"]
             else "NOT PRIVATE"
             if p["epsilon"] is None
-            else f"{p['epsilon']:.6g} ({p['epsilon_method']})"
+            else f"{fmt_up(p['epsilon'])} ({p['epsilon_method']})"
         )
         model = "-" if not p["private"] else f"{p['model']}, {p['neighbouring']} {p['unit']}"
         audit = (
             "-"
             if r["audit"] is None
-            else f"{r['audit']['verdict']} (eps >= {r['audit']['epsilon_lower']:.3f})"
+            else f"{r['audit']['verdict']} (eps >= {fmt_down(r['audit']['epsilon_lower'], 3)})"
         )
         body.append(
             (
@@ -267,8 +268,6 @@ def compare(args: argparse.Namespace) -> int:
     rows = [_row(label, report) for label, report in reports]
     failed = any(r.audit is not None and r.audit.verdict in _FAILED_VERDICTS for _, r in reports)
     foot = footing(rows)
-    if args.plot:
-        _plot(reports, args.plot, env_text)
     if args.json:
         config = {
             "env": env_text,
@@ -279,8 +278,13 @@ def compare(args: argparse.Namespace) -> int:
             "audit_trials": args.audit_trials,
         }
         emit_json({"config": config, "results": rows, "footing": foot})
-        return 1 if failed else 0
-    _print_text(args, rows, foot, env_text, horizon)
+    else:
+        _print_text(args, rows, foot, env_text, horizon)
+    if args.plot:  # after the results are printed: a failing plot loses nothing computed
+        sys.stdout.flush()
+        _plot(reports, args.plot, env_text)
+        if not args.json:
+            print(f"plot written to {args.plot}")
     return 1 if failed else 0
 
 
@@ -310,7 +314,11 @@ def _plans(
     plans = []
     for spec, tokens, label in entries:
         opts = _alg_parser(spec).parse_args(tokens + shared)
-        env = _env(spec, opts.env)
+        if args.env is None and spec is not first:
+            env = _default_env(spec, first, env_text, label)
+        else:
+            env = _env(spec, opts.env)
+        check_simulation(horizon, args.reps * len(entries), env.n_arms, "--horizon x --reps x algorithms")
         algo = {o.dest: getattr(opts, o.dest) for o in spec.options}
         try:
             policy = spec.configure(algo, env, horizon).policy
@@ -318,6 +326,19 @@ def _plans(
             raise UsageError(f"{label}: {exc}") from None
         plans.append((spec, label, env, algo, _audit_horizon(spec, policy, opts, env)))
     return horizon, env_text, plans
+
+
+def _default_env(spec: Any, first: Any, env_text: str, label: str) -> Any:
+    """The first algorithm's default instance, parsed for ``spec``; an algorithm that cannot run
+    on it is refused with what to do (the user gave no ``--env`` to blame)."""
+    try:
+        return _env(spec, env_text)
+    except UsageError as exc:
+        why = str(exc).removeprefix("--env: ")
+        raise UsageError(
+            f"{label} cannot run on the instance of the first algorithm ({first.key}: {env_text}): {why}; "
+            "give --env with an instance every algorithm accepts"
+        ) from None
 
 
 def _run_all(
@@ -383,8 +404,6 @@ def _print_text(
             + " (regret ranks are not comparable)"
             + refs_txt
         )
-    if args.plot:
-        print(f"plot written to {args.plot}")
 
 
 def _plot(reports: list[tuple[str, Any]], path: str, env_text: str) -> None:
