@@ -36,6 +36,7 @@ import numpy as np
 from dpaudit.audit.curves import epsilon_dp_tradeoff_curve, gdp_tradeoff_curve
 from dpaudit.audit.report import AuditReport
 from dpaudit.audit.thresholds import ThresholdRates
+from dpaudit.formatting import fmt_down, fmt_up
 
 __all__ = ["plot_audit"]
 
@@ -52,11 +53,11 @@ def plot_audit(report: AuditReport, rates: ThresholdRates, path: str, *, max_box
     c = report.certified
     curves: list[tuple[str, Any]] = []
     if c.mu is not None:
-        curves.append((f"certified {c.mu:.4g}-GDP ({c.source})", gdp_tradeoff_curve(c.mu)))
+        curves.append((f"certified {fmt_up(c.mu, 4)}-GDP ({c.source})", gdp_tradeoff_curve(c.mu)))
     if c.epsilon is not None and c.delta is not None:
         curves.append(
             (
-                f"certified ({c.epsilon:.4g}, {c.delta:.3g})-DP ({c.source})",
+                f"certified ({fmt_up(c.epsilon, 4)}, {c.delta:.3g})-DP ({c.source})",
                 epsilon_dp_tradeoff_curve(c.epsilon, c.delta),
             )
         )
@@ -81,12 +82,16 @@ def plot_audit(report: AuditReport, rates: ThresholdRates, path: str, *, max_box
                 Rectangle((fl[i], nl[i]), max(fh[i] - fl[i], 1e-12), max(nh[i] - nl[i], 1e-12)) for i in sel
             ]
             ax.add_collection(PatchCollection(boxes, facecolor=col, edgecolor=col, alpha=0.35, linewidth=0.6))
+            few = sel.size <= 5  # the pilot's single certifying test: a point that must be seen
             ax.plot(
                 fh[sel],
                 nh[sel],
-                "." if what == "tests" else "x",
+                ("*" if few else "o") if what == "tests" else "X",
                 color=col,
-                ms=2 if what == "tests" else 5,
+                ms=(13 if few else 3.5) if what == "tests" else 9,
+                markeredgecolor="black" if few or what != "tests" else col,
+                linestyle="none",
+                zorder=3,
                 label=f"{sel.size} {what} of {rates.tests}: upper-right corners {corner_conf:.0%}, "
                 f"boxes {box_conf:.0%} simultaneous",
             )
@@ -109,8 +114,8 @@ def plot_audit(report: AuditReport, rates: ThresholdRates, path: str, *, max_box
         ax.grid(True, which="both", alpha=0.3)
     e = report.empirical
     axes[0].set_title(
-        f"{report.target}: {report.verdict} — μ_lb={e.mu_lower:.3g}, ε_lb(δ={e.delta:g})="
-        f"{e.epsilon_lower:.3g}",
+        f"{report.target}: {report.verdict} — μ_lb={fmt_down(e.mu_lower, 3)}, ε_lb(δ={e.delta:g})="
+        f"{fmt_down(e.epsilon_lower, 3)}",
         fontsize=9,
     )
     axes[1].set_title(f"{e.trials:,} trials, statistic: {e.statistic}", fontsize=9)

@@ -414,11 +414,13 @@ def _plot(reports: list[tuple[str, Any]], path: str, env_text: str) -> None:
     import matplotlib.pyplot as plt
 
     from bandits.plots import draw_regret, style_regret_axes
+    from dpaudit.plotstyle import series_style
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    for label, rep in reports:
+    for i, (label, rep) in enumerate(reports):
         eps = rep.privacy.epsilon
-        draw_regret(ax, rep.simulation, "pseudo", f"{label} (eps {eps:.3g})" if eps is not None else label)
+        shown = f"{label} (eps {fmt_up(eps, 3)})" if eps is not None else label
+        draw_regret(ax, rep.simulation, "pseudo", shown, series_style(i, len(reports)))
     style_regret_axes(ax, "pseudo-regret", f"{env_text} (common random numbers)")
     fig.tight_layout()
     fig.savefig(path, dpi=120)

@@ -166,14 +166,21 @@ def plot_curves(event: PrivacyEvent, cfg: ThompsonConfig | None, path: str) -> N
 
         extra = ts_curves(cfg, deltas)
         curves.update({k: list(v) for k, v in extra.items() if k != "gdp"})
+    from dpaudit.plotstyle import fit_log_axis, series_style
+
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
-    for name, ys in curves.items():
-        pts = [(d, y) for d, y in zip(deltas, ys) if y is not None]
+    drawn: list[float] = []
+    for i, (name, ys) in enumerate(curves.items()):
+        # a log axis cannot show epsilon = 0 (delta above the mechanism's delta(0)): those points are left out
+        pts = [(d, y) for d, y in zip(deltas, ys) if y is not None and math.isfinite(y) and y > 0]
         if pts:
-            style = "--" if name.startswith("paper") else "-"
-            ax.plot(*zip(*pts), style, label=name)
+            style = series_style(i, len(curves))
+            if name.startswith("paper"):
+                style["linestyle"] = "--"
+            ax.plot(*zip(*pts), label=name, **style)
+            drawn += [y for _, y in pts]
     ax.set_xscale("log")
-    ax.set_yscale("log")
+    fit_log_axis(ax, drawn)
     ax.set_xlabel("delta")
     ax.set_ylabel("certified epsilon")
     ax.set_title("epsilon(delta) by composition method")
