@@ -182,7 +182,7 @@ def _run(
                     Ta if settings else None, dict(shown.config or {}))  # fmt: skip
     return RunReport(
         config=cfg,
-        regret=RegretSection.from_simulation(sim),
+        regret=RegretSection.from_simulation(sim, policy.linear_regret(T, env)),
         privacy=privacy,
         ledger_check=check,
         audit=audit,
