@@ -312,6 +312,31 @@ def cli_words(message: str) -> str:
     return message
 
 
+def candidate_designs(args: argparse.Namespace) -> int | None:
+    """How many pre-registered designs the pilot chooses among, where it is one per category,
+    arm or candidate (None: a target whose count is known only once it is built)."""
+    if args.target == "randomized-response":
+        return int(args.categories)
+    if args.target in ("rnm-laplace", "rnm-gaussian"):
+        return output_width(args)
+    return None
+
+
+def _check_pilot(args: argparse.Namespace) -> None:
+    """Refuse up front a pilot selection that leaves too few main samples (the runner would
+    build every design first and then refuse); the same rule as the runner's."""
+    k = candidate_designs(args)
+    if k is None or args.selection != "pilot":
+        return
+    n_pilot = max(20, int(round(args.pilot_fraction * args.trials)) // (2 * k))
+    n_main = (args.trials - 2 * k * n_pilot) // 2
+    if n_main < 20:
+        raise UsageError(
+            f"--trials {args.trials} leaves {max(n_main, 0)} main samples per side after a pilot of "
+            f"{n_pilot} per side on each of {k} candidate designs; use more --trials or --selection grid"
+        )
+
+
 def output_width(args: argparse.Namespace) -> int:
     """Array elements one mechanism run draws: arms, candidates or positions (1 for scalars)."""
     if args.target == "rnm-laplace":
@@ -341,6 +366,7 @@ def check_size(args: argparse.Namespace) -> int:
             f"--epoch-length {args.epoch_length} without --gap would search {args.epoch_length} gaps, "
             f"more than the limit {MAX_GAP_SEARCH}; give --gap"
         )
+    _check_pilot(args)
     batch = max(1, min(args.batch_size, BATCH_ELEMENTS // width))
     batches = -(-args.trials // batch)
     if batches > MAX_BATCHES:

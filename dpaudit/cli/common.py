@@ -67,6 +67,11 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UsageError(message)
 
+    def _print_message(self, message: str, file: Any = None) -> None:
+        """As argparse's, but a failed write (``--help > /dev/full``) is raised, not swallowed."""
+        if message:
+            (file or sys.stderr).write(message)
+
 
 class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
     """Adds "(default: X)" to an option's help unless the help already states its default or the

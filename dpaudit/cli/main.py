@@ -107,15 +107,25 @@ def _silence_stdout() -> None:
         pass
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args_list = list(sys.argv[1:] if argv is None else argv)
-    readable_output()
+def _main(args_list: list[str]) -> int:
+    """Parse and run; stdout is flushed here so that a full disk or a closed reader is reported
+    as a failure, not lost at interpreter exit (also after ``--help`` and ``--version``)."""
     try:
         parser = build_parser(args_list)
         args = parser.parse_args(args_list)
         code = int(args.handler(args) or 0)
-        sys.stdout.flush()  # a full disk or a closed reader is reported here, not at interpreter exit
-        return code
+    except SystemExit:  # --help, --version: argparse printed and exits
+        sys.stdout.flush()
+        raise
+    sys.stdout.flush()
+    return code
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    readable_output()
+    try:
+        return _main(args_list)
     except KeyboardInterrupt:
         print("dpaudit: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
