@@ -119,6 +119,7 @@ def test_laplace_composition_order_and_anchor_values():
     assert report.best.value == p
 
 
+@pytest.mark.slow
 def test_laplace_small_epsilon_many_steps():
     report = account(LaplaceEvent.from_epsilon(0.01).repeat(10**4), delta=1e-5)
     b, a, p, r = (report.bounds[m].value for m in ("basic", "advanced", "pld", "rdp"))
@@ -186,6 +187,7 @@ def test_approx_dp_in_one_parallel_branch_blocks_rdp_for_the_whole_event():
 # extremes
 
 
+@pytest.mark.slow
 def test_million_heterogeneous_gaussians_correct():
     # timing lives in benchmarks/bench_accounting.py (no timed unit tests)
     rng = np.random.default_rng(0)

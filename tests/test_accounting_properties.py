@@ -84,6 +84,7 @@ def events(draw, gaussian: bool = True):
 # monotonicity ------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ALL)
 def test_gaussian_monotone_in_steps_sigma_delta(method):
     @given(
@@ -107,6 +108,7 @@ def test_gaussian_monotone_in_steps_sigma_delta(method):
     _run(method, prop)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ALL)
 def test_laplace_monotone_in_steps_epsilon_delta(method):
     @given(
@@ -141,6 +143,7 @@ def _drv(fn: str, event, arg: float) -> float:
     return max(getattr(advanced, fn)(c, arg) for c in normal_form(event))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ALL)
 def test_epsilon_delta_round_trip(method):
     # advanced's δ(ε) bisects over its own golden-section ε(δ): ~15 s for a Gaussian event,
@@ -191,6 +194,7 @@ def test_advanced_never_reports_more_than_basic(event, delta):
 # best ≤ every method -------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(event=events(), delta=deltas)
 def test_best_is_the_minimum_of_every_applicable_method(event, delta):
@@ -205,6 +209,7 @@ def test_best_is_the_minimum_of_every_applicable_method(event, delta):
 # parallel composition = max ------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ALL)
 def test_parallel_composition_is_the_max(method):
     @given(a=events(), b=events(), delta=deltas)
@@ -238,6 +243,7 @@ def test_parallel_with_a_shared_release_is_not_the_max():
 # soundness: never below the exact value -------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ALL)
 def test_gaussian_never_below_exact(method):
     @given(sigma=sigmas, steps=step_counts, delta=deltas, eps=st.floats(0.0, 20.0))

@@ -78,6 +78,7 @@ def test_every_auditor_fulfils_the_contract(key: str) -> None:
     assert audit.primary.certified is not None and audit.primary.empirical.trials > 0
 
 
+@pytest.mark.slow
 def test_auditor_is_reproducible_from_its_settings() -> None:
     """Calling a registered auditor again with the run's settings gives the run's audit."""
     from bandits.environments import parse_env

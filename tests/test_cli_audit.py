@@ -39,6 +39,7 @@ def test_claims_and_verdicts(capsys):
     assert json.loads(out)["verdict"] == "consistent"
 
 
+@pytest.mark.slow
 def test_published_claims_from_the_command_line(capsys):
     code, out, _ = run_cli(
         capsys, "audit", "rnm-laplace", "--scale", "1", "--epoch-length", "16", "--claim-published", "--json"
@@ -87,6 +88,7 @@ def test_published_claims_from_the_command_line(capsys):
     assert json.loads(out)["verdict"] == "violated"
 
 
+@pytest.mark.slow
 def test_text_output_and_plot(tmp_path, capsys):
     path = tmp_path / "audit.png"
     code, out, _ = run_cli(

@@ -38,7 +38,11 @@ def _call(args: tuple[str, ...], capsys: pytest.CaptureFixture) -> tuple[int, st
     return code, out, err, elapsed
 
 
-@pytest.mark.parametrize("row", ROWS, ids=[r.command[8:] for r in ROWS])
+@pytest.mark.parametrize(
+    "row",
+    [pytest.param(r, marks=[] if r.in_process else [pytest.mark.slow]) for r in ROWS],
+    ids=[r.command[8:] if r.command.startswith("dpaudit ") else r.command for r in ROWS],
+)
 def test_row_is_answered_or_refused_in_one_line(row: Row, capsys: pytest.CaptureFixture) -> None:
     if not row.in_process:  # PYTHONIOENCODING, > /dev/full: only a fresh process has them
         result = measure(row, timeout=120)

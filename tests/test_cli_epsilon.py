@@ -54,6 +54,7 @@ def test_rnm_gaussian(capsys):
     assert json.loads(out)["mu"] == pytest.approx(1.0)
 
 
+@pytest.mark.slow
 def test_plot_is_written(tmp_path, capsys):
     path = tmp_path / "eps.png"
     code, _, _ = run_cli(capsys, "epsilon", "gaussian", "--sigma", "2", "--steps", "10", "--delta", "1e-5",

@@ -116,6 +116,7 @@ def test_run_ts_defaults_are_the_section51_instance_at_1gdp(capsys):
     assert d["audit"] is None
 
 
+@pytest.mark.slow
 def test_run_ts_explicit_b_c_text_output_and_plot(capsys, tmp_path, fake_audit):
     path = tmp_path / "run.png"
     code, out, _ = run_cli(
@@ -172,6 +173,7 @@ def test_tune_ts_json(capsys):
     assert d["best"]["regret_mean"] == min(x["regret_mean"] for x in cands)
 
 
+@pytest.mark.slow
 def test_tune_ts_epsilon_target_arms_and_plot(capsys, tmp_path):
     path = tmp_path / "tune.png"
     code, out, _ = run_cli(
@@ -302,6 +304,7 @@ def _close(old, new, path="", rel=1e-12):
         assert new == old, path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "args"), REGRESSION)
 def test_run_ts_numbers_unchanged(capsys, name, args):
     """Regret, certified privacy and config equal the saved output (floats to 1e-12: the regret

@@ -100,6 +100,7 @@ def test_audit_text_bounds_are_on_the_safe_side_of_its_json(capsys, sigma: str) 
         assert _between(text, rf"mu in \[[^,]+, {NUMBER}\]") >= upper
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "argv",
     [

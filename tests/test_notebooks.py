@@ -56,6 +56,7 @@ def test_a_notebook_without_a_figures_folder_shows_its_figures_and_writes_nothin
     assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_quickstart_notebook(tmp_path, monkeypatch):
     nb, text = execute("quickstart.ipynb", tmp_path, monkeypatch)
     assert inline_images(nb) == 1
@@ -67,6 +68,7 @@ def test_quickstart_notebook(tmp_path, monkeypatch):
     assert (tmp_path / "figures" / "quickstart_tuning.png").stat().st_size > 10_000
 
 
+@pytest.mark.slow
 def test_thompson_sampling_figures_notebook(tmp_path, monkeypatch):
     nb, text = execute("thompson_sampling_figures.ipynb", tmp_path, monkeypatch)
     assert inline_images(nb) == 4
@@ -78,6 +80,7 @@ def test_thompson_sampling_figures_notebook(tmp_path, monkeypatch):
     assert text.count("b=0 regret / best =") == 6
 
 
+@pytest.mark.slow
 def test_private_stochastic_bandits_notebook(tmp_path, monkeypatch):
     nb, text = execute("private_stochastic_bandits.ipynb", tmp_path, monkeypatch)
     assert inline_images(nb) == 4
@@ -89,6 +92,7 @@ def test_private_stochastic_bandits_notebook(tmp_path, monkeypatch):
     assert "TS is not best at the smallest epsilon" in text
 
 
+@pytest.mark.slow
 def test_private_stochastic_bandits_script(tmp_path):
     """The script that regenerates every figure, at reduced scale."""
     from bandits.experiments.private_stochastic_bandits import main

@@ -12,6 +12,7 @@ pytest.importorskip("nbclient")
 from test_notebooks import execute, inline_images  # noqa: E402  (tests/ is on sys.path under pytest)
 
 
+@pytest.mark.slow
 def test_cascading_bandits_notebook(tmp_path, monkeypatch):
     nb, text = execute("cascading_bandits.ipynb", tmp_path, monkeypatch)
     assert inline_images(nb) == 3

@@ -12,6 +12,7 @@ pytest.importorskip("nbclient")
 from test_notebooks import execute, inline_images  # noqa: E402  (tests/ is on sys.path under pytest)
 
 
+@pytest.mark.slow
 def test_matroid_bandits_notebook(tmp_path, monkeypatch):
     nb, text = execute("matroid_bandits.ipynb", tmp_path, monkeypatch)
     assert inline_images(nb) == 2
@@ -22,6 +23,7 @@ def test_matroid_bandits_notebook(tmp_path, monkeypatch):
         assert (tmp_path / "figures" / f"{fig}.png").stat().st_size > 10_000
 
 
+@pytest.mark.slow
 def test_combinatorial_semibandits_notebook(tmp_path, monkeypatch):
     _, text = execute("combinatorial_semibandits.ipynb", tmp_path, monkeypatch)
     assert "scale: reduced" in text and "claim 1: CUCB-LDP2 regret(K=8)/regret(K=2)" in text
