@@ -47,6 +47,7 @@ __all__ = [
     "UsageError",
     "failure_line",
     "readable_output",
+    "stdout_problem",
 ]
 
 EXIT_OK = 0
@@ -106,6 +107,33 @@ def readable_output() -> None:
             reconfigure(errors=ASCII_FALLBACK)
         except (LookupError, ValueError, OSError):  # an unknown codec or a detached stream: leave it
             continue
+
+
+def stdout_problem() -> str | None:
+    """Why stdout cannot take the output, found before any work (None: no sign of a problem):
+    redirected to ``/dev/full``, or to a file on a file system without a free block. A write can
+    still fail later (the disk fills during the run): that is reported as exit status 3."""
+    try:
+        fd = sys.stdout.fileno()
+        st = os.fstat(fd)
+    except (AttributeError, OSError, ValueError):  # captured in-process, or no descriptor
+        return None
+    import stat
+
+    if stat.S_ISCHR(st.st_mode):
+        try:
+            if os.stat("/dev/full").st_rdev == st.st_rdev:
+                return "stdout is /dev/full: every write fails"
+        except OSError:
+            return None
+        return None
+    if stat.S_ISREG(st.st_mode):
+        try:
+            if os.fstatvfs(fd).f_bfree == 0:
+                return "stdout's file system has no free block"
+        except OSError:
+            return None
+    return None
 
 
 def _short(text: str, limit: int = 300) -> str:

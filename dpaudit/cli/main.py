@@ -25,13 +25,20 @@ Example (the return value is the exit status; errors go to stderr; ``--help`` an
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import importlib.util
 import sys
 from collections.abc import Sequence
 
 from dpaudit.cli.common import Parser
-from dpaudit.cli.errors import EXIT_ENVIRONMENT, EXIT_INTERRUPTED, failure_line, readable_output
+from dpaudit.cli.errors import (
+    EXIT_ENVIRONMENT,
+    EXIT_INTERRUPTED,
+    failure_line,
+    readable_output,
+    stdout_problem,
+)
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "epsilon": ("dpaudit.cli.epsilon", "certified privacy of a configuration under every method"),
@@ -113,6 +120,9 @@ def _main(args_list: list[str]) -> int:
     try:
         parser = build_parser(args_list)
         args = parser.parse_args(args_list)
+        problem = stdout_problem()  # before the work: nothing computed is lost to a bad redirection
+        if problem is not None:
+            raise OSError(errno.ENOSPC, problem)
         code = int(args.handler(args) or 0)
     except SystemExit:  # --help, --version: argparse printed and exits
         sys.stdout.flush()
