@@ -73,14 +73,18 @@ class _Presentation:
 
 def _audit_section(
     auditor: PolicyAuditor, policy: Policy, env: Environment, horizon: int, audit_horizon: int,
-    settings: AuditSettings,
+    settings: AuditSettings, run_mu: float | None = None,
 ) -> AuditSection:  # fmt: skip
+    """The audit and its note; ``run_mu`` is the run's headline GDP μ (the privacy section's,
+    e.g. Thompson sampling's closed form), quoted for the run's T so the two lines agree."""
     result = auditor(policy, audit_horizon, env, settings)
     per_side = result.primary.empirical.trials
     trials = int(per_side) // 2 if per_side else settings.trials  # what the auditor really ran
     if audit_horizon != horizon:
         at_a = _certified_text(policy.declare(audit_horizon, env.n_arms, env.structure), settings.delta)
         at_t = _certified_text(policy.declare(horizon, env.n_arms, env.structure), settings.delta)
+        if run_mu is not None:
+            at_t = f"certified mu {fmt_up(run_mu, 4)}"
         what = (
             f"({at_a} there), not the run's T = {horizon} ({at_t})"
             if at_a and at_t
@@ -176,7 +180,7 @@ def _run(
     t3 = time.perf_counter()
     audit = None
     if settings is not None:
-        audit = _audit_section(auditor or _default_auditor(), policy, env, T, Ta, settings)
+        audit = _audit_section(auditor or _default_auditor(), policy, env, T, Ta, settings, privacy.mu)
     t4 = time.perf_counter()
     cfg = RunConfig(env.spec, T, env.n_arms, reps, seed, float(delta), settings.trials if settings else 0,
                     Ta if settings else None, dict(shown.config or {}))  # fmt: skip
