@@ -11,7 +11,7 @@ designs (``--selection grid``: the Bonferroni grid over all of them instead).
 Exit status: 0 the audit ran (verdict ``consistent``, ``inconclusive`` or ``model-mismatch``);
 1 the verdict is ``violated`` (a valid lower bound exceeds the claim) or ``model-mismatch``: use it
 to gate CI;
-2 bad input (one line on stderr).
+2 bad input (one line on stderr); 3 and 4 as every command (:mod:`dpaudit.cli.errors`).
 
 This module is the composition root of an audit: the handler imports the target factories of
 ``mechanisms.auditing.targets`` and the runner (numpy, scipy) only when a target is audited, so

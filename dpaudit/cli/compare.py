@@ -11,7 +11,8 @@ relation and trust model, and the paper's claim; the footing line says whether t
 warning, never silently.
 
 Exit status: 0 ok; 1 a privacy check failed for some algorithm (its audit is ``violated`` or
-``model-mismatch``, or a run recorded releases its declaration does not cover); 2 bad input.
+``model-mismatch``, or a run recorded releases its declaration does not cover); 2 bad input; 3 and 4
+as every command (:mod:`dpaudit.cli.errors`).
 
 Example (the error line goes to stderr; the return value is the exit status):
     >>> from dpaudit.cli.main import main

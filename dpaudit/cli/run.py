@@ -13,7 +13,8 @@ The command line is parsed in two stages so that ``dpaudit --help`` imports noth
 
 Exit status: 0 ok; 1 a privacy check failed (the audit's verdict is ``violated`` or
 ``model-mismatch`` — the implementation is not the mechanism that was certified —, or a run
-recorded releases its declaration does not cover); 2 bad input (one line, no traceback).
+recorded releases its declaration does not cover); 2 bad input (one line, no traceback); 3 the
+environment failed, 4 an internal error (:mod:`dpaudit.cli.errors`).
 
 Example (the error line goes to stderr; the return value is the exit status):
     >>> from dpaudit.cli.main import main
