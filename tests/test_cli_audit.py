@@ -26,6 +26,7 @@ def test_gaussian_json_has_required_keys(capsys):
     assert d["empirical"]["trials"] == 100000 and d["empirical"]["confidence"] == 0.95
 
 
+@pytest.mark.slow
 def test_claims_and_verdicts(capsys):
     code, out, _ = run_cli(capsys, "audit", "laplace", "--scale", "1", "--claim-epsilon", "0.5", "--json")
     d = json.loads(out)

@@ -59,7 +59,7 @@ EVENTS = st.one_of(
 )  # fmt: skip
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(event=EVENTS, question=QUESTIONS, steps=st.sampled_from(["1", "7", "1000", "1000000"]))
 def test_epsilon_text_is_never_below_its_json(capsys, event, question, steps) -> None:
     kind, option, value = event
