@@ -41,6 +41,17 @@ from dpaudit.formatting import fmt_down, fmt_up
 __all__ = ["plot_audit"]
 
 
+def _corner_style(count: int, ordinary: bool, colour: str) -> dict[str, Any]:
+    """Markers of the tests' upper-right corners: a few (the pilot's single certifying test) as
+    large outlined stars that cannot be missed, many as small dots, violating ones as crosses."""
+    if not ordinary:
+        return {"marker": "X", "ms": 9, "color": colour, "markeredgecolor": "black", "linestyle": "none",
+                "zorder": 3}  # fmt: skip
+    few = count <= 5
+    return {"marker": "*" if few else "o", "ms": 13 if few else 3.5, "color": colour,
+            "markeredgecolor": "black" if few else colour, "linestyle": "none", "zorder": 3}  # fmt: skip
+
+
 def plot_audit(report: AuditReport, rates: ThresholdRates, path: str, *, max_boxes: int = 400) -> str:
     """Write a PNG of the confidence boxes of ``rates`` and the certified curve of ``report``."""
     import matplotlib
@@ -82,16 +93,10 @@ def plot_audit(report: AuditReport, rates: ThresholdRates, path: str, *, max_box
                 Rectangle((fl[i], nl[i]), max(fh[i] - fl[i], 1e-12), max(nh[i] - nl[i], 1e-12)) for i in sel
             ]
             ax.add_collection(PatchCollection(boxes, facecolor=col, edgecolor=col, alpha=0.35, linewidth=0.6))
-            few = sel.size <= 5  # the pilot's single certifying test: a point that must be seen
             ax.plot(
                 fh[sel],
                 nh[sel],
-                ("*" if few else "o") if what == "tests" else "X",
-                color=col,
-                ms=(13 if few else 3.5) if what == "tests" else 9,
-                markeredgecolor="black" if few or what != "tests" else col,
-                linestyle="none",
-                zorder=3,
+                **_corner_style(sel.size, what == "tests", col),
                 label=f"{sel.size} {what} of {rates.tests}: upper-right corners {corner_conf:.0%}, "
                 f"boxes {box_conf:.0%} simultaneous",
             )
