@@ -132,8 +132,12 @@ class GaussianEvent(PrivacyEvent):
 
     @classmethod
     def from_mu(cls, mu: float) -> GaussianEvent:
-        """The Gaussian mechanism with unit sensitivity that is exactly ``mu``-GDP."""
-        return cls(sigma=1.0 / check_positive("mu", mu), sensitivity=1.0)
+        """The Gaussian mechanism with unit sensitivity that is exactly ``mu``-GDP (unit noise and
+        sensitivity ``mu`` when 1/μ overflows: μ < 5.6e-309)."""
+        mu = check_positive("mu", mu)
+        if 1.0 / mu == math.inf:
+            return cls(sigma=1.0, sensitivity=mu)
+        return cls(sigma=1.0 / mu, sensitivity=1.0)
 
 
 @dataclass(frozen=True, eq=False)

@@ -23,17 +23,26 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from IPython.display import display
 import numpy as np
 
 from bandits.experiments import cascading_bandits as X
 
 FULL = os.environ.get("DPAUDIT_FULL_SCALE", "0") == "1"
-FIG_DIR = Path(os.environ.get("DPAUDIT_FIGURES_DIR", "figures"))
-FIG_DIR.mkdir(parents=True, exist_ok=True)
+# figures are shown inline; they are saved only when DPAUDIT_FIGURES_DIR names a folder
+FIG_DIR = Path(os.environ["DPAUDIT_FIGURES_DIR"]) if os.environ.get("DPAUDIT_FIGURES_DIR") else None
+if FIG_DIR is not None:
+    FIG_DIR.mkdir(parents=True, exist_ok=True)
+
+
+def show(fig, name, dpi=110):
+    # display the figure here; save it as FIG_DIR/name too when DPAUDIT_FIGURES_DIR is set
+    fig.tight_layout()
+    if FIG_DIR is not None:
+        fig.savefig(FIG_DIR / name, dpi=dpi)
+    display(fig)
+    plt.close(fig)
 WALL0, CPU0 = time.perf_counter(), time.process_time()
 S = X.FULL if FULL else X.REDUCED
 print(f"scale: {'full' if FULL else 'reduced'} {S}")
@@ -173,8 +182,8 @@ def draw(factor, sound, path, title):
         if ax is not axes.flat[4]:
             ax.set_xscale("log"); ax.set_xlabel("t"); ax.set_ylabel("pseudo-regret")
         ax.grid(True, which="both", alpha=0.3); ax.legend(fontsize=6)
-    fig.suptitle(title, fontsize=10); fig.tight_layout(); fig.savefig(FIG_DIR / path, dpi=100); plt.close(fig)
-    print(f"figure {path} saved")
+    fig.suptitle(title, fontsize=10); show(fig, path, dpi=100)
+    print(f"figure {path}", "saved" if FIG_DIR else "shown")
 
 
 draw(X.PAPER_FACTOR, False, "cascading_fig1_published.png",
@@ -189,8 +198,8 @@ for ax, K in zip(axes, S.ks):
         curve(ax, res[f"k {K} {noise} sound"][1], f"{noise} sound, eps = 0.2", color=col)
     ax.set_xscale("log"); ax.set_title(f"Figure 2: K = {K}, eps = 0.2", fontsize=8); ax.legend(fontsize=6)
     ax.grid(True, which="both", alpha=0.3)
-fig.tight_layout(); fig.savefig(FIG_DIR / "cascading_fig2.png", dpi=100); plt.close(fig)
-print("figure cascading_fig2.png saved")""",
+show(fig, "cascading_fig2.png", dpi=100)
+print("figure cascading_fig2.png", "saved" if FIG_DIR else "shown")""",
     ),
     ("markdown", "## Final regret tables"),
     (
@@ -263,8 +272,9 @@ assert all(audits[k]["verdict"] == "violated" for k in lit) and all(audits[k]["v
            "audits": {k: {"verdict": v["verdict"], "empirical": v["empirical"], "certified": v["certified"]} for k, v in audits.items()},
            "timing": {"figure1_wall": fig1["wall_seconds"], "figure1_cpu": fig1["cpu_seconds"],
                       "figure2_wall": fig2["wall_seconds"], "figure2_cpu": fig2["cpu_seconds"]}}
-    (FIG_DIR / "cascading_results.json").write_text(json.dumps(jsonable(out), indent=1))
-    print("results saved")
+    if FIG_DIR is not None:
+        (FIG_DIR / "cascading_results.json").write_text(json.dumps(jsonable(out), indent=1))
+        print("results saved")
 print(f"total: {time.perf_counter() - WALL0:.0f} s wall, {time.process_time() - CPU0:.0f} s CPU (this process; "
       f"the workers' CPU is in the Figure lines)")""",
     ),

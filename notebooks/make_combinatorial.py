@@ -21,15 +21,24 @@ import os
 import time
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from IPython.display import display
 import numpy as np
 
 FULL = os.environ.get("DPAUDIT_FULL_SCALE", "0") == "1"
-FIG_DIR = Path(os.environ.get("DPAUDIT_FIGURES_DIR", "figures"))
-FIG_DIR.mkdir(parents=True, exist_ok=True)
+# figures are shown inline; they are saved only when DPAUDIT_FIGURES_DIR names a folder
+FIG_DIR = Path(os.environ["DPAUDIT_FIGURES_DIR"]) if os.environ.get("DPAUDIT_FIGURES_DIR") else None
+if FIG_DIR is not None:
+    FIG_DIR.mkdir(parents=True, exist_ok=True)
+
+
+def show(fig, name, dpi=110):
+    # display the figure here; save it as FIG_DIR/name too when DPAUDIT_FIGURES_DIR is set
+    fig.tight_layout()
+    if FIG_DIR is not None:
+        fig.savefig(FIG_DIR / name, dpi=dpi)
+    display(fig)
+    plt.close(fig)
 WALL0, CPU0 = time.perf_counter(), time.process_time()
 
 
@@ -105,8 +114,8 @@ ax.axhline(env.optimum, color="k", lw=0.8, ls="--", label="optimal policy")
 ax.axhline(exact, color="grey", lw=0.8, ls=":", label="random greedy")
 ax.set_xscale("log"); ax.set_xlabel("round s"); ax.set_ylabel("expected per-round return")
 ax.set_title("Chandak, Hu & Hegde 2023, E1 (Fig. 1/4a): 7-vector linear matroid, eps = 2", fontsize=9); ax.legend(fontsize=7)
-fig.tight_layout(); fig.savefig(FIG_DIR / "matroid_e1.png", dpi=110); plt.close(fig)
-print("figure matroid_e1 saved")""",
+show(fig, "matroid_e1.png")
+print("figure matroid_e1", "saved" if FIG_DIR else "shown")""",
     ),
     ("markdown", "## E2 — ε ∈ {10⁵, 2, 10⁻⁴} (Fig. 2a/b)"),
     (
@@ -155,8 +164,7 @@ better = np.mean(np.array(e5["dpts-mat"]["regret"]) < np.array(e5["dpucb-mat"]["
 print(f"claim: regret linear in 1/eps (R^2 >= 0.9): {verdict(lin >= 0.9)}; TS better than UCB at "
       f"{100 * better:.0f} % of the eps values")
 ax.set_xlabel("1/eps"); ax.set_ylabel(f"regret at n = {S.e5_horizon}"); ax.legend(fontsize=7)
-ax.set_title("Chandak, Hu & Hegde 2023, E5 (Fig. 5b)", fontsize=9); fig.tight_layout(); fig.savefig(FIG_DIR / "matroid_e5.png", dpi=110)
-plt.close(fig)
+ax.set_title("Chandak, Hu & Hegde 2023, E5 (Fig. 5b)", fontsize=9); show(fig, "matroid_e5.png")
 assert lin >= 0.9 and better >= 0.8""",
     ),
     ("markdown", "## E3 — the MovieLens-like instance (Fig. 3, Fig. 4b, Table 3): L = 100, K = 17, ε = 2"),

@@ -20,6 +20,7 @@ S2 = 2**-0.5
 TRIALS = 200_000
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "sens,sigmas", [(0.5, [S2, S2]), ([0.5, 1 / 10001], [S2, 10001**-0.5]), (0.5, [S2] * 5)]
 )
@@ -36,6 +37,7 @@ def test_ou2024_theorem6_7_is_violated_at_delta_001(sens, sigmas):
     assert claim.epsilon < r.empirical.epsilon_lower <= t.details["exact"]["pair_epsilon_at_delta"]
 
 
+@pytest.mark.slow
 def test_ou2024_claim_at_delta_01_in_scenario_a_is_not_refuted():
     """Where the exact profile says Theorem 7 holds (N = 2, δ = 0.1, equal σ), the audit agrees."""
     claim = published_claim("rnm-gaussian", sensitivities=0.5, sigmas=[S2, S2], delta=0.1)
@@ -44,6 +46,7 @@ def test_ou2024_claim_at_delta_01_in_scenario_a_is_not_refuted():
     assert run_audit(t, trials=TRIALS, seed=0).verdict == CONSISTENT
 
 
+@pytest.mark.slow
 def test_ou2024_toolkit_gdp_certificate_is_consistent():
     r = run_audit(
         rnm_gaussian_target([0.5, 1 / 10001], [S2, 10001**-0.5], trials=TRIALS), trials=TRIALS, seed=0

@@ -92,6 +92,7 @@ def test_every_auditor_fulfils_the_contract(key: str) -> None:
         assert audit.primary.empirical.confidence == 0.95
 
 
+@pytest.mark.slow
 def test_auditor_is_reproducible_from_its_settings() -> None:
     """Calling a registered auditor again with the run's settings gives the run's audit."""
     from bandits.run import run_algorithm

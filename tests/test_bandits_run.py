@@ -139,6 +139,7 @@ def test_run_algorithm_rejects_bad_input(kwargs, match):
         run_algorithm("ts", "bernoulli:0.6,0.4", 500, progress=False, **kwargs)
 
 
+@pytest.mark.slow
 def test_plot_run_writes_png(tmp_path):
     rep = run_algorithm("ts", "bernoulli:0.6,0.4", 300, reps=2, audit_trials=0, progress=False)
     path = tmp_path / "run.png"
@@ -168,6 +169,7 @@ def test_run_ts_with_its_white_box_audit():
 # the policy contract, for every registered algorithm
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key", sorted(algorithms()))
 def test_policy_contract(key):
     """Every registered algorithm: valid actions, reproducible from its seed, independent of how
@@ -212,6 +214,7 @@ def test_simulate_many_gives_each_agent_fresh_streams():
 # a user-written private policy, and a planted plumbing bug
 
 
+@pytest.mark.slow
 def test_user_written_private_policy_runs_through_the_pipeline():
     ex = load_example()
     pol = ex.PrivateEpsilonGreedy(epsilon=1.0)

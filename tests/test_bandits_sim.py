@@ -265,6 +265,7 @@ def test_engine_switches_to_step_loop_under_heavy_exploration():
 MANY = [(0, 5e4), (1, 2e4), (3, 500.0), (40, 60.0), (70, 15.0), (150, 1.0), (500, 1.0), (7, 3.0)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("env", [SEC51, SEC52])
 def test_simulate_many_is_bit_identical_to_separate_simulations(env, monkeypatch):
     calls = {"together": 0, "speculate": 0}
@@ -294,6 +295,7 @@ def test_simulate_many_is_bit_identical_to_separate_simulations(env, monkeypatch
         assert np.array_equal(m.pulls, ref.pulls)
 
 
+@pytest.mark.slow
 def test_simulate_many_with_replacement_executor_and_rep_blocks():
     pols = [GaussianTS(b=b, c=c) for b, c in MANY[:5]] + [BetaTS()]
     rep = RewardReplacement(round=1500, arm=2, value=1.0)

@@ -80,6 +80,7 @@ def test_resolve_target_epsilon_uses_exact_gdp_mu():
         resolve_target_mu(-1.0)
 
 
+@pytest.mark.slow
 def test_tuner_common_random_numbers_and_reduced_scale_findings(tmp_path):
     env = parse_env(SPEC)
     res = tune_thompson(env, 10_000, target_mu=1.0, reps=5, seed=3, progress=False)

@@ -164,6 +164,7 @@ def test_hybrid_counter_audit_stays_below_its_epsilon():
     assert rep.verdict == "consistent" and 0.1 < rep.empirical.epsilon_lower <= 5 / 6
 
 
+@pytest.mark.slow
 def test_hybrid_error_quantile_grows_like_log15_n_and_c1_covers_it():
     rng = np.random.default_rng(2)
     eps = 1.0
@@ -189,6 +190,7 @@ def test_hybrid_error_quantile_grows_like_log15_n_and_c1_covers_it():
 # vectorised mechanisms against the per-run ones
 
 
+@pytest.mark.slow
 def test_batch_hybrid_streams_equal_hybrid_counters_bit_for_bit():
     rng = np.random.default_rng(3)
     R, L, eps = 2, 3, np.array([1.0, 0.25])
@@ -319,6 +321,7 @@ def test_literal_algorithms_declare_the_claim_and_certify_nothing():
     assert account(d.event, delta=1e-6).best.value is None
 
 
+@pytest.mark.slow
 def test_sound_variants_certify_their_epsilon():
     s = ENV.structure
     lap = account(CascadeLDPFixed(0.5, "laplace").declare(10**5, 20, s).event, delta=1e-6)
@@ -355,6 +358,7 @@ def test_ledgers_record_what_each_user_released():
     assert not check_ledgers([bad], decl).ok
 
 
+@pytest.mark.slow
 def test_run_reports_not_private_and_the_effective_epsilon():
     rep = run_algorithm(
         "cascade-ldp-gaussian", horizon=300, reps=2, audit_trials=0, progress=False, noise_factor=0.01
@@ -407,6 +411,7 @@ def test_audit_verdicts(pol, verdict):
         assert d["empirical"]["epsilon_lower"] <= d["certified"]["epsilon"]
 
 
+@pytest.mark.slow
 def test_algorithm4_audit_u0_and_randomizer():
     env = parse_combinatorial_env(DEFAULT_ENV)
     lit = audit_cucb_ldp_gaussian(CUCBLDPGaussian(1.0), 8, env, AuditSettings(trials=100),
@@ -455,6 +460,7 @@ def test_cli_run_json(capsys):
     assert code == 1 and out["audit"]["verdict"] == "violated" and out["privacy"]["epsilon"] is None
 
 
+@pytest.mark.slow
 def test_run_policy_of_a_sound_variant():
     rep = run_policy(CascadeDPCounts(2.0), ENV, 400, reps=2, progress=False)
     assert rep.ledger_check.ok and rep.privacy.epsilon_pure == pytest.approx(2.0)

@@ -26,6 +26,7 @@ def test_gaussian_json_has_required_keys(capsys):
     assert d["empirical"]["trials"] == 100000 and d["empirical"]["confidence"] == 0.95
 
 
+@pytest.mark.slow
 def test_claims_and_verdicts(capsys):
     code, out, _ = run_cli(capsys, "audit", "laplace", "--scale", "1", "--claim-epsilon", "0.5", "--json")
     d = json.loads(out)
@@ -39,6 +40,7 @@ def test_claims_and_verdicts(capsys):
     assert json.loads(out)["verdict"] == "consistent"
 
 
+@pytest.mark.slow
 def test_published_claims_from_the_command_line(capsys):
     code, out, _ = run_cli(
         capsys, "audit", "rnm-laplace", "--scale", "1", "--epoch-length", "16", "--claim-published", "--json"
@@ -87,6 +89,7 @@ def test_published_claims_from_the_command_line(capsys):
     assert json.loads(out)["verdict"] == "violated"
 
 
+@pytest.mark.slow
 def test_text_output_and_plot(tmp_path, capsys):
     path = tmp_path / "audit.png"
     code, out, _ = run_cli(

@@ -17,6 +17,7 @@ from dpaudit.analyses.thompson_sampling import ThompsonConfig
 from dpaudit.audit.report import AuditReport, Certified, Empirical
 from dpaudit.cli.main import main
 from dpaudit.conversions import gdp_mu
+from dpaudit.formatting import fmt_up
 
 
 class FakeAuditor:
@@ -115,6 +116,7 @@ def test_run_ts_defaults_are_the_section51_instance_at_1gdp(capsys):
     assert d["audit"] is None
 
 
+@pytest.mark.slow
 def test_run_ts_explicit_b_c_text_output_and_plot(capsys, tmp_path, fake_audit):
     path = tmp_path / "run.png"
     code, out, _ = run_cli(
@@ -140,7 +142,7 @@ def test_run_ts_explicit_b_c_text_output_and_plot(capsys, tmp_path, fake_audit):
     )
     assert code == 0
     mu = ThompsonConfig(3000, 3, 10, 4.0).mu_tight
-    assert f"mu = {mu:.6f}-GDP" in out
+    assert f"mu = {fmt_up(mu)}-GDP" in out  # certified: printed rounded up
     assert "audit: CONSISTENT (5 trials per neighbouring stream at T = 500)" in out
     assert "reduced horizon T = 500" in out
     assert path.stat().st_size > 5_000
@@ -171,6 +173,7 @@ def test_tune_ts_json(capsys):
     assert d["best"]["regret_mean"] == min(x["regret_mean"] for x in cands)
 
 
+@pytest.mark.slow
 def test_tune_ts_epsilon_target_arms_and_plot(capsys, tmp_path):
     path = tmp_path / "tune.png"
     code, out, _ = run_cli(
@@ -301,6 +304,7 @@ def _close(old, new, path="", rel=1e-12):
         assert new == old, path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "args"), REGRESSION)
 def test_run_ts_numbers_unchanged(capsys, name, args):
     """Regret, certified privacy and config equal the saved output (floats to 1e-12: the regret

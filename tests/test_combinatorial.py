@@ -114,6 +114,7 @@ def scalar_greedy(matroid, order):
     return chosen
 
 
+@pytest.mark.slow
 def test_greedy_engines_agree_with_the_scalar_definition():
     rng = np.random.default_rng(3)
     for m in random_matroids(rng):
@@ -125,6 +126,7 @@ def test_greedy_engines_agree_with_the_scalar_definition():
         assert set(m.loops).isdisjoint(t.ravel().tolist())
 
 
+@pytest.mark.slow
 def test_exact_linear_independence_for_0_1_vectors_numba_and_numpy_identical(monkeypatch):
     rng = np.random.default_rng(5)
     v = (rng.random((40, 18)) < 0.2).astype(int)

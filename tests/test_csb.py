@@ -215,6 +215,7 @@ def test_tree_release_audit_is_consistent_with_the_certificate():
     assert rep.verdict == "consistent" and 0.0 < rep.empirical.epsilon_lower <= cert
 
 
+@pytest.mark.slow
 def test_combined_csb_audit_reports_components_and_the_floor():
     rep = audit_csb_policy(
         CUCBLDP2(1.0), 16, BOTTLENECK, AuditSettings(trials=100, seed=1), mechanism_trials=20_000

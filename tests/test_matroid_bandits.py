@@ -91,6 +91,7 @@ def test_every_record_is_charged_at_most_K_releases_except_the_paper_init(cls):
         assert check.ok and check.worst["ratio"] == pytest.approx(1.0)
 
 
+@pytest.mark.slow
 def test_certified_epsilon_and_the_published_claim():
     rep = run_policy(DPUCBMat(2.0), E1, 300, reps=2, progress=False)
     p = rep.privacy
@@ -128,6 +129,7 @@ def test_paper_and_public_w0_play_the_same_actions_and_omm_updates_every_round()
 # the initialisation audit
 
 
+@pytest.mark.slow
 def test_paper_initialisation_is_violated_against_epsilon_by_the_full_vector_llr():
     own, pub = audit_init_release(DPUCBMat(2.0), E1, trials=5000, seed=0)
     assert pub.verdict == "violated" and pub.certified.epsilon == 2.0
@@ -142,6 +144,7 @@ def test_paper_initialisation_is_violated_against_epsilon_by_the_full_vector_llr
         audit_init_release(DPUCBMat(2.0, init="cover"), E1, trials=100)
 
 
+@pytest.mark.slow
 def test_public_w0_audit_never_changes_round_0():
     rep = audit_matroid_policy(
         DPUCBMat(2.0, init="public-w0"), 20, E1, AuditSettings(trials=100, seed=2)
@@ -154,6 +157,7 @@ def test_public_w0_audit_never_changes_round_0():
 # the paper's arithmetic
 
 
+@pytest.mark.slow
 def test_lemma1_and_lemma3_hold_on_random_decreasing_gaps():
     rng = np.random.default_rng(9)
     worst1 = worst3 = 0.0

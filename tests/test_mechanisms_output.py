@@ -301,6 +301,7 @@ def test_laplace_rnm_three_candidates_against_direct_quadrature():
     np.testing.assert_allclose(got, [direct(i) for i in range(3)], rtol=1e-10)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("scale", "rtol"), [(1e-9, 5e-8), (1e-6, 1e-10), (1e-3, 1e-12), (1.0, 1e-12), (1e6, 1e-12)]
 )

@@ -132,6 +132,7 @@ if HAVE_NUMBA:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("fast", "step"), ENGINES, ids=lambda p: p.name)
 @pytest.mark.parametrize("env", ["bernoulli:0.75,0.625,0.5,0.375,0.25", "truncexp:0.1,1,2,5"])
 def test_fast_engines_play_exactly_the_step_loop(fast, step, env):
@@ -232,6 +233,7 @@ def test_klucb_index_solves_the_kl_constraint():
 # audits
 
 
+@pytest.mark.slow
 def test_rnm_ftnl_published_noise_is_refuted_and_certified_2eps_is_consistent():
     """K = 2, the published Lap(1/eps): the black-box audit of the whole algorithm proves more
     than the published epsilon = 1 (violated against Theorem 8) and stays below the certified 2."""
@@ -258,6 +260,7 @@ def test_rnm_ftnl_published_noise_is_refuted_and_certified_2eps_is_consistent():
     assert cor.audit.verdict == "consistent" and cor.audit.result.primary.empirical.epsilon_lower <= 1.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key", ["lazy-ucb", "adap-ucb", "dp-se", "lazy-dp-ts", "adap-klucb"])
 def test_bandit_audits_are_consistent_and_those_that_can_see_have_power(key):
     rep = run_algorithm(
@@ -274,6 +277,7 @@ def test_bandit_audits_are_consistent_and_those_that_can_see_have_power(key):
 # regret magnitudes against an independent implementation of Algorithms 1 and 3
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("alg", "means", "eps", "T", "runs"),
     [
@@ -303,6 +307,7 @@ def test_regret_ordering_and_growth_at_reduced_scale():
     assert ucb.final() / ucb.mean()[i] < 10 and ts.final() / ts.mean()[i] < 10
 
 
+@pytest.mark.slow
 def test_run_policy_json_for_every_key_of_the_family():
     for key in ("lazy-ucb", "lazy-dp-ts", "rnm-ftnl", "naive-ftnl", "dp-se", "adap-klucb", "adap-ucb"):
         rep = run_algorithm(key, None, 3000, reps=2, audit_trials=200, progress=False)

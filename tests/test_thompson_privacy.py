@@ -173,6 +173,7 @@ def test_theorem7_violated_at_reachable_states(key):
     assert d <= gdp_delta(2**-0.5, eps)  # ... the GDP bound holds
 
 
+@pytest.mark.slow
 def test_theorem7_reachable_search_two_arms():
     # the full search for N = 2 (a few seconds): the worst reachable state has the other arm
     # pulled very often, at the mean that makes the threshold test optimal — or at its largest

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from dpaudit.audit.report import AuditReport, Verdict
+from dpaudit.formatting import fmt_down
 from dpaudit.validation import check_flag, check_integer, check_probability
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -107,7 +108,8 @@ class PolicyAudit:
             p = self.published
             word = "VIOLATED" if p.verdict == "violated" else "consistent"
             d["published_verdict"] = (
-                f"{word}: epsilon >= {p.empirical.epsilon_lower:.4f} vs claimed {p.certified.epsilon:g} "
+                f"{word}: epsilon >= {fmt_down(p.empirical.epsilon_lower, 4)} "
+                f"vs claimed {p.certified.epsilon:g} "
                 f"({p.certified.source})"
             )
             d["published_audit"] = p.to_dict()

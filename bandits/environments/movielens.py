@@ -32,6 +32,7 @@ Example:
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -92,15 +93,19 @@ def _genre_vector(text: str) -> np.ndarray:
     return v
 
 
-def load_movielens(ratings: str | Path, movies: str | Path, *, top: int = 100) -> MovieLensData:
+def load_movielens(
+    ratings: str | Path, movies: str | Path, *, top: int = 100, max_pool: int | None = None
+) -> MovieLensData:
     """The ``top`` most-rated movies of an ML-1M-format data set (ties: smaller MovieID first).
 
     Every user who appears in ``ratings`` is a row of the pool (ML-1M: 6040 users), so the
-    column means are #ratings/#users.
+    column means are #ratings/#users. The ratings are kept as two integer arrays (16 bytes a
+    line); with ``max_pool`` a pool of more than that many users × ``top`` entries is refused
+    before it is allocated.
     """
     top = check_integer("top", top)
     users: dict[int, int] = {}
-    rated: list[tuple[int, int]] = []
+    rated_users, rated_movies = array("q"), array("q")
     counts: Counter[int] = Counter()
     with open(ratings, encoding="latin-1") as fh:
         for n, line in enumerate(fh, 1):
@@ -109,16 +114,18 @@ def load_movielens(ratings: str | Path, movies: str | Path, *, top: int = 100) -
             parts = line.strip().split("::")
             if len(parts) < 2:
                 raise ValueError(
-                    f"ratings file line {n}: expected UserID::MovieID::Rating::Timestamp, got {line!r}"
+                    f"ratings file line {n}: expected UserID::MovieID::Rating::Timestamp, got {line[:100]!r}"
                 )
             try:
                 u, m = int(parts[0]), int(parts[1])
+                if not (0 <= m < 2**63):
+                    raise ValueError
             except ValueError:
                 raise ValueError(
-                    f"ratings file line {n}: UserID and MovieID must be integers, got {line!r}"
+                    f"ratings file line {n}: UserID and MovieID must be integers, got {line[:100]!r}"
                 ) from None
-            users.setdefault(u, len(users))
-            rated.append((u, m))
+            rated_users.append(users.setdefault(u, len(users)))
+            rated_movies.append(m)
             counts[m] += 1
     info: dict[int, tuple[str, np.ndarray]] = {}
     with open(movies, encoding="latin-1") as fh:
@@ -127,20 +134,31 @@ def load_movielens(ratings: str | Path, movies: str | Path, *, top: int = 100) -
                 continue
             parts = line.rstrip("\n").split("::")
             if len(parts) != 3:
-                raise ValueError(f"movies file line {n}: expected MovieID::Title::Genres, got {line!r}")
-            info[int(parts[0])] = (parts[1], _genre_vector(parts[2]))
+                raise ValueError(f"movies file line {n}: expected MovieID::Title::Genres, got {line[:100]!r}")
+            try:
+                movie = int(parts[0])
+            except ValueError:
+                raise ValueError(
+                    f"movies file line {n}: MovieID must be an integer, got {line[:100]!r}"
+                ) from None
+            info[movie] = (parts[1], _genre_vector(parts[2]))
     if len(counts) < top:
         raise ValueError(f"top must be at most the number of rated movies ({len(counts)}), got {top}")
     chosen = sorted(counts, key=lambda m: (-counts[m], m))[:top]
     missing = [m for m in chosen if m not in info]
     if missing:
         raise ValueError(f"movies file has no entry for rated movie(s) {missing[:5]}")
+    if max_pool is not None and len(users) * top > max_pool:
+        raise ValueError(
+            f"users x top = {len(users):,} x {top:,} = {len(users) * top:,} pool entries, more than the "
+            f"limit {max_pool:,}"
+        )
     col = {m: j for j, m in enumerate(chosen)}
     pool = np.zeros((len(users), top), dtype=np.int8)
-    for u, m in rated:
+    for u, m in zip(rated_users, rated_movies):
         j = col.get(m)
         if j is not None:
-            pool[users[u], j] = 1
+            pool[u, j] = 1
     genres = np.stack([info[m][1] for m in chosen])
     return MovieLensData(
         titles=tuple(info[m][0] for m in chosen),

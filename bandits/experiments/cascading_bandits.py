@@ -469,3 +469,14 @@ def _k_claims(res: dict[str, Any], scale: Scale) -> list[dict[str, Any]]:
                 }
             )
     return out
+
+
+TITLE = (
+    "Wang et al. (2021), cascading bandits under (local) differential privacy: Figures 1-2 and the claims"
+)
+
+
+if __name__ == "__main__":  # pragma: no cover - [--full] [--out DIR]: bandits.experiments.notebook_runner
+    from bandits.experiments.notebook_runner import main
+
+    raise SystemExit(main("cascading_bandits", TITLE))

@@ -245,3 +245,14 @@ def dp_scaled_vs_cucb(scale: Scale, k: int = 4, epsilon: float = 1.0) -> dict[st
         "cucb_below_scaled_fraction": order,
         "linear_regret_per_round_paper": paper["mean"] / T,
     }
+
+
+TITLE = (
+    "Chen et al. (2020), (locally) private combinatorial semi-bandits: the three regret claims"
+)
+
+
+if __name__ == "__main__":  # pragma: no cover - [--full] [--out DIR]: bandits.experiments.notebook_runner
+    from bandits.experiments.notebook_runner import main
+
+    raise SystemExit(main("combinatorial_semibandits", TITLE))

@@ -182,3 +182,14 @@ def e3(scale: Scale, coupling: str = "latent") -> dict[str, Any]:
         r["overlap_with_optimum"] = [len(best & set(a)) for a in r.pop("last_actions")]
         out[pol.name] = r
     return out
+
+
+TITLE = (
+    "Chandak, Hu & Hegde (2023), private matroid bandits: experiments E1-E5"
+)
+
+
+if __name__ == "__main__":  # pragma: no cover - [--full] [--out DIR]: bandits.experiments.notebook_runner
+    from bandits.experiments.notebook_runner import main
+
+    raise SystemExit(main("matroid_bandits", TITLE))

@@ -21,7 +21,9 @@ Medina & Cummings (2024), regenerated.
    framing). Lazy-DP-TS is drawn as an extra, dashed line (not in the paper's figure).
 
 Without ``--full`` everything runs at a reduced scale (seconds; what the tests execute).
-Figures go to ``--out`` (default ``docs/img``), the numbers to ``private_stochastic_results.json`` there.
+Figures go to ``--out`` (default: ``docs/img`` with ``--full``, a temporary folder otherwise, so a
+quick run never overwrites the shipped figures), the numbers to ``private_stochastic_results.json``
+there.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ import numpy as np
 
 from bandits.experiments.full_information import FULL_INFO_ALGS, FULL_INFO_EPS, full_info_grid, plot_full_info
 from bandits.experiments.grid import LABELS, SCALES, Cell, Scale, _cell, _map, _summary
+from bandits.experiments.notebook_runner import default_out
 from bandits.experiments.thompson_figure5 import figure5, plot_figure5
 
 __all__ = ["bandit_grid", "bandit_claims", "plot_bandit_grid", "markdown_tables", "run_all", "main"]
@@ -304,16 +307,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--full", action="store_true", help="the papers' scale (T = 10^6, 20 runs; Figure 5 T = 10^5)"
     )
     p.add_argument("--workers", type=int, default=2, help="processes (default 2)")
-    p.add_argument("--out", default=os.environ.get("DPAUDIT_FIGURES_DIR", "docs/img"), help="output folder")
+    p.add_argument("--out", default=os.environ.get("DPAUDIT_FIGURES_DIR"),
+                   help="output folder (default: docs/img with --full, else a temporary folder)")  # fmt: skip
     args = p.parse_args(argv)
     scale = SCALES["full" if args.full else "reduced"]
-    res = run_all(scale, Path(args.out), max(1, args.workers))
+    out = Path(args.out) if args.out else default_out("private_stochastic_bandits", args.full)
+    print(f"scale: {scale.name}; figures to {out.resolve()}", flush=True)
+    res = run_all(scale, out, max(1, args.workers))
     print(
         f"scale: {scale.name}; seconds: "
         + ", ".join(f"{k} {v:.1f}" for k, v in res["summary"]["seconds"].items())
     )
     print(res["text"])
-    print("figures: " + ", ".join(str(f) for f in res["figures"]))
+    print(f"figures written to {out.resolve()}: " + ", ".join(f.name for f in res["figures"]))
     return 0
 
 

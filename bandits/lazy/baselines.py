@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy.special import xlogy
@@ -137,6 +138,16 @@ class DPSE(Policy):
         r1 = 32.0 * math.log(8.0 * active * e * e / self.beta) / (d * d)
         r2 = 8.0 * math.log(4.0 * active * e * e / self.beta) / (self.epsilon * d)
         return int(math.ceil(max(r1, r2)))
+
+    def linear_regret(self, horizon: int, env: Any) -> str | None:
+        """The first epoch pulls every arm R_1 times in turn; a horizon within it is round robin."""
+        first = env.n_arms * self.epoch_length(1, env.n_arms)
+        if horizon > first:
+            return None
+        return (
+            f"the horizon is within DP-SE's first epoch ({env.n_arms} arms x {first // env.n_arms:,} pulls = "
+            f"{first:,} rounds): it plays round robin throughout (a larger --beta shortens that epoch)"
+        )
 
     def radius(self, e: int, active: int, length: int) -> float:
         """h_e + c_e; arms more than twice this below the best private mean are eliminated."""

@@ -64,7 +64,7 @@ from __future__ import annotations
 import abc
 import math
 from dataclasses import KW_ONLY, dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -317,6 +317,22 @@ class CUCBDP(CSBPolicy):
     def _extra(self) -> list[str]:
         out = [f"log base {self.log_base}"] if self.log_base != "2" else []
         return out + ([f"b = {self.noise_factor:g}K log T/eps"] if self.noise_factor != 2.0 else [])
+
+    def linear_regret(self, horizon: int, env: Any) -> str | None:
+        """Every UCB stays 1 while an arm has fewer than :func:`dp_saturation_count` updates; when
+        that exceeds an arm's share of the run's updates (T·K/m), the oracle chooses among ties
+        for the whole run."""
+        m, k = env.n_arms, problem(env.structure).k
+        needed = dp_saturation_count(horizon, m, k, self.epsilon, self.bonus_scale)
+        share = horizon * k / m
+        if needed <= share:
+            return None
+        return (
+            f"with these constants every UCB stays 1 for the whole run: an arm needs {needed:,.0f} updates "
+            f"before its bonus drops below 1, its share of the run is {share:,.0f} (T K/m), so the oracle "
+            "breaks ties among all arms throughout (Chen et al. 2020's bonus 12K ln^3 T/(n eps); "
+            "--bonus-scale lowers it)"
+        )
 
     def bonus(self, n: np.ndarray, t: int, horizon: int, m: int, k: int) -> np.ndarray:
         privacy = self.bonus_scale * 12.0 * k * math.log(horizon) ** 3 / self.epsilon

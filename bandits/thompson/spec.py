@@ -35,7 +35,7 @@ the tied design and for the model tests to see a posterior-variance bug of c/4."
 
 def choose_bc(options: Mapping[str, Any], n_arms: int, horizon: int) -> tuple[int, float, str]:
     """(b, c) and how they were chosen, from ``prepulls``, ``variance_scale``, ``target_mu``."""
-    from bandits.thompson.frontier import budget_pair, max_prepulls
+    from bandits.thompson.frontier import budget_pair, max_prepulls, min_target_mu
 
     b, c, mu = options.get("prepulls"), options.get("variance_scale"), options.get("target_mu")
     if c is not None and mu is not None:
@@ -50,6 +50,11 @@ def choose_bc(options: Mapping[str, Any], n_arms: int, horizon: int) -> tuple[in
     if c is not None and b is not None:
         return int(b), float(c), "given on the command line"
     mu = DEFAULT_MU if mu is None else mu
+    if mu < min_target_mu(horizon):
+        raise ValueError(
+            f"--target-mu must be at least {min_target_mu(horizon):.3g} at --horizon {horizon} (a smaller "
+            f"budget needs a variance scale above 1e300), got {mu:g}"
+        )
     if b is not None:
         bmax = max_prepulls(horizon, n_arms, mu)
         if b > bmax:

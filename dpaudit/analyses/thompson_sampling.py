@@ -114,7 +114,10 @@ class ThompsonConfig:
 
     @property
     def per_round_mu(self) -> float:
-        return 1.0 / math.sqrt(self.variance_scale * (self.worst_case_count + 1))
+        scale = self.variance_scale * (self.worst_case_count + 1)
+        if math.isinf(scale):  # c near the largest double: the product overflows, its roots do not
+            return 1.0 / math.sqrt(self.variance_scale) / math.sqrt(self.worst_case_count + 1) * (1 + 1e-15)
+        return 1.0 / math.sqrt(scale)
 
     @property
     def private_rounds(self) -> int:
@@ -131,7 +134,10 @@ class ThompsonConfig:
     @property
     def mu_paper(self) -> float:
         """Ou, Avella Medina & Cummings (2024), Theorem 4: sqrt(T/(c(b+1)))."""
-        return math.sqrt(self.horizon / (self.variance_scale * (self.prepulls + 1)))
+        scale = self.variance_scale * (self.prepulls + 1)
+        if math.isinf(scale):  # c near the largest double: the product overflows, its roots do not
+            return math.sqrt(self.horizon) / math.sqrt(self.variance_scale) / math.sqrt(self.prepulls + 1)
+        return math.sqrt(self.horizon / scale)
 
     @property
     def published_mu(self) -> tuple[float, str]:

@@ -11,7 +11,7 @@ designs (``--selection grid``: the Bonferroni grid over all of them instead).
 Exit status: 0 the audit ran (verdict ``consistent``, ``inconclusive`` or ``model-mismatch``);
 1 the verdict is ``violated`` (a valid lower bound exceeds the claim) or ``model-mismatch``: use it
 to gate CI;
-2 bad input (one line on stderr).
+2 bad input (one line on stderr); 3 and 4 as every command (:mod:`dpaudit.cli.errors`).
 
 This module is the composition root of an audit: the handler imports the target factories of
 ``mechanisms.auditing.targets`` and the runner (numpy, scipy) only when a target is audited, so
@@ -269,9 +269,9 @@ def build_target(args: argparse.Namespace) -> Any:
         if len(sg) < 2:
             raise ValueError(f"--sigmas must have at least 2 entries (one per candidate), got {len(sg)}")
         if len(s) not in (1, len(sg)):
-            raise ValueError(
-                f"--sensitivities must have 1 or {len(sg)} entries (one per --sigmas), got {len(s)}"
-            )
+            from dpaudit.cli.epsilon import sensitivities_count
+
+            raise ValueError(sensitivities_count(len(s), len(sg)))
         if args.values is not None and len(args.values) != len(sg):
             raise ValueError(
                 f"--values must have {len(sg)} entries (one per --sigmas), got {len(args.values)}"
@@ -297,6 +297,44 @@ def build_target(args: argparse.Namespace) -> Any:
             claim=claim,
         )
     raise ValueError(f"unknown target {args.target!r}")  # pragma: no cover
+
+
+def cli_words(message: str) -> str:
+    """A runner message with its keyword arguments written as this command's options.
+
+    >>> cli_words("trials = 1000 leaves 0; use more trials or selection='grid'")
+    '--trials 1000 leaves 0; use more --trials or --selection grid'
+    """
+    for api, option in (("selection='grid'", "--selection grid"), ("pilot_fraction", "--pilot-fraction"),
+                        ("trials = ", "--trials "),
+                        ("more trials", "more --trials"), ("batch_size", "--batch-size")):  # fmt: skip
+        message = message.replace(api, option)
+    return message
+
+
+def candidate_designs(args: argparse.Namespace) -> int | None:
+    """How many pre-registered designs the pilot chooses among, where it is one per category,
+    arm or candidate (None: a target whose count is known only once it is built)."""
+    if args.target == "randomized-response":
+        return int(args.categories)
+    if args.target in ("rnm-laplace", "rnm-gaussian"):
+        return output_width(args)
+    return None
+
+
+def _check_pilot(args: argparse.Namespace) -> None:
+    """Refuse up front a pilot selection that leaves too few main samples (the runner would
+    build every design first and then refuse); the same rule as the runner's."""
+    k = candidate_designs(args)
+    if k is None or args.selection != "pilot":
+        return
+    n_pilot = max(20, int(round(args.pilot_fraction * args.trials)) // (2 * k))
+    n_main = (args.trials - 2 * k * n_pilot) // 2
+    if n_main < 20:
+        raise UsageError(
+            f"--trials {args.trials} leaves {max(n_main, 0)} main samples per side after a pilot of "
+            f"{n_pilot} per side on each of {k} candidate designs; use more --trials or --selection grid"
+        )
 
 
 def output_width(args: argparse.Namespace) -> int:
@@ -328,6 +366,7 @@ def check_size(args: argparse.Namespace) -> int:
             f"--epoch-length {args.epoch_length} without --gap would search {args.epoch_length} gaps, "
             f"more than the limit {MAX_GAP_SEARCH}; give --gap"
         )
+    _check_pilot(args)
     batch = max(1, min(args.batch_size, BATCH_ELEMENTS // width))
     batches = -(-args.trials // batch)
     if batches > MAX_BATCHES:
@@ -343,24 +382,28 @@ def run(args: argparse.Namespace) -> int:
     from dpaudit.audit.runner import run_audit_with_rates
 
     target = build_target(args)
-    report, rates = run_audit_with_rates(
-        target,
-        trials=args.trials,
-        seed=args.seed,
-        confidence=args.confidence,
-        batch_size=batch_size,
-        progress=not args.json and sys.stderr.isatty(),
-        selection=args.selection,
-        pilot_fraction=args.pilot_fraction,
-    )
-    if args.plot:
-        from dpaudit.audit.plot import plot_audit
-
-        plot_audit(report, rates, args.plot)
+    try:
+        report, rates = run_audit_with_rates(
+            target,
+            trials=args.trials,
+            seed=args.seed,
+            confidence=args.confidence,
+            batch_size=batch_size,
+            progress=not args.json and sys.stderr.isatty(),
+            selection=args.selection,
+            pilot_fraction=args.pilot_fraction,
+        )
+    except ValueError as exc:  # the runner speaks in its keyword arguments; say the options
+        raise UsageError(cli_words(str(exc))) from None
     if args.json:
         emit_json(report.to_dict())
     else:
         print(report)
-        if args.plot:
+    if args.plot:  # after the results are printed: a failing plot loses nothing computed
+        from dpaudit.audit.plot import plot_audit
+
+        sys.stdout.flush()
+        plot_audit(report, rates, args.plot)
+        if not args.json:
             print(f"plot written to {args.plot}")
     return 1 if report.verdict in ("violated", "model-mismatch") else 0
