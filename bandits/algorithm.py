@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bandits.actions import Feedback
+from dpaudit.papers import Citation
 
 if TYPE_CHECKING:  # annotations only: declaring a spec loads no policy code (numpy, SciPy)
     from bandits.auditing.contract import PolicyAuditor
@@ -90,7 +91,8 @@ class AlgorithmSpec:
     Attributes:
         key: the command-line name (``dpaudit run KEY``).
         title: a one-line name.
-        paper: the seed file the algorithm comes from (``shared/seeds/...``), or None.
+        paper: the paper the algorithm comes from (:mod:`dpaudit.papers`); None only for an
+            algorithm without one.
         feedback: what the algorithm observes.
         privacy: the privacy model (one of :data:`PRIVACY_MODELS`).
         unit: the unit of privacy in words (None for non-private algorithms).
@@ -112,7 +114,7 @@ class AlgorithmSpec:
 
     key: str
     title: str
-    paper: str | None
+    paper: Citation | None
     feedback: Feedback
     privacy: str
     unit: str | None
@@ -128,6 +130,8 @@ class AlgorithmSpec:
     default_audit_trials: int = 2000
 
     def __post_init__(self) -> None:
+        if self.paper is not None and not isinstance(self.paper, Citation):
+            raise ValueError(f"{self.key}: paper must be a dpaudit.papers.Citation, got {self.paper!r}")
         if self.privacy not in PRIVACY_MODELS:
             raise ValueError(f"privacy must be one of {PRIVACY_MODELS}, got {self.privacy!r}")
 
@@ -141,11 +145,13 @@ class AlgorithmSpec:
         return self.build(full, env, horizon)
 
     def summary(self) -> dict[str, Any]:
-        """What ``dpaudit list`` prints for this algorithm."""
+        """What ``dpaudit list`` prints for this algorithm: ``paper`` is the short citation,
+        ``citation`` the full one (both None for an algorithm without a paper)."""
         return {
             "key": self.key,
             "title": self.title,
-            "paper": self.paper,
+            "paper": self.paper.short if self.paper else None,
+            "citation": str(self.paper) if self.paper else None,
             "feedback": self.feedback.value,
             "privacy": self.privacy,
             "unit": self.unit,

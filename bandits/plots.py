@@ -16,14 +16,19 @@ from typing import Any
 
 from bandits.engine.results import SimulationResult
 from bandits.report import RunReport
+from dpaudit.formatting import fmt_up
+from dpaudit.plotstyle import series_style
 
 __all__ = ["draw_regret", "style_regret_axes", "plot_run"]
 
 
-def draw_regret(ax: Any, sim: SimulationResult, kind: str, label: str) -> None:
-    """The mean ``kind`` regret of ``sim`` against t with its t-quantile band, on ``ax``."""
+def draw_regret(
+    ax: Any, sim: SimulationResult, kind: str, label: str, style: dict[str, Any] | None = None
+) -> None:
+    """The mean ``kind`` regret of ``sim`` against t with its t-quantile band, on ``ax``
+    (``style``: keyword arguments of ``ax.plot``, e.g. :func:`dpaudit.plotstyle.series_style`)."""
     lo, hi = sim.band(kind)
-    (ln,) = ax.plot(sim.checkpoints, sim.mean(kind), label=label)
+    (ln,) = ax.plot(sim.checkpoints, sim.mean(kind), label=label, **(style or {}))
     ax.fill_between(sim.checkpoints, lo, hi, alpha=0.2, color=ln.get_color())
 
 
@@ -47,15 +52,15 @@ def plot_run(report: RunReport, path: str | None = None) -> Any:
 
     sim = report.simulation
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
-    for kind, label in (("pseudo", "pseudo-regret"), ("empirical", "empirical regret")):
-        draw_regret(ax, sim, kind, label)
+    for i, (kind, label) in enumerate((("pseudo", "pseudo-regret"), ("empirical", "empirical regret"))):
+        draw_regret(ax, sim, kind, label, series_style(i, 2))
     p = report.privacy
     if not p.private:
         spend = "not private"
     elif p.mu is not None:
-        spend = f"{p.mu:.3f}-GDP, eps = {p.epsilon:.3f} at delta = {p.delta:g}"
+        spend = f"{fmt_up(p.mu, 3)}-GDP, eps = {fmt_up(p.epsilon, 3)} at delta = {p.delta:g}"
     else:
-        spend = f"eps = {p.epsilon:.3f} at delta = {p.delta:g}"
+        spend = f"eps = {fmt_up(p.epsilon, 3)} at delta = {p.delta:g}"
     style_regret_axes(ax, "regret", f"{report.title} on {report.config.env}\n{spend}")
     fig.tight_layout()
     if path is not None:

@@ -48,7 +48,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -232,6 +232,12 @@ class Policy(abc.ABC):
     ) -> Declaration | None:
         """The worst-case releases per unit of privacy for this configuration (None: not
         private). Private policies override it."""
+        return None
+
+    def linear_regret(self, horizon: int, env: Any) -> str | None:
+        """Why this configuration's regret is linear in ``horizon`` on ``env`` by construction
+        (constants that keep every index at its maximum, a first phase longer than the run, ...),
+        or None; the run report states it beside the regret."""
         return None
 
     def check_structure(self, structure: ActionStructure) -> None:

@@ -29,8 +29,11 @@ from bandits.engine.results import SimulationResult
 from dpaudit.accounting import account
 from dpaudit.accounting.composition import normal_form, pure_epsilon
 from dpaudit.declaration import Declaration, LedgerCheck
+from dpaudit.formatting import fmt_up
 
 __all__ = [
+    "LINEAR_SLOPE",
+    "linear_growth",
     "RegretCurves",
     "RegretSection",
     "PrivacySection",
@@ -57,10 +60,17 @@ class RegretCurves:
         return {f.name: list(getattr(self, f.name)) for f in dataclasses.fields(self)}
 
 
+LINEAR_SLOPE = 0.9
+"""A run's regret is called linear when the second half of the rounds cost at least this fraction
+of the first half's regret per round (1 for a straight line, ln 2/ln(T/2) for a logarithm)."""
+
+
 @dataclass(frozen=True)
 class RegretSection:
     """Pseudo-regret at T (``mean`` ± ``stderr`` over the repetitions), the empirical regret
-    (realised rewards) likewise, and both curves."""
+    (realised rewards) likewise, both curves, and ``linear``: why the regret is linear in T
+    (the configuration's reason, :meth:`bandits.policy.Policy.linear_regret`, or what the curve
+    shows), None when it is not."""
 
     mean: float
     stderr: float
@@ -68,9 +78,10 @@ class RegretSection:
     empirical_stderr: float
     curves: RegretCurves
     kind: str = "pseudo"
+    linear: str | None = None
 
     @classmethod
-    def from_simulation(cls, sim: SimulationResult) -> RegretSection:
+    def from_simulation(cls, sim: SimulationResult, reason: str | None = None) -> RegretSection:
         curves = RegretCurves(
             t=tuple(int(x) for x in sim.checkpoints),
             pseudo_mean=tuple(sim.mean("pseudo").tolist()),
@@ -79,12 +90,52 @@ class RegretSection:
             empirical_stderr=tuple(sim.stderr("empirical").tolist()),
         )
         return cls(sim.final("pseudo"), float(sim.stderr("pseudo")[-1]), sim.final("empirical"),
-                   float(sim.stderr("empirical")[-1]), curves)  # fmt: skip
+                   float(sim.stderr("empirical")[-1]), curves,
+                   linear=reason or linear_growth(curves))  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "mean": self.mean, "stderr": self.stderr,
                 "empirical_mean": self.empirical_mean, "empirical_stderr": self.empirical_stderr,
+                "linear": self.linear is not None, "linear_reason": self.linear,
                 "checkpoints": self.curves.to_dict()}  # fmt: skip
+
+    def lines(self) -> list[str]:
+        """The regret lines of the text report."""
+        out = [
+            "regret at T (mean ± s.e. over repetitions)",
+            f"  pseudo-regret    {self.mean:10.1f} ± {self.stderr:.1f}",
+            f"  empirical regret {self.empirical_mean:10.1f} ± {self.empirical_stderr:.1f}",
+        ]
+        if self.linear is not None:
+            out.append(f"  LINEAR regret: {self.linear}")
+        return out
+
+
+def linear_growth(curves: RegretCurves) -> str | None:
+    """What the pseudo-regret curve shows when it grows linearly: the second half of the rounds
+    cost at least :data:`LINEAR_SLOPE` of the first half's regret per round, with the final regret
+    clearly positive (above 3 standard errors); None otherwise.
+
+    >>> t = (1, 10, 100, 500, 1000)
+    >>> straight = RegretCurves(t, (0.2, 2.0, 20.0, 100.0, 200.0), (0.1,) * 5, t, t)
+    >>> linear_growth(straight)
+    'the pseudo-regret still grows linearly at T: rounds 500-1000 cost 0.2 per round, 1.00 of rounds 1-500'
+    >>> bent = RegretCurves(t, (0.2, 2.0, 9.0, 12.0, 13.0), (0.1,) * 5, t, t)
+    >>> linear_growth(bent) is None
+    True
+    """
+    t, r, se = curves.t, curves.pseudo_mean, curves.pseudo_stderr
+    T = t[-1]
+    half = max((i for i, x in enumerate(t) if 2 * x <= T), default=None)
+    if half is None or t[half] <= 0 or not r[-1] > 3 * se[-1] or not r[half] > 0:
+        return None
+    early, late = r[half] / t[half], (r[-1] - r[half]) / (T - t[half])
+    if late < LINEAR_SLOPE * early:
+        return None
+    return (
+        f"the pseudo-regret still grows linearly at T: rounds {t[half]}-{T} cost {late:.3g} per round, "
+        f"{late / early:.2f} of rounds 1-{t[half]}"
+    )
 
 
 @dataclass(frozen=True)
@@ -127,6 +178,7 @@ class PrivacySection:
         return dataclasses.replace(self, **known, extras=rest)
 
     def to_dict(self) -> dict[str, Any]:
+        keys: tuple[str, ...]
         if not self.private:
             keys = ("private", "guarantee", "mu", "delta", "epsilon", "epsilon_method", "epsilon_pure",
                     "bounds", "reasons", "published", "unit", "note")  # fmt: skip
@@ -151,16 +203,16 @@ class PrivacySection:
             claim = ""
             if pub is not None and pub.get("mu") is not None:
                 claim = f" ({pub['source']}: {pub['mu']:.6f}, not certified)"
-            lines.append(f"  mu = {self.mu:.6f}-GDP over {rounds} {what}{claim}")
+            lines.append(f"  mu = {fmt_up(self.mu)}-GDP over {rounds} {what}{claim}")
         if self.epsilon_pure is not None:
             pure = "at delta = 0 (pure epsilon-DP, basic composition)"
-            lines.append(f"  epsilon = {self.epsilon_pure:.6f} {pure}")
+            lines.append(f"  epsilon = {fmt_up(self.epsilon_pure)} {pure}")
         if self.epsilon is None:
             why = self.reasons.get("basic", "no method applies")
             lines.append(f"  NOT PRIVATE as certified: {why}")
         else:
             at = f"at delta = {self.delta:g} (by {self.epsilon_method})"
-            lines.append(f"  epsilon = {self.epsilon:.6f} {at}")
+            lines.append(f"  epsilon = {fmt_up(self.epsilon)} {at}")
         if pub is not None and pub.get("mu") is None:
             at = f" at delta = {pub['delta']:g}" if pub.get("delta") else ""
             claim = f"epsilon = {pub['epsilon']:g}{at}"
@@ -270,11 +322,7 @@ class RunReport:
         lines = [f"{self.title} on {c.env}",
                  f"  T = {c.horizon}, N = {c.arms}, {c.reps} repetitions, seed {c.seed}"]  # fmt: skip
         lines += [f"  {x}" for x in self.lines]
-        lines += [
-            "regret at T (mean ± s.e. over repetitions)",
-            f"  pseudo-regret    {r.mean:10.1f} ± {r.stderr:.1f}",
-            f"  empirical regret {r.empirical_mean:10.1f} ± {r.empirical_stderr:.1f}",
-        ]
+        lines += r.lines()
         lines += self.privacy.lines()
         lines.append(f"ledger check: {self.ledger_check.message}")
         lines += audit_lines(None if self.audit is None else self.audit.to_dict())

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from bandits.auditing.contract import AuditSettings
+from bandits.auditing.views import audit_views
 from bandits.engine.results import SimulationResult
 from bandits.engine.simulator import simulate
 from bandits.environments import Environment, parse_env
@@ -51,6 +52,7 @@ from bandits.report import (
 )
 from dpaudit.accounting import account
 from dpaudit.declaration import Declaration, check_ledgers
+from dpaudit.formatting import fmt_up
 from dpaudit.validation import check_integer, check_probability
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -72,14 +74,19 @@ class _Presentation:
 
 def _audit_section(
     auditor: PolicyAuditor, policy: Policy, env: Environment, horizon: int, audit_horizon: int,
-    settings: AuditSettings,
+    settings: AuditSettings, run_mu: float | None = None,
 ) -> AuditSection:  # fmt: skip
-    result = auditor(policy, audit_horizon, env, settings)
+    """Both views of the audit (:func:`~bandits.auditing.views.audit_views`) and its note;
+    ``run_mu`` is the run's headline GDP μ (the privacy section's, e.g. Thompson sampling's
+    closed form), quoted for the run's T so the two lines agree."""
+    result = audit_views(auditor, policy, audit_horizon, env, settings)
     per_side = result.primary.empirical.trials
     trials = int(per_side) // 2 if per_side else settings.trials  # what the auditor really ran
     if audit_horizon != horizon:
         at_a = _certified_text(policy.declare(audit_horizon, env.n_arms, env.structure), settings.delta)
         at_t = _certified_text(policy.declare(horizon, env.n_arms, env.structure), settings.delta)
+        if run_mu is not None:
+            at_t = f"certified mu {fmt_up(run_mu, 4)}"
         what = (
             f"({at_a} there), not the run's T = {horizon} ({at_t})"
             if at_a and at_t
@@ -97,8 +104,10 @@ def _certified_text(decl: Declaration | None, delta: float) -> str | None:
         return None
     acc = account(decl.event, delta=delta)
     if decl.guarantee == "gdp" and acc.mu is not None:
-        return f"certified mu {acc.mu:.4f}"
-    return None if acc.best.value is None else f"certified epsilon {acc.best.value:.4g} at delta = {delta:g}"
+        return f"certified mu {fmt_up(acc.mu, 4)}"
+    if acc.best.value is None:
+        return None
+    return f"certified epsilon {fmt_up(acc.best.value, 4)} at delta = {delta:g}"
 
 
 def _default_auditor() -> PolicyAuditor:
@@ -173,13 +182,13 @@ def _run(
     t3 = time.perf_counter()
     audit = None
     if settings is not None:
-        audit = _audit_section(auditor or _default_auditor(), policy, env, T, Ta, settings)
+        audit = _audit_section(auditor or _default_auditor(), policy, env, T, Ta, settings, privacy.mu)
     t4 = time.perf_counter()
     cfg = RunConfig(env.spec, T, env.n_arms, reps, seed, float(delta), settings.trials if settings else 0,
                     Ta if settings else None, dict(shown.config or {}))  # fmt: skip
     return RunReport(
         config=cfg,
-        regret=RegretSection.from_simulation(sim),
+        regret=RegretSection.from_simulation(sim, policy.linear_regret(T, env)),
         privacy=privacy,
         ledger_check=check,
         audit=audit,

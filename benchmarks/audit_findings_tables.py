@@ -1,6 +1,6 @@
-"""Regenerate the sampling columns of docs/audit-findings.md table (a): seed 004's Theorem 6/7
-(heterogeneous-Gaussian report-noisy-max) audited at 2·10⁵ and 2·10⁶ trials, seed 0, with the
-runner's default selection (a pilot among the target's pre-registered pairs).
+"""Regenerate the sampling columns of docs/audit-findings.md table (a): Theorem 6/7 of Ou,
+Avella Medina & Cummings (2024) (heterogeneous-Gaussian report-noisy-max) audited at 2·10⁵ and
+2·10⁶ trials, seed 0, with the runner's default selection (a pilot among the target's pre-registered pairs).
 
 Run ``python benchmarks/audit_findings_tables.py [--big 2000000]`` (about a minute); prints the
 markdown rows and the GDP μ lower bounds of the toolkit's certificate.

@@ -25,7 +25,7 @@ dpaudit is timed on those fewer steps too so that the ratio is always on identic
 
 Second table:
 
-The workload is the DP-bandit regime of anchors-accounting §4: n = 10^6 Gaussian releases
+The workload is a DP-bandit regime: n = 10^6 Gaussian releases
 with per-step μ_i ~ Uniform(0.02, 0.04) (around 0.03), all distinct, ε reported at
 δ = 1e-6. Each dpaudit method is timed separately through ``account(event, methods=[m])``
 (best of ``--repeats``). Third parties get the same per-step noise (σ_i = 1/μ_i):

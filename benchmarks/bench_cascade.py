@@ -1,4 +1,4 @@
-"""Speed benchmark of seed 001's cascading bandits: rounds per second (one round = one row's
+"""Speed benchmark of the cascading bandits of Wang et al. (2021): rounds per second (one round = one row's
 round: a repetition, or a configuration × repetition of a stacked grid) of the toolkit against a
 plain per-step NumPy loop (:func:`bandits.cascading.plain_loop.reference_actions`: every index from
 the paper's formula, one repetition at a time) in the same run.

@@ -6,7 +6,7 @@ Run: ``python benchmarks/bench_combinatorial.py [--rounds T] [--reps R] [--loop-
 Rows (single-threaded, same process; CPU time via ``time.process_time``, wall via
 ``time.perf_counter``):
 
-1. DPUCB-MAT on seed 000's E1 matroid (7 arms, rank 3): ``simulate`` (vectorised over R
+1. DPUCB-MAT on the E1 matroid of Chandak, Hu & Hegde (2023) (7 arms, rank 3): ``simulate`` (vectorised over R
    repetitions, rank-table greedy, batched lazy epochs) vs a plain per-step loop, one repetition
    at a time (per round: the index, greedy with ``numpy.linalg.matrix_rank`` tests, the lazy
    epoch update with Laplace noise);
@@ -47,7 +47,8 @@ def timed(fn):
 
 
 def plain_dpucb(env, rounds: int, seed: int = 0) -> float:
-    """Seed 000 Algorithm 2 for one repetition, per step, with rank tests; returns the regret."""
+    """Algorithm 2 of Chandak, Hu & Hegde (2023) for one repetition, per step, with rank tests;
+    returns the regret."""
     V = np.asarray(env.structure.matroid.array)
     mu = env.means
     K, L = env.structure.k, env.n_arms
@@ -81,7 +82,7 @@ def plain_dpucb(env, rounds: int, seed: int = 0) -> float:
 
 
 def plain_ldp2(env, rounds: int, horizon: int, seed: int = 0) -> float:
-    """Seed 003 Algorithm 2 for one repetition, per step; returns the regret."""
+    """Algorithm 2 of Chen et al. (2020) for one repetition, per step; returns the regret."""
     mu = env.means
     m, K, eps = env.n_arms, env.structure.k, 1.0
     rng = np.random.default_rng(seed)

@@ -1,4 +1,5 @@
-"""Benchmark: the (b, c) tuner over 10 candidates, T = 10^5, N = 5 (seed 004 §5.1), 10 reps.
+"""Benchmark: the (b, c) tuner over 10 candidates, T = 10^5, N = 5, 10 reps (the §5.1
+instance of Ou, Avella Medina & Cummings 2024).
 
 Run ``python benchmarks/bench_tuner.py [--mu 1] [--workers 2] [--only batched]``. Runs the tuner
 twice in the same process — "before": every candidate simulated separately

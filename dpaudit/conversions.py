@@ -5,7 +5,7 @@ A mechanism is μ-GDP (Dong, Roth & Su 2022, Def. 2.6) iff it is (ε, δ_μ(ε))
 
     δ_μ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2).
 
-Naive evaluation underflows to 0 or gives ``inf·0 = NaN`` for large ε (anchors-accounting §2e)
+Naive evaluation underflows to 0 or gives ``inf·0 = NaN`` for large ε
 and cancels catastrophically for small μ (the two terms agree to 1 − O(μ)), so everything here
 works with log δ and never subtracts two nearly equal numbers. Write c = ε/μ, a = μ/2 − c,
 b = a − μ, u = −a/√2 and h = μ/√2.

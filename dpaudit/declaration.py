@@ -59,6 +59,7 @@ from dpaudit.events import (
     RandomizedResponseEvent,
 )
 from dpaudit.ledger import Ledger
+from dpaudit.papers import Citation
 from dpaudit.validation import check_probability
 
 __all__ = [
@@ -83,23 +84,34 @@ _GDP_LEAVES = (GaussianEvent, GaussianSequenceEvent, GaussianReportNoisyMaxEvent
 @dataclass(frozen=True)
 class PublishedClaim:
     """A paper's statement about the privacy of an algorithm, reported beside the certified
-    value and never used as one. ``mu`` (a GDP claim) or ``epsilon`` with ``delta``.
+    value and never used as one: the paper (:mod:`dpaudit.papers`), the place in it (theorem,
+    equation, section), and ``mu`` (a GDP claim) or ``epsilon`` with ``delta``.
 
-    >>> PublishedClaim("seed 004, Theorem 4", mu=1.05).epsilon_at(1e-6) > 4.88
-    True
+    >>> from dpaudit.papers import OU_2024
+    >>> claim = PublishedClaim(OU_2024, "Theorem 4", mu=1.05)
+    >>> claim.source, claim.epsilon_at(1e-6) > 4.88
+    ('Ou, Avella Medina & Cummings (2024), Theorem 4', True)
     """
 
-    source: str
+    paper: Citation
+    place: str
     mu: float | None = None
     epsilon: float | None = None
     delta: float | None = None
     note: str = ""
 
     def __post_init__(self) -> None:
-        if not isinstance(self.source, str) or not self.source.strip():
-            raise ValueError("source must name where the claim is published")
+        if not isinstance(self.paper, Citation):
+            raise ValueError(f"paper must be a dpaudit.papers.Citation, got {self.paper!r}")
+        if not isinstance(self.place, str) or not self.place.strip():
+            raise ValueError("place must say where in the paper the claim is (theorem, equation, section)")
         if self.mu is None and self.epsilon is None:
             raise ValueError("a published claim needs mu or epsilon")
+
+    @property
+    def source(self) -> str:
+        """Where the claim is published, as a report prints it: ``"Hu et al. (2024), Theorem 2"``."""
+        return self.paper.at(self.place)
 
     def epsilon_at(self, delta: float) -> float | None:
         """The claimed ε at ``delta``: exact for a GDP claim; the claimed ε if the claim's δ is

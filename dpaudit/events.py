@@ -134,8 +134,12 @@ class GaussianEvent(PrivacyEvent):
 
     @classmethod
     def from_mu(cls, mu: float) -> GaussianEvent:
-        """The Gaussian mechanism with unit sensitivity that is exactly ``mu``-GDP."""
-        return cls(sigma=1.0 / check_positive("mu", mu), sensitivity=1.0)
+        """The Gaussian mechanism with unit sensitivity that is exactly ``mu``-GDP (unit noise and
+        sensitivity ``mu`` when 1/μ overflows: μ < 5.6e-309)."""
+        mu = check_positive("mu", mu)
+        if 1.0 / mu == math.inf:
+            return cls(sigma=1.0, sensitivity=mu)
+        return cls(sigma=1.0 / mu, sensitivity=1.0)
 
 
 @dataclass(frozen=True, eq=False)
@@ -235,7 +239,9 @@ class RandomizedResponseEvent(PrivacyEvent):
 
 @dataclass(frozen=True)
 class GaussianReportNoisyMaxEvent(PrivacyEvent):
-    """Report-noisy-max with heterogeneous Gaussian noise (seed 004, Appendix C, Algorithm 4).
+    """Report-noisy-max with heterogeneous Gaussian noise.
+
+    Ou, Avella Medina & Cummings (2024), Appendix C, Algorithm 4.
 
     Releases argmax_i (f_i(x) + X_i), X_i ~ N(0, σ_i²). Neighbouring inputs change at most
     one coordinate f_i, by at most s_i. The release is post-processing of a Gaussian
@@ -275,7 +281,10 @@ class LaplaceReportNoisyMaxEvent(PrivacyEvent):
     (all scores move in the same direction, e.g. counting queries) the mechanism is
     (sensitivity/scale)-DP (Dwork & Roth, Claim 3.9). Otherwise (e.g. a replace relation
     that lowers one count and raises another) the guarantee is 2·sensitivity/scale, and the
-    factor 2 is approached (seed 002 §5 item 1).
+    factor 2 is approached: for K = 2 counts over an epoch of n rounds of {0,1}-rewards under
+    replace, the exact worst-case loss of Lap(1/ε) grows with n towards 2ε (1.882 at ε = 1,
+    n = 16; :func:`mechanisms.report_noisy_max.laplace_rnm_worst_case_loss`), which is why
+    RNM-FTNL with Lap(1/ε) (Hu et al. (2024), Theorem 8) is 2ε-DP, not ε-DP.
     """
 
     scale: float

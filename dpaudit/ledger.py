@@ -59,6 +59,7 @@ from dpaudit.data_units import (
 )
 from dpaudit.events import ComposedEvent, NoOpEvent, ParallelEvent, PrivacyEvent
 from dpaudit.serialization import event_from_dict, event_to_dict
+from dpaudit.transcripts import Transcripts
 from dpaudit.validation import check_integer
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -293,6 +294,14 @@ class RunLedgers:
         # (event, label) -> (start, stop) arrays over repetitions: the run of consecutive
         # marked rounds being built, [start, stop); stop = -1 where none is open
         self._open: dict[tuple[PrivacyEvent, str], tuple[np.ndarray, np.ndarray]] = {}
+        self.transcripts: Transcripts | None = None
+        """What the mechanisms released (set by an audit that keeps transcripts; None otherwise)."""
+
+    def released(self, rows: Sequence[int] | np.ndarray, key: str | Sequence[str], values: Any) -> None:
+        """Keep what repetitions ``rows`` released under ``key`` when transcripts are kept (an
+        audit: :meth:`dpaudit.transcripts.Transcripts.add`); nothing otherwise."""
+        if self.transcripts is not None:
+            self.transcripts.add(rows, key, values)
 
     def __len__(self) -> int:
         return self.repetitions

@@ -161,6 +161,7 @@ class AdditiveNoiseMechanism(NoiseMechanism):
         out = xv + getattr(self, self.noise_parameter) * z
         if ledgers is not None:
             ledgers.charge_rounds(self.event, rows, round, label=label)
+            ledgers.released(rows, f"{label or 'release'} round {round}", out)
         return out
 
     def log_density(self, output: object, x: object) -> np.ndarray:

@@ -10,8 +10,9 @@ same way) it is at most βΔ. This module is parameterised by the target ε, so
 
 Equivalently it is report-noisy-max with Gumbel(1/β) noise.
 
-Used by: seed 002 §5 item 1 (the proposed fix of RNM-FTNL: permute-and-flip / the exponential
-mechanism with ε/2 under replace), and as the pure-DP selection baseline for auditors.
+Used by: a fix of RNM-FTNL (Hu et al. (2024), Algorithm 4), whose Lap(1/ε) report-noisy-max is
+only 2ε-DP under the paper's replace relation: permute-and-flip or the exponential mechanism at
+ε/2 restores ε (as does Lap(2/ε)); and as the pure-DP selection baseline for auditors.
 
 Example:
     >>> import numpy as np

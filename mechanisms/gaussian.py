@@ -1,10 +1,9 @@
 """The Gaussian mechanism ``f(x) + N(0, σ² I)``.
 
-Used by: seed 001 (Cascading-UCB / CUCB under Gaussian LDP, Algs. 3–4: ℓ2-sensitivity √K,
-i.e. ``norm="linf", dim=K``); seed 004 (Thompson sampling with Gaussian posteriors: each
-round's posterior draws followed by argmax form a Gaussian RNM, see
-:mod:`mechanisms.report_noisy_max`); and the auditors' reference mechanism
-(anchors-auditing §2.5).
+Used by: Wang et al. (2021) (Cascading-UCB / CUCB under Gaussian LDP, Algorithms 3–4:
+ℓ2-sensitivity √K, i.e. ``norm="linf", dim=K``); Ou, Avella Medina & Cummings (2024) (Thompson
+sampling with Gaussian posteriors: each round's posterior draws followed by argmax form a
+Gaussian RNM, see :mod:`mechanisms.report_noisy_max`); and the auditors' reference mechanism.
 
 The sensitivity is stated in ``norm`` over outputs of dimension ``dim``; the recorded
 :class:`~dpaudit.events.GaussianEvent` carries the implied ℓ2-sensitivity Δ₂ (ℓ2 ≤ ℓ1 and

@@ -1,12 +1,12 @@
 """The Laplace mechanism ``f(x) + Lap(scale)`` per coordinate.
 
-Used by: seed 000 (DPUCB-MAT / DPTS-MAT: lazy Laplace sums per arm); seed 001 (Cascading-UCB:
-the hybrid mechanism's Laplace node releases, and the LDP randomizer of Alg. 2, ℓ1-sensitivity
-K over a K-vector of clicks); seed 002 (Anytime-Lazy-UCB and Lazy-DP-TS: one Lap(1/ε) draw per
-epoch sum); seed 003 (CUCB-LDP: per-user Lap(K/ε) reports; CUCB-DP: Laplace noise on the nodes
-of the binary-tree counter). The counters and lazy sums themselves live in
-:mod:`mechanisms.continual.tree`, :mod:`mechanisms.continual.hybrid` and
-:mod:`mechanisms.continual.epoch_sums`.
+Used by: Chandak, Hu & Hegde (2023) (DPUCB-MAT / DPTS-MAT: lazy Laplace sums per arm);
+Wang et al. (2021) (Cascading-UCB: the hybrid mechanism's Laplace node releases, and the LDP
+randomizer of Algorithm 2, ℓ1-sensitivity K over a K-vector of clicks); Hu et al. (2024)
+(Anytime-Lazy-UCB and Lazy-DP-TS: one Lap(1/ε) draw per epoch sum); Chen et al. (2020)
+(CUCB-LDP: per-user Lap(K/ε) reports; CUCB-DP: Laplace noise on the nodes of the binary-tree
+counter). The counters and lazy sums themselves live in :mod:`mechanisms.continual.tree`,
+:mod:`mechanisms.continual.hybrid` and :mod:`mechanisms.continual.epoch_sums`.
 
 The sensitivity is stated in an explicit norm (``norm``) over an output of dimension ``dim``;
 the recorded :class:`~dpaudit.events.LaplaceEvent` carries the implied ℓ1-sensitivity

@@ -8,13 +8,14 @@ user (report) as the data unit, so the ledger composes per user and runs users i
 
 :class:`LaplaceVectorRandomizer`
     ``x + Lap(b)`` per coordinate; ε = Δ₁/b. With ``domain=(lo, hi)`` inputs are checked to lie
-    in ``[lo, hi]^d`` and the declared Δ₁ must cover the ℓ1 diameter ``d·(hi − lo)``.
-    Seed 003 CUCB-LDP1 (Alg. 1): the ``|S_t| ≤ K`` outcomes, ``b = K/ε``, ``Δ₁ = K``.
+    in ``[lo, hi]^d`` and the declared Δ₁ must cover the ℓ1 diameter ``d·(hi − lo)``. CUCB-LDP1
+    (Chen et al. (2020), Algorithm 1): the ``|S_t| ≤ K`` outcomes, ``b = K/ε``, ``Δ₁ = K``.
 :class:`GaussianVectorRandomizer`
     ``x + N(0, σ² I)``; μ = Δ₂/σ (exact GDP), ``classical(ε, δ, Δ₂)`` gives
-    ``σ = Δ₂·sqrt(2 ln(1.25/δ))/ε``. Seed 001 Alg. 4 (CUCB under LDP): ``Δ₂ = √K``.
+    ``σ = Δ₂·sqrt(2 ln(1.25/δ))/ε``. CUCB under LDP (Wang et al. (2021), Algorithm 4):
+    ``Δ₂ = √K``.
 :class:`CascadeClickRandomizer`
-    Seed 001 Algorithms 2 (Laplace, ``b = K/ε``) and 3 (Gaussian,
+    Wang et al. (2021), Algorithms 2 (Laplace, ``b = K/ε``) and 3 (Gaussian,
     ``σ = sqrt(2K ln(1.25/δ))/ε``) **as specified**: for a click at position ``C`` (``None``
     = no click, ``C = ∞``) the user sends one noisy value ``1{C = k} + noise`` for each
     *observed* position ``k = 1 .. min(C, K)``: **``min(C, K)`` values, so the number of
@@ -23,13 +24,13 @@ user (report) as the data unit, so the ledger composes per user and runs users i
     :attr:`event` records, but it ignores the length: for ``K ≥ 2`` outputs of neighbouring
     users can have disjoint supports (``C = 1`` vs ``C = None``), so the release is not
     (ε, δ)-LDP for any δ < 1 (:attr:`leaks_length`, and :meth:`privacy_loss` returns ±inf).
-    ``report="all-positions"`` is the fixed-length variant (**not in the paper**; seed 001
-    digest I10): always K values ``1{C = k}``, a one-hot-or-zero vector with Δ₁ = 2,
+    ``report="all-positions"`` is the fixed-length variant (**not in the paper**; it removes the
+    length leak): always K values ``1{C = k}``, a one-hot-or-zero vector with Δ₁ = 2,
     Δ₂ = √2, recorded with those sensitivities.
 :class:`LeastPulledLaplaceRandomizer`
-    Seed 003 CUCB-LDP2 (Alg. 2): the coordinate ``I_t = argmin_{i∈S_t} T_{t−1,i}`` is chosen
-    from public counts (ties: smallest arm index, a public rule), and the user sends the one
-    scalar ``X_{t,I_t} + Lap(1/ε)``. Releases ``I_t`` (data-independent) and one value.
+    CUCB-LDP2 (Chen et al. (2020), Algorithm 2): the coordinate ``I_t = argmin_{i∈S_t} T_{t−1,i}``
+    is chosen from public counts (ties: smallest arm index, a public rule), and the user sends
+    the one scalar ``X_{t,I_t} + Lap(1/ε)``. Releases ``I_t`` (data-independent) and one value.
 
 Example:
     >>> import numpy as np
@@ -92,7 +93,7 @@ def classical_gaussian_sigma(epsilon: float, delta: float, l2_sensitivity: float
     """``σ = Δ₂·sqrt(2 ln(1.25/δ))/ε`` (Dwork & Roth Thm A.1; proved for ε < 1 only — the
     certified guarantee of a Gaussian release comes from the exact GDP accounting instead).
 
-    >>> round(classical_gaussian_sigma(1.0, 1e-3, 2.0), 3)   # seed 001 Alg. 3, K = 4
+    >>> round(classical_gaussian_sigma(1.0, 1e-3, 2.0), 3)   # Wang et al. 2021, Alg. 3, K = 4
     7.553
     """
     eps = check_positive("epsilon", epsilon)
@@ -246,7 +247,7 @@ class GaussianVectorRandomizer(_VectorRandomizer):
 
 @dataclass(frozen=True)
 class CascadeClickRandomizer(NoiseMechanism):
-    """Seed 001 Algorithms 2–3 local randomizer (module docstring for what it releases).
+    """The local randomizer of Wang et al. (2021), Algorithms 2–3 (see the module docstring).
 
     Args:
         num_positions: K, the list length.
@@ -283,13 +284,14 @@ class CascadeClickRandomizer(NoiseMechanism):
 
     @classmethod
     def alg2(cls, num_positions: int, epsilon: float) -> CascadeClickRandomizer:
-        """Seed 001 Algorithm 2: ``Lap(K/ε)`` per observed position."""
+        """Wang et al. (2021), Algorithm 2: ``Lap(K/ε)`` per observed position."""
         eps = check_positive("epsilon", epsilon)
         return cls(num_positions, "laplace", num_positions / eps)
 
     @classmethod
     def alg3(cls, num_positions: int, epsilon: float, delta: float) -> CascadeClickRandomizer:
-        """Seed 001 Algorithm 3: ``N(0, σ²)``, ``σ = sqrt(2K ln(1.25/δ))/ε`` per observed position."""
+        """Wang et al. (2021), Algorithm 3: ``N(0, σ²)``, ``σ = sqrt(2K ln(1.25/δ))/ε`` per observed
+        position."""
         sigma = classical_gaussian_sigma(epsilon, delta, math.sqrt(num_positions))
         return cls(num_positions, "gaussian", sigma)
 
@@ -363,7 +365,7 @@ class CascadeClickRandomizer(NoiseMechanism):
 
 @dataclass(frozen=True)
 class LeastPulledLaplaceRandomizer(NoiseMechanism):
-    """Seed 003 CUCB-LDP2: one scalar ``X_{t,I_t} + Lap(scale)`` with ``I_t`` from public counts.
+    """CUCB-LDP2 (Chen et al. 2020): one scalar ``X_{t,I_t} + Lap(scale)`` with ``I_t`` from public counts.
 
     ``sample``/``release`` take the chosen outcome ``X_{t,I_t}`` (a scalar in ``domain``);
     :meth:`report` does the whole client step (select ``I_t``, randomise, record).

@@ -5,11 +5,12 @@ k − 1 categories with probability q = 1/(e^ε + k − 1). Pure ε-DP under rep
 respondent's value; the privacy loss is exactly ±ε on the two categories involved and 0
 elsewhere.
 
-Used by: none of the seed papers directly (seeds 001 and 003 randomise locally with Laplace
-or Gaussian noise, see :mod:`mechanisms.laplace` / :mod:`mechanisms.gaussian`). Seed 003's
-digest lists binary RR on Bernoulli-ised rewards as an optional ε-LDP randomizer that is
-*not in the paper*; it is provided here for that, for the local-model wrappers of
-:mod:`mechanisms.local`, and as an exactly-known discrete mechanism for auditors.
+Used by: none of the papers the toolkit implements (the local models of Wang et al. (2021) and
+Chen et al. (2020) randomise with Laplace or Gaussian noise, see :mod:`mechanisms.laplace` /
+:mod:`mechanisms.gaussian`). Binary RR on Bernoulli-ised rewards is an alternative ε-LDP
+randomizer for the combinatorial semi-bandits of Chen et al. (2020) that is *not in the paper*;
+it is provided here for that, for the local-model wrappers of :mod:`mechanisms.local`, and as
+an exactly-known discrete mechanism for auditors.
 
 Example:
     >>> import numpy as np

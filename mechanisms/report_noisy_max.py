@@ -7,7 +7,8 @@ RNM releases only ``argmax_i (f_i(x) + Z_i)``. Two noise families:
   Dwork & Roth Claim 3.9) and only (2Δ/scale)-DP otherwise, e.g. under *replace*, where one
   count can go down while another goes up. The factor 2 is approached:
   :func:`laplace_rnm_worst_case_loss` computes the exact worst-case loss for K = 2 and an
-  epoch of n rounds of {0,1}-reward vectors (seed 002 §5 item 1).
+  epoch of n rounds of {0,1}-reward vectors (it grows with n towards 2ε, so RNM-FTNL with
+  Lap(1/ε), Hu et al. (2024), Algorithm 4 and Theorem 8, is 2ε-DP under their replace relation).
 * :class:`GaussianReportNoisyMax`: Z_i ~ N(0, σ_i²) independent, per-candidate
   sensitivities s_i, and neighbours change at most one score f_i, by at most s_i. It is
   (max_i s_i/σ_i)-GDP (post-processing of one Gaussian release).
@@ -23,9 +24,9 @@ Exact output distributions (the white-box statistic for auditors):
   polynomial integrated exactly by Gauss–Legendre) and adaptive quadrature on the pieces
   between sorted scores, each split at its mode, in log space (relative accuracy ~1e-12).
 
-Used by: seed 002 RNM-FTNL (Laplace RNM over epoch sums of K actions, noise Lap(1/ε)); seed
-004 Thompson sampling (a round's Gaussian posterior draws followed by argmax is exactly a
-heterogeneous Gaussian RNM, Appendix C Algorithm 4).
+Used by: Hu et al. (2024) (RNM-FTNL: Laplace RNM over epoch sums of K actions, noise Lap(1/ε));
+Ou, Avella Medina & Cummings (2024) (Thompson sampling: a round's Gaussian posterior draws
+followed by argmax is exactly a heterogeneous Gaussian RNM, their Appendix C, Algorithm 4).
 
 Example:
     >>> import numpy as np
@@ -38,7 +39,7 @@ Example:
     (0.72409, 1.0)
     >>> rnm.sample([3.0, 2.0], np.random.default_rng(0), size=5).shape
     (5,)
-    >>> round(laplace_rnm_worst_case_loss(1.0, 16), 3)        # seed 002 §5 item 1
+    >>> round(laplace_rnm_worst_case_loss(1.0, 16), 3)        # K = 2, n = 16, replace: near 2ε
     1.882
 """
 
@@ -242,7 +243,8 @@ class LaplaceReportNoisyMax(NoiseMechanism):
         scale: Laplace scale b.
         num_candidates: K ≥ 2.
         sensitivity: ℓ∞-sensitivity Δ of the score vector.
-        neighbouring: ``REPLACE`` (default; the relation of seed 002) or ``ADD_REMOVE``.
+        neighbouring: ``REPLACE`` (default; the relation of Hu et al. (2024),
+            Definition 1) or ``ADD_REMOVE``.
         monotone: under ``ADD_REMOVE``, whether all scores move in the same direction (true for
             counts). The recorded event's ε is Δ/b if monotone under add/remove, else 2Δ/b.
     """
@@ -398,7 +400,7 @@ class GaussianReportNoisyMax(NoiseMechanism):
 
 
 # ---------------------------------------------------------------------------------------
-# seed 002 §5 item 1: exact worst-case loss of Laplace RNM over an epoch, K = 2
+# exact worst-case loss of Laplace RNM over an epoch, K = 2 (RNM-FTNL of Hu et al. (2024))
 
 
 def laplace_rnm_worst_case_loss(
@@ -408,7 +410,7 @@ def laplace_rnm_worst_case_loss(
 ) -> float:
     """Exact worst-case privacy loss of RNM-FTNL's selection step for K = 2 actions.
 
-    Setting (seed 002, Alg. 4): an epoch has ``epoch_length`` = n rounds, each with a reward
+    Setting (Hu et al. (2024), Algorithm 4): an epoch has ``epoch_length`` = n rounds, each with a reward
     vector in {0,1}²; the counts Φ ∈ {0..n}² get i.i.d. Lap(1/ε) noise and the argmax is
     released. The output distribution depends only on g = Φ_1 − Φ_2 ∈ [−n, n], via the CDF of
     a difference of two Laplaces (closed form, log space).

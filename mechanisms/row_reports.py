@@ -1,10 +1,10 @@
 """Local reports of many rows at once, each row with its own additive-noise mechanism.
 
 A vectorised run holds R rows — repetitions, and in a stacked experiment several configurations
-× repetitions (seed 001's ε grids). Each row's user sends ``slots`` reports per round through the
-row's :class:`~mechanisms.additive.AdditiveNoiseMechanism`; which slots are sent may depend on
-the round (seed 001 Algorithms 2–3 send one value per *examined* position). :meth:`RowReports.
-release` adds ``scale_row × standard draw`` exactly as
+× repetitions (the ε grids of Wang et al. (2021), Figure 1). Each row's user sends ``slots``
+reports per round through the row's :class:`~mechanisms.additive.AdditiveNoiseMechanism`; which
+slots are sent may depend on the round (Wang et al. (2021), Algorithms 2–3, send one value per
+*examined* position). :meth:`RowReports.release` adds ``scale_row × standard draw`` exactly as
 :meth:`~mechanisms.additive.AdditiveNoiseMechanism.release_batch` does, and remembers which
 (row, round, slot) released; :meth:`RowReports.flush` writes them to the rows' ledgers — per row
 and slot one entry of the row's mechanism event whose units are the rounds it was sent in (rows
@@ -86,6 +86,9 @@ class RowReports:
         if not np.all(np.isfinite(x)):
             raise ValueError("x must be finite")
         out = x + self.scale.reshape((-1,) + (1,) * (x.ndim - 1)) * z
+        if self.ledgers is not None:
+            kept = out if sent is None else np.where(np.asarray(sent, dtype=bool), out, np.nan)
+            self.ledgers.released(np.arange(self.rows), f"{self.label} round {round}", kept)
         if self.ledgers is not None:
             mask = (
                 np.ones((self.rows, self.slots), dtype=bool) if sent is None else np.asarray(sent, dtype=bool)

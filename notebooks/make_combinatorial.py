@@ -1,9 +1,9 @@
-"""Write notebooks/seed000_matroid.ipynb and notebooks/seed003_csb.ipynb (without outputs).
+"""Write notebooks/matroid_bandits.ipynb and notebooks/combinatorial_semibandits.ipynb (without outputs).
 
 Execute them with outputs, at full scale, from the repository root:
 
     DPAUDIT_FULL_SCALE=1 DPAUDIT_FIGURES_DIR=docs/img PYTHONPATH=. python -m nbconvert --to notebook \\
-        --execute --inplace notebooks/seed000_matroid.ipynb        (likewise seed003_csb.ipynb)
+        --execute --inplace notebooks/matroid_bandits.ipynb        (likewise combinatorial_semibandits.ipynb)
 
 (or with nbclient, as tests/test_notebooks_combinatorial.py does at reduced scale).
 """
@@ -21,15 +21,24 @@ import os
 import time
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from IPython.display import display
 import numpy as np
 
 FULL = os.environ.get("DPAUDIT_FULL_SCALE", "0") == "1"
-FIG_DIR = Path(os.environ.get("DPAUDIT_FIGURES_DIR", "figures"))
-FIG_DIR.mkdir(parents=True, exist_ok=True)
+# figures are shown inline; they are saved only when DPAUDIT_FIGURES_DIR names a folder
+FIG_DIR = Path(os.environ["DPAUDIT_FIGURES_DIR"]) if os.environ.get("DPAUDIT_FIGURES_DIR") else None
+if FIG_DIR is not None:
+    FIG_DIR.mkdir(parents=True, exist_ok=True)
+
+
+def show(fig, name, dpi=110):
+    # display the figure here; save it as FIG_DIR/name too when DPAUDIT_FIGURES_DIR is set
+    fig.tight_layout()
+    if FIG_DIR is not None:
+        fig.savefig(FIG_DIR / name, dpi=dpi)
+    display(fig)
+    plt.close(fig)
 WALL0, CPU0 = time.perf_counter(), time.process_time()
 
 
@@ -43,13 +52,13 @@ def verdict(ok):
     return "HOLDS" if ok else "DOES NOT HOLD"
 """
 
-SEED000 = [
+MATROID = [
     (
         "markdown",
-        """# Seed 000 — DP matroid bandits (DPUCB-MAT, DPTS-MAT): experiments E1–E5
+        """# DP matroid bandits (Chandak, Hu & Hegde 2023): DPUCB-MAT and DPTS-MAT, experiments E1–E5
 
 Chandak, Hu & Hegde, *Differentially Private Algorithms for Efficient Online Matroid Optimization*
-(CoLLAs 2023); digest `shared/notes/seed-000.md`. The paper reports curves only (no numbers, no
+(CoLLAs 2023, PMLR 232). The paper reports curves only (no numbers, no
 repetition counts), so each qualitative claim is tested with tolerances from the seed-to-seed spread.
 Regret is the pseudo-regret; the paper's "expected per-round return" is f* − R_s/s.
 
@@ -104,9 +113,9 @@ for name, r in e1.items():
 ax.axhline(env.optimum, color="k", lw=0.8, ls="--", label="optimal policy")
 ax.axhline(exact, color="grey", lw=0.8, ls=":", label="random greedy")
 ax.set_xscale("log"); ax.set_xlabel("round s"); ax.set_ylabel("expected per-round return")
-ax.set_title("seed 000 E1 (Fig. 1/4a): 7-vector linear matroid, eps = 2", fontsize=9); ax.legend(fontsize=7)
-fig.tight_layout(); fig.savefig(FIG_DIR / "seed000_e1.png", dpi=110); plt.close(fig)
-print("figure seed000_e1 saved")""",
+ax.set_title("Chandak, Hu & Hegde 2023, E1 (Fig. 1/4a): 7-vector linear matroid, eps = 2", fontsize=9); ax.legend(fontsize=7)
+show(fig, "matroid_e1.png")
+print("figure matroid_e1", "saved" if FIG_DIR else "shown")""",
     ),
     ("markdown", "## E2 — ε ∈ {10⁵, 2, 10⁻⁴} (Fig. 2a/b)"),
     (
@@ -155,8 +164,7 @@ better = np.mean(np.array(e5["dpts-mat"]["regret"]) < np.array(e5["dpucb-mat"]["
 print(f"claim: regret linear in 1/eps (R^2 >= 0.9): {verdict(lin >= 0.9)}; TS better than UCB at "
       f"{100 * better:.0f} % of the eps values")
 ax.set_xlabel("1/eps"); ax.set_ylabel(f"regret at n = {S.e5_horizon}"); ax.legend(fontsize=7)
-ax.set_title("seed 000 E5 (Fig. 5b)", fontsize=9); fig.tight_layout(); fig.savefig(FIG_DIR / "seed000_e5.png", dpi=110)
-plt.close(fig)
+ax.set_title("Chandak, Hu & Hegde 2023, E5 (Fig. 5b)", fontsize=9); show(fig, "matroid_e5.png")
 assert lin >= 0.9 and better >= 0.8""",
     ),
     ("markdown", "## E3 — the MovieLens-like instance (Fig. 3, Fig. 4b, Table 3): L = 100, K = 17, ε = 2"),
@@ -191,17 +199,17 @@ print(f"total: {time.perf_counter() - WALL0:.0f} s wall, {time.process_time() - 
     ),
 ]
 
-SEED003 = [
+SEMIBANDITS = [
     (
         "markdown",
-        """# Seed 003 — (locally) private combinatorial semi-bandits: CUCB-LDP1, CUCB-LDP2, CUCB-DP
+        """# (Locally) private combinatorial semi-bandits (Chen et al. 2020): CUCB-LDP1, CUCB-LDP2, CUCB-DP
 
-Chen, Zheng, Zhou, Yang, Chen & Wang (ICML 2020); digest `shared/notes/seed-003.md`. The paper has no
-experiments; this notebook runs the digest's §4.2 proposal: bottleneck (min, B_∞ = 1), average (B_∞ = 1,
+Chen, Zheng, Zhou, Yang, Chen & Wang, *(Locally) Differentially Private Combinatorial Semi-Bandits*
+(ICML 2020). The paper has no experiments; this notebook runs instances of our own design: bottleneck (min, B_∞ = 1), average (B_∞ = 1,
 B_1 = 1/K) and linear (B_1 = 1, B_∞ = K) top-K instances with K good arms at 0.7 and 8 bad arms at 0.5, the
 paper's bonus constants, ε ∈ {0.25, 0.5, 1}, and its three regret claims (no K price for CUCB-LDP2, 1/ε²
-scaling, log T growth), plus CUCB-DP's constants. `DPAUDIT_FULL_SCALE=1`: the horizons of the digest's
-tests (T up to 1.6·10⁷); otherwise reduced.""",
+scaling, log T growth), plus CUCB-DP's constants. `DPAUDIT_FULL_SCALE=1`: horizons long enough
+for the claims (T up to 1.6·10⁷); otherwise reduced.""",
     ),
     (
         "code",
@@ -280,7 +288,7 @@ v = X.dp_scaled_vs_cucb(S)
 for key in ("paper", "scaled", "cucb"):
     r = v[key]
     print(f"{r['policy']:36s} R_T = {r['mean']:9.1f} ± {r['se']:6.1f} (T = {r['T']}, {r['cpu']:.0f} s CPU)")
-print(f"CUCB <= scaled CUCB-DP in {100 * v['cucb_below_scaled_fraction']:.0f} % of the seeds (digest test 17: >= 90 %); "
+print(f"CUCB <= scaled CUCB-DP in {100 * v['cucb_below_scaled_fraction']:.0f} % of the seeds (required: >= 90 %); "
       f"paper constants: {v['linear_regret_per_round_paper']:.3f} regret per round (linear)")
 assert v["cucb_below_scaled_fraction"] >= 0.9 and v["scaled"]["mean"] < v["paper"]["mean"]
 print("tree epsilon per user (eps = 1, K = 4):")
@@ -300,5 +308,5 @@ def write(name: str, cells: list[tuple[str, str]]) -> None:
 
 
 if __name__ == "__main__":
-    write("seed000_matroid.ipynb", SEED000)
-    write("seed003_csb.ipynb", SEED003)
+    write("matroid_bandits.ipynb", MATROID)
+    write("combinatorial_semibandits.ipynb", SEMIBANDITS)

@@ -1,4 +1,8 @@
-"""Shared pytest options.
+"""Shared pytest options and the ``slow`` marks of doctests.
+
+Tests that take more than about a second are marked ``@pytest.mark.slow`` where they are defined;
+the doctests of :data:`SLOW_DOCTESTS` (which cannot carry a decorator) are marked here, so that
+``python -m pytest -m "not slow"`` is the quick subset (README).
 
 ``--slow`` enlarges the standing soundness sweep (``tests/test_soundness.py``) from its default
 size (≥ 10⁴ certified values in well under a minute) to a long run. The option is passed to the
@@ -11,6 +15,18 @@ from __future__ import annotations
 import os
 
 SLOW_SCALE = 20
+
+SLOW_DOCTESTS = (
+    "bandits/auditing/black_box.py",
+    "bandits/auditing/contract.py",
+    "bandits/matroid/policies.py",
+    "bandits/thompson/audit.py",
+    "bandits/thompson/tuner.py",
+    "dpaudit/analyses/rnm_gaussian.py",
+    "dpaudit/audit/plot.py",
+    "mechanisms/auditing/pairs.py",
+)
+"""Modules whose doctests run audits or simulations (each a second or more)."""
 
 
 def pytest_addoption(parser):
@@ -25,3 +41,12 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     if config.getoption("--slow"):
         os.environ["DPAUDIT_SOUNDNESS_SCALE"] = str(SLOW_SCALE)
+
+
+def pytest_collection_modifyitems(config, items):
+    import pytest
+
+    for item in items:
+        path = item.nodeid.split("::", 1)[0]
+        if path in SLOW_DOCTESTS and type(item).__name__ == "DoctestItem":
+            item.add_marker(pytest.mark.slow)

@@ -88,6 +88,7 @@ def test_non_private_release_is_not_applicable_with_its_reason(name):
         assert not bound.applicable and "click position" in bound.reason
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_nesting_and_order_do_not_matter(name):
     a, b, c = GaussianEvent(sigma=3.0), LaplaceEvent(scale=4.0), RandomizedResponseEvent(0.3, 3)
@@ -117,6 +118,7 @@ MONOTONE_EVENTS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("event", MONOTONE_EVENTS, ids=["gauss", "laplace", "mixed", "sampled"])
 def test_monotone_in_delta_and_in_epsilon(name, event):

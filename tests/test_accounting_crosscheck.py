@@ -62,6 +62,7 @@ def _assert_rdp_close(ours: float, theirs: float, their_order: float, edge_rel: 
 # RDP
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sigma", [0.8, 2.0, 10.0])
 @pytest.mark.parametrize("steps", [1, 100, 10**4])
 @pytest.mark.parametrize("delta", [1e-5, 1e-9])
@@ -145,6 +146,7 @@ def test_rdp_heterogeneous_vs_dp_accounting():
 # PLD
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("sigma", "steps"), [(0.8, 1), (2.0, 100), (10.0, 1000)])
 @pytest.mark.parametrize("delta", [1e-5, 1e-9])
 def test_pld_gaussian_vs_dp_accounting(sigma, steps, delta):
@@ -188,6 +190,7 @@ def test_pld_randomized_response_vs_dp_accounting():
     assert eps0 * steps * 0.5 < ours < eps0 * steps  # much more than one step, less than basic
 
 
+@pytest.mark.slow
 def test_pld_heterogeneous_vs_dp_accounting():
     their_event = dp_accounting.ComposedDpEvent(
         [

@@ -135,6 +135,7 @@ def sources() -> list[Path]:
     return sorted(p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py"))
 
 
+@pytest.mark.slow
 def test_imports_run_one_way() -> None:
     bad = [v for path in sources() for v in violations(path)]
     assert not bad, "imports against the layering (bandits → mechanisms → dpaudit core):\n" + "\n".join(bad)
@@ -162,6 +163,7 @@ def f():
                    "dpaudit.cli.main", "mechanisms.gaussian"]
 
 
+@pytest.mark.slow
 def test_the_layers_are_really_used() -> None:
     """The right-way arrows exist (so the scan is not reading nothing)."""
     arrows = set()
@@ -299,6 +301,7 @@ def shortest_cycle(graph: dict[str, set[str]], members: list[str]) -> list[str]:
     return members
 
 
+@pytest.mark.slow
 def test_no_import_cycle() -> None:
     graph = module_graph(sources())
     cycles = find_cycles(graph)
@@ -322,6 +325,7 @@ def test_the_cycle_check_sees_hidden_cycles(tmp_path: Path, monkeypatch: pytest.
     assert find_cycles(graph) == [["bandits.a", "bandits.b", "bandits.c"]]
 
 
+@pytest.mark.slow
 def test_the_framework_imports_no_family() -> None:
     bad = []
     for path in sources():

@@ -148,7 +148,7 @@ def test_rate_maps_basic() -> None:
 
 
 def test_bounds_from_counts_match_privacy_estimates() -> None:
-    # privacy_estimates.compute_eps_lo(method="beta"), anchors-auditing §2.1
+    # the value privacy_estimates.compute_eps_lo(method="beta") gives on these counts
     b = epsilon_lower_bound_from_counts(20, 5000, 300, 5000, delta=1e-5, confidence=0.95)
     assert b.epsilon == pytest.approx(5.0186, abs=1e-4)
     b = epsilon_lower_bound_from_counts(300, 5000, 1500, 5000, delta=1e-5, confidence=0.95)
@@ -156,6 +156,7 @@ def test_bounds_from_counts_match_privacy_estimates() -> None:
     assert _json_roundtrip(b)["evidence"]["false_positives"] == 300
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(
     n0=st.integers(1, 10**5),
@@ -278,6 +279,7 @@ def test_sample_split_fields() -> None:
 # coverage (validity over seeds)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("selection", SELECTIONS, ids=["bonferroni", "split"])
 def test_coverage_gaussian_mu(selection: Bonferroni | SampleSplit) -> None:
     mu, n, seeds = 1.0, 20_000, 100
@@ -289,6 +291,7 @@ def test_coverage_gaussian_mu(selection: Bonferroni | SampleSplit) -> None:
     assert exceed <= 8  # 95 % bound: expect ≤ 5 of 100 (Bonferroni is conservative: ~0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("selection", SELECTIONS, ids=["bonferroni", "split"])
 def test_coverage_laplace_epsilon(selection: Bonferroni | SampleSplit) -> None:
     # Laplace(1) shift 1: every threshold t >= 1 has likelihood ratio exactly e^1 (worst case
@@ -304,6 +307,7 @@ def test_coverage_laplace_epsilon(selection: Bonferroni | SampleSplit) -> None:
     assert exceed <= 8
 
 
+@pytest.mark.slow
 def test_naive_max_is_invalid_but_ours_is_not() -> None:
     # Documents why multiplicity control matters: the best of the grid at alpha/2 per rate
     # (no correction) overshoots much more often than the corrected bound.

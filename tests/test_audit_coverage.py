@@ -23,6 +23,7 @@ def test_thompson_truth_is_exact_enumeration():
     assert 0.85 < t["mu"] < 0.93 and t["epsilon"] > 1.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("family", "audits", "trials"), [("gaussian", 30, 20_000), ("laplace", 30, 20_000),
                                                           ("randomized-response", 30, 20_000),
                                                           ("thompson", 12, 2000)])  # fmt: skip

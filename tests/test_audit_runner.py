@@ -49,6 +49,7 @@ def test_plan_batches_and_seeding_independent_of_batching_order():
     assert not np.array_equal(a[0], c[0])
 
 
+@pytest.mark.slow
 def test_same_result_with_thread_pool_and_dask_executor():
     from dask.distributed import Client, LocalCluster
 
@@ -84,6 +85,7 @@ def test_identical_inputs_give_zero():
         assert r.verdict == CONSISTENT
 
 
+@pytest.mark.slow
 def test_correct_mechanisms_are_consistent_and_statistic_reported():
     for t, stat in (
         (gaussian_target(sigma=2.0), "privacy loss of GaussianMechanism"),
@@ -98,6 +100,7 @@ def test_correct_mechanisms_are_consistent_and_statistic_reported():
         assert r.empirical.epsilon_lower > 0
 
 
+@pytest.mark.slow
 def test_coverage_end_to_end_over_seeds():
     """95 % bounds: the true value may be exceeded in at most ~5 % of 20 seeds (we allow 2)."""
     lap = laplace_target(scale=1.0)  # true eps = 1 exactly
@@ -130,6 +133,7 @@ def test_planted_bug_laplace_scale_20_percent_low_is_violated():
     assert r.verdict == VIOLATED and 1.0 < r.empirical.epsilon_lower <= 1.25
 
 
+@pytest.mark.slow
 def test_tightness_gaussian_mu_one_million_trials():
     r, rates = run_audit_with_rates(gaussian_target(sigma=1.0), trials=1_000_000, seed=0)
     assert r.verdict == CONSISTENT
@@ -156,6 +160,7 @@ def test_bad_inputs():
         run_audit(t, trials=100, confidence=1.5)
 
 
+@pytest.mark.slow
 def test_inconclusive_when_the_certificate_is_below_the_detection_floor():
     """A tiny claimed mu (0.01) that 2000 trials cannot resolve: inconclusive, not consistent."""
     from dpaudit.audit.claims import claim_mu
@@ -170,6 +175,7 @@ def test_inconclusive_when_the_certificate_is_below_the_detection_floor():
     assert strong.estimate.lower <= strong.empirical.mu_lower + 1e-12 <= strong.estimate.upper
 
 
+@pytest.mark.slow
 def test_detection_floor_matches_simulation():
     """At the floor, the single-test bound is positive in about half of the simulated audits."""
     from scipy import stats

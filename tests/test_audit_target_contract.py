@@ -53,7 +53,7 @@ def test_is_an_audit_target_with_a_sampler(case) -> None:
     name, t, _ = case
     assert isinstance(t, AuditTarget) and isinstance(t.mechanism, Sampler), name
     # claim=None: the toolkit's certificate (cascade: the paper's, which its recorded event certifies)
-    expected = "seed 001 Algorithm" if name.startswith("cascade") else "dpaudit"
+    expected = "Wang et al. (2021), Algorithm" if name.startswith("cascade") else "dpaudit"
     assert t.certified.source.startswith(expected)
     assert 0.0 <= t.delta < 1.0
 
@@ -103,8 +103,8 @@ def test_statistic_maps_n_outputs_to_n_floats_inside_the_support(case) -> None:
 
 
 def test_consistent_against_its_own_certificate(case) -> None:
-    """Own certificate: consistent. The one published claim in CASES (seed 001's observed
-    reporting, refuted by design) must come out violated at the same small scale."""
+    """Own certificate: consistent. The one published claim in CASES (the observed reporting of
+    Wang et al. 2021, refuted by design) must come out violated at the same small scale."""
     name, t, own = case
     r = run_audit(t, trials=TRIALS, seed=0)
     assert r.verdict == (CONSISTENT if own else VIOLATED), (name, r.empirical, r.certified)

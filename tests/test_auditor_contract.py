@@ -17,6 +17,9 @@ import json
 import pytest
 
 from bandits.auditing.contract import AuditSettings, PolicyAudit
+from bandits.auditing.releases import records_releases
+from bandits.auditing.views import VIEWS, audit_views
+from bandits.environments import parse_env
 from bandits.registry import get
 from bandits.report import (
     AuditSection,
@@ -76,18 +79,29 @@ def test_every_auditor_fulfils_the_contract(key: str) -> None:
     assert str(audit).splitlines()[0].startswith(f"audit: {audit.verdict.upper()}")
     assert f"audit: {audit.verdict.upper()}" in str(rep)
     assert audit.primary.certified is not None and audit.primary.empirical.trials > 0
+    spec = get(key)
+    env = (spec.env_parser or parse_env)(spec.default_env)
+    policy = spec.configure({}, env, SETTINGS["horizon"]).policy
+    if records_releases(policy, rep.audit.horizon, env):  # both views, Bonferroni over them
+        assert key != "ts"  # its privacy is its posterior sampling: no mechanism releases
+        assert audit.components["releases"].details["view"] == "releases"
+        for p in (audit.primary, audit.components["releases"]):
+            assert p.empirical.confidence == pytest.approx(1 - (1 - 0.95) / VIEWS)
+    else:  # no release within the audited horizon (DP-SE's first epoch is longer): one view
+        assert key in ("ts", "dp-se") and "releases" not in audit.components
+        assert audit.primary.empirical.confidence == 0.95
 
 
+@pytest.mark.slow
 def test_auditor_is_reproducible_from_its_settings() -> None:
     """Calling a registered auditor again with the run's settings gives the run's audit."""
-    from bandits.environments import parse_env
     from bandits.run import run_algorithm
 
     spec = get("lazy-ucb")
     first = run_algorithm("lazy-ucb", horizon=2000, reps=1, audit_trials=300, progress=False)
     env = parse_env(spec.default_env)
     policy = spec.configure({}, env, 2000).policy
-    again = spec.auditor(policy, first.audit.horizon, env, AuditSettings(trials=300))
+    again = audit_views(spec.auditor, policy, first.audit.horizon, env, AuditSettings(trials=300))
     assert again.to_dict()["empirical"] == first.audit.result.to_dict()["empirical"]
     assert again.verdict == first.audit.verdict
 

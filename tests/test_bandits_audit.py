@@ -75,6 +75,7 @@ def _exact_sequence_logprob(seq, table, b, c, N):
     return lp
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("N,b,T,c", [(2, 1, 7, 1.0), (2, 0, 6, 2.0), (3, 1, 6, 1.0), (4, 1, 7, 1.0),
                                      (4, 0, 4, 1.5)])
 def test_white_box_loss_exact_by_enumeration(N: int, b: int, T: int, c: float) -> None:
@@ -90,6 +91,7 @@ def test_white_box_loss_exact_by_enumeration(N: int, b: int, T: int, c: float) -
     np.testing.assert_allclose(L, lp[0] - lp[1], atol=1e-7)
 
 
+@pytest.mark.slow
 def test_action_probabilities_match_mpmath() -> None:
     """The audit's per-round action probabilities against 25-digit mpmath quadrature on random
     Thompson-sampling states (N = 3..6, counts 1..400, c in {1, 4, 30}); the two-arm closed form too."""
@@ -125,6 +127,7 @@ def test_policy_actions_are_the_simulators() -> None:
     assert np.array_equal(res0.actions[:, 1:], a) and np.array_equal(res0.actions[:, 0], a0)
 
 
+@pytest.mark.slow
 def test_score_and_exact_losses_of_blocks_match_direct_computation() -> None:
     """The block statistics (score, 2-arm closed form, N-arm trapezoid) against trajectory_losses
     (exact quadrature) and a literal loop for the score and the goodness-of-fit sums."""
@@ -193,6 +196,7 @@ def _ts_audit(policy: GaussianTS, horizon: int, arms: int, *, trials: int, seed:
     return audit.primary
 
 
+@pytest.mark.slow
 def test_consistent_two_arms_with_floor_estimate_and_passing_model_tests() -> None:
     rep = _ts_audit(GaussianTS(b=20, c=4.0), 340, 2, trials=6000)
     d = rep.details
@@ -206,6 +210,7 @@ def test_consistent_two_arms_with_floor_estimate_and_passing_model_tests() -> No
     assert rep.to_dict()["verdict"] == "consistent" and rep.to_dict()["detection_floor"]["mu"] > 0
 
 
+@pytest.mark.slow
 def test_hidden_quarter_variance_bug_is_a_model_mismatch() -> None:
     """The c/4 posterior-variance bug stays below the certificate (the certified bound alone says
     'consistent') but the implementation no longer matches its model. An auditor without the
@@ -219,6 +224,7 @@ def test_hidden_quarter_variance_bug_is_a_model_mismatch() -> None:
     assert bad.empirical.mu_lower < bad.certified.mu  # the weak auditor's view: nothing found
 
 
+@pytest.mark.slow
 def test_five_arms_small_and_executor_independent() -> None:
     kw = dict(trials=2500, seed=2, exact_trials=20)
     a = _ts_audit(GaussianTS(b=2, c=2.0), 70, 5, **kw)

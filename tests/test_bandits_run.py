@@ -95,7 +95,7 @@ def test_run_policy_regret_privacy_ledger_and_reduced_horizon_audit():
     assert rep.privacy.mu >= cfg.mu_tight * (1 - 1e-15)  # never below the closed form
     assert rep.privacy.guarantee == "gdp" and rep.privacy.unit == "one reward"
     assert rep.privacy.epsilon == min(v for v in rep.privacy.bounds.values() if v is not None)
-    assert rep.privacy.published["source"] == "seed 004, Theorem 4"
+    assert rep.privacy.published["source"] == "Ou, Avella Medina & Cummings (2024), Theorem 4"
     assert rep.privacy.published["status"].startswith("covered")
     assert rep.ledger_check.ok and rep.ledger_check.repetitions == 3
     (policy, horizon, arms), kw = fake.calls[0]
@@ -139,6 +139,7 @@ def test_run_algorithm_rejects_bad_input(kwargs, match):
         run_algorithm("ts", "bernoulli:0.6,0.4", 500, progress=False, **kwargs)
 
 
+@pytest.mark.slow
 def test_plot_run_writes_png(tmp_path):
     rep = run_algorithm("ts", "bernoulli:0.6,0.4", 300, reps=2, audit_trials=0, progress=False)
     path = tmp_path / "run.png"
@@ -168,6 +169,7 @@ def test_run_ts_with_its_white_box_audit():
 # the policy contract, for every registered algorithm
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key", sorted(algorithms()))
 def test_policy_contract(key):
     """Every registered algorithm: valid actions, reproducible from its seed, independent of how
@@ -191,7 +193,7 @@ def test_policy_contract(key):
         assert decl.unit == spec.unit
         rep = run_policy(policy, env, T, reps=2, progress=False)
         assert rep.ledger_check.ok
-        # a declared NonPrivateEvent (e.g. seed 001's report-length leak) certifies no epsilon
+        # a declared NonPrivateEvent (e.g. the report-length leak of Wang et al. 2021) certifies no epsilon
         assert (rep.privacy.epsilon is None) == (spec.privacy == "not private (as specified)")
         if not any(len(led) for led in a.ledgers):  # e.g. DP-SE's first epoch outlasts T = 600
             long = simulate(policy, env, 100 * T, 1, 11, progress=False)
@@ -212,6 +214,7 @@ def test_simulate_many_gives_each_agent_fresh_streams():
 # a user-written private policy, and a planted plumbing bug
 
 
+@pytest.mark.slow
 def test_user_written_private_policy_runs_through_the_pipeline():
     ex = load_example()
     pol = ex.PrivateEpsilonGreedy(epsilon=1.0)

@@ -32,6 +32,7 @@ from bandits.policy import Outcomes, RunContext
 from bandits.thompson import agent as agent_mod
 from bandits.thompson import joint as joint_mod
 from dpaudit.events import GaussianReportNoisyMaxEvent
+from dpaudit.papers import OU_2024
 from mechanisms.randomness import RepRandom
 
 SEC51 = BernoulliEnv((0.75, 0.625, 0.5, 0.375, 0.25))
@@ -180,7 +181,8 @@ def test_executor_gives_identical_results(kind):
 
 
 def _scalar_gaussian_ts(env, T, seed, rep, b, c, replace=None):
-    """Plain per-round implementation of seed 004 Algorithms 1/2 for one repetition."""
+    """Plain per-round implementation of Algorithms 1/2 of Ou, Avella Medina & Cummings (2024), one
+    repetition."""
     tab = reward_table(env, T, seed, rep, replace)
     g = np.random.Generator(np.random.PCG64(rep_streams(seed, rep).policy))
     pe = min(b * env.n_arms, T)
@@ -263,6 +265,7 @@ def test_engine_switches_to_step_loop_under_heavy_exploration():
 MANY = [(0, 5e4), (1, 2e4), (3, 500.0), (40, 60.0), (70, 15.0), (150, 1.0), (500, 1.0), (7, 3.0)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("env", [SEC51, SEC52])
 def test_simulate_many_is_bit_identical_to_separate_simulations(env, monkeypatch):
     calls = {"together": 0, "speculate": 0}
@@ -292,6 +295,7 @@ def test_simulate_many_is_bit_identical_to_separate_simulations(env, monkeypatch
         assert np.array_equal(m.pulls, ref.pulls)
 
 
+@pytest.mark.slow
 def test_simulate_many_with_replacement_executor_and_rep_blocks():
     pols = [GaussianTS(b=b, c=c) for b, c in MANY[:5]] + [BetaTS()]
     rep = RewardReplacement(round=1500, arm=2, value=1.0)
@@ -392,9 +396,9 @@ def test_gaussian_ts_declares_the_single_source_of_truth():
     assert d.event == ThompsonConfig(1000, 5).event() and d.unit == "one reward"
     assert d.event.num_releases == 999 and isinstance(d.event.event, GaussianReportNoisyMaxEvent)
     assert account(d.event, delta=1e-6).mu == pytest.approx(math.sqrt(999 / 2), rel=1e-12)
-    assert d.published.source == "seed 004, Theorem 3" and d.published.mu == pytest.approx(math.sqrt(500))
+    assert d.published.source == OU_2024.at("Theorem 3") and d.published.mu == pytest.approx(math.sqrt(500))
     mod = GaussianTS(b=10, c=5.0).declare(1000, 5)
-    assert mod.event.num_releases == 950 + 50 * 0 and mod.published.source == "seed 004, Theorem 4"
+    assert mod.event.num_releases == 950 + 50 * 0 and mod.published.source == OU_2024.at("Theorem 4")
     assert mod.published.mu == pytest.approx(math.sqrt(1000 / 55))
     with pytest.raises(ValueError, match="prepulls"):
         GaussianTS(b=300).declare(1000, 5)
@@ -462,7 +466,7 @@ def test_simulate_validation():
 
 
 # ---------------------------------------------------------------------------------------
-# regression against the reference regret values (seed 004 §5.1 instance)
+# regression against the reference regret values (the §5.1 instance of Ou, Avella Medina & Cummings)
 #
 # Full scale (T = 1e5, 10 runs; measured with this simulator, see docs/bandits-sim.md):
 #   Gaussian TS pseudo-regret 190.6 ± 7.0 (seed 0), 189.1, 175.5 (seeds 1, 2) — reference ≈ 180–190;

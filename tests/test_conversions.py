@@ -26,7 +26,7 @@ epsilons = st.floats(min_value=0.0, max_value=1e5)
 
 @pytest.mark.parametrize(("mu", "expected"), [(1, 4.886554117), (5, 35.566343714), (10, 96.717271964)])
 def test_appendix_d_values(mu, expected):
-    # seed 004 Appendix D: ε = 4.88, 35.57, 96.71 at δ = 1e-6 for 1-, 5-, 10-GDP
+    # Ou, Avella Medina & Cummings (2024), Appendix D: ε = 4.88, 35.57, 96.71 at δ = 1e-6 for 1-, 5-, 10-GDP
     eps = gdp_epsilon(mu, 1e-6)
     assert eps == pytest.approx(expected, rel=1e-9)
     assert eps >= float(epsilon_mp(mu, 1e-6))
@@ -41,6 +41,7 @@ def test_reference_values_outside_paper(mu, delta, expected):
     assert gdp_epsilon(mu, delta) == pytest.approx(expected, rel=1e-7)
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None)
 @given(mu=mus, lg=log10_deltas)
 def test_epsilon_matches_mpmath_and_is_conservative(mu, lg):
@@ -70,6 +71,7 @@ def test_delta_matches_mpmath(mu, eps):
         assert d <= float(math.exp(exact)) * (1 + 1e-9)
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(eps=st.floats(min_value=0.0, max_value=1e3), lg=st.floats(min_value=-300, max_value=-1))
 def test_mu_matches_mpmath_and_is_conservative(eps, lg):
@@ -81,6 +83,7 @@ def test_mu_matches_mpmath_and_is_conservative(eps, lg):
     assert abs(m - float(exact)) <= 1e-9 * float(exact)
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(mu=mus, lg=log10_deltas)
 def test_round_trip(mu, lg):
@@ -94,6 +97,7 @@ def test_round_trip(mu, lg):
         assert eps2 == pytest.approx(eps, rel=1e-9)
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(mu1=mus, mu2=mus, lg=log10_deltas)
 def test_monotone_in_mu(mu1, mu2, lg):
@@ -101,6 +105,7 @@ def test_monotone_in_mu(mu1, mu2, lg):
     assert gdp_epsilon(lo, 10.0**lg) <= gdp_epsilon(hi, 10.0**lg)
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(mu=mus, lg1=log10_deltas, lg2=log10_deltas, e1=epsilons, e2=epsilons)
 def test_monotone_in_delta_and_epsilon(mu, lg1, lg2, e1, e2):

@@ -1,6 +1,6 @@
-"""Seed 003 (CUCB-LDP1, CUCB-LDP2, CUCB-DP, CUCB): per-user ledgers, the tree's charge and the
-accountant's flags, the all-ones UCB state of Algorithm 3, randomizer and tree audits, and the
-digest's §6 arithmetic."""
+"""Chen et al. (2020) (CUCB-LDP1, CUCB-LDP2, CUCB-DP) and CUCB: per-user ledgers, the tree's charge
+and the accountant's flags, the all-ones UCB state of Algorithm 3, randomizer and tree audits, and
+the paper's arithmetic."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def test_tree_charges_every_user_exactly_levels_nodes():
 
 
 def test_tree_epsilon_and_the_flagged_configurations():
-    """Digest §6.2 test 3: ε·(⌈log₂T⌉+1)/(2 log₂T) with b = 2K log₂T/ε; ln base and the literal
+    """Theorem 7's tree: ε·(⌈log₂T⌉+1)/(2 log₂T) with b = 2K log₂T/ε; ln base and the literal
     Lemma 1 scale overspend."""
     for T in (16, 1000, 10**5):
         want = (math.ceil(math.log2(T)) + 1) / (2 * math.log2(T))
@@ -65,7 +65,7 @@ def test_tree_epsilon_and_the_flagged_configurations():
     assert tree_epsilon(10**5, 5, 1.0) == pytest.approx(0.5419, abs=1e-4)
     assert tree_epsilon(5, 2, 1.0, log_base="e") == pytest.approx(4 / (2 * math.log(5)), rel=1e-12)  # 1.243
     assert tree_epsilon(2**17, 2, 1.0, noise_factor=1.0) == pytest.approx(18 / 17, rel=1e-12)  # 1.059
-    # the digest's "ln base overspends only for T < 8" misses the ceiling: (⌈log₂T⌉+1)/(2 ln T) > 1
+    # "the ln base overspends only for T < 8" misses the ceiling: (⌈log₂T⌉+1)/(2 ln T) > 1
     # just above powers of two as well (T = 9..12, 17..20, 33), and for no T in [34, 10⁵]
     over = [T for T in range(2, 10**5) if tree_epsilon(T, 2, 1.0, log_base="e") > 1]
     assert over == [*range(2, 8), *range(9, 13), *range(17, 21), 33]
@@ -139,8 +139,8 @@ def test_least_pulled_report_and_counts():
 
 
 def test_algorithm3_with_the_papers_constants_stays_in_the_all_ones_ucb_state():
-    """Digest E10 / §6.2 test 16: m = 20, K = 5, T = 10⁵, ε = 1: μ̄ ≡ 1 (the first 1500 rounds run;
-    an arm needs ≈ 9.4·10⁴ updates to leave 1, twenty times the fair share T·K/m)."""
+    """Algorithm 3 is vacuous at practical horizons: m = 20, K = 5, T = 10⁵, ε = 1: μ̄ ≡ 1 (the first
+    1500 rounds run; an arm needs ≈ 9.4·10⁴ updates to leave 1, twenty times the fair share T·K/m)."""
     env = parse_combinatorial_env("topk:k=5,means=0.5x15/0.7x5,reward=min")
     need = dp_saturation_count(10**5, 20, 5, 1.0)
     assert need > 3.7 * 10**5 * 5 / 20 and need > 9e4
@@ -215,6 +215,7 @@ def test_tree_release_audit_is_consistent_with_the_certificate():
     assert rep.verdict == "consistent" and 0.0 < rep.empirical.epsilon_lower <= cert
 
 
+@pytest.mark.slow
 def test_combined_csb_audit_reports_components_and_the_floor():
     rep = audit_csb_policy(
         CUCBLDP2(1.0), 16, BOTTLENECK, AuditSettings(trials=100, seed=1), mechanism_trials=20_000
@@ -227,10 +228,10 @@ def test_combined_csb_audit_reports_components_and_the_floor():
 
 
 # ---------------------------------------------------------------------------------------
-# digest §6.2 arithmetic
+# the paper's arithmetic
 
 
-def test_seed003_arithmetic_claims():
+def test_chen2020_arithmetic_claims():
     assert theorem4_integral(1.0, 10**5, 1.0, 0.2) / (128 * math.log(10**5) / 0.2) == pytest.approx(2.0)  # E5
     assert laplace_tail(1e-3) == pytest.approx(1e-3, rel=1e-12)
     z = np.random.default_rng(7).laplace(0.0, 3.0, size=4_000_000)

@@ -17,6 +17,7 @@ from dpaudit.numerics import div_up, div_up_array
 positive = st.floats(min_value=5e-324, max_value=1.7e308, allow_nan=False, allow_infinity=False)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(positive, positive), min_size=1, max_size=20))
 def test_div_up_array_is_the_exact_rounded_up_quotient(pairs):
@@ -45,6 +46,7 @@ def _mixed(n, seed=0):
     return ComposedEvent(tuple(lap + rr + gauss))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("module", "knob", "loose"), [(rdp, "MAX_BINS", 2e-3), (pld, "MAX_LEAVES", 1e-2)])
 def test_binning_is_sound_and_close(monkeypatch, module, knob, loose):
     event = _mixed(300)
@@ -56,6 +58,7 @@ def test_binning_is_sound_and_close(monkeypatch, module, knob, loose):
     assert exact <= binned <= exact * (1 + loose)
 
 
+@pytest.mark.slow
 def test_order_of_a_long_composition_does_not_matter():
     event = _mixed(200, seed=1)
     leaves = np.array(event.events, dtype=object)
@@ -65,6 +68,7 @@ def test_order_of_a_long_composition_does_not_matter():
         assert a.bounds[name].value == b.bounds[name].value, name
 
 
+@pytest.mark.slow
 def test_ten_thousand_distinct_steps_every_method_applicable():
     report = account(_mixed(4000, seed=4), delta=1e-6)
     assert all(b.applicable for b in report.bounds.values()), report
@@ -122,6 +126,7 @@ def test_normal_form_of_plain_leaves_equals_the_general_path():
     assert fast.items == general.items
 
 
+@pytest.mark.slow
 def test_pld_composes_parts_in_an_order_fixed_by_their_sizes():
     comp = normal_form(_mixed(300, seed=7))[0]
     reversed_comp = normal_form(ComposedEvent(tuple(reversed(_mixed(300, seed=7).events))))[0]

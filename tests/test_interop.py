@@ -137,6 +137,7 @@ def test_randomized_response_round_trips_never_gain_privacy(eps, k):
     assert again.noise_parameter <= p and p - again.noise_parameter <= 1e-14 * p + 1e-15
 
 
+@pytest.mark.slow
 def test_randomized_response_relation_is_the_one_of_dp_accounting():
     """dp-accounting keeps the input with probability 1 − p and outputs a uniform bucket otherwise:
     the truth has 1 − p + p/k and every other bucket p/k, so e^ε = 1 + k(1 − p)/p; its own PLD of
@@ -291,6 +292,7 @@ AGREEMENT = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("d,delta", AGREEMENT, ids=["dpsgd", "dpsgd-q0.1", "gauss", "laplace", "mixed"])
 def test_accounting_agrees_with_dp_accounting(d, delta):
     event = from_dp_accounting(d)
@@ -311,6 +313,7 @@ def test_accounting_agrees_with_dp_accounting(d, delta):
     assert ours_pld == pytest.approx(theirs, rel=1e-6, abs=1e-9)
 
 
+@pytest.mark.slow
 def test_dpsgd_example_numbers():
     """q = 0.01, σ = 1, 1000 steps, δ = 1e-5 (issue 14): RDP and PLD against dp-accounting, PLD above
     the optimistic (lower) PLD estimate; basic, advanced and gdp say they do not apply."""
@@ -345,6 +348,7 @@ def _mp_sampled_rdp(q: float, sigma: float, alpha: float) -> float:
     return float(mp.log(max(a, b)) / (a_ - 1))
 
 
+@pytest.mark.slow
 @_settings(12)
 @given(q=st.floats(-6.0, -0.05).map(lambda x: 10.0**x), sigma=st.floats(-0.3, 1.3).map(lambda x: 10.0**x))
 def test_sampled_gaussian_rdp_curve_never_below_exact(q, sigma):
@@ -393,6 +397,7 @@ def test_full_sample_is_the_gaussian_under_every_method():
         assert {k: v.value for k, v in a.bounds.items()} == {k: v.value for k, v in b.bounds.items()}
 
 
+@pytest.mark.slow
 def test_subsampling_never_costs_more_than_the_gaussian():
     for q in (1e-4, 0.05, 0.5, 0.99):
         s = PoissonSampledEvent(q, GaussianEvent(sigma=1.5)).repeat(20)
@@ -407,6 +412,7 @@ def test_sampled_gaussian_outside_the_pld_domain_is_not_applicable():
     assert r.bounds["rdp"].applicable
 
 
+@pytest.mark.slow
 def test_docs_example_runs():
     import doctest
     from pathlib import Path

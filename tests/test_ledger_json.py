@@ -102,6 +102,7 @@ def test_ledger_round_trip_preserves_entries_and_numbers_exactly():
             k: (v.value, v.reason) for k, v in b.bounds.items()}
 
 
+@pytest.mark.slow
 def test_pld_and_sampled_numbers_survive_the_round_trip():
     led = Ledger()
     led.record(PoissonSampledEvent(0.02, GaussianEvent(sigma=1.3)).repeat(50))

@@ -1,5 +1,6 @@
-"""Seed 000 (DPUCB-MAT, DPTS-MAT, OMM, CTS-Gaussian): the lazy schedule, per-record ledgers and
-declarations for each initialisation, the initialisation audit, and the digest's §6 arithmetic."""
+"""Chandak, Hu & Hegde (2023) (DPUCB-MAT, DPTS-MAT; baselines OMM and CTS-Gaussian): the lazy
+schedule, per-record ledgers and declarations for each initialisation, the initialisation audit,
+and the paper's arithmetic."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ def tape(reps: int, seed: int = 0) -> NoiseTape:
 
 
 def test_lazy_schedule_Te_and_draws_after_n_pulls():
-    """T_e(N) = 2^{⌊log₂(N+2)⌋−1} and ⌊log₂(N+2)⌋ Laplace draws (digest §2 and §6 test 4)."""
+    """T_e(N) = 2^{⌊log₂(N+2)⌋−1} and ⌊log₂(N+2)⌋ Laplace draws (Algorithms 2–3)."""
     assert [lazy_count(n) for n in range(0, 31)] == [1, 1] + [2] * 4 + [4] * 8 + [8] * 16 + [16]
     N = 200
     lazy = BatchLazyEpochs(1, 1, N + 1, epsilon=1.0, noise=tape(1), ledgers=None, width=1)
@@ -90,6 +91,7 @@ def test_every_record_is_charged_at_most_K_releases_except_the_paper_init(cls):
         assert check.ok and check.worst["ratio"] == pytest.approx(1.0)
 
 
+@pytest.mark.slow
 def test_certified_epsilon_and_the_published_claim():
     rep = run_policy(DPUCBMat(2.0), E1, 300, reps=2, progress=False)
     p = rep.privacy
@@ -127,6 +129,7 @@ def test_paper_and_public_w0_play_the_same_actions_and_omm_updates_every_round()
 # the initialisation audit
 
 
+@pytest.mark.slow
 def test_paper_initialisation_is_violated_against_epsilon_by_the_full_vector_llr():
     own, pub = audit_init_release(DPUCBMat(2.0), E1, trials=5000, seed=0)
     assert pub.verdict == "violated" and pub.certified.epsilon == 2.0
@@ -141,6 +144,7 @@ def test_paper_initialisation_is_violated_against_epsilon_by_the_full_vector_llr
         audit_init_release(DPUCBMat(2.0, init="cover"), E1, trials=100)
 
 
+@pytest.mark.slow
 def test_public_w0_audit_never_changes_round_0():
     rep = audit_matroid_policy(
         DPUCBMat(2.0, init="public-w0"), 20, E1, AuditSettings(trials=100, seed=2)
@@ -150,9 +154,10 @@ def test_public_w0_audit_never_changes_round_0():
 
 
 # ---------------------------------------------------------------------------------------
-# digest §6 arithmetic
+# the paper's arithmetic
 
 
+@pytest.mark.slow
 def test_lemma1_and_lemma3_hold_on_random_decreasing_gaps():
     rng = np.random.default_rng(9)
     worst1 = worst3 = 0.0
@@ -162,11 +167,11 @@ def test_lemma1_and_lemma3_hold_on_random_decreasing_gaps():
         worst1 = max(worst1, lemma1_ratio(d, float(rng.uniform(1e-3, 2.0))))
         worst3 = max(worst3, lemma3_ratio(d))
     assert worst1 <= 1 + 1e-12 and worst3 <= 1 + 1e-12
-    assert worst1 > 0.95  # nearly tight (digest: 0.9998 over 2·10⁵ draws)
+    assert worst1 > 0.95  # nearly tight (0.9998 over 2·10⁵ draws)
 
 
 def test_lemma4_does_not_decay_in_n():
-    """Digest R1: the proof's own sum is ≥ K⁻³ (its t = 1 term), not O(1/(K²n²))."""
+    """Lemma 4 is false as stated: the proof's own sum is ≥ K⁻³ (its t = 1 term), not O(1/(K²n²))."""
     for k, n in ((3, 10**4), (3, 10**6), (17, 10**4)):
         s = lemma4_sum(k, n)
         assert s >= k**-3 and s > 1e3 / (k * k * n * n)

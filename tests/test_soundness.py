@@ -190,6 +190,7 @@ FAST = ["gdp", "basic", "rdp", "advanced"]
 # 1. the GDP conversions, vectorised ------------------------------------------------------
 
 
+@pytest.mark.slow
 @_settings(40)
 @given(
     data=st.lists(st.tuples(st.floats(-320.0, 154.0), st.floats(LOG_TINY, math.log(0.9)), st.floats(0, 1.3)),
@@ -228,6 +229,7 @@ def test_gdp_conversions_never_below_exact(data, extra):
 # 2. Gaussian compositions ----------------------------------------------------------------
 
 
+@pytest.mark.slow
 @_settings(60)
 @given(parts=st.lists(gaussian_parts(), min_size=1, max_size=3), delta=deltas, frac=fractions_)
 def test_gaussian_compositions_never_below_exact(parts, delta, frac):
@@ -243,6 +245,7 @@ def test_gaussian_compositions_never_below_exact(parts, delta, frac):
 # 3. pure ε compositions ------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @_settings(80)
 @given(part=pure_parts(), delta=deltas, frac=fractions_)
 def test_pure_compositions_never_below_optimal_composition(part, delta, frac):
@@ -266,6 +269,7 @@ def test_pure_compositions_never_below_optimal_composition(part, delta, frac):
 # 4. mixtures and parallel composition ----------------------------------------------------
 
 
+@pytest.mark.slow
 @_settings(40)
 @given(g=gaussian_parts(), p=pure_parts(), q=pure_parts(), delta=deltas, frac=fractions_,
        shape=st.sampled_from(["mix", "parallel", "mix-parallel"]))
@@ -301,6 +305,7 @@ def test_mixtures_and_parallel_never_below_their_parts(g, p, q, delta, frac, sha
 # 5. PLD (slow per call: few examples) ----------------------------------------------------
 
 
+@pytest.mark.slow
 @_settings(6)
 @given(
     mu_log=st.floats(-3.0, 1.3),
@@ -385,6 +390,7 @@ def any_event(draw, depth: int = 2):
     return ComposedEvent(children) if draw(st.booleans()) else ParallelEvent(children)
 
 
+@pytest.mark.slow
 @_settings(150)
 @given(event=any_event(), delta=deltas, eps=st.one_of(st.just(0.0), log10_wide.map(_pow10)))
 def test_account_answers_every_finite_input(event, delta, eps):
@@ -479,6 +485,7 @@ def test_issue15_underflow_to_zero():
     assert all(b.reason and "numerical failure" not in b.reason for b in report.bounds.values())
 
 
+@pytest.mark.slow
 def test_issue15_rounding_margins():
     # old: basic used the rounded 1/scale, below the exact quotient for about half the scales
     rng = np.random.default_rng(15)

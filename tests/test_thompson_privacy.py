@@ -1,4 +1,5 @@
-"""Thompson sampling's certified privacy (seed 004) and the published bounds beside it."""
+"""Thompson sampling's certified privacy (Ou, Avella Medina & Cummings 2024) and the published
+bounds beside it."""
 
 from __future__ import annotations
 
@@ -114,7 +115,8 @@ def test_bad_config(kwargs, name):
 
 
 # ---------------------------------------------------------------------------------------
-# seed 004, Theorem 7 in its own setting: one round of Algorithm 1 over reachable states
+# Ou, Avella Medina & Cummings (2024), Theorem 7 in its own setting: one round of Algorithm 1 over
+# reachable states
 # (docs/finding-rnm-gaussian.md; README Findings item 1). Every number is recomputed here.
 
 
@@ -171,6 +173,7 @@ def test_theorem7_violated_at_reachable_states(key):
     assert d <= gdp_delta(2**-0.5, eps)  # ... the GDP bound holds
 
 
+@pytest.mark.slow
 def test_theorem7_reachable_search_two_arms():
     # the full search for N = 2 (a few seconds): the worst reachable state has the other arm
     # pulled very often, at the mean that makes the threshold test optimal — or at its largest

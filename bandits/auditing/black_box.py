@@ -69,6 +69,7 @@ from dpaudit.audit import (
 from dpaudit.audit.estimate import mu_interval_from_counts
 from dpaudit.audit.pilot import PilotChoice, pilot_choice
 from dpaudit.audit.power import floor_report
+from dpaudit.tasks import run_tasks
 from dpaudit.validation import check_integer
 
 __all__ = [
@@ -78,6 +79,8 @@ __all__ = [
     "audit_policy",
     "black_box_audit",
     "certify_chosen",
+    "declared_certificate",
+    "reachable_pairs",
     "BLOCK",
 ]
 
@@ -95,7 +98,7 @@ class PairDesign:
     base: tuple[float, ...]
     round: int
     arms: tuple[int, ...] | None
-    values: tuple[float, float] = (1.0, 0.0)
+    values: tuple[float, float] | tuple[tuple[float, ...], tuple[float, ...]] = (1.0, 0.0)
     overrides: tuple[tuple[int, int, tuple[float, ...]], ...] = ()
 
     def tables(self, horizon: int) -> tuple[np.ndarray, np.ndarray]:
@@ -180,11 +183,10 @@ def _sample(
         (policy, table, horizon, sz, np.random.SeedSequence(seed, spawn_key=key + (i,)), stats, structure)
         for i, sz in enumerate(sizes)
     ]
-    parts = executor.map(_block_statistics, tasks) if executor is not None else map(_block_statistics, tasks)
-    return np.concatenate(list(parts), axis=0)
+    return np.concatenate(run_tasks(_block_statistics, [(t,) for t in tasks], executor=executor), axis=0)
 
 
-def _certified(
+def declared_certificate(
     policy: Policy, horizon: int, env: Environment, delta: float
 ) -> tuple[Certified, Certified | None]:
     """The toolkit's certified values and the paper's claim (None if the declaration has none).
@@ -250,13 +252,13 @@ def audit_policy(
     n = check_integer("trials", settings.trials, 10)
     if not (0.0 < pilot_fraction <= 1.0):
         raise ValueError(f"pilot_fraction must be in (0, 1], got {pilot_fraction!r}")
-    cert, published = _certified(policy, T, env, settings.delta)
+    cert, published = declared_certificate(policy, T, env, settings.delta)
     if select is None:
         select = "mu" if cert.mu is not None or cert.epsilon is None else "epsilon"
     if select not in ("mu", "epsilon"):
         raise ValueError(f"select must be 'mu' or 'epsilon', got {select!r}")
     t0 = time.perf_counter()
-    cands = _reachable(list(pairs) if pairs is not None else candidate_pairs(T, env.n_arms), T)
+    cands = reachable_pairs(list(pairs) if pairs is not None else candidate_pairs(T, env.n_arms), T)
     n_pilot = max(100, math.ceil(pilot_fraction * n))
     pc, pair, stat = _pilot(policy, env, T, n, n_pilot, cands, select, settings)
     t1 = time.perf_counter()
@@ -291,7 +293,7 @@ def audit_policy(
     )
 
 
-def _reachable(cands: list[PairDesign], horizon: int) -> list[PairDesign]:
+def reachable_pairs(cands: list[PairDesign], horizon: int) -> list[PairDesign]:
     """The pairs whose change happens before ``horizon`` (an error if there is none)."""
     reachable = [c for c in cands if c.round < horizon]
     if cands and not reachable:

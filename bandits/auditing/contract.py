@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from dpaudit.audit.report import AuditReport, Verdict
+from dpaudit.formatting import fmt_down
 from dpaudit.validation import check_flag, check_integer, check_probability
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -71,8 +72,10 @@ class PolicyAudit:
     by name, the audit of the paper's claim (``published``, when it differs from the primary's
     certificate) and a one-line ``floor`` of what the design could see.
 
-    The verdict is the most severe of the parts (violated > model-mismatch > the primary's
-    inconclusive > consistent): one refuted component refutes the run.
+    The verdict: ``violated`` if any part refutes the certificate, else ``model-mismatch`` if any
+    part says so, else ``consistent`` if at least one part had power (its own verdict is
+    consistent), else ``inconclusive``. The parts' confidences are set by the caller so that the
+    family-wise error is controlled (:mod:`bandits.auditing.views`: Bonferroni over the views).
     """
 
     primary: AuditReport
@@ -83,11 +86,11 @@ class PolicyAudit:
     @property
     def verdict(self) -> str:
         """The combined verdict (class docstring), as its lowercase string."""
-        parts = (self.primary, *self.components.values())
-        for v in ("violated", "model-mismatch"):
-            if any(Verdict(r.verdict).value == v for r in parts):
+        said = {Verdict(r.verdict).value for r in (self.primary, *self.components.values())}
+        for v in ("violated", "model-mismatch", "consistent"):
+            if v in said:
                 return v
-        return Verdict(self.primary.verdict).value
+        return "inconclusive"
 
     def to_dict(self) -> dict[str, Any]:
         """The primary's JSON (:meth:`dpaudit.audit.report.AuditReport.to_dict`) with the combined
@@ -105,7 +108,8 @@ class PolicyAudit:
             p = self.published
             word = "VIOLATED" if p.verdict == "violated" else "consistent"
             d["published_verdict"] = (
-                f"{word}: epsilon >= {p.empirical.epsilon_lower:.4f} vs claimed {p.certified.epsilon:g} "
+                f"{word}: epsilon >= {fmt_down(p.empirical.epsilon_lower, 4)} "
+                f"vs claimed {p.certified.epsilon:g} "
                 f"({p.certified.source})"
             )
             d["published_audit"] = p.to_dict()

@@ -5,7 +5,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from dpaudit.formatting import fmt_down, fmt_up
+
 __all__ = ["audit_lines"]
+
+
+def _component_line(name: str, c: Mapping[str, Any]) -> str:
+    """One line per further component: its verdict, bounds and what it tested (or why it could not)."""
+    emp = c["empirical"]
+    mu = "" if emp.get("mu_lower") is None else f"mu >= {fmt_down(emp['mu_lower'], 4)}, "
+    details = c.get("details", {})
+    what = details.get("no_power") or details.get("chosen", {}).get("statistic") or emp.get("statistic", "")
+    return (
+        f"  {name}: {c['verdict'].upper()} at {100 * emp['confidence']:g}%: {mu}epsilon >= "
+        f"{fmt_down(emp['epsilon_lower'], 4)} ({what})"
+    )
 
 
 def audit_lines(a: Mapping[str, Any] | None) -> list[str]:
@@ -21,25 +35,32 @@ def audit_lines(a: Mapping[str, Any] | None) -> list[str]:
     mu_l, mu_c = emp.get("mu_lower"), cert.get("mu")
     # the claim under audit is the toolkit's certificate, or (when it certifies nothing) a paper's claim
     said = "certified" if cert.get("source", "dpaudit") == "dpaudit" else f"claimed by {cert['source']}"
-    mu_txt = (
-        ""
-        if mu_l is None
-        else (f"mu >= {mu_l:.4f}" + ("" if mu_c is None else f" ({said} {mu_c:.4f})") + ", ")
-    )
+    mu_txt = ""
+    if mu_l is not None:
+        claim = "" if mu_c is None else f" ({said} {fmt_up(mu_c, 4)})"
+        mu_txt = f"mu >= {fmt_down(mu_l, 4)}{claim}, "
+    eps_claim = ""
+    if mu_c is None and cert.get("epsilon") is not None:
+        eps_claim = f" ({said} {fmt_up(cert['epsilon'], 4)})"
+    comps = a.get("details", {}).get("components", {})
+    views = "releases" in comps
+    if views:
+        fw = 100 * (1 - (1 - emp["confidence"]) * 2)
+        lines.append(f"  two views, each at {100 * emp['confidence']:g}% (Bonferroni; family-wise {fw:g}%):")
     lines.append(
-        f"  empirical lower bounds at {100 * emp['confidence']:g}% confidence: {mu_txt}"
-        f"epsilon >= {emp['epsilon_lower']:.4f} at delta = {emp['delta']:g}"
-        + ("" if mu_c is not None or cert.get("epsilon") is None else f" ({said} {cert['epsilon']:.4f})")
+        ("  outputs (actions): " if views else "  ")
+        + f"empirical lower bounds at {100 * emp['confidence']:g}% confidence: {mu_txt}"
+        f"epsilon >= {fmt_down(emp['epsilon_lower'], 4)} at delta = {emp['delta']:g}{eps_claim}"
     )
+    lines += [_component_line(name, c) for name, c in comps.items()]
     floor = a.get("details", {}).get("detection_floor")
     if floor:
         lines.append(f"  detection floor: {floor}")
     est = a.get("estimate")
     if est and mu_c is not None:
-        hi = "inf" if est["upper"] == float("inf") else f"{est['upper']:.4f}"
         lines.append(
-            f"  the certifying test exhibits mu in [{est['lower']:.4f}, {hi}] "
-            f"({100 * est['confidence']:g}% two-sided) against the {said} {mu_c:.4f}"
+            f"  the certifying test exhibits mu in [{fmt_down(est['lower'], 4)}, {fmt_up(est['upper'], 4)}] "
+            f"({100 * est['confidence']:g}% two-sided) against the {said} {fmt_up(mu_c, 4)}"
         )
     mt = a.get("details", {}).get("model_tests")
     if mt:
@@ -54,7 +75,8 @@ def audit_lines(a: Mapping[str, Any] | None) -> list[str]:
     verdict = a["verdict"]
     if verdict == "inconclusive":
         lines.append(
-            "  (inconclusive = the certificate is below the detection floor: a zero bound proves nothing)"
+            "  (inconclusive = no view could have seen a violation: a certificate below the detection "
+            "floor, or a pilot that found no release the change reaches, proves nothing)"
         )
     elif verdict == "model-mismatch":
         lines.append("  (model-mismatch = the implementation's outputs differ from its declared model's)")

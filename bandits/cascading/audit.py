@@ -1,4 +1,4 @@
-"""End-to-end audits of seed 001's cascading bandits on neighbouring click streams.
+"""End-to-end audits of the cascading bandits of Wang et al. (2021) on neighbouring click streams.
 
 Neighbouring inputs differ in **one user's attraction vector** (one round's row of the outcome
 table, replaced): at round τ every item attracts (the user clicks at position 1, ``C = 1``) or
@@ -67,6 +67,7 @@ from dpaudit.audit.power import floor_report, largest_provable_epsilon
 from dpaudit.audit.target import choose_statistic
 from dpaudit.conversions import pure_dp_to_gdp
 from dpaudit.ledger import RunLedgers
+from dpaudit.papers import WANG_2021
 from dpaudit.validation import check_integer
 from mechanisms.randomness import RepRandom
 
@@ -290,7 +291,7 @@ def _designs(policy: CascadePolicy, env: Environment, horizon: int) -> list[Desi
     if isinstance(policy, (CascadeLDP, CascadeLDPFixed)):
         tau = horizon - 1
         a, b = change(tau, np.ones(L), np.zeros(L))
-        stats = (
+        stats: tuple[tuple[str, Statistic], ...] = (
             (f"number of values sent by user {tau}", _length),
             (f"first value sent by user {tau}", _first),
         )
@@ -369,7 +370,7 @@ def audit_cucb_ldp_gaussian(
     *,
     mechanism_trials: int = DEFAULT_MECHANISM_TRIALS,
 ) -> PolicyAudit:
-    """The audit of ``dpaudit run cucb-ldp-gaussian`` (seed 001 Alg. 4): the Gaussian randomizer on
+    """The audit of ``dpaudit run cucb-ldp-gaussian`` (Wang et al. 2021, Alg. 4): the Gaussian randomizer on
     0_K vs 1_K (white box, every user after round 0; primary when u₀ is not used), the action
     sequences (:func:`bandits.auditing.black_box.audit_policy`) and, with the paper's initialisation, the
     raw initial record u₀ (all 1 vs all 0) against the paper's claim."""
@@ -384,7 +385,7 @@ def audit_cucb_ldp_gaussian(
     users = dataclasses.replace(policy, init="none")
     acc = account(users.declare(T, env.n_arms, env.structure).event, delta=d)
     cert_users = Certified(mu=acc.mu, epsilon=acc.best.value, delta=d, source="dpaudit (users t >= 1)")
-    claim = Certified(epsilon=float(policy.epsilon), delta=d, source=f"seed 001, {policy.theorem}")
+    claim = Certified(epsilon=float(policy.epsilon), delta=d, source=WANG_2021.at(policy.theorem))
     mech = policy.randomizer(k)
     pair = NeighbourPair(
         tuple([0.0] * k), tuple([1.0] * k), "replace (one user's outcomes)", f"0_{k} vs 1_{k}"

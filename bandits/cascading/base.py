@@ -80,13 +80,13 @@ It does not cover n = 2 (4.5) nor γ = 0.1 (3.24 at n = 2²⁰ − 1); tests/tes
 
 LENGTH_LEAK = (
     "the user sends one value per examined position, min(C_t, K) values: the number of values is the "
-    "click position (seed 001 Algs. 2-3, digest I1)"
+    "click position (Wang et al. 2021, Algs. 2-3)"
 )
 COUNT_LEAK = (
     "the un-noised observation counts T_t(e) (which items were examined, i.e. the click) enter the index "
-    "outside the hybrid counters (seed 001 Alg. 1, digest I1)"
+    "outside the hybrid counters (Wang et al. 2021, Alg. 1)"
 )
-W0_LEAK = "the initial attraction vector w_0 of user 0 is used un-noised (seed 001 'Observe w_0', digest I2)"
+W0_LEAK = "the initial attraction vector w_0 of user 0 is used un-noised (Wang et al. 2021, 'Observe w_0')"
 
 
 def _check_choice(name: str, value: str, choices: tuple[str, ...]) -> None:
@@ -229,7 +229,7 @@ class CascadeAgent(Agent):
         p0 = rows[0]
         self.policies = rows
         self.record = bool(record) and self.private
-        self.k = run.structure.k
+        self.k = _k(run.structure)
         self.init = p0.init
         self.offset = 0 if self.init == "paper" else 1
         self._tie_stream = run.random.child(0) if p0.ties == "random" else None
@@ -253,6 +253,13 @@ class CascadeAgent(Agent):
         return self.run.ledgers if self.record else None
 
     # -- the loop ----------------------------------------------------------------------------
+    @property
+    def chunk_noise(self) -> np.ndarray:
+        """The standard noise draws of the chunk being played (``prepare`` draws them)."""
+        if self._z is None:
+            raise RuntimeError("no noise drawn: prepare() the chunk first (a private agent draws in prepare)")
+        return self._z
+
     def prepare(self, t0: int, t1: int) -> None:
         self._t0 = t0
         if self._tie_stream is not None:

@@ -1,5 +1,6 @@
-"""Seed 001 Algorithm 4 (App. B): CUCB under local DP with Gaussian reports — a subclass of the
-combinatorial semi-bandit layer of seed 003 (:mod:`bandits.semibandits.policies`).
+"""Algorithm 4 of Wang et al. (2021) (App. B): CUCB under local DP with Gaussian reports — a
+subclass of the combinatorial semi-bandit layer of Chen et al. (2020)
+(:mod:`bandits.semibandits.policies`).
 
 Each user t reports the outcomes ``u_t(i)`` of the K base arms of the super arm it was shown, each
 + ``N(0, σ²)``, ``σ = sqrt(2K ln(1.25/δ))/ε`` (the Gaussian mechanism on the K-vector, Δ₂ = √K:
@@ -8,17 +9,17 @@ Theorem 8, (ε, δ)-LDP); the server keeps running means and plays ``S_t = Oracl
     ū_i = û_i + sqrt(3 log t / (2T_i)) + (2/ε) sqrt(2K log(1.25/δ) log t / T_i)
 
 (Alg. 4 line 5; the paper's typos "Oracle(ū_1..ū_K)" and "for e = 1..K" read as ū_1..ū_m and
-e ∈ S_t, digest I8(d)). Readings of the CSB layer (documented there): ū is clipped to [0, 1]
+e ∈ S_t). Readings of the CSB layer (documented there): ū is clipped to [0, 1]
 (CUCB), ties in the oracle use the policy's random keys; the oracle is top-K on the scores, exact
 for monotone symmetric rewards (the experiments' instance: the coverage reward of the cascade
 instance, an assumption — the paper states no CUCB instance).
 
 ``init="paper"`` is Alg. 4's "Observe u_0; T_i ← 1; û(i) ← u_0(i)": round 0 plays the
 data-independent super arm of equal scores and reads the whole outcome vector u₀ un-noised —
-user 0 is not protected (a ``NonPrivateEvent``, digest I2). ``init="none"`` is the CSB layer's
+user 0 is not protected (a ``NonPrivateEvent``). ``init="none"`` is the CSB layer's
 convention (an arm never updated has ū = 1), which certifies μ = √K/σ-GDP for every user.
 Because the observed set is the played super arm (a function of past outputs), the counts are
-public here and the report has a fixed length: no length leak (digest I1 does not apply).
+public here and the report has a fixed length: no length leak (unlike Algorithms 1–3).
 
 Example:
     >>> from bandits.environments.grammar import parse_combinatorial_env
@@ -45,6 +46,7 @@ from bandits.semibandits.policies import RootBonusPolicy, _CSBAgent
 from bandits.structures.combinatorial import problem
 from dpaudit.declaration import Declaration, PublishedClaim
 from dpaudit.events import NonPrivateEvent, ParallelEvent
+from dpaudit.papers import WANG_2021
 from dpaudit.validation import check_positive, check_probability
 from mechanisms.additive import AdditiveNoiseMechanism
 from mechanisms.local import GaussianVectorRandomizer
@@ -56,7 +58,7 @@ DEFAULT_ENV = "topk:k=4,means=0.2x4/0.05x16,reward=coverage"
 reward 1 − Π(1 − u): an assumption (Figure 1(h)-(i) give no instance)."""
 
 U0_LEAK = (
-    "the initial outcome vector u_0 of user 0 is used un-noised (seed 001 Alg. 4 'Observe u_0', digest I2)"
+    "the initial outcome vector u_0 of user 0 is used un-noised (Wang et al. 2021, Alg. 4 'Observe u_0')"
 )
 
 
@@ -126,7 +128,7 @@ class CUCBLDPGaussian(RootBonusPolicy):
             + ("; u_0 observed un-noised (user 0 unprotected)" if self.init == "paper" else "")
         )
         claim = PublishedClaim(
-            "seed 001, Theorem 8 (Algorithm 4)", epsilon=self.epsilon, delta=self.calibration_delta
+            WANG_2021, "Theorem 8 (Algorithm 4)", epsilon=self.epsilon, delta=self.calibration_delta
         )
         return Declaration(event, unit=UNIT, model="local", published=claim, note=note)
 
@@ -140,11 +142,12 @@ class _Alg4Agent(_CSBAgent):
 
     def __init__(self, policy: CUCBLDPGaussian, run: RunContext) -> None:
         super().__init__(policy, run)
+        self.alg4 = policy
         self.capture_round: int | None = None
         self.captured: np.ndarray | None = None
 
     def run_chunk(self, t0: int, t1: int, outcomes: Outcomes) -> np.ndarray:
-        if t0 != 0 or self.policy.init != "paper":
+        if t0 != 0 or self.alg4.init != "paper":
             return super().run_chunk(t0, t1, outcomes)
         self.prepare(0, 1)
         first = self.select(0)  # every ū is 1: the oracle's data-independent tie rule

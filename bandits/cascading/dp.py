@@ -32,6 +32,7 @@ from bandits.cascading.theory import (
 from bandits.policy import Agent, RunContext
 from dpaudit.declaration import Declaration, PublishedClaim
 from dpaudit.events import ComposedEvent, NonPrivateEvent, PrivacyEvent, PureDpEvent
+from dpaudit.papers import WANG_2021
 from dpaudit.validation import check_positive
 from mechanisms.continual.hybrid_batch import BatchHybridStreams, BatchHybridSums, hybrid_unit_event
 
@@ -46,7 +47,7 @@ __all__ = [
 @dataclass(frozen=True)
 class CascadeDP(CascadePolicy):
     """Algorithm 1 as written: one hybrid counter per item with ε' = ε/L fed ``w_t(e)`` when e is
-    examined; ``ŵ(e) = (w_0(e) + S̃_e)/T_{t−1}(e)`` (the paper leaves ŵ undefined; digest's
+    examined; ``ŵ(e) = (w_0(e) + S̃_e)/T_{t−1}(e)`` (the paper leaves ŵ undefined; our
     reading), index ``ŵ + sqrt(1.5 log t/T) + 3c₁L log^{1.5}n log t/(εT)`` with n the horizon."""
 
     epsilon: float = 1.0
@@ -94,7 +95,7 @@ class CascadeDP(CascadePolicy):
             f"{self.counter_epsilon(n_arms):.6g} (x{self.noise_factor:g} noise); the un-noised counts "
             "enter the index: not private" + ("; w_0 observed un-noised" if self.init == "paper" else "")
         )
-        claim = PublishedClaim("seed 001, Theorem 1 (Algorithm 1)", epsilon=self.epsilon)
+        claim = PublishedClaim(WANG_2021, "Theorem 1 (Algorithm 1)", epsilon=self.epsilon)
         return Declaration(self._init_event(per_user), unit=UNIT, model="central", published=claim, note=note)
 
     def agent_for_rows(self, run: RunContext, rows: Sequence[CascadePolicy], *, record: bool = True) -> Agent:
@@ -103,9 +104,10 @@ class CascadeDP(CascadePolicy):
 
 @dataclass(frozen=True)
 class CascadeDPCounts(CascadePolicy):
-    """Sound central variant (not in the paper; digest I1): one hybrid counter, advanced every round,
-    of the 2L-vector (clicks of every item, examinations of every item) — 0 for items not shown or
-    not examined, so positions are public and the counts are private (ℓ1 sensitivity K + 1). Index
+    """Sound central variant (not in the paper; the counts stay private): one hybrid counter,
+    advanced every round, of the 2L-vector (clicks of every item, examinations of every item) — 0 for
+    items not shown or not examined, so positions are public and the counts are private (ℓ1
+    sensitivity K + 1). Index
     ``S̃/N⁺ + sqrt(1.5 log t/N⁺) + 2λ_t/N⁺``, N⁺ = max(Ñ, 1), λ_t = sqrt(24 log t Σb²) the Lemma 6
     deviation of the counter's noise at t (Σb² over the nodes in its output); items never shown
     have an infinite index."""
@@ -135,7 +137,7 @@ class CascadeDPCounts(CascadePolicy):
             f"every user's leaf (clicks, examinations; l1 sensitivity {counts_sensitivity(k):g}) enters one "
             "log node Lap(2*Delta/eps) and <= k nodes Lap(2k*Delta/eps) of block k: eps by basic composition"
         )
-        claim = PublishedClaim("the paper's budget (Theorem 1), met by this variant", epsilon=self.epsilon)
+        claim = PublishedClaim(WANG_2021, "Theorem 1's budget, met by this variant", epsilon=self.epsilon)
         return Declaration(ev, unit=UNIT, model="central", published=claim, note=note)
 
     def agent_for_rows(self, run: RunContext, rows: Sequence[CascadePolicy], *, record: bool = True) -> Agent:
@@ -180,7 +182,8 @@ class HybridStreamsAgent(CascadeAgent):
     ) -> None:
         rr, kk = np.nonzero(examined)
         items = actions[rr, kk]
-        self.mech.insert(rr, items, clicked[rr, kk].astype(float), self._z[rr, s - self._t0, kk], unit=s)
+        z = self.chunk_noise[rr, s - self._t0, kk]
+        self.mech.insert(rr, items, clicked[rr, kk].astype(float), z, unit=s)
         f = flat[rr, kk]
         T = self.T.reshape(-1)
         T[f] += 1.0
@@ -238,7 +241,7 @@ class HybridCountsAgent(CascadeAgent):
         leaf = np.zeros((self.reps, 2 * L))
         leaf[r, actions] = clicked
         leaf[r, L + actions] = examined
-        self.mech.step(leaf, self._z[:, s - self._t0])
+        self.mech.step(leaf, self.chunk_noise[:, s - self._t0])
         self.D.reshape(-1)[flat] += 1.0
 
     def finish(self) -> None:

@@ -40,6 +40,7 @@ from dpaudit.events import (
     NonPrivateEvent,
     PrivacyEvent,
 )
+from dpaudit.papers import WANG_2021
 from mechanisms.additive import AdditiveNoiseMechanism
 from mechanisms.base import Norm
 from mechanisms.gaussian import GaussianMechanism
@@ -116,11 +117,11 @@ class CascadeLDP(CascadePolicy):
     def claim(self) -> PublishedClaim:
         if self.noise == "gaussian":
             return PublishedClaim(
-                "seed 001, Theorem 5 (Algorithm 3)", epsilon=self.epsilon, delta=self.calibration_delta
+                WANG_2021, "Theorem 5 (Algorithm 3)", epsilon=self.epsilon, delta=self.calibration_delta
             )
         if self.calibration == "theorem7":
-            return PublishedClaim("seed 001, Theorem 7", epsilon=self.epsilon, delta=self.calibration_delta)
-        return PublishedClaim("seed 001, Theorem 3 (Algorithm 2)", epsilon=self.epsilon)
+            return PublishedClaim(WANG_2021, "Theorem 7", epsilon=self.epsilon, delta=self.calibration_delta)
+        return PublishedClaim(WANG_2021, "Theorem 3 (Algorithm 2)", epsilon=self.epsilon)
 
     def declare(self, horizon: int, n_arms: int, structure: ActionStructure | None = None) -> Declaration:
         k = _k(structure)
@@ -145,8 +146,8 @@ class CascadeLDP(CascadePolicy):
 
 @dataclass(frozen=True)
 class CascadeLDPFixed(CascadePolicy):
-    """Sound LDP variant (not in the paper; digest I10): every user sends the K values
-    ``1{C_t = k} + noise`` (one-hot or zero: Δ₁ = 2, Δ₂ = √2), whatever the click. The server no
+    """Sound LDP variant (not in the paper; the click vector is one-hot or zero): every user sends
+    the K values ``1{C_t = k} + noise`` (one-hot or zero: Δ₁ = 2, Δ₂ = √2), whatever the click. The server no
     longer knows which positions were examined; it estimates, per item, the clicks
     ``S = Σ y_k`` and the examinations ``E = Σ (1 − Σ_{j<k} y_j)`` (unbiased: E[1 − Σ_{j<k}
     1{C = j}] = P(examined)) and plays ``S/E⁺ + sqrt(1.5 log t/E⁺) + dev/E⁺`` with E⁺ = max(E, 1)
@@ -199,7 +200,8 @@ class CascadeLDPFixed(CascadePolicy):
         k = _k(structure)
         ev = self.report_mechanism(k).event
         claim = PublishedClaim(
-            "the paper's budget (Theorem 3/5), met by this fixed-length variant",
+            WANG_2021,
+            "Theorem 3/5's budget, met by this fixed-length variant",
             epsilon=self.epsilon,
             delta=None if self.noise == "laplace" else self.calibration_delta,
         )
@@ -240,7 +242,7 @@ class ObservedReportsAgent(CascadeAgent):
     def absorb(
         self, s: int, actions: np.ndarray, flat: np.ndarray, examined: np.ndarray, clicked: np.ndarray
     ) -> None:
-        y = self.reports.release(clicked.astype(float), self._z[:, s - self._t0], examined, s)
+        y = self.reports.release(clicked.astype(float), self.chunk_noise[:, s - self._t0], examined, s)
         if self.capture_round == s:
             self.captured = np.where(examined, y, np.nan)
         self.S.reshape(-1)[flat] += np.where(examined, y, 0.0)
@@ -286,7 +288,7 @@ class FixedReportsAgent(CascadeAgent):
     def absorb(
         self, s: int, actions: np.ndarray, flat: np.ndarray, examined: np.ndarray, clicked: np.ndarray
     ) -> None:
-        y = self.reports.release(clicked.astype(float), self._z[:, s - self._t0], None, s)
+        y = self.reports.release(clicked.astype(float), self.chunk_noise[:, s - self._t0], None, s)
         if self.capture_round == s:
             self.captured = y.copy()
         above = np.concatenate([np.zeros((self.reps, 1)), np.cumsum(y, axis=1)[:, :-1]], axis=1)

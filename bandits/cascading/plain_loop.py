@@ -1,4 +1,4 @@
-"""A plain per-step loop of seed 001's cascading bandits, one repetition at a time.
+"""A plain per-step loop of the cascading bandits of Wang et al. (2021), one repetition at a time.
 
 The reference the vectorised agents (:mod:`bandits.cascading.base` and the variant modules) are
 tested against and the baseline of ``benchmarks/bench_cascade.py``: every round recomputes every
@@ -25,6 +25,7 @@ Example:
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -57,7 +58,7 @@ def reference_actions(
 ) -> np.ndarray:
     """The (T, K) lists ``policy`` plays in repetition ``rep`` of ``simulate(..., seed)``."""
     if not isinstance(policy, (CascadeUCB1, CascadeLDP, CascadeLDPFixed, CascadeDP, CascadeDPCounts)):
-        raise ValueError(f"policy must be a seed 001 cascade policy, got {type(policy).__name__}")
+        raise ValueError(f"policy must be a cascade policy of bandits.cascading, got {type(policy).__name__}")
     T = int(horizon)
     L, K = env.n_arms, env.structure.k  # type: ignore[attr-defined]
     table = reward_table(env, T, seed, rep)
@@ -107,7 +108,10 @@ def reference_actions(
     return out
 
 
-def _index(policy, K, L, T, t, lt, S, N, D, P, w0, mech) -> np.ndarray:  # noqa: ANN001
+def _index(
+    policy: CascadePolicy, K: int, L: int, T: int, t: int, lt: float, S: np.ndarray, N: np.ndarray,
+    D: np.ndarray, P: np.ndarray, w0: np.ndarray | None, mech: Any,
+) -> np.ndarray:  # fmt: skip
     if isinstance(policy, (CascadeUCB1, CascadeLDP)):
         n = np.maximum(N, 1.0)
         u = S / n + np.sqrt(1.5 * lt / n)
@@ -130,14 +134,18 @@ def _index(policy, K, L, T, t, lt, S, N, D, P, w0, mech) -> np.ndarray:  # noqa:
         coef = policy.bonus_coefficient(L, T)
         u = (w0 + mech.out[0]) / n + np.sqrt(1.5 * lt / n) + coef * lt / n
         return np.where(N > 0, u, np.inf)
-    out = mech.out[0]  # CascadeDPCounts
+    assert isinstance(policy, CascadeDPCounts)
+    out = mech.out[0]
     n = np.maximum(out[L:], 1.0)
     mult = 1.0 if policy.factor_on == "noise-and-bonus" else 1.0 / policy.noise_factor
     lam = mult * math.sqrt(24.0 * lt * float(hybrid_error_sum_b2(mech.t, mech.log_scale())[0]))
     return np.where(D > 0, out[:L] / n + np.sqrt(1.5 * lt / n) + 2.0 * lam / n, np.inf)
 
 
-def _update(policy, K, L, s, a, click, z, S, N, D, P, mech) -> None:  # noqa: ANN001
+def _update(
+    policy: CascadePolicy, K: int, L: int, s: int, a: np.ndarray, click: int, z: np.ndarray, S: np.ndarray,
+    N: np.ndarray, D: np.ndarray, P: np.ndarray, mech: Any,
+) -> None:  # fmt: skip
     examined = range(min(click + 1, K))
     if isinstance(policy, CascadeUCB1):
         for k in examined:

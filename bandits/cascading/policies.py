@@ -3,8 +3,8 @@
 This module gathers the family's public names; the code is in :mod:`bandits.cascading.base`,
 :mod:`bandits.cascading.ucb`, :mod:`bandits.cascading.ldp` and :mod:`bandits.cascading.dp`.
 
-Wang, Dong, Wang, Li & Shao, *Cascading Bandit under Differential Privacy* (digest
-``shared/notes/seed-001.md``). Each round t a user browses an ordered list ``A_t`` of K of the
+Wang, Dong, Wang, Li & Shao, *Cascading Bandit under Differential Privacy* (arXiv:2105.11126,
+2021). Each round t a user browses an ordered list ``A_t`` of K of the
 L items and clicks the first attractive one; the unit of privacy is **one user — one round's
 attraction vector, replaced** (Definition 1, event level). Rounds are 0-based here; the paper's
 round index (its ``log t``) is the simulation round plus 1, or the simulation round itself with
@@ -13,7 +13,7 @@ the paper's initialisation (round 0 is then the round that observes ``w_0``).
 =====================  ==========================================================  ==================
 policy                 the algorithm                                                as written?
 =====================  ==========================================================  ==================
-:class:`CascadeUCB1`   CascadeUCB1 (Kveton et al. 2015a), the non-private reference  skeleton inferred
+:class:`CascadeUCB1`   CascadeUCB1 (Kveton et al. 2015), the non-private reference   skeleton inferred
 :class:`CascadeDP`     Alg. 1: one hybrid counter per item (ε/L each), index
                        ŵ + sqrt(1.5 log t/T) + 3c₁L log^{1.5}n log t/(εT)           yes (c₁ fitted)
 :class:`CascadeLDP`    Alg. 2 (Lap(K/ε) per examined position), Alg. 3 (N(0, σ²),
@@ -24,18 +24,18 @@ policy                 the algorithm                                            
                        every item's click and examination (Δ₁ = K + 1)                not in the paper
 =====================  ==========================================================  ==================
 
-**What holds** (the declarations; digest §5):
+**What holds** (the declarations):
 
 * Algorithms 2, 3 and the Theorem 7 variant send one value per *examined* position, so the
-  **number of values is the click position** (I1): for K ≥ 2 not (ε, δ)-LDP for any δ < 1. The
+  **number of values is the click position**: for K ≥ 2 not (ε, δ)-LDP for any δ < 1. The
   declaration composes a ``NonPrivateEvent`` with the paper's own accounting of the noise
   (K Laplace values of sensitivity 1; the K-vector Gaussian with Δ₂ = √K); the published claim
   rides along and the run reports "NOT PRIVATE as certified".
 * Algorithm 1's index divides by the un-noised counts ``T_{t−1}(e)`` and adds a bonus in them:
   which items were examined (the click) reaches the list sequence outside the hybrid counters,
-  which Lemma 2's post-processing does not cover (I1) — a ``NonPrivateEvent``; each insertion
+  which Lemma 2's post-processing does not cover — a ``NonPrivateEvent``; each insertion
   into an item's counter is recorded as the counter's per-element guarantee ε/L.
-* The paper's initialisation observes the whole vector ``w_0`` un-noised (I2): user 0 is not
+* The paper's initialisation observes the whole vector ``w_0`` un-noised: user 0 is not
   protected (``init="paper"``; ``init="none"`` starts from empty statistics with an infinite
   index instead, a legal initialisation).
 * The sound variants certify what they claim: :class:`CascadeLDPFixed` ε (Laplace, Δ₁ = 2) or
@@ -43,8 +43,9 @@ policy                 the algorithm                                            
 
 ``noise_factor`` multiplies every noise scale (§7: "all noises are multiplied by 0.01") and
 ``factor_on`` says whether the privacy part of the bonus is multiplied too
-(``"noise-and-bonus"``, the reading under which the published curves can look logarithmic —
-digest §4) or not (``"noise"``). The privacy spent is the declaration's at the scaled noise: for
+(``"noise-and-bonus"``, the reading under which the published curves can look logarithmic: with
+the bonus unscaled a suboptimal item needs 2.5·10⁵–10⁸ observations before it stops being chosen)
+or not (``"noise"``). The privacy spent is the declaration's at the scaled noise: for
 Algorithm 2's noise ε/factor (100ε at × 0.01).
 
 Example:

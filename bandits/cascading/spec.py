@@ -1,4 +1,4 @@
-"""Seed 001's cascading bandits as ``dpaudit run`` (:mod:`bandits.cascading.policies`,
+"""The cascading bandits of Wang et al. (2021) as ``dpaudit run`` (:mod:`bandits.cascading.policies`,
 :mod:`bandits.cascading.cucb_ldp_gaussian`).
 
 With no options they run the paper's setting (L = 20, K = 4, T = 10⁵; §7) on the assumed
@@ -25,13 +25,13 @@ from bandits.algorithm import (
     parse_cascade_env,
     parse_combinatorial_env,
 )
+from dpaudit.papers import KVETON_2015, WANG_2021, Citation
 
 if TYPE_CHECKING:  # policies, audits and accounting load in the functions that use them
     from bandits.auditing.contract import AuditSettings, PolicyAudit
     from bandits.environments import Environment
     from bandits.policy import Policy
 
-SEED = "001_8b6896392efcb272.txt"
 # Repeated from the modules that define them, so that declaring the specs imports no policy
 # (``tests/test_registry.py`` checks that they agree):
 PAPER_ENV = "cascade:l=20,k=4,p=0.2,gap=0.15"  # bandits.environments.cascade.PAPER_ENV
@@ -254,7 +254,7 @@ def _published(policy: Any, horizon: int, n_arms: int, delta: float) -> dict[str
     gaussian_claim = (
         getattr(policy, "noise", "gaussian") == "gaussian" or getattr(policy, "calibration", "") == "theorem7"
     )
-    if isinstance(policy, CUCBLDPGaussian) or (cd is not None and gaussian_claim):
+    if cd is not None and (isinstance(policy, CUCBLDPGaussian) or gaussian_claim):
         return {"paper": float(policy.epsilon)} if delta >= cd else {}
     return {"paper": float(policy.epsilon)}
 
@@ -289,13 +289,15 @@ def _audit_cucb(policy: Policy, horizon: int, env: Environment, settings: AuditS
     return audit_cucb_ldp_gaussian(policy, horizon, env, settings)
 
 
-def _spec(key: str, kind: str, title: str, privacy: str, opts: tuple[Option, ...]) -> AlgorithmSpec:
+def _spec(
+    key: str, kind: str, title: str, privacy: str, opts: tuple[Option, ...], paper: Citation = WANG_2021
+) -> AlgorithmSpec:
     private = privacy != "none"
     cucb = kind == "cucb"
     return AlgorithmSpec(
         key=key,
         title=title,
-        paper=SEED,
+        paper=paper,
         feedback=Feedback.SEMI_BANDIT if cucb else Feedback.CASCADE,
         privacy=privacy,
         unit=UNIT if private else None,
@@ -318,14 +320,16 @@ SPECS = (
     _spec(
         "cascade-ucb",
         "ucb",
-        "CascadeUCB1 (Kveton et al. 2015a), the non-private reference of seed 001",
+        f"CascadeUCB1 ({KVETON_2015.short}), the non-private reference of {WANG_2021.short}",
         "none",
         (INIT, TIES),
+        KVETON_2015,
     ),
     _spec(
         "cascade-dp",
         "dp",
-        "Cascading-UCB under DP: per-item hybrid counters at eps/L, un-noised counts (seed 001 Alg. 1)",
+        f"Cascading-UCB under DP ({WANG_2021.short}, Alg. 1): per-item hybrid counters at eps/L, un-noised "
+        "counts",
         NOT_PRIVATE,
         (EPSILON, C1_OPT, NOISE_FACTOR, FACTOR_ON, INIT, TIES),
     ),
@@ -339,14 +343,15 @@ SPECS = (
     _spec(
         "cascade-ldp-laplace",
         "ldp-laplace",
-        "Cascading-UCB under LDP, Lap(K/eps) per examined position (seed 001 Alg. 2; Theorem 7 variant)",
+        f"Cascading-UCB under LDP ({WANG_2021.short}, Alg. 2; Theorem 7 variant), Lap(K/eps) per examined "
+        "position",
         NOT_PRIVATE,
         (EPSILON, CALIBRATION, CAL_DELTA, NOISE_FACTOR, FACTOR_ON, INIT, TIES),
     ),
     _spec(
         "cascade-ldp-gaussian",
         "ldp-gaussian",
-        "Cascading-UCB under LDP, N(0, sigma^2) per examined position (seed 001 Alg. 3)",
+        f"Cascading-UCB under LDP ({WANG_2021.short}, Alg. 3), N(0, sigma^2) per examined position",
         NOT_PRIVATE,
         LDP_OPTS,
     ),
@@ -367,7 +372,7 @@ SPECS = (
     _spec(
         "cucb-ldp-gaussian",
         "cucb",
-        "CUCB under LDP with Gaussian reports (seed 001 Alg. 4)",
+        f"CUCB under LDP ({WANG_2021.short}, Alg. 4) with Gaussian reports",
         NOT_PRIVATE,
         (EPSILON, CAL_DELTA, NOISE_FACTOR, FACTOR_ON, INIT, CSB_TIES),
     ),

@@ -1,4 +1,4 @@
-"""Many configurations of one cascade algorithm in one vectorised pass (seed 001's ε grids).
+"""Many configurations of one cascade algorithm in one vectorised pass (the ε grids of Wang et al. 2021).
 
 Figure 1(e) sweeps ε over 101 values × 10 runs: one :func:`bandits.engine.simulator.simulate` per value
 would pay the per-round Python overhead 100 times. :func:`simulate_stacked` stacks P policies

@@ -1,5 +1,5 @@
-"""Seed 001's formulas (Wang, Dong, Wang, Li & Shao, *Cascading Bandit under Differential
-Privacy*; digest ``shared/notes/seed-001.md``) as pure functions, each beside its source.
+"""The formulas of Wang, Dong, Wang, Li & Shao, *Cascading Bandit under Differential Privacy*
+(arXiv:2105.11126, 2021) as pure functions, each beside its source.
 
 Noise calibrations of the algorithms:
 
@@ -18,7 +18,7 @@ The experiments multiply every noise by 0.01 (§7). What that spends is
 curve): 29.60 / 127.66 / 431.47 / 1565.03 at ε = 0.2 / 0.5 / 1 / 2, δ = 10⁻³.
 
 Example:
-    >>> round(gaussian_sigma(1.0, 1e-3, 4), 6)             # digest §6.2 check 1 (it says 7.5527)
+    >>> round(gaussian_sigma(1.0, 1e-3, 4), 6)             # Algorithm 3, K = 4, ε = 1, δ = 10⁻³
     7.552959
     >>> [round(effective_epsilon("gaussian", e, 1e-3, 4, 0.01), 1) for e in (0.2, 0.5, 1, 2)]
     [29.6, 127.7, 431.5, 1565.0]
@@ -31,6 +31,8 @@ Example:
 from __future__ import annotations
 
 import math
+
+import numpy as np
 
 from dpaudit.conversions import gdp_delta, gdp_epsilon
 from dpaudit.numerics import bisect
@@ -71,7 +73,7 @@ def gaussian_sigma(epsilon: float, delta: float, k: int) -> float:
     """Algorithm 3 / 4: ``σ = sqrt(2K ln(1.25/δ))/ε`` (Lemma 3 with Δ₂ = √K; the classical
     calibration of Dwork & Roth Thm A.1, proved there for ε < 1 only).
 
-    >>> round(gaussian_sigma(0.2, 1e-3, 4), 3)             # digest §6.2 check 1
+    >>> round(gaussian_sigma(0.2, 1e-3, 4), 3)             # Algorithm 3 at ε = 0.2
     37.765
     """
     eps = check_positive("epsilon", epsilon)
@@ -83,7 +85,7 @@ def theorem7_scale(epsilon: float, delta: float, k: int) -> float:
     """The Theorem 7 variant's per-value Laplace scale ``sqrt(4K ln(e + ε/δ))/ε`` = 1/ε₀ with ε₀ of
     :func:`kairouz_epsilon0` (§5.3).
 
-    >>> round(theorem7_scale(1.0, 1e-3, 4), 2)             # digest §4 table: 10.5 vs Alg. 2's 4
+    >>> round(theorem7_scale(1.0, 1e-3, 4), 2)             # 10.5 vs Alg. 2's 4
     10.52
     """
     return 1.0 / kairouz_epsilon0(epsilon, delta, k)
@@ -93,7 +95,7 @@ def kairouz_epsilon0(epsilon: float, delta: float, k: int) -> float:
     """Lemma 4 (Kairouz, Oh & Viswanath 2015, Cor. 4.1): per-query ``ε₀ = ε/sqrt(4k ln(e + ε/δ))``
     (the paper's (ε₀, δ/2k) with the δ part unused by pure Laplace queries).
 
-    >>> [round(kairouz_epsilon0(e, 1e-3, 4), 4) for e in (0.2, 0.5, 1, 2)]   # digest §6.2 check 3
+    >>> [round(kairouz_epsilon0(e, 1e-3, 4), 4) for e in (0.2, 0.5, 1, 2)]   # Theorem 7's ε₀
     [0.0217, 0.0501, 0.0951, 0.1813]
     """
     eps = check_positive("epsilon", epsilon)
@@ -107,7 +109,7 @@ def analytic_gaussian_delta(sigma: float, sensitivity: float, epsilon: float) ->
     μ = Δ/σ.
 
     >>> s = gaussian_sigma(1.0, 1e-3, 4)
-    >>> f"{analytic_gaussian_delta(s, 2.0, 1.0):.4g}"       # digest §6.2 check 2: far below 1e-3
+    >>> f"{analytic_gaussian_delta(s, 2.0, 1.0):.4g}"       # far below the paper's δ = 1e-3
     '8.147e-06'
     """
     mu = check_positive("sensitivity", sensitivity) / check_positive("sigma", sigma)
@@ -117,7 +119,7 @@ def analytic_gaussian_delta(sigma: float, sensitivity: float, epsilon: float) ->
 def tight_gaussian_epsilon(sigma: float, sensitivity: float, delta: float) -> float:
     """The smallest ε at which ``N(0, σ²)`` with ℓ2 sensitivity Δ is (ε, δ)-DP (exact GDP).
 
-    >>> round(tight_gaussian_epsilon(gaussian_sigma(1.0, 1e-3, 4), 2.0, 1e-3), 3)   # digest I9
+    >>> round(tight_gaussian_epsilon(gaussian_sigma(1.0, 1e-3, 4), 2.0, 1e-3), 3)   # loose: 0.634 < 1
     0.634
     """
     mu = check_positive("sensitivity", sensitivity) / check_positive("sigma", sigma)
@@ -180,14 +182,17 @@ def optimal_composition_epsilon(epsilon0: float, k: int, delta: float) -> float:
     e0, k = check_positive("epsilon0", epsilon0), check_integer("k", k)
     if optimal_composition_delta(e0, k, 0.0) <= d:
         return 0.0
-    above = lambda e: optimal_composition_delta(e0, k, float(e)) > d  # noqa: E731  (True below the answer)
+    def above(e: np.ndarray) -> np.ndarray:  # True below the answer
+        return np.asarray(optimal_composition_delta(e0, k, float(e)) > d)
+
     _, hi = bisect(above, 0.0, k * e0, xtol=1e-13, rtol=1e-13)
     return float(hi)
 
 
 def classical_failure_epsilon(delta: float, sensitivity: float = 1.0) -> float:
     """The smallest ε at which the classical σ = Δ sqrt(2 ln(1.25/δ))/ε stops being (ε, δ)-DP
-    (bisection on the exact δ; it holds below). Digest I9: ≈ 7.5 at δ = 10⁻³.
+    (bisection on the exact δ; it holds below): ≈ 7.5 at δ = 10⁻³, so Lemma 3's missing ε < 1
+    hypothesis does not matter at the paper's ε ≤ 2.
 
     >>> round(classical_failure_epsilon(1e-3), 1)
     7.5
@@ -202,7 +207,10 @@ def classical_failure_epsilon(delta: float, sensitivity: float = 1.0) -> float:
     lo, hi = 0.5, 50.0
     if fails(lo) or not fails(hi):
         raise ValueError(f"no failure point in [0.5, 50] for delta = {delta!r}")
-    _, hi_end = bisect(lambda e: not fails(float(e)), lo, hi, iters=60)
+    def holds(e: np.ndarray) -> np.ndarray:
+        return np.asarray(not fails(float(e)))
+
+    _, hi_end = bisect(holds, lo, hi, iters=60)
     return float(hi_end)
 
 
@@ -210,7 +218,7 @@ def theorem4_tau(epsilon: float, k: int, gap: float, t: float, constant: float =
     """Observations of a suboptimal item before Algorithm 2 stops choosing it (App. D):
     ``τ = 4 (sqrt(1.5) + (K/ε) sqrt(24))² log t / Δ²``.
 
-    >>> round(theorem4_tau(2.0, 4, 0.15, 1e5) / 1e5, 1)    # digest §4 table: 2.5e5
+    >>> round(theorem4_tau(2.0, 4, 0.15, 1e5) / 1e5, 1)    # 2.5e5 observations ≫ T = 1e5
     2.5
     """
     e, g = check_positive("epsilon", epsilon), check_positive("gap", gap)
@@ -221,7 +229,7 @@ def theorem4_tau(epsilon: float, k: int, gap: float, t: float, constant: float =
 def theorem6_tau(epsilon: float, delta: float, k: int, gap: float, t: float) -> float:
     """Algorithm 3's τ (App. E): ``(2 sqrt(1.5) + (8/ε) sqrt(K ln(1.25/δ)))² log t / Δ²``.
 
-    >>> round(theorem6_tau(1.0, 1e-3, 4, 0.15, 1e5) / 1e6, 2)   # digest §4 table: 1.0e6
+    >>> round(theorem6_tau(1.0, 1e-3, 4, 0.15, 1e5) / 1e6, 2)   # 1.0e6 observations
     1.04
     """
     e, g = check_positive("epsilon", epsilon), check_positive("gap", gap)
@@ -233,7 +241,7 @@ def theorem6_tau(epsilon: float, delta: float, k: int, gap: float, t: float) -> 
 def bernoulli_kl(p: float, q: float) -> float:
     """d(p ‖ q) of Bernoulli laws (nats).
 
-    >>> round(bernoulli_kl(0.1, 0.01), 4)                 # digest I12: 0.1445 > Δ²/(p(1−p)) = 0.09
+    >>> round(bernoulli_kl(0.1, 0.01), 4)      # Theorem 10 bounds it by Δ²/(p(1−p)) = 0.09: false
     0.1445
     """
     p = float(p)
@@ -252,7 +260,7 @@ def theorem10_constant(p: float, gap: float, n_items: int, k: int, epsilon: floa
     """Theorem 10's lim inf R(T)/log T lower bound as written:
     ``(L − K) p (1 − p)^K / (2 min{4, e^{2ε}} (e^ε − 1)² Δ)``.
 
-    >>> round(theorem10_constant(0.2, 0.15, 20, 4, 0.2), 2)   # digest §6.2 check 10
+    >>> round(theorem10_constant(0.2, 0.15, 20, 4, 0.2), 2)   # per log T on the assumed instance
     59.75
     """
     e = check_positive("epsilon", epsilon)
@@ -263,7 +271,8 @@ def theorem10_constant(p: float, gap: float, n_items: int, k: int, epsilon: floa
 def alg1_bonus_coefficient(epsilon: float, n_items: int, horizon: int, c1: float) -> float:
     """Algorithm 1's privacy term is ``coef·log t / T_{t−1}(e)`` with
     ``coef = 3 c₁ L log^{1.5}(n) / ε`` (n the horizon; §4, Alg. 1 line 5; Lemma 1 with ε' = ε/L
-    and γ = t⁻³). ``log(n)`` is natural; the term is 0 at n = 1 (digest I4).
+    and γ = t⁻³). ``log(n)`` is natural; the term is 0 at n = 1 (the proof uses the stream length
+    instead of n).
 
     >>> round(alg1_bonus_coefficient(1.0, 20, 10**5, 1.0), 1)
     2343.8

@@ -25,7 +25,8 @@ __all__ = [
 
 @dataclass(frozen=True)
 class CascadeUCB1(CascadePolicy):
-    """CascadeUCB1 (Kveton et al. 2015a; digest §2.0): ``ŵ + sqrt(1.5 log t / T)``, exact means."""
+    """CascadeUCB1 (Kveton et al. 2015, as Wang et al. 2021 use it): ``ŵ + sqrt(1.5 log t / T)``,
+    exact means."""
 
     label: ClassVar[str] = "cascade-ucb"
 

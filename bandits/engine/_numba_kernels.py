@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+njit: Any
 try:
     from numba import njit
 except ImportError:  # pragma: no cover - the 'fast' extra is not installed
@@ -44,7 +45,7 @@ def modinv(a: int, p: int) -> int:  # pragma: no cover - compiled
 
 
 @_jit
-def greedy_kernel(order, vecs, primes, K):  # pragma: no cover - compiled
+def greedy_kernel(order: Any, vecs: Any, primes: Any, K: Any) -> Any:  # pragma: no cover - compiled
     R, n = order.shape
     P, _, d = vecs.shape
     out = np.empty((R, K), dtype=np.int64)
@@ -104,7 +105,10 @@ def greedy_kernel(order, vecs, primes, K):  # pragma: no cover - compiled
 
 
 @_jit
-def csb_kernel(mode, mu, n, table, keys, use_keys, z, coef, scale, k, out):  # pragma: no cover - compiled
+def csb_kernel(  # pragma: no cover - compiled
+    mode: Any, mu: Any, n: Any, table: Any, keys: Any, use_keys: Any, z: Any, coef: Any, scale: Any, k: Any,
+    out: Any,
+) -> None:
     R, C, m = table.shape
     score = np.empty(m)
     taken = np.zeros(m, dtype=np.bool_)
@@ -161,7 +165,9 @@ def csb_kernel(mode, mu, n, table, keys, use_keys, z, coef, scale, k, out):  # p
 
 
 @_jit
-def gaussian_ts_kernel(S, n, Z, zoff, table, start, scale, actions):  # pragma: no cover - compiled
+def gaussian_ts_kernel(  # pragma: no cover - compiled
+    S: Any, n: Any, Z: Any, zoff: Any, table: Any, start: Any, scale: Any, actions: Any
+) -> None:
     R, N = S.shape
     C = actions.shape[1]
     mu = np.empty(N)
@@ -192,9 +198,10 @@ def gaussian_ts_kernel(S, n, Z, zoff, table, start, scale, actions):  # pragma: 
 
 
 @_jit
-def lazy_ts_kernel(  # noqa: PLR0913 - a flat kernel signature
-    gen, t0, C, table, logt, mu, O, ep, N, Phi, Z, b, eps, shift, perm, actions, rel_round, rel_arm
-):  # pragma: no cover - compiled
+def lazy_ts_kernel(  # pragma: no cover - compiled; a flat kernel signature
+    gen: Any, t0: Any, C: Any, table: Any, logt: Any, mu: Any, O: Any, ep: Any, N: Any, Phi: Any, Z: Any,
+    b: Any, eps: Any, shift: Any, perm: Any, actions: Any, rel_round: Any, rel_arm: Any,
+) -> int:
     """Rounds ``t0 .. t0+C-1`` of one repetition of Lazy-DP-TS (arrays modified in place).
 
     The arithmetic is the step loop's, operation for operation: μ̄ = clip(μ̃ + (shift·L)/(ε·O)),

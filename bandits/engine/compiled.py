@@ -2,13 +2,13 @@
 results bit for bit (tested both ways); these only make them faster.
 
 :func:`greedy_linear_exact` is the greedy basis of an integer linear matroid for R score orders
-(seed 000's movie instance: 100 items, rank 17), computed row by row with exact modular
+(the movie instance of Chandak, Hu & Hegde 2023: 100 items, rank 17), computed row by row with exact modular
 elimination. Measured on this machine (``benchmarks/bench_combinatorial.py``): the NumPy
 state engine needs one vectorised step per scanned position (≈ 25–55 positions, ≈ 10 ms per
 round for R = 20); the kernel does the whole round in well under a millisecond.
 
 :func:`csb_chunk` plays a whole chunk of rounds of CUCB, CUCB-LDP1 or CUCB-LDP2 on a top-k
-problem (seed 003): the NumPy step loop pays ≈ 40 array operations per round (≈ 100 µs for
+problem (Chen et al. 2020): the NumPy step loop pays ≈ 40 array operations per round (≈ 100 µs for
 R = 4 here), the kernel ≈ 2 µs.
 
 :func:`gaussian_ts_rounds` plays the sampling rounds of Gaussian Thompson sampling

@@ -33,7 +33,7 @@ __all__ = ["RewardReplacement", "RoundReplacement", "Replacement"]
 
 
 def _unit_value(name: str, value: object) -> float:
-    return check_probability(name, value, low_open=False, high_open=False)  # type: ignore[arg-type]
+    return check_probability(name, value, low_open=False, high_open=False)
 
 
 @dataclass(frozen=True)

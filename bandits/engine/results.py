@@ -42,7 +42,9 @@ class SimulationResult:
     Arrays: ``checkpoints`` (C,) round counts; ``pseudo_regret`` and ``empirical_regret``
     (R, C): Σ_{s<t}(opt − E[reward of a_s]) and opt·t − Σ_{s<t} r_s; ``pulls`` (R, N) how often
     each arm was played (in a set or list, each member counts); ``actions`` (R, T, *action
-    shape) or None; ``ledgers``: each repetition's recorded releases.
+    shape) or None; ``ledgers``: each repetition's recorded releases; ``transcripts`` (when
+    asked for): per release key, each repetition's first released value (R,), NaN where it made
+    no such release (:mod:`dpaudit.transcripts`).
     """
 
     policy: str
@@ -59,6 +61,7 @@ class SimulationResult:
     replacement: Replacement | None = None
     elapsed: float = 0.0
     ledgers: tuple[Ledger, ...] = field(default=(), repr=False)
+    transcripts: dict[str, np.ndarray] | None = field(default=None, repr=False)
 
     def _curves(self, kind: str) -> np.ndarray:
         if kind == "pseudo":
@@ -158,7 +161,7 @@ class RegretTally:
         self.emp = np.empty((R, C))
         self.pulls = np.zeros((R, N), dtype=np.int64)
         shape = (R, horizon) + self.structure.shape
-        self.acts = np.empty(shape, dtype=_action_dtype(N)) if record_actions else None
+        self.acts: np.ndarray | None = np.empty(shape, dtype=_action_dtype(N)) if record_actions else None
         self.cum_gap = np.zeros(R)
         self.cum_rew = np.zeros(R)
         self.ci = 0

@@ -45,6 +45,8 @@ from bandits.engine.tables import _Tables
 from bandits.environments import Environment
 from bandits.policy import JointContext, JointPlayer, Outcomes, Policy, RunContext
 from dpaudit.ledger import RunLedgers
+from dpaudit.tasks import run_tasks
+from dpaudit.transcripts import Transcripts, merge
 from dpaudit.validation import check_integer
 from mechanisms.randomness import RepRandom
 
@@ -54,15 +56,27 @@ __all__ = [
 ]
 
 
-def _context(env: Environment, horizon: int, streams: Sequence[RepStreams]) -> RunContext:
+def _context(
+    env: Environment, horizon: int, streams: Sequence[RepStreams], transcripts: bool = False
+) -> RunContext:
+    ledgers = RunLedgers(len(streams))
+    if transcripts:  # keep what the mechanisms release (an audit's grey-box view)
+        ledgers.transcripts = Transcripts(len(streams))
     return RunContext(
         env.n_arms,
         horizon,
         env.structure,
         RepRandom([s.policy for s in streams]),
         RepRandom([s.privacy for s in streams]),
-        RunLedgers(len(streams)),
+        ledgers,
     )
+
+
+def _released(run: RunContext) -> dict[str, np.ndarray] | None:
+    """Each release key's column of first values (NaN: no such release), if the run kept
+    transcripts."""
+    tr = run.ledgers.transcripts
+    return None if tr is None else tr.columns()
 
 
 def _run_reps(
@@ -75,12 +89,13 @@ def _run_reps(
     record_actions: bool,
     replace: Replacement | None,
     chunk_size: int,
+    transcripts: bool = False,
     on_progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
     """Simulate repetitions ``reps`` (one vectorised block). Module-level: picklable."""
     streams = [rep_streams(root, r) for r in reps]
     tables = _Tables(env, reps, streams)
-    run = _context(env, horizon, streams)
+    run = _context(env, horizon, streams, transcripts)
     agent = policy.agent(run)
     tally = RegretTally(env, horizon, len(reps), checkpoints, record_actions)
     for t0 in range(0, horizon, chunk_size):
@@ -90,7 +105,7 @@ def _run_reps(
         if on_progress is not None:
             on_progress((t1 - t0) * len(reps))
     agent.finish()
-    return {**tally.result(), "ledgers": tuple(run.ledgers)}
+    return {**tally.result(), "ledgers": tuple(run.ledgers), "transcripts": _released(run)}
 
 
 def _run_reps_many(
@@ -103,6 +118,7 @@ def _run_reps_many(
     record_actions: bool,
     replace: Replacement | None,
     chunk_size: int,
+    transcripts: bool = False,
     on_progress: Callable[[int], None] | None = None,
 ) -> list[dict[str, Any]]:
     """:func:`_run_reps` for several policies at once (one list entry per policy), sharing the
@@ -111,7 +127,7 @@ def _run_reps_many(
     R = len(reps)
     streams = [rep_streams(root, r) for r in reps]
     tables = _Tables(env, reps, streams)
-    runs = [_context(env, horizon, streams) for _ in policies]  # fresh generators per agent
+    runs = [_context(env, horizon, streams, transcripts) for _ in policies]  # fresh generators per agent
     agents = [p.agent(run) for p, run in zip(policies, runs)]
     tallies = [RegretTally(env, horizon, R, checkpoints, record_actions) for _ in policies]
     context = JointContext(R, env.n_arms, chunk_size, DEFAULT_MEMORY,
@@ -131,13 +147,15 @@ def _run_reps_many(
         for idx, player in players:
             for i, act in zip(idx, player.play(t0, t1, table), strict=True):
                 acts[i] = act
-        for i, act in enumerate(acts):
-            tallies[i].add(t0, t1, act, table)
+        for i, played in enumerate(acts):
+            assert played is not None  # every agent plays alone or with its joint player
+            tallies[i].add(t0, t1, played, table)
         if on_progress is not None:
             on_progress((t1 - t0) * R * len(agents))
     for a in agents:
         a.finish()
-    return [{**t.result(), "ledgers": tuple(run.ledgers)} for t, run in zip(tallies, runs)]
+    return [{**t.result(), "ledgers": tuple(run.ledgers), "transcripts": _released(run)}
+            for t, run in zip(tallies, runs)]  # fmt: skip
 
 
 def simulate(
@@ -147,7 +165,7 @@ def simulate(
     repetitions: int = 10,
     seed: int | np.random.SeedSequence | None = 0,
     *,
-    checkpoints: int | Sequence[int] = 50,
+    checkpoints: int | Sequence[int] | np.ndarray = 50,
     record_actions: bool = False,
     replace: Replacement | None = None,
     executor: Executor | None = None,
@@ -155,6 +173,7 @@ def simulate(
     chunk_size: int | None = None,
     memory: int = DEFAULT_MEMORY,
     progress: bool = True,
+    transcripts: bool = False,
 ) -> SimulationResult:
     """Run ``policy`` on ``env`` for ``horizon`` rounds, ``repetitions`` times.
 
@@ -173,11 +192,13 @@ def simulate(
             does not change the results.
         memory: bytes a block may hold for its chunk of rounds (default 64 MiB).
         progress: show a tqdm progress bar.
+        transcripts: keep every repetition's released values (``SimulationResult.transcripts``:
+            the first value per release key; :mod:`dpaudit.transcripts`), for audits.
     """
     return simulate_many(
         [policy], env, horizon, repetitions, seed, checkpoints=checkpoints, record_actions=record_actions,
         replace=replace, executor=executor, rep_chunk=rep_chunk, chunk_size=chunk_size, memory=memory,
-        progress=progress,
+        progress=progress, transcripts=transcripts,
     )[0]  # fmt: skip
 
 
@@ -188,7 +209,7 @@ def simulate_many(
     repetitions: int = 10,
     seed: int | np.random.SeedSequence | None = 0,
     *,
-    checkpoints: int | Sequence[int] = 50,
+    checkpoints: int | Sequence[int] | np.ndarray = 50,
     record_actions: bool = False,
     replace: Replacement | None = None,
     executor: Executor | None = None,
@@ -196,6 +217,7 @@ def simulate_many(
     chunk_size: int | None = None,
     memory: int = DEFAULT_MEMORY,
     progress: bool = True,
+    transcripts: bool = False,
 ) -> list[SimulationResult]:
     """``[simulate(p, env, horizon, repetitions, seed, ...) for p in policies]``, bit-identical
     (tested), but faster for many :class:`~bandits.thompson.policy.GaussianTS` configurations.
@@ -223,7 +245,7 @@ def simulate_many(
     if not policies:
         return []
     return _simulate(policies, env, horizon, repetitions, seed, checkpoints, record_actions, replace,
-                     executor, rep_chunk, chunk_size, memory, progress)  # fmt: skip
+                     executor, rep_chunk, chunk_size, memory, progress, transcripts)  # fmt: skip
 
 
 def _checked(
@@ -231,7 +253,7 @@ def _checked(
     env: Environment,
     horizon: int,
     repetitions: int,
-    checkpoints: int | Sequence[int],
+    checkpoints: int | Sequence[int] | np.ndarray,
     replace: Replacement | None,
 ) -> tuple[int, int, np.ndarray]:
     """Validate the arguments of :func:`simulate`; return (T, R, checkpoint rounds)."""
@@ -334,6 +356,10 @@ def _results(
                 replacement=replace,
                 elapsed=elapsed,
                 ledgers=tuple(led for p in parts for led in p[k]["ledgers"]),
+                transcripts=(
+                    None if parts[0][k]["transcripts"] is None
+                    else merge([p[k]["transcripts"] for p in parts], [len(p[k]["ledgers"]) for p in parts])
+                ),
             )
         )
     return out
@@ -345,7 +371,7 @@ def _simulate(
     horizon: int,
     repetitions: int,
     seed: int | np.random.SeedSequence | None,
-    checkpoints: int | Sequence[int],
+    checkpoints: int | Sequence[int] | np.ndarray,
     record_actions: bool,
     replace: Replacement | None,
     executor: Executor | None,
@@ -353,6 +379,7 @@ def _simulate(
     chunk_size: int | None,
     memory: int,
     progress: bool,
+    transcripts: bool = False,
 ) -> list[SimulationResult]:
     horizon, repetitions, ck = _checked(policies, env, horizon, repetitions, checkpoints, replace)
     rep_chunk, chunk = _plan(
@@ -363,22 +390,14 @@ def _simulate(
     single = len(policies) == 1
     run = _run_reps if single else _run_reps_many
     args = (policies[0] if single else policies, env, horizon)
-    tail = (root, ck, record_actions, replace, chunk)
-
-    from tqdm import tqdm
+    tail = (root, ck, record_actions, replace, chunk, transcripts)
 
     start = time.perf_counter()
-    total = horizon * repetitions * len(policies)
     desc = policies[0].name if single else f"{len(policies)} policies"
-    with tqdm(total=total, disable=not progress, desc=desc, unit="step", unit_scale=True, leave=False) as bar:
-        if executor is None:
-            parts = [run(*args, blk, *tail, bar.update) for blk in blocks]
-        else:
-            futures = [executor.submit(run, *args, blk, *tail) for blk in blocks]
-            parts = []
-            for blk, fut in zip(blocks, futures):
-                parts.append(fut.result())
-                bar.update(horizon * len(blk) * len(policies))
+    sizes = [horizon * len(blk) * len(policies) for blk in blocks]
+    parts: list[Any] = run_tasks(run, [(*args, blk, *tail) for blk in blocks], executor=executor,
+                                 progress=progress, desc=desc, unit="step", unit_scale=True, sizes=sizes,
+                                 report_progress=True)  # fmt: skip
     elapsed = time.perf_counter() - start
     if single:
         parts = [[p] for p in parts]

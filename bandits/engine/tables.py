@@ -16,6 +16,9 @@ __all__ = [
     "reward_table",
 ]
 
+_UNUSED = np.random.Generator(np.random.PCG64(0))
+"""The generator handed to a fixed reward table, which draws nothing from it."""
+
 
 def reward_table(
     env: Environment,
@@ -52,7 +55,7 @@ class _Tables:
         # a RewardTableEnv with one (T, N) table draws nothing: share it, build no reward RNGs
         self.shared = isinstance(env, RewardTableEnv) and env.table.ndim == 2
         self.rngs = (
-            [None] * len(reps)
+            [_UNUSED] * len(reps)  # a fixed table draws nothing
             if self.shared
             else [np.random.Generator(np.random.PCG64(s.rewards)) for s in streams]
         )
@@ -62,10 +65,10 @@ class _Tables:
         touched = replace is not None and t0 <= replace.round < t1
         if self.shared and not touched:
             # read-only view of the shared table (reward_chunk validates the horizon), no copies
-            return np.broadcast_to(env.reward_chunk(self.reps[0], t0, t1, None), (R, t1 - t0, N))
+            return np.broadcast_to(env.reward_chunk(self.reps[0], t0, t1, _UNUSED), (R, t1 - t0, N))
         table = np.empty((R, t1 - t0, N))
         for i, (r, g) in enumerate(zip(self.reps, self.rngs)):
             table[i] = env.reward_chunk(r, t0, t1, g)
-        if touched:
+        if replace is not None and touched:
             replace.apply(table, t0)
         return table

@@ -1,4 +1,4 @@
-"""Cascading bandit environments (seed 001 §3.1; Kveton et al. 2015a): L items with independent
+"""Cascading bandit environments (Wang et al. 2021, §3.1; Kveton et al. 2015): L items with independent
 Bernoulli attractions, an ordered list of K items per round, the click at the first attractive
 position.
 
@@ -15,7 +15,7 @@ The ``--env`` kind ``cascade`` (registered in :mod:`bandits.environments.grammar
 * ``cascade:l=20,k=4,p=0.2,gap=0.15`` — the lower-bound instance of App. G/H (Theorem 10):
   ``w̄(e) = p`` for the first K items and ``p − Δ`` for the others. The paper does not say which
   attraction probabilities its experiments use (§7); this instance with p = 0.2, Δ = 0.15 is an
-  **assumption** (the digest's §4 suggestion), used for every figure.
+  **assumption** (ours: the paper's own lower-bound instance), used for every figure.
 * ``cascade:k=4,means=0.2x4/0.05x16`` — any attraction probabilities.
 
 Example:
@@ -30,15 +30,18 @@ Example:
 
 from __future__ import annotations
 
+import math
+
 from bandits.actions import Ranking
 from bandits.environments import Environment
-from bandits.environments.grammar import parse_combinatorial_env, register_kind
+from bandits.environments.grammar import _floats, _int, _need, parse_combinatorial_env, register_kind
 from bandits.environments.semibandit import SemiBanditEnv
+from bandits.environments.stochastic import MAX_ARMS
 
 __all__ = ["PAPER_ENV", "cascade_instance", "parse_cascade_env", "paper_spec"]
 
 PAPER_ENV = "cascade:l=20,k=4,p=0.2,gap=0.15"
-"""Seed 001 §7's L = 20, K = 4 on the assumed instance p = 0.2, Δ = 0.15."""
+"""The L = 20, K = 4 of Wang et al. (2021), §7, on the assumed instance p = 0.2, Δ = 0.15."""
 
 
 def paper_spec(n_items: int = 20, k: int = 4, p: float = 0.2, gap: float = 0.15) -> str:
@@ -67,34 +70,34 @@ def _number(params: dict[str, str], key: str, default: float | None = None) -> f
         if default is None:
             raise ValueError(f"cascade spec needs {key}=")
         return default
+    text = params.pop(key)
     try:
-        return float(params.pop(key))
+        v = float(text)
     except ValueError:
-        raise ValueError(f"cascade {key} must be a number") from None
+        raise ValueError(f"cascade {key} must be a number, got {text!r}") from None
+    if not math.isfinite(v):
+        raise ValueError(f"cascade {key} must be a finite number, got {text!r}")
+    return v
 
 
-def _means(text: str) -> tuple[float, ...]:
-    out: list[float] = []
-    for item in text.split("/"):
-        value, _, count = item.partition("x")
-        try:
-            v, n = float(value), int(count) if count else 1
-        except ValueError:
-            raise ValueError(f"cascade means must look like 0.2x4/0.05x16, got {text!r}") from None
-        out += [v] * n
-    return tuple(out)
+def _count(params: dict[str, str], key: str, default: int | None = None) -> int:
+    """An integer field (``l``, ``k``), bounded by the number of arms the grammars allow."""
+    text = params.get(key)
+    if text is None and default is not None:
+        return default
+    return _int(_need(params, key, "cascade"), f"cascade {key}", 1, MAX_ARMS)
 
 
 def _cascade(params: dict[str, str], spec: str) -> Environment:
     params = dict(params)
     if "means" in params:
-        means = _means(params.pop("means"))
-        k = int(_number(params, "k"))
+        means = _floats(params.pop("means"), "cascade means")
+        k = _count(params, "k")
         if params:
             raise ValueError(f"cascade spec has unknown parameter(s) {sorted(params)} (in {spec!r})")
         return SemiBanditEnv(means, Ranking(k), "independent", name=spec)
-    L = int(_number(params, "l", 20))
-    k = int(_number(params, "k", 4))
+    L = _count(params, "l", 20)
+    k = _count(params, "k", 4)
     p = _number(params, "p", 0.2)
     gap = _number(params, "gap", 0.15)
     if params:

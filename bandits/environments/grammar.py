@@ -22,16 +22,25 @@ kind                   parameters
                        ``SemiBandit(k, reward)``); e.g. ``topk:k=2,means=0.5x8/0.7x2,reward=min``
 ``ranking``            ``k``, ``means`` — an ordered list of k items (cascade, ``Ranking(k)``)
 ``paths``              ``k`` and ``means`` (one per path) or ``paths``, ``gap`` (Δ, default 0.1),
-                       ``base`` (default 0.5): seed 003's K-path instance, path 0 at ``base``, the
-                       others at base − Δ/(B_1 K)
+                       ``base`` (default 0.5): the K-path instance of Chen et al. 2020, path 0
+                       at ``base``, the others at base − Δ/(B_1 K)
 ``superarms``          ``sets`` (e.g. ``0_1/2_3/1_2``), ``means`` — an explicit decision set
-``matroid-linear``     ``e1`` (seed 000 Table 2) or ``vectors`` (e.g. ``1_0/0_1/1_1``), ``means``
+``matroid-linear``     ``e1`` (Chandak, Hu & Hegde 2023, Table 2) or ``vectors`` (e.g.
+                       ``1_0/0_1/1_1``), ``means``
 ``matroid-uniform``    ``k``, ``means``
 ``matroid-partition``  ``blocks`` (one per arm), ``caps`` (one per block), ``means``
 ``matroid-graphic``    ``vertices``, ``edges`` (e.g. ``0-1/1-2/0-2``), ``means``
 ``movielens-like``     ``items`` (100), ``users`` (6040), ``seed`` (0), ``coupling=latent|independent``
 ``movielens``          ``ratings=PATH``, ``movies=PATH``, ``top`` (100) — the real ML-1M files
 =====================  ============================================================================
+
+Every size is bounded before anything is built, and a spec over a bound is refused with the
+field, its size and the limit: at most :data:`~bandits.environments.stochastic.MAX_ARMS` arms
+(repeat counts included: ``0.5x1000000000`` is refused while parsing, not allocated), super-arms,
+edges, vertices or items; vectors of at most :data:`MAX_DIMENSION` entries and
+:data:`MAX_ENTRIES` numbers in all; ``movielens-like`` at most :data:`MAX_USERS` users and
+:data:`MAX_POOL` user × item entries; a ``movielens`` file must exist, be readable and hold at
+most :data:`MAX_FILE_BYTES` bytes, and its pool at most :data:`MAX_LOADED_POOL` entries.
 
 Other packages add kinds with :func:`register_kind` (e.g. a cascade problem);
 :func:`bandits.environments.specs.spec_for` writes the spec of a structure and means back
@@ -55,23 +64,45 @@ from typing import Any
 
 from bandits.actions import ActionStructure, Ranking, TopK
 from bandits.environments import Environment
+from bandits.environments.stochastic import MAX_ARMS
 from bandits.structures.combinatorial import MatroidBasis, SemiBandit, SuperArms
 from bandits.structures.linear_matroid import LinearMatroid
 from bandits.structures.matroids import GraphicMatroid, PartitionMatroid, UniformMatroid
 from bandits.structures.rewards import LinearSum, RewardFunction, parse_reward
 
 __all__ = [
-    "SEED000_E1_VECTORS",
-    "SEED000_E1_MEANS",
+    "MAX_DIMENSION",
+    "MAX_ENTRIES",
+    "MAX_USERS",
+    "MAX_POOL",
+    "MAX_LOADED_POOL",
+    "MAX_FILE_BYTES",
+    "MATROID_E1_VECTORS",
+    "MATROID_E1_MEANS",
     "KINDS",
     "register_kind",
     "parse_combinatorial_env",
 ]
 
-SEED000_E1_VECTORS = ((1, 0, 0), (0, 1, 0), (0, 0, 1), (1, 0, 1), (0, 1, 1), (2, 0, 0), (0, 0, 0))
-"""Seed 000 §5.1 / Table 2: e1..e7 in ℝ³ (Neel & Neudauer 2009); e6 ∥ e1, e7 is a loop."""
-SEED000_E1_MEANS = (0.8, 0.75, 0.6, 0.2, 0.3, 0.4, 0.7)
-"""Seed 000 Table 2: the Bernoulli means of e1..e7."""
+MATROID_E1_VECTORS = ((1, 0, 0), (0, 1, 0), (0, 0, 1), (1, 0, 1), (0, 1, 1), (2, 0, 0), (0, 0, 0))
+"""Chandak, Hu & Hegde (2023), §5.1 / Table 2: e1..e7 in ℝ³ (Neel & Neudauer 2009); e6 ∥ e1, e7 is
+a loop."""
+MATROID_E1_MEANS = (0.8, 0.75, 0.6, 0.2, 0.3, 0.4, 0.7)
+"""Chandak, Hu & Hegde (2023), Table 2: the Bernoulli means of e1..e7."""
+
+MAX_DIMENSION = 1000
+"""The most entries of one vector (``matroid-linear`` vectors, ``superarms`` sets)."""
+MAX_ENTRIES = 10**6
+"""The most numbers one list of vectors or sets may hold in all."""
+MAX_USERS = 10**6
+"""The most users of ``movielens-like`` (its pool is users × items)."""
+MAX_POOL = 2 * 10**6
+"""The most user × item entries of a ``movielens-like`` pool: drawing and calibrating it costs
+about 2 µs and 50 bytes per entry (2·10⁶: a few seconds, 0.1 GB; the default is 6040 × 100)."""
+MAX_LOADED_POOL = 10**8
+"""The most user × ``top`` entries of a ``movielens`` pool read from files (one byte each)."""
+MAX_FILE_BYTES = 1 << 28
+"""The largest ``movielens`` ratings or movies file read (256 MiB; ML-1M's ratings.dat has 24 MB)."""
 
 Builder = Callable[[dict[str, str], str], Environment]
 KINDS: dict[str, Builder] = {}
@@ -114,40 +145,67 @@ def _number(text: str, what: str) -> float:
         raise ValueError(f"{what} must be a number, got {text!r}") from None
 
 
-def _int(text: str, what: str, low: int = 1) -> int:
+def _int(text: str, what: str, low: int = 1, high: int | None = None) -> int:
+    span = f">= {low}" if high is None else f"in [{low}, {high}]"
     try:
         v = int(text)
     except ValueError:
-        raise ValueError(f"{what} must be an integer >= {low}, got {text!r}") from None
-    if v < low:
-        raise ValueError(f"{what} must be an integer >= {low}, got {text!r}")
+        raise ValueError(f"{what} must be an integer {span}, got {text!r}") from None
+    if v < low or (high is not None and v > high):
+        raise ValueError(f"{what} must be an integer {span}, got {text!r}")
     return v
 
 
-def _floats(text: str, what: str) -> tuple[float, ...]:
-    out: list[float] = []
+def too_many(what: str, count: int, limit: int, unit: str = "entries") -> ValueError:
+    """The refusal of a size over its limit: the field, the size and the limit, in one line."""
+    return ValueError(f"{what} has {count:,} {unit}, more than the limit {limit:,}")
+
+
+def _floats(text: str, what: str, limit: int = MAX_ARMS) -> tuple[float, ...]:
+    """A ``/``-separated list whose items may repeat (``0.5x12``); the total, repeat counts
+    included, is checked against ``limit`` before the list is built."""
+    items: list[tuple[str, int]] = []
     for item in text.split("/"):
         value, x, count = item.strip().partition("x")
-        n = _int(count, f"the repeat count in {what}") if x else 1
+        items.append((value, _int(count, f"the repeat count in {what}") if x else 1))
+    total = sum(n for _, n in items)
+    if total > limit:
+        raise too_many(what, total, limit, "entries (repeat counts included)")
+    out: list[float] = []
+    for value, n in items:
         out.extend([_number(value, what)] * n)
     return tuple(out)
 
 
-def _vectors(text: str, what: str) -> tuple[tuple[float, ...], ...]:
-    return tuple(tuple(_number(v, what) for v in item.split("_")) for item in text.split("/"))
+def _items(text: str, what: str, sep: str = "/", limit: int = MAX_ARMS) -> list[str]:
+    parts = text.split(sep)
+    if len(parts) > limit:
+        raise too_many(what, len(parts), limit)
+    return parts
+
+
+def _vectors(text: str, what: str, limit: int = MAX_ARMS) -> tuple[tuple[float, ...], ...]:
+    rows = [item.split("_") for item in _items(text, what, limit=limit)]
+    longest = max(len(r) for r in rows)
+    if longest > MAX_DIMENSION:
+        raise too_many(f"one of the {what}", longest, MAX_DIMENSION)
+    total = sum(len(r) for r in rows)
+    if total > MAX_ENTRIES:
+        raise too_many(what, total, MAX_ENTRIES, "numbers")
+    return tuple(tuple(_number(v, what) for v in row) for row in rows)
 
 
 def _ints(text: str, what: str, low: int = 0) -> tuple[int, ...]:
-    return tuple(_int(v, what, low) for v in text.replace("/", "_").split("_"))
+    return tuple(_int(v, what, low) for v in _items(text.replace("/", "_"), what, "_"))
 
 
 def _edges(text: str, what: str) -> tuple[tuple[int, int], ...]:
     out = []
-    for item in text.split("/"):
+    for item in _items(text, what):
         u, dash, v = item.partition("-")
         if not dash:
             raise ValueError(f"{what} must be edges u-v separated by '/', got {item!r}")
-        out.append((_int(u, what, 0), _int(v, what, 0)))
+        out.append((_int(u, what, 0, MAX_ARMS - 1), _int(v, what, 0, MAX_ARMS - 1)))
     return tuple(out)
 
 
@@ -187,7 +245,7 @@ def _semibandit(
 
 
 def _topk(params: dict[str, str], spec: str) -> Environment:
-    k = _int(_need(params, "k", "topk"), "k")
+    k = _int(_need(params, "k", "topk"), "k", 1, MAX_ARMS)
     means = _floats(_need(params, "means", "topk"), "means")
     reward = _reward(params)
     coupling = _coupling(params, reward)
@@ -197,7 +255,7 @@ def _topk(params: dict[str, str], spec: str) -> Environment:
 
 
 def _ranking(params: dict[str, str], spec: str) -> Environment:
-    k = _int(_need(params, "k", "ranking"), "k")
+    k = _int(_need(params, "k", "ranking"), "k", 1, MAX_ARMS)
     means = _floats(_need(params, "means", "ranking"), "means")
     _done(params, "ranking")
     return _semibandit(Ranking(k), means, "independent", spec)
@@ -206,22 +264,41 @@ def _ranking(params: dict[str, str], spec: str) -> Environment:
 def _paths(params: dict[str, str], spec: str) -> Environment:
     from bandits.environments.semibandit import PathEnv
 
-    k = _int(_need(params, "k", "paths"), "k")
+    k = _int(_need(params, "k", "paths"), "k", 1, MAX_ARMS)
     reward = _reward(params)
     if "means" in params:
-        path_means = _floats(params.pop("means"), "means")
+        path_means = _floats(params.pop("means"), "means", MAX_ARMS // k)
     else:
-        n = _int(_need(params, "paths", "paths"), "paths", 2)
-        gap = _number(params.pop("gap", "0.1"), "gap")
-        base = _number(params.pop("base", "0.5"), "base")
+        n = _int(_need(params, "paths", "paths"), "paths", 2, MAX_ARMS)
+        if n * k > MAX_ARMS:
+            raise ValueError(f"paths x k = {n:,} x {k:,} = {n * k:,} arms, more than the limit {MAX_ARMS:,}")
+        base = _unit(params.pop("base", "0.5"), "base")
+        gap = _unit(params.pop("gap", "0.1"), "gap")
         low = base - gap / (reward.b_1(k) * k)
+        if not low >= 0.0:
+            raise ValueError(f"gap must leave the other paths a mean base - gap/(B_1 k) >= 0, got {gap:g}")
         path_means = (base,) + (low,) * (n - 1)
+    if len(path_means) * k > MAX_ARMS:
+        raise ValueError(
+            f"paths x k = {len(path_means):,} x {k:,} = {len(path_means) * k:,} arms, more than the limit "
+            f"{MAX_ARMS:,}"
+        )
     _done(params, "paths")
     return PathEnv(path_means, k, reward, name=spec)
 
 
+def _unit(text: str, what: str) -> float:
+    v = _number(text, what)
+    if not 0.0 <= v <= 1.0:
+        raise ValueError(f"{what} must be in [0, 1], got {text!r}")
+    return v
+
+
 def _superarms(params: dict[str, str], spec: str) -> Environment:
-    sets = tuple(tuple(int(x) for x in v) for v in _vectors(_need(params, "sets", "superarms"), "sets"))
+    sets = tuple(tuple(_int(x, "sets", 0, MAX_ARMS - 1) for x in v.split("_"))
+                 for v in _items(_need(params, "sets", "superarms"), "sets"))  # fmt: skip
+    if sum(len(v) for v in sets) > MAX_ENTRIES:
+        raise too_many("sets", sum(len(v) for v in sets), MAX_ENTRIES, "numbers")
     means = _floats(_need(params, "means", "superarms"), "means")
     reward = _reward(params)
     coupling = _coupling(params, reward)
@@ -242,15 +319,15 @@ def _linear(params: dict[str, str], spec: str) -> Environment:
     if name is not None:
         if name.lower() != "e1":
             raise ValueError(f"matroid-linear knows the named instance 'e1', got {name!r}")
-        params.setdefault("means", "/".join(repr(m) for m in SEED000_E1_MEANS))
-        matroid = LinearMatroid.from_rows(SEED000_E1_VECTORS)
+        params.setdefault("means", "/".join(repr(m) for m in MATROID_E1_MEANS))
+        matroid = LinearMatroid.from_rows(MATROID_E1_VECTORS)
     else:
         matroid = LinearMatroid(_vectors(_need(params, "vectors", "matroid-linear"), "vectors"))
     return _matroid_env(matroid, params, "matroid-linear", spec)
 
 
 def _uniform(params: dict[str, str], spec: str) -> Environment:
-    k = _int(_need(params, "k", "matroid-uniform"), "k")
+    k = _int(_need(params, "k", "matroid-uniform"), "k", 1, MAX_ARMS)
     means = params.get("means")
     n = len(_floats(means, "means")) if means is not None else 0
     return _matroid_env(UniformMatroid(max(n, 1), k), params, "matroid-uniform", spec)
@@ -263,7 +340,7 @@ def _partition(params: dict[str, str], spec: str) -> Environment:
 
 
 def _graphic(params: dict[str, str], spec: str) -> Environment:
-    nv = _int(_need(params, "vertices", "matroid-graphic"), "vertices")
+    nv = _int(_need(params, "vertices", "matroid-graphic"), "vertices", 1, MAX_ARMS)
     edges = _edges(_need(params, "edges", "matroid-graphic"), "edges")
     return _matroid_env(GraphicMatroid(nv, edges), params, "matroid-graphic", spec)
 
@@ -271,9 +348,14 @@ def _graphic(params: dict[str, str], spec: str) -> Environment:
 def _movielens_like(params: dict[str, str], spec: str) -> Environment:
     from bandits.environments.movielens import movielens_env, movielens_like
 
-    items = _int(params.pop("items", "100"), "items", 2)
-    users = _int(params.pop("users", "6040"), "users")
-    seed = _int(params.pop("seed", "0"), "seed", 0)
+    items = _int(params.pop("items", "100"), "items", 2, MAX_ARMS)
+    users = _int(params.pop("users", "6040"), "users", 1, MAX_USERS)
+    if users * items > MAX_POOL:
+        raise ValueError(
+            f"users x items = {users:,} x {items:,} = {users * items:,} pool entries, more than the limit "
+            f"{MAX_POOL:,} (about 2 us and 50 bytes each to build)"
+        )
+    seed = _int(params.pop("seed", "0"), "seed", 0, 2**63 - 1)
     coupling = params.pop("coupling", "latent")
     reward = params.pop("reward", "sum")
     _done(params, "movielens-like")
@@ -282,16 +364,36 @@ def _movielens_like(params: dict[str, str], spec: str) -> Environment:
     return env
 
 
+def readable_file(path: str, what: str, limit: int = MAX_FILE_BYTES) -> str:
+    """``path`` if it names an existing readable file of at most ``limit`` bytes, else a
+    ``ValueError`` naming ``what`` (checked before any work)."""
+    import os
+
+    if not path:
+        raise ValueError(f"{what} must name a file, got ''")
+    if not os.path.exists(path):
+        raise ValueError(f"{what}: no such file {path!r}")
+    if not os.path.isfile(path):
+        raise ValueError(f"{what}: {path!r} is not a regular file")
+    if not os.access(path, os.R_OK):
+        raise ValueError(f"{what}: {path!r} is not readable")
+    size = os.path.getsize(path)
+    if size > limit:
+        raise too_many(f"{what} {path!r}", size, limit, "bytes")
+    return path
+
+
 def _movielens(params: dict[str, str], spec: str) -> Environment:
     from bandits.environments.movielens import load_movielens, movielens_env
 
-    ratings = _need(params, "ratings", "movielens")
-    movies = _need(params, "movies", "movielens")
-    top = _int(params.pop("top", "100"), "top")
+    ratings = readable_file(_need(params, "ratings", "movielens"), "ratings")
+    movies = readable_file(_need(params, "movies", "movielens"), "movies")
+    top = _int(params.pop("top", "100"), "top", 1, MAX_ARMS)
     coupling = params.pop("coupling", "latent")
     reward = params.pop("reward", "sum")
     _done(params, "movielens")
-    env = movielens_env(load_movielens(ratings, movies, top=top), coupling=coupling, reward=reward)
+    data = load_movielens(ratings, movies, top=top, max_pool=MAX_LOADED_POOL)
+    env = movielens_env(data, coupling=coupling, reward=reward)
     object.__setattr__(env, "name", spec)
     return env
 

@@ -1,4 +1,5 @@
-"""Seed 000 §5.2 (E3): MovieLens-1M diverse recommendation — a loader and a synthetic stand-in.
+"""Chandak, Hu & Hegde (2023), §5.2 (E3): MovieLens-1M diverse recommendation — a loader and a
+synthetic stand-in.
 
 The experiment (after Kveton et al. 2014): the base arms are the 100 movies with the most
 ratings; movie e's feature is its genre indicator u_e ∈ {0,1}¹⁸ (multi-hot — the paper's
@@ -11,7 +12,7 @@ w̄(e) = #ratings(e)/#users and one round's rewards are correlated through the u
   (``UserID::MovieID::Rating::Timestamp`` and ``MovieID::Title::Genres``, Latin-1), which cannot
   be downloaded here: a user with the files points to them (``--env movielens:ratings=PATH,
   movies=PATH``).
-* :func:`movielens_like` builds the stand-in the digest proposes: L = 100 items with multi-hot
+* :func:`movielens_like` builds a stand-in of our design: L = 100 items with multi-hot
   genre vectors of rank 17 (1–5 genres per item, drawn in proportion to approximate ML-1M genre
   frequencies, Documentary excluded), popularity decaying from 0.568 (American Beauty:
   3428/6040) as 0.568·(i+1)^−0.216 (≈ 0.21 at i = 99, approximate), and a pool of 6040 latent
@@ -31,13 +32,18 @@ Example:
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from dpaudit.validation import check_integer
+
+if TYPE_CHECKING:  # the environment types load with the function that builds them
+    from bandits.environments.semibandit import LatentUserEnv, SemiBanditEnv
 
 __all__ = [
     "GENRES",
@@ -87,15 +93,19 @@ def _genre_vector(text: str) -> np.ndarray:
     return v
 
 
-def load_movielens(ratings: str | Path, movies: str | Path, *, top: int = 100) -> MovieLensData:
+def load_movielens(
+    ratings: str | Path, movies: str | Path, *, top: int = 100, max_pool: int | None = None
+) -> MovieLensData:
     """The ``top`` most-rated movies of an ML-1M-format data set (ties: smaller MovieID first).
 
     Every user who appears in ``ratings`` is a row of the pool (ML-1M: 6040 users), so the
-    column means are #ratings/#users.
+    column means are #ratings/#users. The ratings are kept as two integer arrays (16 bytes a
+    line); with ``max_pool`` a pool of more than that many users × ``top`` entries is refused
+    before it is allocated.
     """
     top = check_integer("top", top)
     users: dict[int, int] = {}
-    rated: list[tuple[int, int]] = []
+    rated_users, rated_movies = array("q"), array("q")
     counts: Counter[int] = Counter()
     with open(ratings, encoding="latin-1") as fh:
         for n, line in enumerate(fh, 1):
@@ -104,16 +114,18 @@ def load_movielens(ratings: str | Path, movies: str | Path, *, top: int = 100) -
             parts = line.strip().split("::")
             if len(parts) < 2:
                 raise ValueError(
-                    f"ratings file line {n}: expected UserID::MovieID::Rating::Timestamp, got {line!r}"
+                    f"ratings file line {n}: expected UserID::MovieID::Rating::Timestamp, got {line[:100]!r}"
                 )
             try:
                 u, m = int(parts[0]), int(parts[1])
+                if not (0 <= m < 2**63):
+                    raise ValueError
             except ValueError:
                 raise ValueError(
-                    f"ratings file line {n}: UserID and MovieID must be integers, got {line!r}"
+                    f"ratings file line {n}: UserID and MovieID must be integers, got {line[:100]!r}"
                 ) from None
-            users.setdefault(u, len(users))
-            rated.append((u, m))
+            rated_users.append(users.setdefault(u, len(users)))
+            rated_movies.append(m)
             counts[m] += 1
     info: dict[int, tuple[str, np.ndarray]] = {}
     with open(movies, encoding="latin-1") as fh:
@@ -122,20 +134,31 @@ def load_movielens(ratings: str | Path, movies: str | Path, *, top: int = 100) -
                 continue
             parts = line.rstrip("\n").split("::")
             if len(parts) != 3:
-                raise ValueError(f"movies file line {n}: expected MovieID::Title::Genres, got {line!r}")
-            info[int(parts[0])] = (parts[1], _genre_vector(parts[2]))
+                raise ValueError(f"movies file line {n}: expected MovieID::Title::Genres, got {line[:100]!r}")
+            try:
+                movie = int(parts[0])
+            except ValueError:
+                raise ValueError(
+                    f"movies file line {n}: MovieID must be an integer, got {line[:100]!r}"
+                ) from None
+            info[movie] = (parts[1], _genre_vector(parts[2]))
     if len(counts) < top:
         raise ValueError(f"top must be at most the number of rated movies ({len(counts)}), got {top}")
     chosen = sorted(counts, key=lambda m: (-counts[m], m))[:top]
     missing = [m for m in chosen if m not in info]
     if missing:
         raise ValueError(f"movies file has no entry for rated movie(s) {missing[:5]}")
+    if max_pool is not None and len(users) * top > max_pool:
+        raise ValueError(
+            f"users x top = {len(users):,} x {top:,} = {len(users) * top:,} pool entries, more than the "
+            f"limit {max_pool:,}"
+        )
     col = {m: j for j, m in enumerate(chosen)}
     pool = np.zeros((len(users), top), dtype=np.int8)
-    for u, m in rated:
+    for u, m in zip(rated_users, rated_movies):
         j = col.get(m)
         if j is not None:
-            pool[users[u], j] = 1
+            pool[u, j] = 1
     genres = np.stack([info[m][1] for m in chosen])
     return MovieLensData(
         titles=tuple(info[m][0] for m in chosen),
@@ -188,7 +211,9 @@ def movielens_like(
     )
 
 
-def movielens_env(data: MovieLensData, *, coupling: str = "latent", reward: str = "sum") -> object:
+def movielens_env(
+    data: MovieLensData, *, coupling: str = "latent", reward: str = "sum"
+) -> SemiBanditEnv | LatentUserEnv:
     """The matroid bandit of ``data``: a basis of the genre-vector linear matroid; outcomes from
     the user pool (``coupling="latent"``, the paper) or independent Bernoulli arms with the same
     means (``"independent"``, the model the theorems assume)."""

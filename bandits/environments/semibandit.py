@@ -3,16 +3,17 @@
 Like every environment (:mod:`bandits.environments`) they draw the whole outcome vector of a
 round, also for arms that are not played (common random numbers; a neighbouring input replaces
 one round's vector), and they expose the problem's action structure as ``structure``. The three
-joint laws of seed 003's setting (§1.1: "arms may be correlated within a round"):
+joint laws of the setting of Chen et al. (2020) (arms may be correlated within a round):
 
 * :class:`SemiBanditEnv` — Bernoulli arms with means ``probs``, **independent**
   (``X_i = 1{U_i < μ_i}``) or **comonotone** (one uniform per round drives every arm,
   ``X_i = 1{U < μ_i}``, so ``min_{i∈S} X_i = 1{U < min μ_S}`` — the law under which the
-  bottleneck reward satisfies seed 003's Assumption 1);
+  bottleneck reward satisfies Assumption 1 of Chen et al.);
 * :class:`LatentUserEnv` — a pool of users (rows of a 0/1 or [0, 1] matrix); each round draws one
-  user uniformly *with replacement* and the outcome vector is that user's row (seed 000 §5.2:
+  user uniformly *with replacement* and the outcome vector is that user's row (Chandak, Hu &
+  Hegde 2023, §5.2:
   "a random user is selected"; rewards of one round are correlated through the user);
-* :class:`PathEnv` — seed 003's K-path instance (Theorem 6/9, after Kveton et al. 2015): m/K
+* :class:`PathEnv` — the K-path instance of Chen et al. (Theorem 6/9, after Kveton et al. 2015): m/K
   disjoint paths of K arms, one Bernoulli per path copied to its K arms (perfect correlation
   within a path), paths independent; the decision set is the set of paths.
 
@@ -125,7 +126,8 @@ class SemiBanditEnv(Environment):
 class LatentUserEnv(Environment):
     """Each round, a uniformly random user of the ``pool`` (rows, values in [0, 1]) and its row.
 
-    The arms' means are the pool's column means (seed 000 §5.2: w̄(e) = #ratings(e)/#users).
+    The arms' means are the pool's column means (Chandak, Hu & Hegde 2023, §5.2: w̄(e) =
+    #ratings(e)/#users).
 
     >>> pool = np.array([[1, 1, 0], [0, 1, 1], [0, 0, 0], [1, 1, 1]])
     >>> from bandits.actions import TopK
@@ -179,8 +181,8 @@ class LatentUserEnv(Environment):
 
 @dataclass(frozen=True)
 class PathEnv(Environment):
-    """Seed 003's K-path instance: ``len(path_means)`` disjoint paths of ``k`` arms each (path i =
-    arms ``i·k .. i·k + k − 1``), one Bernoulli per path and round copied to its arms.
+    """The K-path instance of Chen et al. (2020): ``len(path_means)`` disjoint paths of ``k`` arms
+    each (path i = arms ``i·k .. i·k + k − 1``), one Bernoulli per path and round copied to its arms.
 
     >>> env = PathEnv((0.5, 0.45), 2)
     >>> env.means.tolist(), env.optimum, env.structure.sets

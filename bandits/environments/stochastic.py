@@ -166,7 +166,8 @@ class BernoulliEnv(StochasticEnv):
 
 @dataclass(frozen=True)
 class TruncatedExponentialEnv(StochasticEnv):
-    """Exp(λ_i) conditioned on x ≤ 1 (seed 004 §5.2), sampled by inverse CDF.
+    """Exp(λ_i) conditioned on x ≤ 1 (Ou, Avella Medina & Cummings 2024, §5.2), sampled by inverse
+    CDF.
 
     F(x) = (1 − e^{−λx}) / (1 − e^{−λ}) on [0, 1], so x = −log(1 − u(1 − e^{−λ}))/λ.
 

@@ -1,6 +1,6 @@
 """Experiment drivers: scripts that regenerate the papers' experiments
 (``python -m bandits.experiments.private_stochastic_bandits``) and the functions the notebooks call
-(``notebooks/seed000_matroid.ipynb``, ``notebooks/seed003_csb.ipynb``). Each runs at a reduced
+(``notebooks/matroid_bandits.ipynb``, ``notebooks/combinatorial_semibandits.ipynb``). Each runs at a reduced
 scale by default; ``DPAUDIT_FULL_SCALE=1`` selects the full scale (:func:`full_scale`)."""
 
 from __future__ import annotations

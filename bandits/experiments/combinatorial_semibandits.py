@@ -1,18 +1,19 @@
-"""Seed 003 experiments (the paper has none; the digest's §4.2 proposal): bottleneck, average and
+"""Experiments for Chen et al. (2020), who report none (the design is ours): bottleneck, average and
 linear top-K instances with K ∈ {2, 4, 8} and 8 bad arms (m = K + 8), good arms at 0.7 and bad at
 0.5 (Δ = 0.2 for min and sum, 0.2/K for the average), ε ∈ {0.25, 0.5, 1}; and the paper's three
 regret claims:
 
 1. **"CUCB-LDP2 pays no K price"** (Theorem 4 vs Theorem 2): on the bottleneck instance (B_∞ = 1)
    regret(K = 8)/regret(K = 2) of CUCB-LDP2 within [0.6, 1.6], while CUCB-LDP1 (literal bonus)
-   grows ≥ 1.8× and is ≥ 3× CUCB-LDP2 at K = 8 (digest §6.2 test 11);
+   grows ≥ 1.8× and is ≥ 3× CUCB-LDP2 at K = 8;
 2. **1/ε² scaling** of CUCB-LDP2 (Theorem 4): regret(ε/2)/regret(ε) within [2.5, 5] at a fixed
-   T ≥ 10⁶, or a log–log slope in [−2.4, −1.6] (test 12);
+   T ≥ 10⁶, or a log–log slope in [−2.4, −1.6];
 3. **log T growth**: regret(T)/ln T of CUCB-LDP2 over T ∈ {2.5·10⁵, 10⁶, 4·10⁶} varies by ≤ 25 %
-   (test 13) — separate runs, since T enters the bonus;
+   — separate runs, since T enters the bonus;
 
-plus CUCB-DP with the paper's constants (the all-ones UCB state, test 16) and its scaled variant
-against CUCB (test 17). Regret is the pseudo-regret against α·opt (α = 1: exact top-K oracle).
+plus CUCB-DP with the paper's constants (which never leaves the all-ones UCB state at m = 20,
+K = 5, T = 10⁵, ε = 1) and its scaled variant against CUCB. Regret is the pseudo-regret against
+α·opt (α = 1: exact top-K oracle).
 
 >>> s = REDUCED
 >>> s.claim1_horizon < FULL.claim1_horizon
@@ -24,6 +25,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -39,6 +41,7 @@ from bandits.semibandits.policies import (
     CUCBLDP2,
     SCALED_DP_BONUS,
     CSBPolicy,
+    _CSBAgent,
     dp_saturation_count,
 )
 
@@ -89,11 +92,11 @@ REDUCED = Scale(60_000, 4, (200_000,), 4, (25_000, 100_000, 400_000), 4, 20_000,
 
 
 def instance(reward: str, k: int, bad: int = 8, good: float = 0.7, low: float = 0.5) -> Environment:
-    """The digest's instance: ``bad`` arms at ``low`` then ``k`` arms at ``good``."""
+    """The instance of these experiments: ``bad`` arms at ``low`` then ``k`` arms at ``good``."""
     return parse_combinatorial_env(f"topk:k={k},means={low}x{bad}/{good}x{k},reward={reward}")
 
 
-def regret(policy: CSBPolicy, env: Environment, horizon: int, reps: int, seed: int = 0) -> dict[str, object]:
+def regret(policy: CSBPolicy, env: Environment, horizon: int, reps: int, seed: int = 0) -> dict[str, Any]:
     """Final pseudo-regret over ``reps`` repetitions: mean, s.e., the per-repetition values, time."""
     t0, c0 = time.perf_counter(), time.process_time()
     res = simulate(policy, env, horizon, reps, seed, progress=False)
@@ -110,7 +113,7 @@ def regret(policy: CSBPolicy, env: Environment, horizon: int, reps: int, seed: i
     }
 
 
-def claim_no_k_price(scale: Scale, epsilon: float = 1.0) -> dict[str, object]:
+def claim_no_k_price(scale: Scale, epsilon: float = 1.0) -> dict[str, Any]:
     """Claim 1 on the bottleneck instance (B_∞ = 1), K ∈ {2, 8}."""
     T, R = scale.claim1_horizon, scale.claim1_reps
     rows = {}
@@ -134,11 +137,11 @@ def claim_no_k_price(scale: Scale, epsilon: float = 1.0) -> dict[str, object]:
 
 def claim_epsilon_scaling(
     scale: Scale, k: int = 2, epsilons: tuple[float, ...] = (0.25, 0.5, 1.0)
-) -> dict[int, dict[str, object]]:
+) -> dict[int, dict[str, Any]]:
     """Claim 2: CUCB-LDP2 on the bottleneck instance at fixed horizons for several ε (one entry
     per horizon: the regrets, the log–log slope, the halving ratios, whether the claim holds)."""
     env = instance("min", k)
-    out: dict[int, dict[str, object]] = {}
+    out: dict[int, dict[str, Any]] = {}
     for T in scale.claim2_horizons:
         rows = {eps: regret(CUCBLDP2(eps), env, T, scale.claim2_reps) for eps in epsilons}
         means = np.array([rows[e]["mean"] for e in epsilons])
@@ -155,7 +158,7 @@ def claim_epsilon_scaling(
     return out
 
 
-def claim_log_t(scale: Scale, k: int = 2, epsilon: float = 1.0) -> dict[str, object]:
+def claim_log_t(scale: Scale, k: int = 2, epsilon: float = 1.0) -> dict[str, Any]:
     """Claim 3: regret(T)/ln T of CUCB-LDP2 over separate runs at each T."""
     env = instance("min", k)
     rows = {T: regret(CUCBLDP2(epsilon), env, T, scale.claim3_reps) for T in scale.claim3_horizons}
@@ -177,7 +180,7 @@ def grid(
     rewards: tuple[str, ...] = ("min", "average", "sum"),
     ks: tuple[int, ...] = (2, 4, 8),
     epsilons: tuple[float, ...] = (0.25, 0.5, 1.0),
-) -> list[dict[str, object]]:
+) -> list[dict[str, Any]]:
     """CUCB-LDP1, CUCB-LDP2 (every ε) and CUCB on each instance at the grid horizon."""
     out = []
     for reward in rewards:
@@ -200,12 +203,13 @@ def grid(
 
 def dp_saturation(
     scale: Scale, m: int = 20, k: int = 5, horizon: int = 100_000, epsilon: float = 1.0
-) -> dict[str, object]:
-    """Test 16: CUCB-DP with the paper's constants, T = 10⁵: the fraction of the first
+) -> dict[str, Any]:
+    """CUCB-DP with the paper's constants, T = 10⁵: the fraction of the first
     ``scale.dp_rounds`` rounds in which every UCB is 1, and the updates an arm would need."""
     env = instance("min", k, bad=m - k)
     run = RunContext.create(env, horizon, np.random.SeedSequence(11).spawn(2))
     agent = CUCBDP(epsilon).agent(run)
+    assert isinstance(agent, _CSBAgent)
     n = scale.dp_rounds
     table = reward_table(env, n, seed=11)
     t0 = time.perf_counter()
@@ -226,8 +230,8 @@ def dp_saturation(
     }
 
 
-def dp_scaled_vs_cucb(scale: Scale, k: int = 4, epsilon: float = 1.0) -> dict[str, object]:
-    """Test 17: the scaled CUCB-DP (privacy term × 1/30) against CUCB, and the paper's constants."""
+def dp_scaled_vs_cucb(scale: Scale, k: int = 4, epsilon: float = 1.0) -> dict[str, Any]:
+    """The scaled CUCB-DP (privacy term × 1/30) against CUCB, and the paper's constants."""
     env = instance("min", k)
     T, R = scale.dp_horizon, scale.dp_reps
     paper = regret(CUCBDP(epsilon), env, T, R)
@@ -241,3 +245,14 @@ def dp_scaled_vs_cucb(scale: Scale, k: int = 4, epsilon: float = 1.0) -> dict[st
         "cucb_below_scaled_fraction": order,
         "linear_regret_per_round_paper": paper["mean"] / T,
     }
+
+
+TITLE = (
+    "Chen et al. (2020), (locally) private combinatorial semi-bandits: the three regret claims"
+)
+
+
+if __name__ == "__main__":  # pragma: no cover - [--full] [--out DIR]: bandits.experiments.notebook_runner
+    from bandits.experiments.notebook_runner import main
+
+    raise SystemExit(main("combinatorial_semibandits", TITLE))

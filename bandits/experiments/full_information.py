@@ -46,7 +46,7 @@ def full_info_grid(scale: Scale, executor: Executor | None = None) -> dict[str, 
     ]
     t0 = time.perf_counter()
     results = _map(cells, executor)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for c, r in zip(cells, results):
         m, se = _summary(r)
         rows.append({"K": parse_env(c.env).n_arms, "eps": c.eps, "alg": c.alg, "mean": m, "se": se})
@@ -94,7 +94,7 @@ def plot_full_info(grid: dict[str, Any], out: Path) -> Path:
     axes[0].set_ylabel("pseudo-regret at T (mean, 95% CI)")
     axes[0].legend(fontsize=8)
     fig.tight_layout()
-    path = out / "seed002_full_info.png"
+    path = out / "private_stochastic_full_info.png"
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path

@@ -20,7 +20,8 @@ from bandits.full_info.policies import RNMFTNL, NaiveFTNL
 from bandits.lazy.baselines import DPSE, AdaP
 from bandits.lazy.policies import LazyDPTS, LazyUCB
 from bandits.policy import Policy
-from dpaudit.declaration import check_ledgers
+from dpaudit.declaration import Declaration, check_ledgers
+from dpaudit.tasks import run_tasks
 
 LABELS = {
     "lazy-ucb": "Anytime-Lazy-UCB",
@@ -107,6 +108,8 @@ def run_cell(cell: Cell) -> dict[str, Any]:
     ck = log_checkpoints(cell.T, 60)
     sim = simulate(pol, env, cell.T, cell.runs, cell.seed, checkpoints=ck, progress=False)
     decl = pol.declare(cell.T, env.n_arms, env.structure)
+    if decl is None:
+        raise ValueError(f"{pol.name} declares no privacy: an experiment cell needs a private algorithm")
     check = check_ledgers(sim.ledgers, decl)
     check.raise_if_failed()
     return {
@@ -121,16 +124,15 @@ def run_cell(cell: Cell) -> dict[str, Any]:
         "stderr": sim.stderr("pseudo").tolist(),
         "final": sim.pseudo_regret[:, -1].tolist(),
         "ledger_ok": check.ok,
-        "certified_epsilon": float(decl.event.epsilon) if hasattr(decl.event, "epsilon") else None,
+        "certified_epsilon": _epsilon_of(decl),
         "seconds": time.perf_counter() - t0,
         "cpu_seconds": time.process_time() - c0,
     }
 
 
 def _map(cells: Sequence[Cell], executor: Executor | None) -> list[dict[str, Any]]:
-    if executor is None:
-        return [run_cell(c) for c in cells]
-    return list(executor.map(run_cell, cells))
+    """:func:`run_cell` of every cell, in order, on the executor if given."""
+    return run_tasks(run_cell, [(c,) for c in cells], executor=executor)
 
 
 def _summary(r: dict[str, Any]) -> tuple[float, float]:
@@ -140,3 +142,9 @@ def _summary(r: dict[str, Any]) -> tuple[float, float]:
 
 def _cell(table: list[dict[str, Any]], setting: int, eps: float, alg: str) -> dict[str, Any]:
     return next(r for r in table if r["setting"] == setting and r["eps"] == eps and r["alg"] == alg)
+
+
+def _epsilon_of(decl: Declaration) -> float | None:
+    """The ε of a declaration whose event is one pure ε-DP release kind (None otherwise)."""
+    eps = getattr(decl.event, "epsilon", None)
+    return None if eps is None else float(eps)

@@ -1,8 +1,10 @@
-"""Seed 002's experiments, its full-information study, and seed 004's Figure 5, regenerated.
+"""The experiments of Hu et al. (2024), their full-information study, and Figure 5 of Ou, Avella
+Medina & Cummings (2024), regenerated.
 
 ``python -m bandits.experiments.private_stochastic_bandits [--full] [--workers 2] [--out DIR]`` runs:
 
-1. **Seed 002 §6 (Figs. 1–2)** — settings 1 and 2 (digest §4), ε ∈ {0.25, 0.5, 1}: Anytime-Lazy-UCB,
+1. **Hu et al. (2024), §6 (Figures 1–2)** — setting 1 (Bernoulli means 0.75, 0.625, 0.5, 0.375,
+   0.25) and setting 2 (0.5 and four arms at 0.4), ε ∈ {0.25, 0.5, 1}: Anytime-Lazy-UCB,
    Lazy-DP-TS, DP-SE (β = 1/T) and AdaP-KLUCB (α = 3.1), common random numbers, every
    repetition's observed ledger checked against the declaration. Full scale: T = 10⁶, 20 runs.
    Output: regret curves with ±1.96 s.e. bands (one figure per setting, one panel per ε), a table
@@ -10,16 +12,18 @@
 2. **RNM-FTNL** on the "all gaps equal" full-information instance (one action 0.6, K − 1 at
    0.5), K ∈ {4, 16, 64}: published noise Lap(1/ε) (certified 2ε), corrected Lap(2/ε)
    (certified ε), naive FTNL (Lap(K/ε) sums), at ε ∈ {0.05, 0.5}, with the slope of regret in ln K.
-3. **Seed 004, Figure 5** — modified Thompson sampling against DP-SE and Anytime-Lazy-UCB on the
-   §5.1 arms (T = 10⁵, 10 runs) at ε = 4.8866, 35.5663, 96.7173 (1-, 5-, 10-GDP at δ = 10⁻⁶).
-   Thompson sampling's (b, c) is the tuner's best (:func:`bandits.thompson.tuner.tune_thompson`, on its
-   own seed) at the GDP budget μ = :func:`dpaudit.conversions.gdp_mu` (ε, 10⁻⁶) converted
-   exactly; the pure-ε algorithms get the same ε with δ = 0. **This compares an (ε, 10⁻⁶)
-   guarantee with pure ε-DP ones** (the paper's own framing). Lazy-DP-TS is drawn as an extra,
-   dashed line (not in the paper's figure).
+3. **Ou, Avella Medina & Cummings (2024), Figure 5** — modified Thompson sampling against DP-SE
+   and Anytime-Lazy-UCB on the §5.1 arms (T = 10⁵, 10 runs) at ε = 4.8866, 35.5663, 96.7173
+   (1-, 5-, 10-GDP at δ = 10⁻⁶). Thompson sampling's (b, c) is the tuner's best
+   (:func:`bandits.thompson.tuner.tune_thompson`, on its own seed) at the GDP budget μ =
+   :func:`dpaudit.conversions.gdp_mu` (ε, 10⁻⁶) converted exactly; the pure-ε algorithms get the
+   same ε with δ = 0. **This compares an (ε, 10⁻⁶) guarantee with pure ε-DP ones** (the paper's own
+   framing). Lazy-DP-TS is drawn as an extra, dashed line (not in the paper's figure).
 
 Without ``--full`` everything runs at a reduced scale (seconds; what the tests execute).
-Figures go to ``--out`` (default ``docs/img``), the numbers to ``seed002_results.json`` there.
+Figures go to ``--out`` (default: ``docs/img`` with ``--full``, a temporary folder otherwise, so a
+quick run never overwrites the shipped figures), the numbers to ``private_stochastic_results.json``
+there.
 """
 
 from __future__ import annotations
@@ -38,9 +42,10 @@ import numpy as np
 
 from bandits.experiments.full_information import FULL_INFO_ALGS, FULL_INFO_EPS, full_info_grid, plot_full_info
 from bandits.experiments.grid import LABELS, SCALES, Cell, Scale, _cell, _map, _summary
+from bandits.experiments.notebook_runner import default_out
 from bandits.experiments.thompson_figure5 import figure5, plot_figure5
 
-__all__ = ["seed002_grid", "seed002_claims", "plot_seed002", "markdown_tables", "run_all", "main"]
+__all__ = ["bandit_grid", "bandit_claims", "plot_bandit_grid", "markdown_tables", "run_all", "main"]
 
 SETTINGS = {
     1: "bernoulli:0.75,0.625,0.5,0.375,0.25",
@@ -51,10 +56,10 @@ ALGS = ("lazy-ucb", "lazy-dp-ts", "dp-se", "adap-klucb")
 
 
 # ---------------------------------------------------------------------------------------
-# 1. seed 002 §6
+# 1. Hu et al. (2024), §6
 
 
-def seed002_grid(scale: Scale, executor: Executor | None = None) -> dict[str, Any]:
+def bandit_grid(scale: Scale, executor: Executor | None = None) -> dict[str, Any]:
     """Both settings × ε × the four algorithms; returns cells, table rows and the claim checks."""
     cells = [
         Cell(alg, SETTINGS[s], eps, scale.T, scale.runs)
@@ -84,7 +89,7 @@ def seed002_grid(scale: Scale, executor: Executor | None = None) -> dict[str, An
     return {
         "results": results,
         "table": table,
-        "claims": seed002_claims(table),
+        "claims": bandit_claims(table),
         "elapsed": elapsed,
         "cpu": cpu,
         "T": scale.T,
@@ -92,7 +97,7 @@ def seed002_grid(scale: Scale, executor: Executor | None = None) -> dict[str, An
     }
 
 
-def seed002_claims(table: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def bandit_claims(table: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The paper's two claims (§6) with a verdict each, from the final regrets ± s.e."""
     better, similar = [], []
     for s in SETTINGS:
@@ -141,7 +146,7 @@ def seed002_claims(table: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def plot_seed002(grid: dict[str, Any], out: Path) -> list[Path]:
+def plot_bandit_grid(grid: dict[str, Any], out: Path) -> list[Path]:
     """One figure per setting, one panel per ε, regret curves with ±1.96 s.e. bands."""
     import matplotlib
 
@@ -165,11 +170,12 @@ def plot_seed002(grid: dict[str, Any], out: Path) -> list[Path]:
         axes[0].set_ylabel("pseudo-regret (mean, 95% band)")
         axes[0].legend(fontsize=8)
         fig.suptitle(
-            f"seed 002 {'Figure 1' if s == 1 else 'Figure 2'}: {env}, T = {grid['T']}, {grid['runs']} runs",
+            f"Hu et al. 2024, {'Figure 1' if s == 1 else 'Figure 2'}: {env}, "
+            f"T = {grid['T']}, {grid['runs']} runs",
             fontsize=10,
         )
         fig.tight_layout()
-        path = out / f"seed002_setting{s}.png"
+        path = out / f"private_stochastic_setting{s}.png"
         fig.savefig(path, dpi=110)
         plt.close(fig)
         paths.append(path)
@@ -181,7 +187,7 @@ def plot_seed002(grid: dict[str, Any], out: Path) -> list[Path]:
 
 
 # ---------------------------------------------------------------------------------------
-# 3. seed 004 Figure 5
+# 3. Figure 5 of Ou, Avella Medina & Cummings (2024)
 
 
 # ---------------------------------------------------------------------------------------
@@ -190,7 +196,7 @@ def plot_seed002(grid: dict[str, Any], out: Path) -> list[Path]:
 
 def markdown_tables(grid: dict[str, Any], fi: dict[str, Any], fig5: dict[str, Any]) -> str:
     lines = [
-        f"### Seed 002 §6: final pseudo-regret ± s.e. (T = {grid['T']}, {grid['runs']} runs)",
+        f"### Hu et al. (2024), §6: final pseudo-regret ± s.e. (T = {grid['T']}, {grid['runs']} runs)",
         "",
         "| setting | epsilon | " + " | ".join(LABELS[a] for a in ALGS) + " |",
         "|---:|---:|" + "---:|" * len(ALGS),
@@ -230,7 +236,8 @@ def markdown_tables(grid: dict[str, Any], fi: dict[str, Any], fig5: dict[str, An
     ]
     lines += [
         "",
-        f"### Seed 004 Figure 5 (T = {fig5['T']}, {fig5['runs']} runs; TS tuned on its own seed)",
+        f"### Ou, Avella Medina & Cummings (2024), Figure 5 (T = {fig5['T']}, {fig5['runs']} runs; "
+        "TS tuned on its own seed)",
         "",
         "| epsilon | TS mu (delta 1e-6) | TS (b, c) | TS | DP-SE | Anytime-Lazy-UCB | Lazy-DP-TS (extra) |",
         "|---:|---:|---|---:|---:|---:|---:|",
@@ -259,26 +266,26 @@ def run_all(scale: Scale, out: Path, workers: int = 1) -> dict[str, Any]:
     executor = ProcessPoolExecutor(workers) if workers > 1 else None
     try:
         t0 = time.perf_counter()
-        grid = seed002_grid(scale, executor)
+        grid = bandit_grid(scale, executor)
         fi = full_info_grid(scale, executor)
         fig5 = figure5(scale, executor)
         total = time.perf_counter() - t0
     finally:
         if executor is not None:
             executor.shutdown()
-    figs = plot_seed002(grid, out) + [plot_full_info(fi, out), plot_figure5(fig5, out)]
+    figs = plot_bandit_grid(grid, out) + [plot_full_info(fi, out), plot_figure5(fig5, out)]
     text = markdown_tables(grid, fi, fig5)
     slim = {
         "scale": scale.name,
         "workers": workers,
         "seconds": {
-            "seed002_grid": grid["elapsed"],
+            "bandit_grid": grid["elapsed"],
             "full_info": fi["elapsed"],
             "figure5": fig5["elapsed"],
             "total": total,
-            "seed002_grid_cpu": grid["cpu"],
+            "bandit_grid_cpu": grid["cpu"],
         },
-        "seed002": {
+        "bandit_grid": {
             "table": grid["table"],
             "claims": [{k: v for k, v in c.items()} for c in grid["claims"]],
         },
@@ -288,7 +295,7 @@ def run_all(scale: Scale, out: Path, workers: int = 1) -> dict[str, Any]:
             "claim": fig5["claim"],
         },
     }
-    (out / "seed002_results.json").write_text(json.dumps(slim, indent=1))
+    (out / "private_stochastic_results.json").write_text(json.dumps(slim, indent=1))
     return {"grid": grid, "full_info": fi, "figure5": fig5, "figures": figs, "text": text, "summary": slim}
 
 
@@ -300,16 +307,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--full", action="store_true", help="the papers' scale (T = 10^6, 20 runs; Figure 5 T = 10^5)"
     )
     p.add_argument("--workers", type=int, default=2, help="processes (default 2)")
-    p.add_argument("--out", default=os.environ.get("DPAUDIT_FIGURES_DIR", "docs/img"), help="output folder")
+    p.add_argument("--out", default=os.environ.get("DPAUDIT_FIGURES_DIR"),
+                   help="output folder (default: docs/img with --full, else a temporary folder)")  # fmt: skip
     args = p.parse_args(argv)
     scale = SCALES["full" if args.full else "reduced"]
-    res = run_all(scale, Path(args.out), max(1, args.workers))
+    out = Path(args.out) if args.out else default_out("private_stochastic_bandits", args.full)
+    print(f"scale: {scale.name}; figures to {out.resolve()}", flush=True)
+    res = run_all(scale, out, max(1, args.workers))
     print(
         f"scale: {scale.name}; seconds: "
         + ", ".join(f"{k} {v:.1f}" for k, v in res["summary"]["seconds"].items())
     )
     print(res["text"])
-    print("figures: " + ", ".join(str(f) for f in res["figures"]))
+    print(f"figures written to {out.resolve()}: " + ", ".join(f.name for f in res["figures"]))
     return 0
 
 

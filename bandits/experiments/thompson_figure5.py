@@ -149,10 +149,12 @@ def plot_figure5(fig5: dict[str, Any], out: Path) -> Path:
         ax.legend(fontsize=7)
     axes[0].set_ylabel("pseudo-regret (mean, 95% band)")
     fig.suptitle(
-        f"seed 004 Figure 5 on the section 5.1 arms, T = {fig5['T']}, {fig5['runs']} runs", fontsize=10
+        f"Ou, Avella Medina & Cummings 2024, Figure 5 on the section 5.1 arms, T = {fig5['T']}, "
+        f"{fig5['runs']} runs",
+        fontsize=10,
     )
     fig.tight_layout()
-    path = out / "seed004_fig5.png"
+    path = out / "thompson_fig5.png"
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path

@@ -1,4 +1,5 @@
-"""Seed 002's full-information algorithms: RNM-FTNL (Alg. 4) and the naive FTNL of §5's text.
+"""The full-information algorithms of Hu et al. (2024): RNM-FTNL (Alg. 4) and the naive FTNL of
+§5's text.
 
 Full information: after playing, the learner sees the whole reward vector X(t) ∈ [0, 1]^K
 (``feedback = Feedback.FULL``); the unit of privacy is one round's reward vector, replaced
@@ -11,7 +12,7 @@ epoch s alone are accumulated (forgetful, lazy). At its end the next leader is r
 
 * ``RNMFTNL`` — report-noisy-max, J ← argmax_j Φ_j + Lap_j(b), K independent draws. With the
   published scale b = 1/ε (``noise="published"``) this is **2ε-DP** under replace-one, not the
-  claimed ε (one replaced vector can lower Φ_1 and raise Φ_2: seed 002 digest §5 item 1; exact
+  claimed ε (one replaced vector can lower Φ_1 and raise Φ_2; exact
   worst case :func:`mechanisms.report_noisy_max.laplace_rnm_worst_case_loss`); the declaration
   certifies 2ε and carries Theorem 8's ε as the published claim, which the run report marks NOT
   CERTIFIED. ``noise="corrected"`` uses b = 2/ε and is ε-DP.
@@ -39,6 +40,7 @@ Example:
 
 from __future__ import annotations
 
+import abc
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -46,15 +48,16 @@ import numpy as np
 
 from bandits.actions import ActionStructure, Feedback
 from bandits.engine.segments import SegmentAgent
-from bandits.lazy.policies import SEED, UNIT
+from bandits.lazy.policies import UNIT
 from bandits.policy import Policy, RunContext
 from dpaudit.declaration import Declaration, PublishedClaim
 from dpaudit.events import Neighbouring
+from dpaudit.papers import HU_2024
 from dpaudit.validation import check_positive
 from mechanisms.laplace import LaplaceMechanism
 from mechanisms.report_noisy_max import LaplaceReportNoisyMax
 
-__all__ = ["RNMFTNL", "NaiveFTNL", "epoch_bounds", "SEED"]
+__all__ = ["RNMFTNL", "NaiveFTNL", "epoch_bounds"]
 
 
 def epoch_bounds(s: int) -> tuple[int, int]:
@@ -81,13 +84,17 @@ class _FTNL(Policy):
         if self.engine not in ("fast", "step"):
             raise ValueError(f"engine must be 'fast' or 'step', got {self.engine!r}")
 
+    @abc.abstractmethod
+    def mechanism(self, n_arms: int) -> LaplaceReportNoisyMax | LaplaceMechanism:
+        """The release at the end of each global epoch, for ``n_arms`` actions."""
+
     def agent(self, run: RunContext) -> FTNLAgent:
         return FTNLAgent(self, run)
 
 
 @dataclass(frozen=True)
 class RNMFTNL(_FTNL):
-    """RNM-FTNL (seed 002, Alg. 4); ``noise="published"`` (Lap(1/ε)) or ``"corrected"`` (Lap(2/ε))."""
+    """RNM-FTNL (Hu et al. 2024, Alg. 4); ``noise="published"`` (Lap(1/ε)) or ``"corrected"`` (Lap(2/ε))."""
 
     noise: str = "published"
 
@@ -115,7 +122,8 @@ class RNMFTNL(_FTNL):
         published = None
         if self.noise == "published":
             published = PublishedClaim(
-                "seed 002, Theorem 8",
+                HU_2024,
+                "Theorem 8",
                 epsilon=self.epsilon,
                 delta=0.0,
                 note="Dwork-Roth Claim 3.9 is for monotone add/remove; under replace-one Lap(1/eps) RNM "
@@ -134,7 +142,7 @@ class RNMFTNL(_FTNL):
 
 @dataclass(frozen=True)
 class NaiveFTNL(_FTNL):
-    """Naive FTNL (seed 002 §5 text): K noisy epoch sums with Lap(K/ε), follow the noisy leader."""
+    """Naive FTNL (Hu et al. 2024, §5 text): K noisy epoch sums with Lap(K/ε), follow the noisy leader."""
 
     @property
     def name(self) -> str:
@@ -151,7 +159,7 @@ class NaiveFTNL(_FTNL):
             unit=UNIT,
             neighbouring=Neighbouring.REPLACE,
             published=PublishedClaim(
-                "seed 002, section 5 (naive FTNL, text)", epsilon=self.epsilon, delta=0.0
+                HU_2024, "Section 5 (naive FTNL, text)", epsilon=self.epsilon, delta=0.0
             ),
             note="each round lies in one global epoch; its K sums are released once with Lap(K/eps) "
             "per coordinate (l1-sensitivity K)",
@@ -180,6 +188,8 @@ class FTNLAgent(SegmentAgent):
         noisy = self.Phi[rows] + self.scale * self.Z[rows, s]
         self.arm[rows] = noisy.argmax(axis=1)
         kind = "report-noisy-max" if self.argmax_only else "noisy sums"
+        # what is released: the argmax alone (report-noisy-max), or every noisy sum
+        self.run.ledgers.released(rows, f"epoch {s} {kind}", self.arm[rows] if self.argmax_only else noisy)
         self.run.ledgers.record(
             rows,
             self.event,

@@ -1,4 +1,4 @@
-"""The full-information algorithms of Hu, Huang, Mehta & Hegde as ``dpaudit run`` algorithms.
+"""The full-information algorithms of Hu et al. (2024) as ``dpaudit run`` algorithms.
 
 ``rnm-ftnl`` (Alg. 4, ``--noise published`` = Lap(1/ε) as printed, certified 2ε; ``corrected`` =
 Lap(2/ε), certified ε) and ``naive-ftnl`` (§5 text). With no ``--env`` they run the "all gaps
@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from bandits.actions import Feedback
 from bandits.algorithm import AlgorithmSpec, Configured, Option
-from bandits.lazy.spec import EPS, SEED, T_PAPER, UNIT
+from bandits.lazy.spec import EPS, T_PAPER, UNIT
+from dpaudit.papers import HU_2024
 
 if TYPE_CHECKING:  # policies and audits load in the functions that use them, not to declare the specs
     from bandits.auditing.black_box import PairDesign
@@ -76,9 +77,13 @@ def _rnm_audit_horizon(policy: Any, horizon: int, n_arms: int) -> int:
 
 def _rnm(options: Mapping[str, Any], env: Environment, horizon: int) -> Configured:
     from bandits.full_info.policies import RNMFTNL
+    from dpaudit.events import LaplaceReportNoisyMaxEvent
 
     pol = RNMFTNL(epsilon=options["epsilon"], noise=options["noise"])
-    cert = pol.declare(horizon, env.n_arms).event.epsilon
+    event = pol.declare(horizon, env.n_arms).event
+    if not isinstance(event, LaplaceReportNoisyMaxEvent):  # pragma: no cover - the policy's contract
+        raise TypeError(f"RNM-FTNL declares a Laplace report-noisy-max, not {type(event).__name__}")
+    cert = event.epsilon
     lines = (
         f"noise Lap({pol.scale:g}) ({options['noise']}): certified {cert:g}-DP under replace-one"
         + (" (Theorem 8 claims epsilon)" if pol.noise == "published" else ""),
@@ -101,12 +106,11 @@ def _naive(options: Mapping[str, Any], env: Environment, horizon: int) -> Config
 
 
 
-_COMMON = dict(paper=SEED, privacy="central pure DP", default_horizon=T_PAPER)
-
 SPECS = (
     AlgorithmSpec(
         key="rnm-ftnl",
-        title="RNM-FTNL (seed 002, Alg. 4, full information): global doubling epochs, report-noisy-max",
+        title=f"RNM-FTNL ({HU_2024.short}, Alg. 4, full information): global doubling epochs, "
+        "report-noisy-max",
         feedback=Feedback.FULL,
         unit=UNIT,
         default_env=FULL_INFO_ENV,
@@ -123,11 +127,13 @@ SPECS = (
         build=_rnm,
         auditor=_rnm_audit,
         default_audit_horizon=_rnm_audit_horizon,
-        **_COMMON,
+        paper=HU_2024,
+        privacy="central pure DP",
+        default_horizon=T_PAPER,
     ),
     AlgorithmSpec(
         key="naive-ftnl",
-        title="naive FTNL (seed 002, section 5 text): global epochs, K noisy sums with Lap(K/eps)",
+        title=f"naive FTNL ({HU_2024.short}, section 5 text): global epochs, K noisy sums with Lap(K/eps)",
         feedback=Feedback.FULL,
         unit=UNIT,
         default_env=FULL_INFO_ENV,
@@ -135,6 +141,8 @@ SPECS = (
         build=_naive,
         auditor=_rnm_audit,
         default_audit_horizon=_rnm_audit_horizon,
-        **_COMMON,
+        paper=HU_2024,
+        privacy="central pure DP",
+        default_horizon=T_PAPER,
     ),
 )

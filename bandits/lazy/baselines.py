@@ -1,6 +1,7 @@
-"""The private baselines of seed 002 §6, from their own papers: DP-SE and AdaP-UCB / AdaP-KLUCB.
+"""The private baselines of Hu et al. (2024), §6, from their own papers: DP-SE and AdaP-UCB /
+AdaP-KLUCB.
 
-Neither paper is in ``shared/seeds/``; the equations used are stated here.
+Hu et al. give no pseudocode for them; the equations used are stated here.
 
 **DP-SE** (Sajed & Sheffet, ICML 2019, "An optimal private stochastic-MAB algorithm based on an
 optimal private stopping rule", arXiv:1905.09383, Algorithm "DP-SE"). The original text was not
@@ -16,7 +17,7 @@ as the baseline of Azize & Basu 2022 with β = 1/T; ``keirp/private-bandits``), 
 * h_e = sqrt(ln(8|S|e²/β)/(2R_e)), c_e = ln(4|S|e²/β)/(εR_e); eliminate every i with
   max_k μ̃_k − μ̃_i > 2(h_e + c_e);
 * when one arm is left, play it to the end. β is the failure probability; it needs T when
-  β = 1/T (the default, as in Azize & Basu's experiments and seed 004's Figure 5).
+  β = 1/T (the default, as in Azize & Basu's experiments and Figure 5 of Ou, Avella Medina & Cummings 2024).
 
 Privacy: each reward is in exactly one epoch mean, released once with Lap(1/(εR_e)) on a mean of
 R_e values in [0, 1] → ε-DP per reward (parallel composition over epochs and arms).
@@ -53,6 +54,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy.special import xlogy
@@ -63,13 +65,14 @@ from bandits.lazy.policies import UNIT as LAZY_UNIT
 from bandits.policy import Policy, RunContext
 from dpaudit.declaration import Declaration, PublishedClaim
 from dpaudit.events import Neighbouring
+from dpaudit.papers import AZIZE_BASU_2022, SAJED_SHEFFET_2019
 from dpaudit.validation import check_positive, check_probability
 from mechanisms.laplace import LaplaceMechanism
 
 __all__ = ["DPSE", "AdaP", "kl_bernoulli", "klucb_upper"]
 
 UNIT = LAZY_UNIT
-"""Seed 002's unit (Definition 1), which is the baselines' "one reward" under bandit feedback:
+"""The unit of Hu et al. (2024) (Definition 1), which is the baselines' "one reward" under bandit feedback:
 the agent reads one coordinate of round t's vector, the reward of the arm it pulls, so replacing
 the vector changes at most that one observed reward, and replacing one observed reward is such a
 replacement. The ledger's units are rounds."""
@@ -136,6 +139,16 @@ class DPSE(Policy):
         r2 = 8.0 * math.log(4.0 * active * e * e / self.beta) / (self.epsilon * d)
         return int(math.ceil(max(r1, r2)))
 
+    def linear_regret(self, horizon: int, env: Any) -> str | None:
+        """The first epoch pulls every arm R_1 times in turn; a horizon within it is round robin."""
+        first = env.n_arms * self.epoch_length(1, env.n_arms)
+        if horizon > first:
+            return None
+        return (
+            f"the horizon is within DP-SE's first epoch ({env.n_arms} arms x {first // env.n_arms:,} pulls = "
+            f"{first:,} rounds): it plays round robin throughout (a larger --beta shortens that epoch)"
+        )
+
     def radius(self, e: int, active: int, length: int) -> float:
         """h_e + c_e; arms more than twice this below the best private mean are eliminated."""
         h = math.sqrt(math.log(8.0 * active * e * e / self.beta) / (2.0 * length))
@@ -147,7 +160,7 @@ class DPSE(Policy):
             LaplaceMechanism.from_epsilon(self.epsilon).event,
             unit=UNIT,
             neighbouring=Neighbouring.REPLACE,
-            published=PublishedClaim("Sajed & Sheffet 2019 (DP-SE)", epsilon=self.epsilon, delta=0.0),
+            published=PublishedClaim(SAJED_SHEFFET_2019, "DP-SE", epsilon=self.epsilon, delta=0.0),
             note="each reward is in one epoch mean, released once with Lap(1/(eps R_e)) (sensitivity 1/R_e)",
         )
 
@@ -196,6 +209,8 @@ class DPSEAgent(SegmentAgent):
             e = int(self.e[r])
             act = np.flatnonzero(self.active[r])
             self.mu[r, act] = (self.Phi[r, act] + self.b * self.Z[r, e, act]) / Re
+            keys = [f"DP-SE epoch {e} mean of arm {j}" for j in act.tolist()]
+            self.run.ledgers.released([r] * act.size, keys, self.mu[r, act])
             best = self.mu[r, act].max()
             rad = self.policy.radius(e, act.size, Re)
             self.active[r, act[best - self.mu[r, act] > 2.0 * rad]] = False
@@ -259,7 +274,7 @@ class AdaP(Policy):
             LaplaceMechanism.from_epsilon(self.epsilon).event,
             unit=UNIT,
             neighbouring=Neighbouring.REPLACE,
-            published=PublishedClaim("Azize & Basu 2022, Theorems 6-8", epsilon=self.epsilon, delta=0.0),
+            published=PublishedClaim(AZIZE_BASU_2022, "Theorems 6-8", epsilon=self.epsilon, delta=0.0),
             note="each reward is in one episode mean, released once with Lap(1/(eps m)) (sensitivity 1/m)",
         )
 
@@ -288,6 +303,8 @@ class AdaPAgent(SegmentAgent):
         length = np.maximum(self.n[rows, a], 1)  # episode length: the count doubles (1 initially)
         q = self.q[rows, a]
         self.mu[rows, a] = (self.Phi[rows, a] + self.b * self.Z[rows, a, q]) / length
+        keys = [f"AdaP episode {e} mean of arm {j}" for j, e in zip(a.tolist(), q.tolist())]
+        self.run.ledgers.released(rows, keys, self.mu[rows, a])
         self.m[rows, a] = length
         self.q[rows, a] = q + 1
         self.n[rows, a] += length

@@ -1,4 +1,6 @@
-"""Seed 002's lazy-epoch bandits: Anytime-Lazy-UCB (Alg. 1) and Lazy-DP-TS (Alg. 3), as written.
+"""The lazy-epoch bandits of Hu et al. (2024): Anytime-Lazy-UCB (Alg. 1) and Lazy-DP-TS (Alg. 3), as
+written (Hu, Huang, Mehta & Hegde, *Near-Optimal Algorithms for Differentially Private Online
+Learning in a Stochastic Environment*, arXiv:2102.07929).
 
 Both keep, per arm j, the private mean μ̃_j of its **last completed epoch** only (forgetful) and
 ignore the epoch in progress (lazy). Epoch 0 of an arm is its single initial pull (round j);
@@ -49,20 +51,22 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from bandits.actions import ActionStructure
 from bandits.engine.compiled import HAVE_NUMBA, lazy_ts_chunk
 from bandits.policy import Agent, Outcomes, Policy, RunContext
 from dpaudit.declaration import Declaration, PublishedClaim
-from dpaudit.events import Neighbouring
+from dpaudit.events import Neighbouring, PrivacyEvent
+from dpaudit.papers import HU_2024
 from dpaudit.validation import check_positive
 from mechanisms.laplace import LaplaceMechanism
 
-__all__ = ["LazyUCB", "LazyDPTS", "LazyAgent", "LOGS", "UNIT", "SEED", "EpochRoundsLog", "log_table"]
+__all__ = ["LazyUCB", "LazyDPTS", "LazyAgent", "LOGS", "UNIT", "EpochRoundsLog", "log_table"]
 
-SEED = "002_7fdd135d06c1835d.txt"
 UNIT = "one round's reward vector"
 LOGS = {"ln": np.log, "log2": np.log2, "log10": np.log10}
 BONUS = 3.0
@@ -78,7 +82,7 @@ def log_table(horizon: int, log: str) -> np.ndarray:
     return LOGS[log](np.arange(1, horizon + 1, dtype=float))
 
 
-def _check_common(policy: Policy) -> None:
+def _check_common(policy: _LazyPolicy) -> None:
     object.__setattr__(policy, "epsilon", check_positive("epsilon", policy.epsilon))
     if policy.log not in LOGS:
         raise ValueError(f"log must be one of {sorted(LOGS)}, got {policy.log!r}")
@@ -95,7 +99,7 @@ class EpochRoundsLog:
     released, so a double release or a round in two epochs shows up in the ledger check.
     """
 
-    def __init__(self, run: RunContext, event, label: str) -> None:
+    def __init__(self, run: RunContext, event: PrivacyEvent, label: str) -> None:
         self.run, self.event, self.label = run, event, label
         K = run.n_arms
         self.pending: list[list[list[np.ndarray]]] = [[[] for _ in range(K)] for _ in range(run.reps)]
@@ -106,7 +110,9 @@ class EpochRoundsLog:
         cut = int(np.searchsorted(rounds, t, side="right"))
         return rounds[:cut], rounds[cut:]
 
-    def add(self, t0: int, actions: np.ndarray, rel_rep, rel_arm, rel_round) -> None:
+    def add(
+        self, t0: int, actions: np.ndarray, rel_rep: ArrayLike, rel_arm: ArrayLike, rel_round: ArrayLike
+    ) -> None:
         """``actions`` (R, C) of rounds t0..; releases as parallel integer sequences."""
         R, C = actions.shape
         by_rep: dict[int, list[tuple[int, int]]] = {}
@@ -149,7 +155,8 @@ class _LazyPolicy(Policy):
     ties: str = "lowest"
     engine: str = "auto"
 
-    _ENGINES = ("auto", "step")
+    _ENGINES: ClassVar[tuple[str, ...]] = ("auto", "step")
+    _theorem: ClassVar[str] = ""
 
     def __post_init__(self) -> None:
         _check_common(self)
@@ -167,7 +174,7 @@ class _LazyPolicy(Policy):
             self.mechanism.event,
             unit=UNIT,
             neighbouring=Neighbouring.REPLACE,
-            published=PublishedClaim(self._theorem, epsilon=self.epsilon, delta=0.0),
+            published=PublishedClaim(HU_2024, self._theorem, epsilon=self.epsilon, delta=0.0),
             note="each round's observed reward enters exactly one epoch sum, released once with "
             "Lap(1/epsilon) (sensitivity 1); indices and posteriors are post-processing",
         )
@@ -229,11 +236,18 @@ class LazyAgent(Agent):
             rr, aa, ee = rows[done], arms[done], e[done]
             On = np.ldexp(1.0, ee)
             self.mu[rr, aa] = (self.Phi[rr, aa] + self.b * self.Z[rr, aa, ee]) / On
+            self._released(rr, aa, ee)
             self.O[rr, aa] = On
             self.ep[rr, aa] = ee
             self.N[rr, aa] = 0
             self.Phi[rr, aa] = 0.0
             self._rel.append((rr, aa, t))
+
+    def _released(self, rr: np.ndarray, aa: np.ndarray, ee: np.ndarray) -> None:
+        """Keep the epoch means just released when the run keeps transcripts (an audit)."""
+        if self.run.ledgers.transcripts is not None:
+            keys = [f"epoch {e} mean of arm {a}" for a, e in zip(aa.tolist(), ee.tolist())]
+            self.run.ledgers.released(rr, keys, self.mu[rr, aa])
 
     def _flush_releases(self, t0: int, actions: np.ndarray) -> None:
         if self._rel:
@@ -270,14 +284,14 @@ class LazyAgent(Agent):
 
 @dataclass(frozen=True)
 class LazyUCB(_LazyPolicy):
-    """Anytime-Lazy-UCB (seed 002, Alg. 1); see the module docstring.
+    """Anytime-Lazy-UCB (Hu et al. 2024, Alg. 1); see the module docstring.
 
     >>> LazyUCB(epsilon=0.25).name
     'lazy-ucb(eps=0.25)'
     """
 
-    _ENGINES = ("auto", "fast", "step")
-    _theorem = "seed 002, Theorem 2"
+    _ENGINES: ClassVar[tuple[str, ...]] = ("auto", "fast", "step")
+    _theorem: ClassVar[str] = "Theorem 2"
 
     @property
     def name(self) -> str:
@@ -363,6 +377,7 @@ class LazyUCBAgent(LazyAgent):
                 ee = self.ep[rr, aa] + 1
                 On = np.ldexp(1.0, ee)
                 self.mu[rr, aa] = (self.Phi[rr, aa] + self.b * self.Z[rr, aa, ee]) / On
+                self._released(rr, aa, ee)
                 self.O[rr, aa] = On
                 self.ep[rr, aa] = ee
                 self.N[rr, aa] = 0
@@ -381,15 +396,15 @@ class LazyUCBAgent(LazyAgent):
 
 @dataclass(frozen=True)
 class LazyDPTS(_LazyPolicy):
-    """Lazy-DP-TS (seed 002, Alg. 3; Hu & Hegde 2022): Beta posterior on the clipped, shifted
+    """Lazy-DP-TS (Hu et al. 2024, Alg. 3; first in Hu & Hegde 2022): Beta posterior on the clipped, shifted
     private mean of the last completed epoch; see the module docstring.
 
     >>> LazyDPTS(epsilon=1.0).name, LazyDPTS(log="log2").declare(10, 2).published.source
-    ('lazy-dp-ts(eps=1)', 'seed 002, Theorem 4')
+    ('lazy-dp-ts(eps=1)', 'Hu et al. (2024), Theorem 4')
     """
 
-    _ENGINES = ("auto", "numba", "step")
-    _theorem = "seed 002, Theorem 4"
+    _ENGINES: ClassVar[tuple[str, ...]] = ("auto", "numba", "step")
+    _theorem: ClassVar[str] = "Theorem 4"
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -416,7 +431,7 @@ class LazyDPTSAgent(LazyAgent):
         return self._argmax(theta)
 
     def _fast(self, t0: int, t1: int, table: np.ndarray) -> np.ndarray:
-        if not HAVE_NUMBA:
+        if not HAVE_NUMBA or self.run.ledgers.transcripts is not None:  # the kernel keeps no transcript
             return self._step(t0, t1, table)
         C = t1 - t0
         actions = np.empty((self.reps, C), dtype=np.intp)

@@ -1,8 +1,8 @@
-"""Seed 002's private bandits and its §6 baselines as ``dpaudit run`` algorithms.
+"""The private bandits of Hu et al. (2024) and their §6 baselines as ``dpaudit run`` algorithms.
 
 ``lazy-ucb`` (Alg. 1), ``lazy-dp-ts`` (Alg. 3), ``dp-se`` (Sajed & Sheffet 2019), ``adap-ucb``
-and ``adap-klucb`` (Azize & Basu 2022). With no ``--env`` they run seed 002's setting 1 (Fig. 1),
-T = 10⁶. The full-information algorithms of the same paper are in :mod:`bandits.full_info.spec`.
+and ``adap-klucb`` (Azize & Basu 2022). With no ``--env`` they run the paper's setting 1
+(Fig. 1), T = 10⁶. The full-information algorithms of the same paper are in :mod:`bandits.full_info.spec`.
 
 Audits go through the generic black-box path (:func:`bandits.auditing.black_box.audit_policy`) with
 pair families chosen to be hard to hide:
@@ -24,7 +24,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from bandits.actions import Feedback
-from bandits.algorithm import AlgorithmSpec, Configured, Option
+from bandits.algorithm import AlgorithmSpec, Builder, Configured, Option
+from dpaudit.papers import AZIZE_BASU_2022, HU_2024, SAJED_SHEFFET_2019
 
 if TYPE_CHECKING:  # policies and audits load in the functions that use them, not to declare the specs
     from bandits.auditing.black_box import PairDesign
@@ -38,9 +39,6 @@ __all__ = ["SETTING_1", "SETTING_2", "dpse_pairs", "first_pick_pairs", "SPECS"]
 SETTING_1 = "bernoulli:0.75,0.625,0.5,0.375,0.25"
 SETTING_2 = "bernoulli:0.5,0.4,0.4,0.4,0.4"
 T_PAPER = 1_000_000
-SEED = "002_7fdd135d06c1835d.txt"
-"""Seed 002's file (the same as :data:`bandits.lazy.policies.SEED`, repeated so that declaring the specs
-imports no policy; ``tests/test_registry.py`` checks that they agree)."""
 UNIT = "one round's reward vector"
 """The unit of privacy (the same as :data:`bandits.lazy.policies.UNIT`, checked likewise)."""
 
@@ -68,7 +66,7 @@ def _lazy_engine(key: str) -> Option:
     )
 
 
-def _lazy(key: str):
+def _lazy(key: str) -> Builder:
     def build(options: Mapping[str, Any], env: Environment, horizon: int) -> Configured:
         from bandits.engine.compiled import HAVE_NUMBA
         from bandits.lazy.policies import LazyDPTS, LazyUCB
@@ -180,7 +178,7 @@ def _dpse_audit_horizon(policy: DPSE, horizon: int, n_arms: int) -> int:
 # AdaP
 
 
-def _adap(index: str):
+def _adap(index: str) -> Builder:
     def build(options: Mapping[str, Any], env: Environment, horizon: int) -> Configured:
         from bandits.lazy.baselines import AdaP
 
@@ -199,12 +197,11 @@ ALPHA = Option(
     "alpha", float, 3.1, "exploration parameter alpha > 3 (Azize & Basu use 3.1)", low=3.0, low_open=True
 )
 
-_COMMON = dict(paper=SEED, privacy="central pure DP", default_horizon=T_PAPER)
-
 SPECS = (
     AlgorithmSpec(
         key="lazy-ucb",
-        title="Anytime-Lazy-UCB (seed 002, Alg. 1): per-arm doubling epochs, one Lap(1/eps) per epoch sum",
+        title=f"Anytime-Lazy-UCB ({HU_2024.short}, Alg. 1): per-arm doubling epochs, one Lap(1/eps) per "
+        "epoch sum",
         feedback=Feedback.BANDIT,
         unit=UNIT,
         default_env=SETTING_1,
@@ -212,11 +209,14 @@ SPECS = (
         build=_lazy("lazy-ucb"),
         auditor=_first_pick_audit,
         default_audit_horizon=_first_pick_horizon,
-        **_COMMON,
+        paper=HU_2024,
+        privacy="central pure DP",
+        default_horizon=T_PAPER,
     ),
     AlgorithmSpec(
         key="lazy-dp-ts",
-        title="Lazy-DP-TS (seed 002, Alg. 3): Beta posterior on the clipped, shifted private epoch mean",
+        title=f"Lazy-DP-TS ({HU_2024.short}, Alg. 3): Beta posterior on the clipped, shifted private "
+        "epoch mean",
         feedback=Feedback.BANDIT,
         unit=UNIT,
         default_env=SETTING_1,
@@ -224,12 +224,14 @@ SPECS = (
         build=_lazy("lazy-dp-ts"),
         auditor=_first_pick_audit,
         default_audit_horizon=_first_pick_horizon,
-        **_COMMON,
+        paper=HU_2024,
+        privacy="central pure DP",
+        default_horizon=T_PAPER,
     ),
     AlgorithmSpec(
         key="dp-se",
-        title="DP-SE (Sajed & Sheffet 2019): private successive elimination, needs T (beta = 1/T)",
-        paper=None,
+        title=f"DP-SE ({SAJED_SHEFFET_2019.short}): private successive elimination, needs T (beta = 1/T)",
+        paper=SAJED_SHEFFET_2019,
         feedback=Feedback.BANDIT,
         privacy="central pure DP",
         unit=UNIT,
@@ -254,9 +256,9 @@ SPECS = (
     ),
     AlgorithmSpec(
         key="adap-klucb",
-        title="AdaP-KLUCB (Azize & Basu 2022): episodes doubling an arm's count, KL-UCB index on its "
-        "last episode",
-        paper=None,
+        title=f"AdaP-KLUCB ({AZIZE_BASU_2022.short}): episodes doubling an arm's count, KL-UCB index on "
+        "its last episode",
+        paper=AZIZE_BASU_2022,
         feedback=Feedback.BANDIT,
         privacy="central pure DP",
         unit=UNIT,
@@ -269,8 +271,9 @@ SPECS = (
     ),
     AlgorithmSpec(
         key="adap-ucb",
-        title="AdaP-UCB (Azize & Basu 2022): episodes doubling an arm's count, UCB index on its last episode",
-        paper=None,
+        title=f"AdaP-UCB ({AZIZE_BASU_2022.short}): episodes doubling an arm's count, UCB index on its "
+        "last episode",
+        paper=AZIZE_BASU_2022,
         feedback=Feedback.BANDIT,
         privacy="central pure DP",
         unit=UNIT,

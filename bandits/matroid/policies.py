@@ -1,5 +1,6 @@
-"""Seed 000: differentially private matroid bandits — DPUCB-MAT, DPTS-MAT — and the baselines
-OMM and CTS-Gaussian (Chandak, Hu & Hegde, CoLLAs 2023; digest ``shared/notes/seed-000.md``).
+"""Differentially private matroid bandits — DPUCB-MAT, DPTS-MAT — and the baselines OMM and
+CTS-Gaussian (Chandak, Hu & Hegde, *Differentially Private Algorithms for Efficient Online Matroid
+Optimization*, CoLLAs 2023).
 
 Each round the learner plays a basis A^t of a matroid (greedy on per-arm indices, see
 :mod:`bandits.structures.matroids`; ties by lower index unless ``ties="random"``) and observes the reward
@@ -14,11 +15,11 @@ w̃_e, T_e ∈ {1, 2, 4, …}. The index, eq. (3), at paper round t ≥ 1:
 **DPTS-MAT** (Algorithm 3): the same estimator; ``θ_e ~ N(w̃_e + 3 ln(Kt)/(ε₀ T_e), 1/T_e)``
 (variance 1/T_e, no square-root bonus).
 
-**OMM** (Kveton et al. 2014; the paper gives no formula — the digest's reading):
+**OMM** (Kveton et al. 2014; the paper gives no formula — UCB1's bonus, on which OMM is built):
 ``U_t(e) = ŵ_e + sqrt(2 ln t / T_e)`` with running means updated every round. **CTS-Gaussian**
 (the paper's App. A "CTS with Gaussian priors"): ``θ_e ~ N(ŵ_e, 1/T_e)``, non-lazy.
 
-**Initialisation** (``init``; digest issue P1):
+**Initialisation** (``init``; the paper never says whether w₀ belongs to the protected data):
 
 * ``"paper"`` — Algorithm 2 line 2, literally: w₀(e) is observed for **every** arm (not a
   legal semi-bandit observation — the loop e7 can never be played, yet is observed) and each is
@@ -36,7 +37,8 @@ w̃_e, T_e ∈ {1, 2, 4, …}. The index, eq. (3), at paper round t ≥ 1:
 only enter the releases of the ≤ K arms it was observed on, each in exactly one epoch, so every
 round is charged ≤ K releases of ``Lap(1/ε₀)`` with sensitivity 1: K·ε₀ = ε by basic
 (adaptive) composition — Theorems 1 and 3 for rounds t ≥ 1. Actions and Gaussian samples are
-post-processing. Rewards must lie in [0, 1] (digest P3; the environments here are Bernoulli).
+post-processing. Rewards must lie in [0, 1] (the sensitivity-1 Laplace argument and Hoeffding's
+inequality need it; the environments here are Bernoulli).
 
 Example:
     >>> from bandits.environments.grammar import parse_combinatorial_env
@@ -69,7 +71,8 @@ from bandits.structures.greedy import cover_with_bases
 from bandits.structures.matroids import UniformMatroid
 from bandits.structures.rewards import LinearSum
 from dpaudit.declaration import Declaration, PublishedClaim
-from dpaudit.events import LaplaceEvent, ParallelEvent
+from dpaudit.events import LaplaceEvent, ParallelEvent, PrivacyEvent
+from dpaudit.papers import CHANDAK_HU_HEGDE_2023
 from dpaudit.validation import check_positive
 from mechanisms.continual.epoch_sums_batch import BatchLazyEpochs
 from mechanisms.randomness import NoiseTape
@@ -140,9 +143,16 @@ class MatroidPolicy(Policy):
         self.check_structure(run.structure)
         return _MatroidAgent(self, run)
 
+    def privacy_epsilon(self) -> float:
+        """The ε of a private variant (its field ``epsilon``); ``ValueError`` for a baseline."""
+        eps = getattr(self, "epsilon", None)
+        if eps is None:
+            raise ValueError(f"{self.name} is not private: it has no epsilon")
+        return float(eps)
+
     def epsilon0(self, k: int) -> float:
-        """ε₀ = ε/K (seed 000 §4)."""
-        return float(self.epsilon) / k
+        """ε₀ = ε/K (Chandak, Hu & Hegde 2023, §4)."""
+        return self.privacy_epsilon() / k
 
     def declare(
         self, horizon: int, n_arms: int, structure: ActionStructure | None = None
@@ -160,11 +170,12 @@ class MatroidPolicy(Policy):
             "(one per observed arm; "
             "epochs of an arm are disjoint): K*eps0 = eps by basic composition; actions are post-processing"
         )
+        event: PrivacyEvent
         if self.init == "paper" and L > K:
             event = ParallelEvent((lap.repeat(L), per_round))
             note += (
                 f"; the initial record w0 is observed for all L = {L} arms and released L times: "
-                f"L*eps0 = {L * eps0:.6g} > eps (digest P1)"
+                f"L*eps0 = {L * eps0:.6g} > eps (the paper does not say that w0 is public)"
             )
         else:
             event = per_round
@@ -172,16 +183,16 @@ class MatroidPolicy(Policy):
                 note += "; w0 (round 0) is declared public and is not a protected record"
             elif self.init == "cover":
                 note += "; initialisation by covering bases, each round touches <= K arms"
-        eps = float(self.epsilon)
+        eps = self.privacy_epsilon()
         claim = PublishedClaim(
-            f"seed 000, {self.theorem}", epsilon=eps, note=f"epsilon-DP, eps0 = eps/K = {eps0:.6g}"
+            CHANDAK_HU_HEGDE_2023, self.theorem, epsilon=eps, note=f"epsilon-DP, eps0 = eps/K = {eps0:.6g}"
         )
         return Declaration(event, unit=UNIT, model="central", published=claim, note=note)
 
 
 @dataclass(frozen=True)
 class DPUCBMat(MatroidPolicy):
-    """DPUCB-MAT (seed 000 Algorithm 2), privacy budget ``epsilon``."""
+    """DPUCB-MAT (Chandak, Hu & Hegde 2023, Algorithm 2), privacy budget ``epsilon``."""
 
     epsilon: float = 2.0
     lazy: ClassVar[bool] = True
@@ -197,7 +208,7 @@ class DPUCBMat(MatroidPolicy):
 
 @dataclass(frozen=True)
 class DPTSMat(MatroidPolicy):
-    """DPTS-MAT (seed 000 Algorithm 3), privacy budget ``epsilon``."""
+    """DPTS-MAT (Chandak, Hu & Hegde 2023, Algorithm 3), privacy budget ``epsilon``."""
 
     epsilon: float = 2.0
     lazy: ClassVar[bool] = True
@@ -220,7 +231,8 @@ class OMM(MatroidPolicy):
 
 @dataclass(frozen=True)
 class CTSGaussian(MatroidPolicy):
-    """CTS with Gaussian priors (Wang & Chen 2018, as adapted in seed 000 App. A):
+    """CTS with Gaussian priors (Wang & Chen 2018, as adapted in Chandak, Hu & Hegde 2023,
+    App. A):
     θ_e ~ N(ŵ_e, 1/T_e), greedy; not private."""
 
     rule: ClassVar[str] = "ts"
@@ -254,7 +266,8 @@ class _MatroidAgent(Agent):
             self.counts = np.zeros((R, L), dtype=np.int64)
         self._normal = run.random.child(0) if policy.rule == "ts" else None
         self._keys = run.random.child(1) if policy.ties == "random" else None
-        self._z = self._k = None
+        self._z: np.ndarray | None = None
+        self._k: np.ndarray | None = None
         self._t0 = 0
         self._w0: np.ndarray | None = None
         self.released_init: np.ndarray | None = None
@@ -262,9 +275,9 @@ class _MatroidAgent(Agent):
     # -- randomness --------------------------------------------------------------------------
     def prepare(self, t0: int, t1: int) -> None:
         self._t0 = t0
-        if self.policy.rule == "ts":
+        if self._normal is not None:
             self._z = self._normal.standard_normal((t1 - t0, self.n_arms))
-        if self.policy.ties == "random":
+        if self._keys is not None:
             self._k = self._keys.random((t1 - t0, self.n_arms))
 
     def run_chunk(self, t0: int, t1: int, outcomes: Outcomes) -> np.ndarray:
@@ -284,17 +297,19 @@ class _MatroidAgent(Agent):
         """The per-arm indices of paper round ``t + offset`` (UCB values or posterior samples)."""
         tau = t + self.offset
         mean, n = self._stats()
+        z = None if self._z is None else self._z[:, t - self._t0]  # the posterior draws (TS rules)
         T = np.maximum(n, 1).astype(float)  # arms never observed (loops) are never chosen anyway
         pol = self.policy
         if pol.private:
             log = math.log(self.K * tau)
-            if pol.rule == "ucb":  # seed 000 eq. (3)
+            if pol.rule == "ucb":  # Chandak, Hu & Hegde (2023), eq. (3)
                 return mean + np.sqrt(3.0 * log / T) + 3.0 * log / (self.eps0 * T)
-            z = self._z[:, t - self._t0]  # Algorithm 3 lines 5-6: N(w~ + 3 ln(Kt)/(eps0 T), 1/T)
+            assert z is not None  # Algorithm 3 lines 5-6: N(w~ + 3 ln(Kt)/(eps0 T), 1/T)
             return mean + 3.0 * log / (self.eps0 * T) + z / np.sqrt(T)
         if pol.rule == "ucb":  # OMM
             return mean + np.sqrt(2.0 * math.log(tau) / T)
-        return mean + self._z[:, t - self._t0] / np.sqrt(T)  # CTS-Gaussian
+        assert z is not None
+        return mean + z / np.sqrt(T)  # CTS-Gaussian
 
     # -- the contract ------------------------------------------------------------------------
     def select(self, t: int) -> np.ndarray:
@@ -317,7 +332,7 @@ class _MatroidAgent(Agent):
                 self.sums += w0
                 self.counts += 1
             return
-        x = np.clip(np.asarray(feedback, dtype=float), 0.0, 1.0)  # rewards in [0, 1] (digest P3)
+        x = np.clip(np.asarray(feedback, dtype=float), 0.0, 1.0)  # rewards in [0, 1]
         if self.policy.lazy:
             self.est.push(actions, x, t)
         else:

@@ -1,5 +1,6 @@
-"""Seed 000 matroid bandits as ``dpaudit run``: DPUCB-MAT, DPTS-MAT and the baselines OMM and
-CTS-Gaussian (:mod:`bandits.matroid.policies`).
+"""The matroid bandits of Chandak, Hu & Hegde (2023) as ``dpaudit run``: DPUCB-MAT, DPTS-MAT and
+the baselines OMM (Kveton et al. 2014) and CTS-Gaussian (Wang & Chen 2018)
+(:mod:`bandits.matroid.policies`).
 
 With no options they run the paper's synthetic instance (E1: the 7-vector linear matroid in ℝ³ of
 Table 2, n = 10⁴, ε = 2) with the paper's literal initialisation; ``--env`` takes the
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from bandits.actions import Feedback
 from bandits.algorithm import TIE_RULES, AlgorithmSpec, Configured, Option, parse_combinatorial_env
+from dpaudit.papers import CHANDAK_HU_HEGDE_2023, KVETON_2014, WANG_CHEN_2018, Citation
 
 if TYPE_CHECKING:  # policies and audits load in the functions that use them
     from bandits.auditing.contract import AuditSettings, PolicyAudit
@@ -22,7 +24,6 @@ if TYPE_CHECKING:  # policies and audits load in the functions that use them
     from bandits.matroid.policies import MatroidPolicy
     from bandits.policy import Policy
 
-SEED = "000_7b1942b76769e897.txt"
 UNIT = "one round's reward vector"
 """The unit of privacy (:data:`bandits.matroid.policies.UNIT`, repeated so that declaring the specs
 imports no policy; ``tests/test_registry.py`` checks that they agree, and :data:`INIT_MODES`)."""
@@ -94,12 +95,12 @@ def _audit(policy: Policy, horizon: int, env: Environment, settings: AuditSettin
     return audit_matroid_policy(policy, horizon, env, settings)
 
 
-def _spec(key: str, cls_name: str, title: str, private: bool) -> AlgorithmSpec:
+def _spec(key: str, cls_name: str, title: str, private: bool, paper: Citation) -> AlgorithmSpec:
     opts = (EPSILON, INIT, TIES) if private else (INIT, TIES)
     return AlgorithmSpec(
         key=key,
         title=title,
-        paper=SEED,
+        paper=paper,
         feedback=Feedback.SEMI_BANDIT,
         privacy="central pure DP" if private else "none",
         unit=UNIT if private else None,
@@ -119,25 +120,33 @@ SPECS = (
     _spec(
         "dpucb-mat",
         "DPUCBMat",
-        "DPUCB-MAT: DP UCB on matroids, lazy doubling Laplace epochs (seed 000 Alg. 2)",
+        f"DPUCB-MAT ({CHANDAK_HU_HEGDE_2023.short}, Alg. 2): DP UCB on matroids, lazy doubling Laplace "
+        "epochs",
         True,
+        CHANDAK_HU_HEGDE_2023,
     ),
     _spec(
         "dpts-mat",
         "DPTSMat",
-        "DPTS-MAT: DP Thompson sampling on matroids, lazy Laplace epochs (seed 000 Alg. 3)",
+        f"DPTS-MAT ({CHANDAK_HU_HEGDE_2023.short}, Alg. 3): DP Thompson sampling on matroids, lazy "
+        "Laplace epochs",
         True,
+        CHANDAK_HU_HEGDE_2023,
     ),
     _spec(
         "omm",
         "OMM",
-        "OMM: UCB1 greedy on matroids (Kveton et al. 2014), non-private baseline of seed 000",
+        f"OMM ({KVETON_2014.short}): UCB1 greedy on matroids, non-private baseline of "
+        f"{CHANDAK_HU_HEGDE_2023.short}",
         False,
+        KVETON_2014,
     ),
     _spec(
         "cts-gaussian",
         "CTSGaussian",
-        "CTS with Gaussian priors on matroids, non-private baseline of seed 000",
+        f"CTS with Gaussian priors ({WANG_CHEN_2018.short}) on matroids, non-private baseline of "
+        f"{CHANDAK_HU_HEGDE_2023.short}",
         False,
+        WANG_CHEN_2018,
     ),
 )

@@ -32,7 +32,7 @@ def _gaps(deltas: np.ndarray) -> np.ndarray:
 
 
 def lemma1_ratio(deltas: np.ndarray, eps0: float) -> float:
-    """LHS/RHS of seed 000 Lemma 1, eq. (16) (≤ 1 if the lemma holds)."""
+    """LHS/RHS of Lemma 1, eq. (16), of Chandak, Hu & Hegde (2023) (≤ 1 if the lemma holds)."""
     d = _gaps(deltas)
     e = check_positive("eps0", eps0)
     g = 1.0 / (d * np.minimum(d, e))
@@ -41,7 +41,7 @@ def lemma1_ratio(deltas: np.ndarray, eps0: float) -> float:
 
 
 def lemma3_ratio(deltas: np.ndarray) -> float:
-    """LHS/RHS of Kveton et al. (2014) Lemma 3 as quoted in seed 000 (≤ 1 if it holds)."""
+    """LHS/RHS of Kveton et al. (2014) Lemma 3 as quoted by Chandak, Hu & Hegde (≤ 1 if it holds)."""
     d = _gaps(deltas)
     g = 1.0 / d**2
     lhs = d[0] * g[0] + float(np.sum(d[1:] * (g[1:] - g[:-1])))

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from bandits.actions import Feedback
 from bandits.algorithm import AlgorithmSpec, Configured, Option
+from dpaudit.papers import AGRAWAL_GOYAL_2012, AUER_2002
 
 if TYPE_CHECKING:
     from bandits.environments import Environment
@@ -30,8 +31,8 @@ def _beta_ts(options: Mapping[str, Any], env: Environment, horizon: int) -> Conf
 SPECS = (
     AlgorithmSpec(
         key="ucb1",
-        title="UCB1 (Auer, Cesa-Bianchi & Fischer 2002), non-private reference",
-        paper=None,
+        title=f"UCB1 ({AUER_2002.short}), non-private reference",
+        paper=AUER_2002,
         feedback=Feedback.BANDIT,
         privacy="none",
         unit=None,
@@ -51,8 +52,8 @@ SPECS = (
     ),
     AlgorithmSpec(
         key="beta-ts",
-        title="Beta-Bernoulli Thompson sampling (Agrawal & Goyal 2012), non-private reference",
-        paper=None,
+        title=f"Beta-Bernoulli Thompson sampling ({AGRAWAL_GOYAL_2012.short}), non-private reference",
+        paper=AGRAWAL_GOYAL_2012,
         feedback=Feedback.BANDIT,
         privacy="none",
         unit=None,

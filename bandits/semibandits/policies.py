@@ -1,6 +1,6 @@
-"""Seed 003: (locally) differentially private combinatorial semi-bandits — CUCB-LDP1, CUCB-LDP2,
-CUCB-DP — and the non-private CUCB (Chen, Zheng, Zhou, Yang, Chen & Wang, ICML 2020; digest
-``shared/notes/seed-003.md``).
+"""(Locally) differentially private combinatorial semi-bandits — CUCB-LDP1, CUCB-LDP2, CUCB-DP
+(Chen, Zheng, Zhou, Yang, Chen & Wang, *(Locally) Differentially Private Combinatorial
+Semi-Bandits*, ICML 2020) — and the non-private CUCB (Chen, Wang, Yuan & Wang 2016).
 
 Every round t = 1..T a new user arrives; the server computes UCBs ``μ̄ = min(μ̃ + bonus, 1)``
 (a never-updated arm has bonus +∞, footnote 3, so μ̄ = 1), plays ``S_t = Oracle(μ̄)`` (top-k,
@@ -12,18 +12,18 @@ algorithm       bonus of arm i after n updates (as written)            report of
 ==============  =====================================================  ==========================
 CUCB-LDP1       4·sqrt(2K ln T / (ε² n))   (``bonus="literal"``)        X_{t,i} + Lap(K/ε), i ∈ S_t
 (Alg. 1)        4·sqrt(2K² ln T / (ε² n))  (``bonus="k-corrected"``,
-                digest E1: matches the noise and Theorem 2's K²)
+                matches the noise's sd and Theorem 2's K²)
 CUCB-LDP2       4·sqrt(2 ln T / (ε² n))                                X_{t,I_t} + Lap(1/ε),
 (Alg. 2)                                                               I_t = argmin_{i∈S_t} T_i
 CUCB-DP         sqrt(4 ln(mT)/n) + 12 K ln³T / (n ε)                   X_t ⊙ 1[S_t] to a trusted
 (Alg. 3)                                                               server: tree aggregation,
                                                                        Lap(b) per node and
                                                                        coordinate, b = 2K log T/ε
-CUCB            sqrt(3 ln t / (2n))  (Chen et al. 2016; not in the     X_{t,i}, i ∈ S_t
-                paper — the digest's choice)
+CUCB            sqrt(3 ln t / (2n))  (Chen et al. 2016; the paper      X_{t,i}, i ∈ S_t
+                only names it)
 ==============  =====================================================  ==========================
 
-Implementation choices (each a documented deviation or reading; digest §2.6): μ̄ is also
+Implementation choices (each a documented deviation or reading where the paper is silent): μ̄ is also
 clipped below at 0 (line 5, "if μ̄ ≥ 0 else any S": raising negative values to 0 keeps
 optimism); ties in the oracle are broken by ``ties`` (``"random"``: uniform among tied arms,
 from the policy's own randomness — data-independent; ``"index"``: lower index); ties in
@@ -31,7 +31,7 @@ from the policy's own randomness — data-independent; ``"index"``: lower index)
 LeastPulledLaplaceRandomizer`); in Alg. 3 the counter is incremented before dividing
 (line 7). ``bonus_scale`` multiplies the LDP bonuses, and CUCB-DP's privacy term
 12K ln³T/(nε) only: 1 is the paper; CUCB-DP with the paper's constants never leaves the all-ones
-UCB state at practical horizons (digest E10; tested), so :data:`SCALED_DP_BONUS` = 1/30 — about
+UCB state at practical horizons (tested), so :data:`SCALED_DP_BONUS` = 1/30 — about
 3 standard deviations of the tree noise at T = 10⁵ — is the documented scaled-down variant.
 
 **Privacy** (unit: one user = one round's outcome vector, replace-one).
@@ -64,7 +64,7 @@ from __future__ import annotations
 import abc
 import math
 from dataclasses import KW_ONLY, dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -74,6 +74,7 @@ from bandits.policy import Agent, Outcomes, RunContext
 from bandits.policy import Policy as _Policy
 from bandits.structures.combinatorial import COMBINATORIAL, TIE_RULES, problem
 from dpaudit.declaration import Declaration, PublishedClaim
+from dpaudit.papers import CHEN_2020
 from dpaudit.validation import check_integer, check_positive
 from mechanisms.additive import AdditiveNoiseMechanism
 from mechanisms.continual.tree import tree_levels
@@ -97,7 +98,7 @@ __all__ = [
 UNIT = "one user (one round's outcome vector)"
 SCALED_DP_BONUS = 1.0 / 30.0
 """The documented scaled-down CUCB-DP variant: its privacy term 12K ln³T/(nε) is about 95 tree-noise
-standard deviations at T = 10⁵ (digest check [12]); ×1/30 leaves about 3."""
+standard deviations at T = 10⁵; ×1/30 leaves about 3."""
 
 
 def _log(x: float, base: str) -> float:
@@ -132,7 +133,7 @@ def dp_saturation_count(horizon: int, m: int, k: int, epsilon: float, scale: flo
     """The number n of updates below which CUCB-DP's bonus alone is ≥ 1 (so μ̄ = 1 whatever the
     estimate ≥ 0): the root of sqrt(4 ln(mT)/n) + scale·12K ln³T/(nε) = 1.
 
-    >>> round(dp_saturation_count(10**5, 20, 5, 1.0))   # digest §4.2: about 9.4·10⁴
+    >>> round(dp_saturation_count(10**5, 20, 5, 1.0))   # m = 20, K = 5: about 9.4·10⁴
     93895
     """
     T = check_integer("horizon", horizon, 2)
@@ -191,12 +192,15 @@ class CSBPolicy(_Policy):
         return _CSBAgent(self, run)
 
     def _claim(self) -> PublishedClaim:
-        return PublishedClaim(f"seed 003, {self.theorem}", epsilon=float(self.epsilon))
+        eps = getattr(self, "epsilon", None)  # the private variants' field
+        if eps is None:
+            raise ValueError(f"{self.name} is not private: it makes no published claim")
+        return PublishedClaim(CHEN_2020, self.theorem, epsilon=float(eps))
 
 
 def _per(c: float, n: np.ndarray, power: float) -> np.ndarray:
-    """``c / n**power`` (power 0.5: ``c / sqrt(n)``) where n > 0, +inf where n = 0 (seed 003
-    footnote 3)."""
+    """``c / n**power`` (power 0.5: ``c / sqrt(n)``) where n > 0, +inf where n = 0 (Chen et al.
+    2020, footnote 3)."""
     d = np.sqrt(np.maximum(n, 1)) if power == 0.5 else np.maximum(n, 1) ** power
     return np.where(n > 0, c / d, np.inf)
 
@@ -224,7 +228,7 @@ class CUCB(RootBonusPolicy):
 
 @dataclass(frozen=True)
 class CUCBLDP1(RootBonusPolicy):
-    """CUCB-LDP1 (seed 003 Algorithm 1): every user sends its |S_t| outcomes + Lap(K/ε)."""
+    """CUCB-LDP1 (Chen et al. 2020, Algorithm 1): every user sends its |S_t| outcomes + Lap(K/ε)."""
 
     epsilon: float = 1.0
     bonus_rule: str = "literal"
@@ -267,7 +271,7 @@ class CUCBLDP1(RootBonusPolicy):
 
 @dataclass(frozen=True)
 class CUCBLDP2(RootBonusPolicy):
-    """CUCB-LDP2 (seed 003 Algorithm 2): every user sends X_{t,I_t} + Lap(1/ε), I_t least pulled."""
+    """CUCB-LDP2 (Chen et al. 2020, Algorithm 2): every user sends X_{t,I_t} + Lap(1/ε), I_t least pulled."""
 
     epsilon: float = 1.0
     label: ClassVar[str] = "cucb-ldp2"
@@ -297,7 +301,7 @@ class CUCBLDP2(RootBonusPolicy):
 
 @dataclass(frozen=True)
 class CUCBDP(CSBPolicy):
-    """CUCB-DP (seed 003 Algorithm 3): tree-based aggregation, b = noise_factor·K·log T/ε."""
+    """CUCB-DP (Chen et al. 2020, Algorithm 3): tree-based aggregation, b = noise_factor·K·log T/ε."""
 
     epsilon: float = 1.0
     log_base: str = "2"
@@ -313,6 +317,22 @@ class CUCBDP(CSBPolicy):
     def _extra(self) -> list[str]:
         out = [f"log base {self.log_base}"] if self.log_base != "2" else []
         return out + ([f"b = {self.noise_factor:g}K log T/eps"] if self.noise_factor != 2.0 else [])
+
+    def linear_regret(self, horizon: int, env: Any) -> str | None:
+        """Every UCB stays 1 while an arm has fewer than :func:`dp_saturation_count` updates; when
+        that exceeds an arm's share of the run's updates (T·K/m), the oracle chooses among ties
+        for the whole run."""
+        m, k = env.n_arms, problem(env.structure).k
+        needed = dp_saturation_count(horizon, m, k, self.epsilon, self.bonus_scale)
+        share = horizon * k / m
+        if needed <= share:
+            return None
+        return (
+            f"with these constants every UCB stays 1 for the whole run: an arm needs {needed:,.0f} updates "
+            f"before its bonus drops below 1, its share of the run is {share:,.0f} (T K/m), so the oracle "
+            "breaks ties among all arms throughout (Chen et al. 2020's bonus 12K ln^3 T/(n eps); "
+            "--bonus-scale lowers it)"
+        )
 
     def bonus(self, n: np.ndarray, t: int, horizon: int, m: int, k: int) -> np.ndarray:
         privacy = self.bonus_scale * 12.0 * k * math.log(horizon) ** 3 / self.epsilon
@@ -379,7 +399,7 @@ class _CSBAgent(Agent):
 
     def prepare(self, t0: int, t1: int) -> None:
         self._t0 = t0
-        if self.policy.ties == "random":
+        if self._keys is not None:
             self._k = self._keys.random((t1 - t0, self.n_arms))
         if self.mech is not None:  # standard draws of the mechanism's noise, one row per report
             width = self.k if self.policy.report == "all" else 1
@@ -392,6 +412,8 @@ class _CSBAgent(Agent):
         top_k = self.problem.matroid is None and self.problem.candidates is None
         if not top_k or self.tree is not None or not compiled.available():
             return None
+        if self.run.ledgers.transcripts is not None:  # the kernel keeps no transcript (an audit)
+            return None
         return {"none": 0, "all": 1, "least-pulled": 2}.get(self.policy.report)
 
     def run_chunk(self, t0: int, t1: int, outcomes: Outcomes) -> np.ndarray:
@@ -401,15 +423,16 @@ class _CSBAgent(Agent):
         if mode is None:
             return super().run_chunk(t0, t1, outcomes)
         self.prepare(t0, t1)
-        coef = np.array(
-            [self.policy.coefficient(t + 1, self.horizon, self.n_arms, self.k) for t in range(t0, t1)]
-        )
-        scale = getattr(self.mech, self.mech.noise_parameter) if mode else 0.0
+        policy, mech = self.policy, self.mech
+        if not isinstance(policy, RootBonusPolicy):  # pragma: no cover - _mode only for these
+            raise TypeError(f"the compiled kernel needs a c/sqrt(n) bonus, not {type(policy).__name__}")
+        coef = np.array([policy.coefficient(t + 1, self.horizon, self.n_arms, self.k) for t in range(t0, t1)])
+        scale = getattr(mech, mech.noise_parameter) if mode and mech is not None else 0.0
         acts = compiled.csb_chunk(
             mode, self.mu, self.n, outcomes.table, self._k, self._z, coef, scale, self.k
         )
-        if mode:  # one report per user and round of the chunk (as release_batch records them)
-            self.run.ledgers.record(self.rows, self.mech.event, units=range(t0, t1), label="report")
+        if mode and mech is not None:  # one report per user and round (as release_batch records them)
+            self.run.ledgers.record(self.rows, mech.event, units=range(t0, t1), label="report")
         return acts
 
     def select(self, t: int) -> np.ndarray:
@@ -421,23 +444,23 @@ class _CSBAgent(Agent):
     def update(self, t: int, actions: np.ndarray, feedback: np.ndarray) -> None:
         x = np.clip(np.asarray(feedback, dtype=float), 0.0, 1.0)
         rows = self.rows
-        pol = self.policy
+        pol, mech, z = self.policy, self.mech, self._z
         if pol.report == "least-pulled":
+            assert mech is not None and z is not None  # a reporting policy has both (prepare)
             cnt = self.n[rows[:, None], actions]
             key = cnt * self.n_arms + actions  # argmin count, ties to the lower arm index (public)
             j = np.argmin(key, axis=1)
             arm = actions[rows, j]
-            y = self.mech.release_batch(
-                x[rows, j], self._z[:, t - self._t0, 0], self.run.ledgers, rows, round=t, label="report"
+            y = mech.release_batch(
+                x[rows, j], z[:, t - self._t0, 0], self.run.ledgers, rows, round=t, label="report"
             )
             n = self.n[rows, arm] + 1
             self.mu[rows, arm] += (y - self.mu[rows, arm]) / n
             self.n[rows, arm] = n
             return
         if pol.report == "all":
-            x = self.mech.release_batch(
-                x, self._z[:, t - self._t0], self.run.ledgers, rows, round=t, label="report"
-            )
+            assert mech is not None and z is not None
+            x = mech.release_batch(x, z[:, t - self._t0], self.run.ledgers, rows, round=t, label="report")
         r = rows[:, None]
         n = self.n[r, actions] + 1
         self.n[r, actions] = n

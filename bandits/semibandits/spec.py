@@ -1,7 +1,8 @@
-"""Seed 003 (locally) private combinatorial semi-bandits as ``dpaudit run``: CUCB-LDP1, CUCB-LDP2,
-CUCB-DP and the non-private CUCB (:mod:`bandits.semibandits.policies`).
+"""The (locally) private combinatorial semi-bandits of Chen et al. (2020) as ``dpaudit run``:
+CUCB-LDP1, CUCB-LDP2, CUCB-DP and the non-private CUCB of Chen et al. (2016)
+(:mod:`bandits.semibandits.policies`).
 
-The paper has no experiments; with no options they run the digest's §4.2 bottleneck instance
+The paper has no experiments; with no options they run a bottleneck instance of our own design
 (min reward, K = 4 good arms at 0.7, 8 bad arms at 0.5, comonotone outcomes; Δ = 0.2) at
 T = 10⁵ and ε = 1. ``--env`` takes the combinatorial grammar of :mod:`bandits.environments.grammar`
 (``topk:k=4,means=...,reward=average``, ``paths:k=4,paths=4,gap=0.1``, ...). The privacy section
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from bandits.actions import Feedback
 from bandits.algorithm import TIE_RULES, AlgorithmSpec, Configured, Option, parse_combinatorial_env
+from dpaudit.papers import CHEN_2016, CHEN_2020
 
 if TYPE_CHECKING:  # policies, audits and accounting load in the functions that use them
     from bandits.auditing.contract import AuditSettings, PolicyAudit
@@ -23,7 +25,6 @@ if TYPE_CHECKING:  # policies, audits and accounting load in the functions that 
     from bandits.policy import Policy
     from bandits.semibandits.policies import CSBPolicy
 
-SEED = "003_fc1b1172b17f30c5.txt"
 UNIT = "one user (one round's outcome vector)"
 """The unit of privacy (:data:`bandits.semibandits.policies.UNIT`, repeated so that declaring the
 specs imports no policy; ``tests/test_registry.py`` checks that they agree)."""
@@ -150,7 +151,7 @@ def _spec(key: str, title: str, privacy: str, opts: tuple[Option, ...]) -> Algor
     return AlgorithmSpec(
         key=key,
         title=title,
-        paper=SEED if key != "cucb" else None,
+        paper=CHEN_2016 if key == "cucb" else CHEN_2020,
         feedback=Feedback.SEMI_BANDIT,
         privacy=privacy,
         unit=UNIT if private else None,
@@ -169,23 +170,30 @@ def _spec(key: str, title: str, privacy: str, opts: tuple[Option, ...]) -> Algor
 SPECS = (
     _spec(
         "cucb-ldp1",
-        "CUCB-LDP1: each user reports its K outcomes + Lap(K/eps) (seed 003 Alg. 1)",
+        f"CUCB-LDP1 ({CHEN_2020.short}, Alg. 1): each user reports its K outcomes + Lap(K/eps)",
         "local pure DP",
         (EPSILON, BONUS, TIES, SCALE),
     ),
     _spec(
         "cucb-ldp2",
-        "CUCB-LDP2: each user reports its least-pulled arm's outcome + Lap(1/eps) (seed 003 Alg. 2)",
+        f"CUCB-LDP2 ({CHEN_2020.short}, Alg. 2): each user reports its least-pulled arm's outcome "
+        "+ Lap(1/eps)",
         "local pure DP",
         (EPSILON, TIES, SCALE),
     ),
     _spec(
         "cucb-dp",
-        "CUCB-DP: tree-based aggregation of K-sparse leaves, Lap(2K log T/eps) per node (seed 003 Alg. 3)",
+        f"CUCB-DP ({CHEN_2020.short}, Alg. 3): tree-based aggregation of K-sparse leaves, Lap(2K log T/eps) "
+        "per node",
         "central pure DP",
         (EPSILON, LOG_BASE, NOISE_FACTOR, TIES, SCALE),
     ),
-    _spec("cucb", "CUCB (Chen et al. 2016), non-private reference for seed 003", "none", (TIES, SCALE)),
+    _spec(
+        "cucb",
+        f"CUCB ({CHEN_2016.short}), non-private reference for {CHEN_2020.short}",
+        "none",
+        (TIES, SCALE),
+    ),
 )
 
 __all__ = ["SPECS"]

@@ -10,7 +10,7 @@ top-K case) and :class:`~bandits.actions.Ranking` (the cascade list):
 * :class:`MatroidBasis` ``(matroid, reward)`` — a basis of a matroid
   (:mod:`bandits.structures.matroids`), in greedy order.
 * :class:`SuperArms` ``(actions, reward)`` — an explicit list of allowed sets, e.g. the m/K
-  disjoint paths of seed 003's lower-bound instance (Kveton et al. 2015), where the decision set
+  disjoint paths of the lower-bound instance of Chen et al. 2020 (Kveton et al. 2015), where the decision set
   is not a matroid; its oracle enumerates the list.
 
 Every combinatorial structure — these two, ``TopK`` and ``Ranking`` — is seen by the
@@ -24,11 +24,11 @@ for a matroid. Both are exact (α = 1) for every shipped reward: they are symmet
 (see :mod:`bandits.structures.rewards`). **Ties** in the scores follow a documented, data-independent rule
 (:func:`ranking`): ``"index"`` — the lower arm index first (a stable sort); ``"random"`` — a
 uniformly random order among tied arms, from keys the caller draws from the policy's own
-randomness (never from data). Exact ties matter: seed 003's UCBs are capped at 1, so every
+randomness (never from data). Exact ties matter: the UCBs of Chen et al. (2020) are capped at 1, so every
 unexplored arm ties at 1.
 
-**Regret benchmark.** :meth:`ActionStructure.optimum` returns ``α·opt`` — seed 003's
-Definition 2 measures regret against α·β·opt for an (α, β)-approximation oracle (the
+**Regret benchmark.** :meth:`ActionStructure.optimum` returns ``α·opt`` — Definition 2 of Chen et al.
+(2020) measures regret against α·β·opt for an (α, β)-approximation oracle (the
 oracles here are deterministic, β = 1). For the exact oracles α = 1 and the benchmark is
 ``opt = max_S r_μ(S)``, computed by the oracle on the true means; for α < 1 ``opt`` is found by
 enumerating the actions (:meth:`exact_optimum`, small problems only).
@@ -249,8 +249,8 @@ class MatroidBasis(_Combinatorial):
         if self.matroid.rank < 1:
             raise ValueError("matroid must have rank >= 1 (some element that is not a loop)")
 
-    @property  # type: ignore[override]
-    def k(self) -> int:
+    @property
+    def k(self) -> int:  # type: ignore[override]  # the rank, where SemiBandit has a field
         return self.matroid.rank
 
     def validate(self, n_arms: int) -> None:
@@ -303,8 +303,8 @@ class SuperArms(_Combinatorial):
         _check_reward(self.reward)
         object.__setattr__(self, "alpha", _check_alpha(self.alpha))
 
-    @property  # type: ignore[override]
-    def k(self) -> int:
+    @property
+    def k(self) -> int:  # type: ignore[override]  # the rank, where SemiBandit has a field
         return len(self.sets[0])
 
     def validate(self, n_arms: int) -> None:

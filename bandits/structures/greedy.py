@@ -66,8 +66,11 @@ def greedy(matroid: Matroid, order: np.ndarray, *, engine: str = "auto") -> np.n
     linear = isinstance(matroid, LinearMatroid) and matroid.exact
     if engine == "numba" and not linear:
         raise ValueError("engine='numba' applies to exact (integer) linear matroids")
-    if linear and (engine == "numba" or (engine == "auto" and compiled.available())):
-        return compiled.greedy_linear_exact(o, *matroid._kernel_args(), K)
+    if isinstance(matroid, LinearMatroid) and linear and (
+        engine == "numba" or (engine == "auto" and compiled.available())
+    ):
+        residues, primes = matroid._kernel_args()
+        return compiled.greedy_linear_exact(o, residues, primes, K)
     state = matroid.new_state(R)
     chosen = np.empty((R, K), dtype=np.int64)
     size = np.zeros(R, dtype=np.int64)

@@ -173,7 +173,7 @@ class _FloatState(IndependenceState):
         self.basis[rows] = B
         self.pivot[rows, self.size[rows]] = piv
         self.size[rows] += 1
-        return ok
+        return np.asarray(ok)
 
 
 def _frac_rank(rows: Sequence[Sequence[Fraction]]) -> int:

@@ -1,18 +1,18 @@
 """Reward functions of combinatorial semi-bandits, with their declared smoothness and monotonicity.
 
 A super arm ``S`` (a set of ``K`` base arms) earns ``R(S, X)`` in a round with outcome vector
-``X``; the learner's benchmark is the expected reward ``r_μ(S)`` (seed 003, Assumption 1:
+``X``; the learner's benchmark is the expected reward ``r_μ(S)`` (Chen et al. 2020, Assumption 1:
 ``E[R(S, X)] = r_μ(S)``). A :class:`RewardFunction` is a symmetric function ``f`` of the
 chosen coordinates: ``r_μ(S) = f(μ_S)`` and ``R(S, X) = f(X_S)``. It declares
 
-* ``b_inf(K)`` and ``b_1(K)`` — the constants of seed 003's Assumption 2 (B_p-bounded
+* ``b_inf(K)`` and ``b_1(K)`` — the constants of Assumption 2 of Chen et al. (B_p-bounded
   smoothness): ``|r_μ(S) − r_μ′(S)| ≤ B_p ‖μ_S − μ′_S‖_p`` for p = ∞ and p = 1;
 * ``monotone`` — Assumption 3 (μ ≤ μ′ element-wise ⇒ r_μ(S) ≤ r_μ′(S));
 * ``couplings`` — the joint laws of the outcomes under which ``E[f(X_S)] = f(μ_S)`` holds
   (Assumption 1): any law for the linear and average rewards, comonotone outcomes (one shared
   uniform per round) for the minimum, independent outcomes for the coverage probability.
 
-Shipped functions (seed 003 digest §4.2 instances (a)–(c), (e)):
+Shipped functions (the rewards of the paper's examples and of our experiments):
 
 ====================  =====================  ======  ======  ===========  =====================
 class                 f(v_1..v_K)            B_∞     B_1     monotone     E[f(X_S)] = f(μ_S)
@@ -25,7 +25,7 @@ class                 f(v_1..v_K)            B_∞     B_1     monotone     E[f(
 
 Proofs of the constants (each one line): Σ: |Σ(a − b)| ≤ ‖a − b‖₁ ≤ K‖a − b‖_∞; average:
 divide by K; min: |min a − min b| ≤ max |a − b| ≤ ‖a − b‖₁; coverage: |Π(1 − a) − Π(1 − b)| ≤
-Σ |a_k − b_k| for entries in [0, 1] (telescoping), ≤ K‖a − b‖_∞. Fact 1 of seed 003
+Σ |a_k − b_k| for entries in [0, 1] (telescoping), ≤ K‖a − b‖_∞. Fact 1 of Chen et al.
 (B_∞ ⇒ B_1 = B_∞; B_1 ⇒ B_∞ = K B_1) is consistent with every row; ``tests`` check the
 inequalities on random vectors.
 
@@ -97,11 +97,11 @@ class RewardFunction(abc.ABC):
 
     @abc.abstractmethod
     def b_inf(self, k: int) -> float:
-        """B_∞ of seed 003 Assumption 2 for super arms of size ``k``."""
+        """B_∞ of Assumption 2 (Chen et al. 2020) for super arms of size ``k``."""
 
     @abc.abstractmethod
     def b_1(self, k: int) -> float:
-        """B_1 of seed 003 Assumption 2 for super arms of size ``k``."""
+        """B_1 of Assumption 2 (Chen et al. 2020) for super arms of size ``k``."""
 
     def expected(self, means: np.ndarray, actions: np.ndarray) -> np.ndarray:
         """``r_μ(S) = f(μ_S)`` for every action (leading dimensions of ``actions`` kept)."""

@@ -1,5 +1,5 @@
-"""White-box audit of Gaussian Thompson sampling (seed 004, Alg. 1–2): the implementation against
-the certificate *and* against its own model.
+"""White-box audit of Gaussian Thompson sampling (Ou, Avella Medina & Cummings 2024, Algorithms
+1–2): the implementation against the certificate *and* against its own model.
 
 The released output of Thompson sampling is the action sequence a_1..a_T; neighbouring reward
 streams R, R′ differ in one reward r_τ. :func:`audit_thompson`
@@ -89,30 +89,12 @@ from dpaudit.audit.profile import epsilon_lower_bound_from_losses, monte_carlo_p
 from dpaudit.audit.report import AuditReport, Certified, Empirical
 from dpaudit.audit.thresholds import single_test_rates, threshold_rates
 from dpaudit.conversions import gdp_epsilon
+from dpaudit.tasks import run_tasks
 
 __all__ = [
     "ThompsonAuditOptions",
     "audit_thompson",
 ]
-
-
-def _run_tasks(fn: Any, args: list[tuple[Any, ...]], executor: Executor | None, progress: bool, desc: str,
-               sizes: list[int]) -> list[Any]:  # fmt: skip
-    """``[fn(*a) for a in args]``, on ``executor`` if given, with a progress bar."""
-    from tqdm import tqdm
-
-    out = []
-    with tqdm(total=sum(sizes), disable=not progress, desc=desc, unit="traj", leave=False) as bar:
-        if executor is None:
-            for a, n in zip(args, sizes):
-                out.append(fn(*a))
-                bar.update(n)
-        else:
-            futs = [executor.submit(fn, *a) for a in args]
-            for f, n in zip(futs, sizes):
-                out.append(f.result())
-                bar.update(n)
-    return out
 
 
 # ---------------------------------------------------------------------------------------
@@ -145,7 +127,7 @@ def _sample(fn: Any, head: tuple[Any, ...], tail: tuple[Any, ...], stage: int, d
             t = (max(0, min(sz, tail[0] - i * BATCH)),) + tail[1:] if tail else tail
             args.append(head + (side, (stage, design, side, i), seed, sz) + t)
             sizes.append(sz)
-    parts = _run_tasks(fn, args, executor, progress, desc, sizes)
+    parts = run_tasks(fn, args, executor=executor, progress=progress, desc=desc, unit="traj", sizes=sizes)
     k = len(_blocks(n))
     return [_merge(parts[:k]), _merge(parts[k:])]
 

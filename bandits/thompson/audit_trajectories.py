@@ -126,9 +126,10 @@ def _step_engine(policy: GaussianTS) -> GaussianTS:
 
 def model_actions(config: ThompsonConfig, table: np.ndarray, size: int,
                   rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-    """The model: seed 004 Algorithm 2 with the declared (T, N, b, c), simulated plainly from
-    its definition, vectorised over ``size`` runs — pre-pull every arm b times, then θ_i ~
-    N(S_i/(n_i+1), c/(n_i+1)) and play argmax θ. Returns what :func:`policy_actions` returns.
+    """The model: Algorithm 2 of Ou, Avella Medina & Cummings (2024) with the declared
+    (T, N, b, c), simulated plainly from its definition, vectorised over ``size`` runs — pre-pull
+    every arm b times, then θ_i ~ N(S_i/(n_i+1), c/(n_i+1)) and play argmax θ. Returns what
+    :func:`policy_actions` returns.
 
     >>> import numpy as np
     >>> a0, a = model_actions(ThompsonConfig(6, 2, 1, 1.0), np.full((6, 2), 0.5), 3, np.random.default_rng(0))

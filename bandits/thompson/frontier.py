@@ -31,11 +31,36 @@ __all__ = [
     "RULE_SPREAD",
     "rule_of_thumb_prepulls",
     "budget_pair",
+    "MAX_VARIANCE_SCALE",
+    "min_target_mu",
 ]
+
+MAX_VARIANCE_SCALE = 1e300
+"""The largest variance scale c the frontier produces: a smaller budget would need a c beyond
+the floating-point range (and μ² would underflow)."""
+
+
+def min_target_mu(horizon: int) -> float:
+    """The smallest budget μ whose frontier has a c ≤ :data:`MAX_VARIANCE_SCALE`: b = 0 needs
+    c = (T − 1)/(2μ²), so μ ≥ sqrt((T − 1)/(2·10³⁰⁰)) (rounded up).
+
+    >>> f"{min_target_mu(100_000):.4g}"
+    '2.236e-148'
+    """
+    T = check_integer("horizon", horizon, 2)
+    return math.sqrt((T - 1) / (2 * MAX_VARIANCE_SCALE)) * (1 + 1e-12)
 
 
 def _check_mu(mu: object) -> float:
-    return check_positive("target mu", mu)  # type: ignore[arg-type]
+    return check_positive("target mu", mu)
+
+
+def _check_budget(mu: float, horizon: int) -> None:
+    if mu < min_target_mu(horizon):
+        raise ValueError(
+            f"target mu must be at least {min_target_mu(horizon):.3g} at horizon {horizon} (a smaller "
+            f"budget needs a variance scale c above {MAX_VARIANCE_SCALE:g}), got {mu:g}"
+        )
 
 
 def resolve_target_mu(
@@ -55,7 +80,7 @@ def resolve_target_mu(
         if delta is not None:
             raise ValueError("delta is only used with target_epsilon")
         return _check_mu(target_mu)
-    if delta is None:
+    if delta is None or target_epsilon is None:
         raise ValueError("target_epsilon needs delta in (0, 1)")
     return _check_mu(gdp_mu(target_epsilon, delta))
 
@@ -79,6 +104,7 @@ def frontier_c(b: int, horizon: int, arms: int, mu: float) -> float:
     mu = _check_mu(mu)
     if b * N >= T:
         raise ValueError(f"prepulls*arms must be < horizon: {b}*{N} >= {T}")
+    _check_budget(mu, T)
     rounds = T - 1 if b == 0 else T - b * N
     c = rounds / (mu * mu * (max(b, 1) + 1))
     if c < 1.0:
@@ -102,11 +128,12 @@ def max_prepulls(horizon: int, arms: int, mu: float) -> int:
     T = check_integer("horizon", horizon, 2)
     N = check_integer("arms", arms, 2)
     mu = _check_mu(mu)
+    _check_budget(mu, T)
     b = max(0, int(math.floor((T - mu * mu) / (N + mu * mu))))
     b = min(b, (T - 1) // N)
 
-    def ok(k: int) -> bool:
-        return k * N < T and (T - k * N) / (mu * mu * (k + 1)) >= 1.0
+    def ok(k: int) -> bool:  # c = (T − kN)/(μ²(k + 1)) >= 1, without dividing by a tiny μ²
+        return k * N < T and (T - k * N) >= mu * mu * (k + 1)
 
     while b > 0 and not ok(b):
         b -= 1
@@ -139,8 +166,9 @@ def rule_of_thumb_prepulls(horizon: int, arms: int, mu: float) -> int:
 
     Rationale: on the frontier, after the pre-pulls each arm's sampling standard deviation is
     sqrt(c/(b+1)) ≈ sqrt(T)/(μ(b+1)); the rule makes it about s = 1/6 of the reward range. The
-    constant is calibrated on the full-scale tuner runs of seed 004 §5.1/§5.2 (T = 10^5, N = 5,
-    μ ∈ {1, 2, 5}; ``docs/bandits-results.md``), whose best b gave s ≈ 0.14–0.22. Run
+    constant is calibrated on the full-scale tuner runs of the Bernoulli and
+    truncated-exponential instances of Ou, Avella Medina & Cummings (2024), §5.1–5.2 (T = 10^5,
+    N = 5, μ ∈ {1, 2, 5}; ``docs/bandits-results.md``), whose best b gave s ≈ 0.14–0.22. Run
     :func:`tune_thompson` for an environment-specific choice.
 
     >>> rule_of_thumb_prepulls(100_000, 5, 1.0), rule_of_thumb_prepulls(100_000, 5, 5.0)
@@ -151,7 +179,8 @@ def rule_of_thumb_prepulls(horizon: int, arms: int, mu: float) -> int:
     T = check_integer("horizon", horizon, 2)
     N = check_integer("arms", arms, 2)
     mu = _check_mu(mu)
-    if (T - 1) / (2 * mu * mu) <= 1.0:
+    _check_budget(mu, T)
+    if T - 1 <= 2 * mu * mu:
         return 0
     return min(max_prepulls(T, N, mu), int(round(math.sqrt(T) / (mu * RULE_SPREAD))))
 

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from bandits.engine import compiled
-from bandits.policy import JointContext, JointPlayer
+from bandits.policy import Agent, JointContext, JointPlayer
 from bandits.thompson.agent import GaussianTSAgent
 from mechanisms.randomness import RepRandom
 
@@ -222,9 +222,13 @@ class GaussianTSJoint(JointPlayer):
     (:func:`noise_groups`), each agent played alone on its window of the tape while its
     speculation pays, the others together in one step loop (:func:`play_together`)."""
 
-    def __init__(self, agents: Sequence[GaussianTSAgent], context: JointContext) -> None:  # type: ignore[override]
+    def __init__(self, agents: Sequence[Agent], context: JointContext) -> None:
         super().__init__(agents, context)
-        self.groups = noise_groups(self.agents, context.reps, context.n_arms, context.chunk, context.memory)
+        self.ts_agents = [a for a in agents if isinstance(a, GaussianTSAgent)]
+        if len(self.ts_agents) != len(self.agents):
+            raise ValueError("GaussianTSJoint plays Gaussian Thompson-sampling agents only")
+        c = context
+        self.groups = noise_groups(self.ts_agents, c.reps, c.n_arms, c.chunk, c.memory)
         self.tape_of: dict[int, SharedNoise] = {}
         for grp in self.groups:
             tape = SharedNoise(context.policy_random(), context.n_arms)
@@ -232,7 +236,7 @@ class GaussianTSJoint(JointPlayer):
         self.sampled = [False] * len(self.agents)  # has the agent played a sampling round yet?
 
     def play(self, t0: int, t1: int, table: np.ndarray) -> list[np.ndarray]:
-        agents: list[GaussianTSAgent] = self.agents  # type: ignore[assignment]
+        agents = self.ts_agents
         acts: list[np.ndarray | None] = [None] * len(agents)
         together: dict[int, list[int]] = {}
         for i, a in enumerate(agents):

@@ -33,7 +33,7 @@ def model_tests(impl: Sequence[dict[str, Any]], model: Sequence[dict[str, Any]],
     >>> model_tests([side(), side()], [side(), side()], alpha=1e-3)["rejected"]
     False
     """
-    rows = []
+    rows: list[dict[str, Any]] = []
     for s, name in ((0, "R"), (1, "R'")):
         for stat in ("score", "pulls"):
             x, y = impl[s][stat], model[s][stat]

@@ -1,4 +1,5 @@
-"""Thompson sampling with Gaussian priors and the (b, c) modification (seed 004, Algorithms 1–2).
+"""Thompson sampling with Gaussian priors and the (b, c) modification (Ou, Avella Medina & Cummings
+2024, Algorithms 1–2).
 
 :class:`GaussianTS` is the configuration. Its agent (:class:`bandits.thompson.agent.GaussianTSAgent`)
 plays R repetitions at once, by default with an exact *speculative* engine (bit-identical to the
@@ -37,6 +38,7 @@ from bandits.thompson.joint import GaussianTSJoint
 from dpaudit.analyses.thompson_sampling import ThompsonConfig
 from dpaudit.declaration import Declaration, PublishedClaim
 from dpaudit.events import Neighbouring
+from dpaudit.papers import OU_2024
 from dpaudit.validation import check_positive
 
 __all__ = ["GaussianTS"]
@@ -44,7 +46,8 @@ __all__ = ["GaussianTS"]
 
 @dataclass(frozen=True)
 class GaussianTS(Policy):
-    """Thompson sampling with Gaussian priors and the (b, c) modification (seed 004, Alg. 2).
+    """Thompson sampling with Gaussian priors and the (b, c) modification (Ou, Avella Medina & Cummings
+    2024, Alg. 2).
 
     Pre-pull every arm ``b`` times (arm 0 b times, then arm 1, ...); afterwards sample
     θ_i ~ N(μ̂_i, c/(n_i+1)), μ̂_i = S_i/(n_i+1), and play argmax θ. ``b=0, c=1`` is
@@ -103,15 +106,15 @@ class GaussianTS(Policy):
 
         >>> d = GaussianTS().declare(100, 5)
         >>> d.event.num_releases, d.unit, d.published.source
-        (99, 'one reward', 'seed 004, Theorem 3')
+        (99, 'one reward', 'Ou, Avella Medina & Cummings (2024), Theorem 3')
         """
         cfg = self.config(horizon, n_arms)
-        mu, source = cfg.published_mu
+        mu, place = cfg.published_mu
         return Declaration(
             event=cfg.event(),
             unit="one reward",
             neighbouring=Neighbouring.REPLACE,
-            published=PublishedClaim(source, mu=mu, note="GDP of the whole action sequence"),
+            published=PublishedClaim(OU_2024, place, mu=mu, note="GDP of the whole action sequence"),
             note=f"mu = sqrt({cfg.private_rounds}/(c(max(b,1)+1))): {cfg.private_rounds} rounds can see the "
             "changed reward, each post-processing one Gaussian coordinate "
             "(dpaudit.analyses.thompson_sampling)",

@@ -1,8 +1,9 @@
-"""Gaussian Thompson sampling with (b, c) (seed 004, Algorithm 2) as ``dpaudit run ts``.
+"""Gaussian Thompson sampling with (b, c) (Ou, Avella Medina & Cummings 2024, Algorithm 2) as
+``dpaudit run ts``.
 
-With no options it runs seed 004's §5.1 instance (five Bernoulli arms 0.75…0.25, T = 10⁵) at a
-budget of 1-GDP: b from :func:`bandits.thompson.frontier.rule_of_thumb_prepulls` (b = round(6·sqrt(T)/μ),
-capped so that c ≥ 1) and c on the certified frontier. Its audit is the white-box audit of
+With no options it runs the paper's §5.1 instance (five Bernoulli arms 0.75…0.25, T = 10⁵) at a
+budget of 1-GDP: b from :func:`bandits.thompson.frontier.rule_of_thumb_prepulls` (b =
+round(6·sqrt(T)/μ), capped so that c ≥ 1) and c on the certified frontier. Its audit is the white-box audit of
 :func:`bandits.thompson.audit.audit_thompson` (tied arms, score statistic, model tests) with
 :data:`DEFAULT_AUDIT_TRIALS` trajectories per neighbouring table at a shorter horizon (all
 pre-pulls plus 2000 private rounds) so that the whole command stays under a minute; the report
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from bandits.actions import Feedback
 from bandits.algorithm import AlgorithmSpec, Configured, Option
+from dpaudit.papers import OU_2024
 
 if TYPE_CHECKING:  # the policy and its accounting load when a run needs them, not to declare the spec
     from bandits.auditing.contract import AuditSettings, PolicyAudit
@@ -29,12 +31,11 @@ DEFAULT_AUDIT_PRIVATE_ROUNDS = 2000
 DEFAULT_AUDIT_TRIALS = 20_000
 """Trajectories per neighbouring table of the default audit: enough for a positive μ bound on
 the tied design and for the model tests to see a posterior-variance bug of c/4."""
-SEED = "004_3187e6980906cda4.txt"
 
 
 def choose_bc(options: Mapping[str, Any], n_arms: int, horizon: int) -> tuple[int, float, str]:
     """(b, c) and how they were chosen, from ``prepulls``, ``variance_scale``, ``target_mu``."""
-    from bandits.thompson.frontier import budget_pair, max_prepulls
+    from bandits.thompson.frontier import budget_pair, max_prepulls, min_target_mu
 
     b, c, mu = options.get("prepulls"), options.get("variance_scale"), options.get("target_mu")
     if c is not None and mu is not None:
@@ -46,9 +47,14 @@ def choose_bc(options: Mapping[str, Any], n_arms: int, horizon: int) -> tuple[in
             f"--prepulls must be in [0, {(horizon - 1) // n_arms}] (b*N < T with N = {n_arms}, "
             f"T = {horizon}), got {b}"
         )
-    if c is not None:
-        return b, c, "given on the command line"
+    if c is not None and b is not None:
+        return int(b), float(c), "given on the command line"
     mu = DEFAULT_MU if mu is None else mu
+    if mu < min_target_mu(horizon):
+        raise ValueError(
+            f"--target-mu must be at least {min_target_mu(horizon):.3g} at --horizon {horizon} (a smaller "
+            f"budget needs a variance scale above 1e300), got {mu:g}"
+        )
     if b is not None:
         bmax = max_prepulls(horizon, n_arms, mu)
         if b > bmax:
@@ -115,8 +121,9 @@ def _audit_horizon(policy: GaussianTS, horizon: int, n_arms: int) -> int:
 SPECS = (
     AlgorithmSpec(
         key="ts",
-        title="Gaussian Thompson sampling with (b, c): pre-pull every arm b times, posterior variance x c",
-        paper=SEED,
+        title=f"Gaussian Thompson sampling with (b, c) ({OU_2024.short}, Alg. 2): pre-pull every arm b "
+        "times, posterior variance x c",
+        paper=OU_2024,
         feedback=Feedback.BANDIT,
         privacy="central GDP",
         unit="one reward",

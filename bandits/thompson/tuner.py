@@ -43,6 +43,9 @@ from bandits.thompson.frontier import (
 )
 from bandits.thompson.policy import GaussianTS
 from dpaudit.analyses.thompson_sampling import ThompsonConfig
+from dpaudit.formatting import fmt_up
+from dpaudit.plotstyle import series_style
+from dpaudit.tasks import run_tasks
 from dpaudit.validation import check_integer
 
 __all__ = [
@@ -132,7 +135,7 @@ class TuningResult:
         for c in self.candidates:
             mark = " *" if c.b == best else ""
             lines.append(
-                f"| {c.b}{mark} | {c.c:.6g} | {c.mu:.6f} | {c.regret_mean:.1f} ± {c.regret_stderr:.1f} "
+                f"| {c.b}{mark} | {c.c:.6g} | {fmt_up(c.mu)} | {c.regret_mean:.1f} ± {c.regret_stderr:.1f} "
                 f"| {c.empirical_mean:.1f} ± {c.empirical_stderr:.1f} | {c.late_slope:.4f} |"
             )
         return "\n".join(lines)
@@ -193,20 +196,8 @@ def _simulate_pairs(
             rep_chunk=rep_chunk,
             progress=progress,
         )
-    from tqdm import tqdm
-
-    sims = []
-    with tqdm(total=len(pairs), disable=not progress, desc="tune", unit="cand", leave=False) as bar:
-        if executor is None:
-            for b, c in pairs:
-                sims.append(_run_one(b, c, env, T, reps, seed, ck))
-                bar.update(1)
-        else:
-            futs = [executor.submit(_run_one, b, c, env, T, reps, seed, ck) for b, c in pairs]
-            for f in futs:
-                sims.append(f.result())
-                bar.update(1)
-    return sims
+    return run_tasks(_run_one, [(b, c, env, T, reps, seed, ck) for b, c in pairs], executor=executor,
+                     progress=progress, desc="tune", unit="cand")  # fmt: skip
 
 
 def _candidate(
@@ -355,12 +346,13 @@ def plot_tuning(
         raise ValueError("results must contain at least one TuningResult")
     fig, axes = plt.subplots(1, 2 if curves else 1, figsize=(11.5 if curves else 6.4, 4.4), squeeze=False)
     ax = axes[0, 0]
-    for r in rs:
+    for i, r in enumerate(rs):
         bs = np.array([c.b for c in r.candidates])
         m = np.array([c.regret_mean for c in r.candidates])
         s = np.array([c.regret_stderr for c in r.candidates])
         half = float(stats.t.ppf(0.975, r.reps - 1)) * s if r.reps > 1 else 0.0 * s
-        line = ax.errorbar(bs, m, yerr=half, marker="o", capsize=3, label=f"μ = {r.target_mu:g}")
+        style = {**series_style(i, len(rs)), "marker": "o"}
+        line = ax.errorbar(bs, m, yerr=half, capsize=3, label=f"μ = {r.target_mu:g}", **style)
         best = r.best
         ax.plot([best.b], [best.regret_mean], "*", ms=14, color=line[0].get_color())
     ax.set_xscale("symlog", linthresh=1)
@@ -373,9 +365,10 @@ def plot_tuning(
     if curves:
         ax2 = axes[0, 1]
         r = rs[0]
-        for cand, sim in zip(r.candidates, r.simulations):
+        for i, (cand, sim) in enumerate(zip(r.candidates, r.simulations)):
             lo, hi = sim.band("pseudo")
-            (ln,) = ax2.plot(sim.checkpoints, sim.mean("pseudo"), label=f"b={cand.b}, c={cand.c:.3g}")
+            (ln,) = ax2.plot(sim.checkpoints, sim.mean("pseudo"), label=f"b={cand.b}, c={cand.c:.3g}",
+                             **series_style(i, len(r.candidates)))  # fmt: skip
             ax2.fill_between(sim.checkpoints, lo, hi, alpha=0.2, color=ln.get_color())
         ax2.set_xscale("log")
         ax2.set_yscale("log")

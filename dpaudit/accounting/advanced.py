@@ -14,9 +14,10 @@ searched on a 33-point grid zoomed in five times using Newton estimates of the p
 (:func:`~dpaudit.conversions.gdp_epsilon_estimate`), and the bound is then computed with the
 certified ε at the chosen split. Any split is valid, so the search only affects tightness: it
 runs on at most 65 coarser μ bins, and the certified value on the ≤ 1025 bins of
-:func:`~dpaudit.accounting.basic.binned_mus`. The formula
-can exceed basic composition (e.g. ε₀ = 1, k = 10); it is reported as
-is and ``best`` takes the minimum.
+:func:`~dpaudit.accounting.basic.binned_mus`. The formula can exceed basic composition (e.g.
+ε₀ = 1, k = 10, or one Gaussian release, whose ε_i(e^{ε_i} − 1) term dominates); both bounds
+hold for the same events at the same total δ, so the method reports the smaller (basic
+composition is what the theorem gives for free: never more than Σ ε_i at Σ δ_i).
 
 Soundness and domain. Σ ε_i² is summed with scaling (no underflow for ε_i down to 5e-324),
 every sum is rounded up and every log δ down. Not applicable where the bound exceeds the
@@ -30,6 +31,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from dpaudit.accounting import basic
 from dpaudit.accounting.basic import split
 from dpaudit.accounting.binning import binned_up
 from dpaudit.accounting.composition import Composition, NotApplicable, check_private, no_bound
@@ -106,6 +108,24 @@ def _search(fun: Callable[[np.ndarray, bool], np.ndarray], lo: float, hi: float)
 
 
 def epsilon(comp: Composition, delta: float) -> float:
+    """The DRV bound at ``delta``, or basic composition's where that is smaller."""
+    drv = _drv_epsilon(comp, delta)
+    try:
+        return min(drv, basic.epsilon(comp, delta))
+    except NotApplicable:
+        return drv
+
+
+def delta(comp: Composition, eps: float) -> float:
+    """The DRV δ at ``eps``, or basic composition's where that is smaller."""
+    drv = _drv_delta(comp, eps)
+    try:
+        return min(drv, basic.delta(comp, eps))
+    except NotApplicable:
+        return drv
+
+
+def _drv_epsilon(comp: Composition, delta: float) -> float:
     check_private(comp)
     if comp.is_empty:
         return 0.0
@@ -151,7 +171,7 @@ def _slack_needed(norm: np.ndarray, lin: np.ndarray, eps: float) -> np.ndarray:
         return np.where(room > 0, out, np.inf)
 
 
-def delta(comp: Composition, eps: float) -> float:
+def _drv_delta(comp: Composition, eps: float) -> float:
     check_private(comp)
     if comp.is_empty:
         return 0.0

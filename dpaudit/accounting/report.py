@@ -5,15 +5,18 @@ Example:
     >>> from dpaudit.accounting import account
     >>> from dpaudit.events import GaussianEvent
     >>> print(account(GaussianEvent.from_mu(0.5).repeat(4), delta=1e-6))  # doctest: +NORMALIZE_WHITESPACE
-    GDP mu = 1.000000
+    GDP mu = 1.000001
     epsilon at delta = 1e-06 (4 releases)
       method                   epsilon  note
       basic                   9.595459  sum of per-step (eps_i, delta_i)
-      advanced              124.697694  Dwork-Rothblum-Vadhan, optimised split
-      rdp                     5.221534  Renyi DP, continuous orders, Balle et al. 2020 conversion
-      gdp                     4.886554  exact Gaussian-DP composition
-      pld                     4.886554  PLD: exact if Gaussian-only, else certified FFT
-      best                    4.886554  certified by gdp
+      advanced                9.595459  Dwork-Rothblum-Vadhan, optimised split, at most basic
+      rdp                     5.221535  Renyi DP, continuous orders, Balle et al. 2020 conversion
+      gdp                     4.886555  exact Gaussian-DP composition
+      pld                     4.886555  PLD: exact if Gaussian-only, else certified FFT
+      best                    4.886555  certified by gdp
+
+Certified bounds are printed rounded up (:func:`dpaudit.formatting.fmt_up`: the composed μ is
+1 + 2⁻⁵² here, the sum rounded up, so it shows as 1.000001); the JSON keeps every digit.
 """
 
 from __future__ import annotations
@@ -22,13 +25,13 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from dpaudit.formatting import fmt
+from dpaudit.formatting import fmt, fmt_up
 
 __all__ = ["Bound", "AccountingReport", "METHOD_NOTES"]
 
 METHOD_NOTES: dict[str, str] = {
     "basic": "sum of per-step (eps_i, delta_i)",
-    "advanced": "Dwork-Rothblum-Vadhan, optimised split",
+    "advanced": "Dwork-Rothblum-Vadhan, optimised split, at most basic",
     "rdp": "Renyi DP, continuous orders, Balle et al. 2020 conversion",
     "gdp": "exact Gaussian-DP composition",
     "pld": "PLD: exact if Gaussian-only, else certified FFT",
@@ -71,7 +74,8 @@ class AccountingReport:
         valid = [b for b in self.bounds.values() if b.applicable]
         if not valid:
             return Bound("none", None, "no method applies to this event")
-        return min(valid, key=lambda b: (b.value, b.method))
+        # ties by name, except that advanced (capped at basic) never takes a tie from the bound it copies
+        return min(valid, key=lambda b: (b.value, b.method == "advanced", b.method))
 
     def value(self, method: str) -> float | None:
         return self.bounds[method].value
@@ -111,18 +115,18 @@ class AccountingReport:
         if header is not None:
             lines.append(header)
         elif self.mu is not None:
-            lines.append(f"GDP mu = {self.mu:.6f}")
+            lines.append(f"GDP mu = {fmt_up(self.mu)}")
         lines.append(f"{self.quantity} at {given} ({self.num_releases} releases)")
         lines.append(f"  {'method':<15} {self.quantity:>16}  note")
         for name, b in self.bounds.items():
             note = notes.get(name, "") if b.applicable else f"not applicable: {b.reason}"
             if b.applicable and b.note:
                 note = f"{note}; {b.note}"
-            lines.append(f"  {name:<15} {fmt(b.value):>16}  {note}")
+            lines.append(f"  {name:<15} {fmt_up(b.value):>16}  {note}")
         for name, v in self.extras.items():
             lines.append(f"  {name:<15} {fmt(v):>16}  {notes.get(name, '')} (not certified)".rstrip())
         best = self.best
-        lines.append(f"  {'best':<15} {fmt(best.value):>16}  certified by {best.method}")
+        lines.append(f"  {'best':<15} {fmt_up(best.value):>16}  certified by {best.method}")
         return "\n".join(line.rstrip() for line in lines)
 
     def __str__(self) -> str:

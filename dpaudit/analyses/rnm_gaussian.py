@@ -1,7 +1,8 @@
-"""Heterogeneous Gaussian report-noisy-max, exactly (seed 004, Appendix C, Algorithm 4).
+"""Heterogeneous Gaussian report-noisy-max, exactly.
 
-The mechanism releases ``argmax_i (f_i + X_i)`` with independent ``X_i ~ N(0, σ_i²)``.
-Neighbouring query vectors f, f′ differ in at most one coordinate k, by at most s_k.
+The mechanism of Ou, Avella Medina & Cummings (2024), Appendix C, Algorithm 4, releases
+``argmax_i (f_i + X_i)`` with independent ``X_i ~ N(0, σ_i²)``. Neighbouring query vectors f, f′
+differ in at most one coordinate k, by at most s_k.
 
 On the output distribution P(argmax = i) (1-D quadrature in log space,
 :mod:`dpaudit.analyses.gaussian_argmax`) this module computes, without sampling,
@@ -13,9 +14,9 @@ On the output distribution P(argmax = i) (1-D quadrature in log space,
   (:func:`worst_case_profile`, :func:`worst_case_epsilon`), returning the maximising
   adversarial pair;
 * the GDP bound μ = max_i s_i/σ_i (:func:`gdp_bound`), which is correct;
-* the bounds of seed 004 *as published* (:func:`published_bound_theorem6`,
-  :func:`published_bound_theorem7`), which the exact profile shows to be false
-  (see ``docs/finding-rnm-gaussian.md``).
+* the bounds of Ou, Avella Medina & Cummings (2024) *as published*
+  (:func:`published_bound_theorem6`, :func:`published_bound_theorem7`), which the exact profile
+  shows to be false (see ``docs/finding-rnm-gaussian.md``).
 
 Example (one Thompson-sampling round, N = 2 arms each pulled once: s = 1/2, σ = 1/√2):
     >>> eps = published_bound_theorem7(2, 1e-6)  # the paper's per-round ε at δ = 1e-6
@@ -401,7 +402,9 @@ def gdp_bound(sensitivities: Iterable[float] | float, sigmas: Iterable[float]) -
 def published_bound_theorem6(
     sensitivities: Iterable[float] | float, sigmas: Iterable[float], delta: float
 ) -> float:
-    """ε of seed 004, Theorem 6, *as published* — FALSE (see docs/finding-rnm-gaussian.md).
+    """ε of Ou, Avella Medina & Cummings (2024), Theorem 6, *as published* — FALSE.
+
+    See ``docs/finding-rnm-gaussian.md``.
 
     Verbatim: "Algorithm 4 is (ϵ, δ)-differentially private for
     ϵ ≥ ½ √(log((n−1)/(2δ))) max_{i∈[n]} (s_i/σ_i)" (the last line of the proof puts the max
@@ -424,7 +427,7 @@ def published_bound_theorem6(
 
 
 def published_bound_theorem7(num_arms: int, delta: float) -> float:
-    """Per-round ε of Thompson sampling, seed 004, Theorem 7, *as published* — FALSE.
+    """Per-round ε of Thompson sampling (Ou, Avella Medina & Cummings 2024, Theorem 7) *as published*: FALSE.
 
     Verbatim: "At timestep t, the action of Algorithm 1 is (ϵ, δ)-differentially private for
     ϵ = 1/(2√2) √(log((N−1)/(2δ)))", i.e. Theorem 6 with s_i/σ_i = 1/√(n_i + 1) ≤ 1/√2.

@@ -1,8 +1,8 @@
-"""The privacy of Thompson sampling with Gaussian priors (seed 004), certified and as published.
+"""The privacy of Thompson sampling with Gaussian priors, certified and as published.
 
-Setting (seed 004, Algorithms 1–2): N arms, horizon T, rewards in [0, 1]; neighbouring reward
-streams differ in one reward r_τ; the released output is the action sequence. The (b, c)
-variant pre-pulls every arm b times (deterministic outputs) and then samples
+Setting (Ou, Avella Medina & Cummings (2024), Algorithms 1–2): N arms, horizon T, rewards in
+[0, 1]; neighbouring reward streams differ in one reward r_τ; the released output is the action
+sequence. The (b, c) variant pre-pulls every arm b times (deterministic outputs) and then samples
 θ_i ~ N(μ̂_i, c/(n_i + 1)) with μ̂_i = S_i/(n_i + 1), playing argmax_i θ_i.
 
 **Per-round privacy.** Changing r_τ (observed on arm j) changes only S_j, by at most 1, so
@@ -114,7 +114,10 @@ class ThompsonConfig:
 
     @property
     def per_round_mu(self) -> float:
-        return 1.0 / math.sqrt(self.variance_scale * (self.worst_case_count + 1))
+        scale = self.variance_scale * (self.worst_case_count + 1)
+        if math.isinf(scale):  # c near the largest double: the product overflows, its roots do not
+            return 1.0 / math.sqrt(self.variance_scale) / math.sqrt(self.worst_case_count + 1) * (1 + 1e-15)
+        return 1.0 / math.sqrt(scale)
 
     @property
     def private_rounds(self) -> int:
@@ -130,16 +133,19 @@ class ThompsonConfig:
 
     @property
     def mu_paper(self) -> float:
-        """Theorem 4 of seed 004: sqrt(T/(c(b+1)))."""
-        return math.sqrt(self.horizon / (self.variance_scale * (self.prepulls + 1)))
+        """Ou, Avella Medina & Cummings (2024), Theorem 4: sqrt(T/(c(b+1)))."""
+        scale = self.variance_scale * (self.prepulls + 1)
+        if math.isinf(scale):  # c near the largest double: the product overflows, its roots do not
+            return math.sqrt(self.horizon) / math.sqrt(self.variance_scale) / math.sqrt(self.prepulls + 1)
+        return math.sqrt(self.horizon / scale)
 
     @property
     def published_mu(self) -> tuple[float, str]:
         """The paper's own GDP claim for this configuration and where it is stated: Theorem 3's
         sqrt(T/2) for Algorithm 1 ((b, c) = (0, 1)), Theorem 4's sqrt(T/(c(b+1))) otherwise."""
         if self.prepulls == 0 and self.variance_scale == 1.0:
-            return math.sqrt(self.horizon / 2.0), "seed 004, Theorem 3"
-        return self.mu_paper, "seed 004, Theorem 4"
+            return math.sqrt(self.horizon / 2.0), "Theorem 3"
+        return self.mu_paper, "Theorem 4"
 
     def round_event(self) -> GaussianReportNoisyMaxEvent:
         """One sampling round in the worst case: Gaussian report-noisy-max over the arms with
@@ -257,7 +263,7 @@ def thompson_report(
 
 def epsilon_curves(cfg: ThompsonConfig, deltas: np.ndarray) -> dict[str, np.ndarray]:
     """ε(δ) for the certified GDP (tight μ), the paper's GDP, Theorem 8 and Corollary 1 —
-    the curves of seed 004's Figures 1 and 4."""
+    the curves of Figures 1 and 4 of Ou, Avella Medina & Cummings (2024)."""
     deltas = np.asarray(deltas, dtype=float)
     return {
         "gdp": np.array([gdp_epsilon(cfg.mu_tight, d) for d in deltas]),
@@ -268,7 +274,8 @@ def epsilon_curves(cfg: ThompsonConfig, deltas: np.ndarray) -> dict[str, np.ndar
 
 
 # ---------------------------------------------------------------------------------------
-# seed 004, Theorem 7 in its own setting: one round of Algorithm 1 over reachable states
+# Ou, Avella Medina & Cummings (2024), Theorem 7, in its own setting: one round of Algorithm 1
+# over reachable states
 
 
 @dataclass(frozen=True)
@@ -281,7 +288,7 @@ class RoundState:
     neighbour has S′_0 = S_0 + 1 (the largest change of one reward), hence
     μ̂′_0 = μ̂_0 + 1/(n_0 + 1) ≤ n_0/(n_0 + 1). The round samples θ_i ~ N(μ̂_i, 1/(n_i + 1)) and
     releases argmax_i θ_i: Gaussian report-noisy-max with s_i = 1/(n_i + 1), σ_i = 1/√(n_i + 1)
-    (seed 004, Algorithm 1 and Appendix C).
+    (Ou, Avella Medina & Cummings (2024), Algorithm 1 and Appendix C).
     """
 
     counts: tuple[int, ...]
@@ -356,8 +363,9 @@ def theorem7_reachable_check(
     starts: int = 2,
     seed: int = 0,
 ) -> Theorem7Check:
-    """Seed 004's Theorem 7 checked in its own setting: one round of Algorithm 1 over the
-    states the algorithm can reach (:class:`RoundState`), not arbitrary score vectors.
+    """Theorem 7 of Ou, Avella Medina & Cummings (2024) checked in its own setting: one round of
+    Algorithm 1 over the states the algorithm can reach (:class:`RoundState`), not arbitrary
+    score vectors.
 
     The search: for every count n_0 of the changed arm in ``changed_counts`` and every two-group
     count profile of the other arms — a first competitor with count a and the remaining N − 2

@@ -12,7 +12,7 @@ the claimed curve refutes the claim, at the family's simultaneous confidence:
   :func:`~dpaudit.audit.clopper_pearson.delta_from_rates`.
 
 Checking the whole curve instead of one (ε, δ) point is what detects a 10 %-too-small σ
-(anchors-auditing §0 item 1; Delta-Siege, Lokna et al. 2023; Nasr et al. 2023).
+(Delta-Siege, Lokna et al. 2023; Nasr et al. 2023).
 
 Example:
     >>> import numpy as np

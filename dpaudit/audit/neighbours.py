@@ -8,8 +8,9 @@ report. Generic constructors live here:
 * :func:`identical` — x = x′ (a sanity check: every valid audit must give 0);
 * :func:`scalar_pair` — 0 vs Δ for additive-noise mechanisms (Gaussian, Laplace).
 
-Pairs that depend on one mechanism (report-noisy-max gaps, randomised response, the seed 001
-click randomizer) live beside their mechanisms, in :mod:`mechanisms.auditing.pairs`.
+Pairs that depend on one mechanism (report-noisy-max gaps, randomised response, the click
+randomizer of the cascading bandits of Wang et al. (2021)) live beside their mechanisms, in
+:mod:`mechanisms.auditing.pairs`.
 
 Adversarial choices are made from *exact* output distributions and the planned number of
 trials only (never from audit samples), so they do not affect the validity of the bounds:

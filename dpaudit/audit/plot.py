@@ -36,8 +36,20 @@ import numpy as np
 from dpaudit.audit.curves import epsilon_dp_tradeoff_curve, gdp_tradeoff_curve
 from dpaudit.audit.report import AuditReport
 from dpaudit.audit.thresholds import ThresholdRates
+from dpaudit.formatting import fmt_down, fmt_up
 
 __all__ = ["plot_audit"]
+
+
+def _corner_style(count: int, ordinary: bool, colour: str) -> dict[str, Any]:
+    """Markers of the tests' upper-right corners: a few (the pilot's single certifying test) as
+    large outlined stars that cannot be missed, many as small dots, violating ones as crosses."""
+    if not ordinary:
+        return {"marker": "X", "ms": 9, "color": colour, "markeredgecolor": "black", "linestyle": "none",
+                "zorder": 3}  # fmt: skip
+    few = count <= 5
+    return {"marker": "*" if few else "o", "ms": 13 if few else 3.5, "color": colour,
+            "markeredgecolor": "black" if few else colour, "linestyle": "none", "zorder": 3}  # fmt: skip
 
 
 def plot_audit(report: AuditReport, rates: ThresholdRates, path: str, *, max_boxes: int = 400) -> str:
@@ -52,11 +64,11 @@ def plot_audit(report: AuditReport, rates: ThresholdRates, path: str, *, max_box
     c = report.certified
     curves: list[tuple[str, Any]] = []
     if c.mu is not None:
-        curves.append((f"certified {c.mu:.4g}-GDP ({c.source})", gdp_tradeoff_curve(c.mu)))
+        curves.append((f"certified {fmt_up(c.mu, 4)}-GDP ({c.source})", gdp_tradeoff_curve(c.mu)))
     if c.epsilon is not None and c.delta is not None:
         curves.append(
             (
-                f"certified ({c.epsilon:.4g}, {c.delta:.3g})-DP ({c.source})",
+                f"certified ({fmt_up(c.epsilon, 4)}, {c.delta:.3g})-DP ({c.source})",
                 epsilon_dp_tradeoff_curve(c.epsilon, c.delta),
             )
         )
@@ -84,9 +96,7 @@ def plot_audit(report: AuditReport, rates: ThresholdRates, path: str, *, max_box
             ax.plot(
                 fh[sel],
                 nh[sel],
-                "." if what == "tests" else "x",
-                color=col,
-                ms=2 if what == "tests" else 5,
+                **_corner_style(sel.size, what == "tests", col),
                 label=f"{sel.size} {what} of {rates.tests}: upper-right corners {corner_conf:.0%}, "
                 f"boxes {box_conf:.0%} simultaneous",
             )
@@ -109,8 +119,8 @@ def plot_audit(report: AuditReport, rates: ThresholdRates, path: str, *, max_box
         ax.grid(True, which="both", alpha=0.3)
     e = report.empirical
     axes[0].set_title(
-        f"{report.target}: {report.verdict} — μ_lb={e.mu_lower:.3g}, ε_lb(δ={e.delta:g})="
-        f"{e.epsilon_lower:.3g}",
+        f"{report.target}: {report.verdict} — μ_lb={fmt_down(e.mu_lower, 3)}, ε_lb(δ={e.delta:g})="
+        f"{fmt_down(e.epsilon_lower, 3)}",
         fontsize=9,
     )
     axes[1].set_title(f"{e.trials:,} trials, statistic: {e.statistic}", fontsize=9)

@@ -10,7 +10,9 @@ of precedence:
   implementation is not the mechanism that was certified, even if no bound exceeds the claim;
 * ``inconclusive`` — the certificate lies below the audit's detection floor
   (:mod:`dpaudit.audit.power`): even a mechanism spending all of its certified privacy would
-  usually give a zero bound at this sample size, so "no violation found" means nothing;
+  usually give a zero bound at this sample size, so "no violation found" means nothing; or the
+  bounds are 0 and no floor was computed (nothing shows the audit could have seen a loss); or
+  the audit found no test with power (the caller says so);
 * ``consistent`` — none of the above. It never proves a claim.
 
 An audit may also be compared with a *published* claim that the toolkit does not certify
@@ -36,7 +38,7 @@ from typing import Any
 
 from dpaudit.audit.estimate import MuInterval
 from dpaudit.audit.power import DetectionFloor
-from dpaudit.formatting import fmt
+from dpaudit.formatting import fmt, fmt_down, fmt_up
 
 __all__ = [
     "Verdict",
@@ -126,9 +128,9 @@ class AuditReport:
     @staticmethod
     def _published_verdict(published: Certified, empirical: Empirical) -> str:
         bad = AuditReport._violated(published, empirical)
-        what = (f"epsilon >= {empirical.epsilon_lower:.4f} at delta = {empirical.delta:g} vs published "
-                f"{published.epsilon:g}" if published.epsilon is not None
-                else f"mu >= {empirical.mu_lower} vs published {published.mu}")
+        what = (f"epsilon >= {fmt_down(empirical.epsilon_lower, 4)} at delta = {empirical.delta:g} vs "
+                f"published {published.epsilon:g}" if published.epsilon is not None
+                else f"mu >= {fmt_down(empirical.mu_lower, 4)} vs published {published.mu}")
         verdict = Verdict.VIOLATED if bad else Verdict.CONSISTENT
         return f"{verdict.value}: {what} ({published.source})"
 
@@ -136,11 +138,14 @@ class AuditReport:
     def build(cls, *, target: str, certified: Certified, empirical: Empirical,
               details: dict[str, Any] | None = None, floor: DetectionFloor | None = None,
               estimate: MuInterval | None = None, model_mismatch: bool = False,
-              published: Certified | None = None) -> AuditReport:
+              published: Certified | None = None, inconclusive: bool = False) -> AuditReport:
         """Compute the verdict (precedence: violated, model-mismatch, inconclusive when the
-        certificate is below ``floor``, consistent), the fraction of the certified value the
-        audit recovered (μ_lower/μ if μ is certified, else ε_lower/ε) and, with ``published``,
-        the verdict of the same bounds against that claim (``published_verdict``).
+        certificate is below ``floor``, when there is no ``floor`` and the bounds are 0 — the
+        audit exhibited no privacy loss and nothing shows it could have — or when the caller
+        says the audit had no power (``inconclusive``), else consistent), the fraction of the
+        certified value the audit recovered (μ_lower/μ if μ is certified, else ε_lower/ε) and,
+        with ``published``, the verdict of the same bounds against that claim
+        (``published_verdict``).
 
         >>> emp = Empirical(epsilon_lower=1.4, mu_lower=None, delta=1e-6, confidence=0.95, trials=10,
         ...                 method="m", statistic="s")
@@ -159,7 +164,9 @@ class AuditReport:
             verdict = Verdict.VIOLATED
         elif model_mismatch:
             verdict = Verdict.MODEL_MISMATCH
-        elif floor is not None and floor.below(certified.mu, certified.epsilon):
+        elif inconclusive or (floor is not None and floor.below(certified.mu, certified.epsilon)):
+            verdict = Verdict.INCONCLUSIVE
+        elif floor is None and empirical.epsilon_lower <= 0.0 and not (empirical.mu_lower or 0.0) > 0.0:
             verdict = Verdict.INCONCLUSIVE
         else:
             verdict = Verdict.CONSISTENT
@@ -202,11 +209,12 @@ class AuditReport:
         lines.append(f"  neighbours  : {nb.get('description', '')} [{nb.get('relation', '')}]")
         claim = []
         if c.mu is not None:
-            claim.append(f"mu = {fmt(c.mu)}")
+            claim.append(f"mu = {fmt_up(c.mu)}")
         if c.epsilon is not None:
-            claim.append(f"epsilon = {fmt(c.epsilon)} at delta = {c.delta:g}")
+            claim.append(f"epsilon = {fmt_up(c.epsilon)} at delta = {c.delta:g}")
         lines.append(f"  certified   : {', '.join(claim)} (source: {c.source})")
-        bounds = f"mu >= {fmt(e.mu_lower)}, epsilon >= {fmt(e.epsilon_lower)} at delta = {e.delta:g}"
+        bounds = (f"mu >= {fmt_down(e.mu_lower)}, epsilon >= {fmt_down(e.epsilon_lower)} "
+                  f"at delta = {e.delta:g}")
         lines.append(f"  empirical   : {bounds} ({e.confidence:.0%} confidence, {e.trials:,} trials)")
         lines.append(f"  statistic   : {e.statistic}; {e.method}")
         sel = self.details.get("selection", {})
@@ -221,8 +229,9 @@ class AuditReport:
         if self.estimate is not None and c.mu is not None:
             iv = self.estimate
             lines.append(
-                f"  estimate    : the certifying test exhibits mu in [{fmt(iv.lower)}, {fmt(iv.upper)}] "
-                f"({iv.confidence:.0%} two-sided) against the certified {fmt(c.mu)}"
+                "  estimate    : the certifying test exhibits mu in "
+                f"[{fmt_down(iv.lower)}, {fmt_up(iv.upper)}] "
+                f"({iv.confidence:.0%} two-sided) against the certified {fmt_up(c.mu)}"
             )
         if self.fraction_recovered is not None:
             lines.append(

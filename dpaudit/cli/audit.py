@@ -1,9 +1,9 @@
 """``dpaudit audit TARGET``: empirically audit a mechanism's certified (or claimed) privacy.
 
 Targets: ``gaussian``, ``laplace``, ``randomized-response``, ``rnm-laplace``,
-``rnm-gaussian``, ``cascade`` (seed 001 local randomizer). The claim is the toolkit's own
+``rnm-gaussian``, ``cascade`` (the local randomizer of Wang et al. 2021). The claim is the toolkit's own
 certified value unless ``--claim-mu M`` or ``--claim-epsilon E [--claim-delta D]`` (or
-``--claim-published`` for the seed papers' theorems) is given. ``--json`` prints one object
+``--claim-published`` for the papers' own theorems) is given. ``--json`` prints one object
 with ``certified``, ``empirical``, ``verdict``, ``detection_floor`` and ``estimate`` (and no
 progress bar). By default one test is chosen on a 10 % pilot among the target's pre-registered
 designs (``--selection grid``: the Bonferroni grid over all of them instead).
@@ -11,7 +11,7 @@ designs (``--selection grid``: the Bonferroni grid over all of them instead).
 Exit status: 0 the audit ran (verdict ``consistent``, ``inconclusive`` or ``model-mismatch``);
 1 the verdict is ``violated`` (a valid lower bound exceeds the claim) or ``model-mismatch``: use it
 to gate CI;
-2 bad input (one line on stderr).
+2 bad input (one line on stderr); 3 and 4 as every command (:mod:`dpaudit.cli.errors`).
 
 This module is the composition root of an audit: the handler imports the target factories of
 ``mechanisms.auditing.targets`` and the runner (numpy, scipy) only when a target is audited, so
@@ -37,6 +37,7 @@ from dpaudit.cli.common import (
     number_list,
     plot_path,
 )
+from dpaudit.papers import HU_2024, OU_2024, WANG_2021
 
 if TYPE_CHECKING:
     from dpaudit.audit.report import Certified
@@ -128,7 +129,7 @@ def _add_randomized_response(kinds: argparse._SubParsersAction) -> list[argparse
 
 
 def _add_rnm_laplace(kinds: argparse._SubParsersAction) -> list[argparse.ArgumentParser]:
-    rl = kinds.add_parser("rnm-laplace", help="Laplace report-noisy-max over counts (seed 002)")
+    rl = kinds.add_parser("rnm-laplace", help=f"Laplace report-noisy-max over counts ({HU_2024.short})")
     rl.add_argument("--scale", type=number("--scale", 0.0, low_open=True), required=True)
     rl.add_argument("--arms", type=integer("--arms", 2, MAX_RNM_ARMS), default=2,
                     help=f"counts compared, at most {MAX_RNM_ARMS}")
@@ -142,7 +143,7 @@ def _add_rnm_laplace(kinds: argparse._SubParsersAction) -> list[argparse.Argumen
 
 def _add_rnm_gaussian(kinds: argparse._SubParsersAction) -> list[argparse.ArgumentParser]:
     rg = kinds.add_parser("rnm-gaussian",
-                          help="report-noisy-max with heterogeneous Gaussian noise (seed 004)")
+                          help=f"report-noisy-max with heterogeneous Gaussian noise ({OU_2024.short})")
     rg.add_argument("--sensitivities", type=number_list("--sensitivities", max_len=MAX_RNM_GAUSSIAN),
                     required=True, help="s1,s2,... (one, or one per candidate)")
     rg.add_argument("--sigmas", type=number_list("--sigmas", max_len=MAX_RNM_GAUSSIAN), required=True,
@@ -154,7 +155,8 @@ def _add_rnm_gaussian(kinds: argparse._SubParsersAction) -> list[argparse.Argume
 
 
 def _add_cascade(kinds: argparse._SubParsersAction) -> list[argparse.ArgumentParser]:
-    ca = kinds.add_parser("cascade", help="seed 001 Algorithms 2-3 local randomizer (click feedback)")
+    ca = kinds.add_parser("cascade",
+                          help=f"{WANG_2021.short} Algorithms 2-3 local randomizer (click feedback)")
     ca.add_argument("--positions", type=integer("--positions", 1, MAX_ARMS), required=True,
                     help=f"positions K of the ranked list, at most {MAX_ARMS}")
     ca.add_argument("--epsilon", type=number("--epsilon", 0.0, low_open=True), required=True)
@@ -177,7 +179,7 @@ def _add_claim_options(q: argparse.ArgumentParser, *, published: bool) -> None:
                        help="audit an (eps, delta) claim")
     if published:
         claim.add_argument("--claim-published", action="store_true",
-                           help="audit the seed paper's theorem (seed 002 Thm 8 / seed 004 Thm 6)")
+                           help=f"audit the paper's theorem ({HU_2024.short} Thm 8 / {OU_2024.short} Thm 6)")
     q.add_argument("--claim-delta", type=number("--claim-delta", 0.0, 1.0, high_open=True), default=None)
     q.add_argument("--delta", type=number("--delta", 0.0, 1.0, low_open=True, high_open=True), default=None,
                    help="delta at which eps is audited for mu claims (default 1e-5)")
@@ -267,9 +269,9 @@ def build_target(args: argparse.Namespace) -> Any:
         if len(sg) < 2:
             raise ValueError(f"--sigmas must have at least 2 entries (one per candidate), got {len(sg)}")
         if len(s) not in (1, len(sg)):
-            raise ValueError(
-                f"--sensitivities must have 1 or {len(sg)} entries (one per --sigmas), got {len(s)}"
-            )
+            from dpaudit.cli.epsilon import sensitivities_count
+
+            raise ValueError(sensitivities_count(len(s), len(sg)))
         if args.values is not None and len(args.values) != len(sg):
             raise ValueError(
                 f"--values must have {len(sg)} entries (one per --sigmas), got {len(args.values)}"
@@ -295,6 +297,44 @@ def build_target(args: argparse.Namespace) -> Any:
             claim=claim,
         )
     raise ValueError(f"unknown target {args.target!r}")  # pragma: no cover
+
+
+def cli_words(message: str) -> str:
+    """A runner message with its keyword arguments written as this command's options.
+
+    >>> cli_words("trials = 1000 leaves 0; use more trials or selection='grid'")
+    '--trials 1000 leaves 0; use more --trials or --selection grid'
+    """
+    for api, option in (("selection='grid'", "--selection grid"), ("pilot_fraction", "--pilot-fraction"),
+                        ("trials = ", "--trials "),
+                        ("more trials", "more --trials"), ("batch_size", "--batch-size")):  # fmt: skip
+        message = message.replace(api, option)
+    return message
+
+
+def candidate_designs(args: argparse.Namespace) -> int | None:
+    """How many pre-registered designs the pilot chooses among, where it is one per category,
+    arm or candidate (None: a target whose count is known only once it is built)."""
+    if args.target == "randomized-response":
+        return int(args.categories)
+    if args.target in ("rnm-laplace", "rnm-gaussian"):
+        return output_width(args)
+    return None
+
+
+def _check_pilot(args: argparse.Namespace) -> None:
+    """Refuse up front a pilot selection that leaves too few main samples (the runner would
+    build every design first and then refuse); the same rule as the runner's."""
+    k = candidate_designs(args)
+    if k is None or args.selection != "pilot":
+        return
+    n_pilot = max(20, int(round(args.pilot_fraction * args.trials)) // (2 * k))
+    n_main = (args.trials - 2 * k * n_pilot) // 2
+    if n_main < 20:
+        raise UsageError(
+            f"--trials {args.trials} leaves {max(n_main, 0)} main samples per side after a pilot of "
+            f"{n_pilot} per side on each of {k} candidate designs; use more --trials or --selection grid"
+        )
 
 
 def output_width(args: argparse.Namespace) -> int:
@@ -326,6 +366,7 @@ def check_size(args: argparse.Namespace) -> int:
             f"--epoch-length {args.epoch_length} without --gap would search {args.epoch_length} gaps, "
             f"more than the limit {MAX_GAP_SEARCH}; give --gap"
         )
+    _check_pilot(args)
     batch = max(1, min(args.batch_size, BATCH_ELEMENTS // width))
     batches = -(-args.trials // batch)
     if batches > MAX_BATCHES:
@@ -341,24 +382,28 @@ def run(args: argparse.Namespace) -> int:
     from dpaudit.audit.runner import run_audit_with_rates
 
     target = build_target(args)
-    report, rates = run_audit_with_rates(
-        target,
-        trials=args.trials,
-        seed=args.seed,
-        confidence=args.confidence,
-        batch_size=batch_size,
-        progress=not args.json and sys.stderr.isatty(),
-        selection=args.selection,
-        pilot_fraction=args.pilot_fraction,
-    )
-    if args.plot:
-        from dpaudit.audit.plot import plot_audit
-
-        plot_audit(report, rates, args.plot)
+    try:
+        report, rates = run_audit_with_rates(
+            target,
+            trials=args.trials,
+            seed=args.seed,
+            confidence=args.confidence,
+            batch_size=batch_size,
+            progress=not args.json and sys.stderr.isatty(),
+            selection=args.selection,
+            pilot_fraction=args.pilot_fraction,
+        )
+    except ValueError as exc:  # the runner speaks in its keyword arguments; say the options
+        raise UsageError(cli_words(str(exc))) from None
     if args.json:
         emit_json(report.to_dict())
     else:
         print(report)
-        if args.plot:
+    if args.plot:  # after the results are printed: a failing plot loses nothing computed
+        from dpaudit.audit.plot import plot_audit
+
+        sys.stdout.flush()
+        plot_audit(report, rates, args.plot)
+        if not args.json:
             print(f"plot written to {args.plot}")
     return 1 if report.verdict in ("violated", "model-mismatch") else 0

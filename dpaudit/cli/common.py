@@ -24,12 +24,14 @@ import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+from dpaudit.cli.errors import UsageError
 from dpaudit.formatting import fmt
 
 __all__ = [
-    "UsageError", "Parser", "number", "integer", "number_list", "plot_path", "jsonable", "emit_json", "fmt",
+    "UsageError", "Parser", "number", "integer", "number_list", "plot_path", "check_writable", "jsonable",
+    "emit_json", "fmt",
     "check_amount", "MAX_STEPS", "MAX_HORIZON", "MAX_REPS", "MAX_ARMS", "MAX_AUDIT_TRIALS", "MAX_WORK",
-    "MAX_LIST",
+    "MAX_ARM_ROUNDS", "MAX_STATE", "MAX_LIST", "check_simulation",
 ]
 
 MAX_STEPS = 10**9
@@ -43,12 +45,15 @@ MAX_WORK = 10**10
 audit trials (``run``: neighbouring-run pairs; ``audit``: mechanism runs), and the work of one
 command: T·R rounds of simulation, or trials × output width of an audit (about 10⁷–10⁸ rounds or
 10⁸–10⁹ array elements per second here: 10¹⁰ is minutes to hours)."""
+MAX_ARM_ROUNDS = 5 * 10**10
+"""The most arm-rounds (rounds × repetitions × arms) of one simulation or audit: the per-round
+work grows with the arms (Gaussian TS at N = 5 meets it at the 10¹⁰-round limit; CUCB-DP over
+10⁴ arms runs about 2·10⁶ arm-rounds a second here)."""
+MAX_STATE = 10**7
+"""The most repetitions × arms of one simulation: every policy keeps several float64 arrays of
+that shape (10⁷: 80 MB each)."""
 MAX_LIST = MAX_ARMS
 """The most entries of a comma-separated list option (``--sigmas``, ``--sensitivities``)."""
-
-
-class UsageError(Exception):
-    """Bad command-line input: printed as one line, exit status 2."""
 
 
 class Parser(argparse.ArgumentParser):
@@ -61,6 +66,11 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(message)
+
+    def _print_message(self, message: str, file: Any = None) -> None:
+        """As argparse's, but a failed write (``--help > /dev/full``) is raised, not swallowed."""
+        if message:
+            (file or sys.stderr).write(message)
 
 
 class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -81,6 +91,28 @@ def check_amount(amount: int, what: str, unit: str = "rounds", limit: int = MAX_
         raise UsageError(
             f"{what} = {amount:.3g} {unit}, more than the limit {limit:.0e} "
             "(hours of work on this machine); use smaller sizes"
+        )
+
+
+def check_simulation(horizon: int, reps: int, arms: int, what: str = "--horizon x --reps") -> None:
+    """Refuse up front a simulation of more than :data:`MAX_WORK` rounds, :data:`MAX_ARM_ROUNDS`
+    arm-rounds or :data:`MAX_STATE` repetitions × arms, with the estimate and the limit;
+    ``what`` names the options that make up ``horizon`` × ``reps``."""
+    if horizon * reps > MAX_WORK:
+        raise UsageError(
+            f"{what} = {horizon * reps:.3g} rounds, more than the limit {MAX_WORK:.0e} "
+            "(hours of simulation on this machine); use fewer rounds or repetitions"
+        )
+    if reps * arms > MAX_STATE:
+        raise UsageError(
+            f"repetitions x arms = {reps:,} x {arms:,} = {reps * arms:.3g} state entries per array, "
+            f"more than the limit {MAX_STATE:.0e} (80 MB per array); use fewer repetitions or arms"
+        )
+    if horizon * reps * arms > MAX_ARM_ROUNDS:
+        raise UsageError(
+            f"{what} x arms = {horizon * reps * arms:.3g} arm-rounds, more than the limit "
+            f"{MAX_ARM_ROUNDS:.0e} (hours of simulation on this machine); "
+            "use fewer rounds, repetitions or arms"
         )
 
 
@@ -169,8 +201,10 @@ def number_list(name: str, low: float = 0.0, max_len: int = MAX_LIST) -> Callabl
 
 def plot_path(name: str = "--plot") -> Callable[[str], str]:
     """An argparse ``type`` for a figure file, checked before any work starts: a non-empty path
-    ending in .png, .pdf or .svg whose directory exists and is writable, and matplotlib installed
-    (the ``plot`` extra)."""
+    ending in .png, .pdf or .svg whose directory exists and is writable, that can really be
+    opened for writing (so a name too long for the file system, a read-only or virtual file
+    system such as /proc, or a directory of that name is refused now, not after the work), and
+    matplotlib installed (the ``plot`` extra). A file created by the check is removed again."""
 
     def parse(text: str) -> str:
         import importlib.util
@@ -179,17 +213,46 @@ def plot_path(name: str = "--plot") -> Callable[[str], str]:
         if not text.strip():
             raise argparse.ArgumentTypeError(f"{name} must name a file ending in .png, .pdf or .svg, got ''")
         if os.path.splitext(text)[1].lower() not in (".png", ".pdf", ".svg"):
-            raise argparse.ArgumentTypeError(f"{name} must end in .png, .pdf or .svg, got {text!r}")
+            raise argparse.ArgumentTypeError(f"{name} must end in .png, .pdf or .svg, got {_shown(text)}")
         folder = os.path.dirname(os.path.abspath(text))
         if not os.path.isdir(folder):
-            raise argparse.ArgumentTypeError(f"{name}: directory {folder!r} does not exist")
+            raise argparse.ArgumentTypeError(f"{name}: directory {_shown(folder)} does not exist")
         if not os.access(folder, os.W_OK):
-            raise argparse.ArgumentTypeError(f"{name}: directory {folder!r} is not writable")
+            raise argparse.ArgumentTypeError(f"{name}: directory {_shown(folder)} is not writable")
+        check_writable(text, name)
         if importlib.util.find_spec("matplotlib") is None:
             raise argparse.ArgumentTypeError(f"{name} needs matplotlib: pip install 'dpaudit[plot]'")
         return text
 
     return parse
+
+
+def _shown(text: str, limit: int = 80) -> str:
+    """``repr(text)``, shortened in the middle beyond ``limit`` characters (a message stays one
+    readable line)."""
+    if len(text) <= limit:
+        return repr(text)
+    return repr(text[: limit // 2] + "..." + text[-(limit // 2) :]) + f" ({len(text)} characters)"
+
+
+def check_writable(path: str, name: str) -> None:
+    """Open ``path`` for appending (nothing is truncated) and close it again; a file that did
+    not exist before is removed. Raises ``argparse.ArgumentTypeError`` naming ``name`` and the
+    reason when the file cannot be written."""
+    import os
+
+    existed = os.path.lexists(path)
+    try:
+        with open(path, "ab"):
+            pass
+    except OSError as exc:
+        why = exc.strerror or type(exc).__name__
+        raise argparse.ArgumentTypeError(f"{name}: cannot write {_shown(path)}: {why}") from None
+    if not existed:
+        try:
+            os.remove(path)
+        except OSError:
+            pass
 
 
 def jsonable(obj: Any) -> Any:

@@ -11,7 +11,8 @@ relation and trust model, and the paper's claim; the footing line says whether t
 warning, never silently.
 
 Exit status: 0 ok; 1 a privacy check failed for some algorithm (its audit is ``violated`` or
-``model-mismatch``, or a run recorded releases its declaration does not cover); 2 bad input.
+``model-mismatch``, or a run recorded releases its declaration does not cover); 2 bad input; 3 and 4
+as every command (:mod:`dpaudit.cli.errors`).
 
 Example (the error line goes to stderr; the return value is the exit status):
     >>> from dpaudit.cli.main import main
@@ -27,7 +28,7 @@ import shlex
 import sys
 from typing import Any
 
-from dpaudit.cli.common import UsageError, emit_json, integer, number, plot_path
+from dpaudit.cli.common import UsageError, check_simulation, emit_json, integer, number, plot_path
 from dpaudit.cli.run import (
     MAX_AUDIT_TRIALS,
     MAX_HORIZON,
@@ -38,6 +39,7 @@ from dpaudit.cli.run import (
     _executor,
     check_work,
 )
+from dpaudit.formatting import fmt_down, fmt_up
 
 MAX_ALGORITHMS = 12
 _SHARED = (
@@ -230,13 +232,13 @@ def _table(rows: list[dict[str, Any]], delta: float) -> list[str]:
             if not p["private"]
             else "NOT PRIVATE"
             if p["epsilon"] is None
-            else f"{p['epsilon']:.6g} ({p['epsilon_method']})"
+            else f"{fmt_up(p['epsilon'])} ({p['epsilon_method']})"
         )
         model = "-" if not p["private"] else f"{p['model']}, {p['neighbouring']} {p['unit']}"
         audit = (
             "-"
             if r["audit"] is None
-            else f"{r['audit']['verdict']} (eps >= {r['audit']['epsilon_lower']:.3f})"
+            else f"{r['audit']['verdict']} (eps >= {fmt_down(r['audit']['epsilon_lower'], 3)})"
         )
         body.append(
             (
@@ -267,8 +269,6 @@ def compare(args: argparse.Namespace) -> int:
     rows = [_row(label, report) for label, report in reports]
     failed = any(r.audit is not None and r.audit.verdict in _FAILED_VERDICTS for _, r in reports)
     foot = footing(rows)
-    if args.plot:
-        _plot(reports, args.plot, env_text)
     if args.json:
         config = {
             "env": env_text,
@@ -279,8 +279,13 @@ def compare(args: argparse.Namespace) -> int:
             "audit_trials": args.audit_trials,
         }
         emit_json({"config": config, "results": rows, "footing": foot})
-        return 1 if failed else 0
-    _print_text(args, rows, foot, env_text, horizon)
+    else:
+        _print_text(args, rows, foot, env_text, horizon)
+    if args.plot:  # after the results are printed: a failing plot loses nothing computed
+        sys.stdout.flush()
+        _plot(reports, args.plot, env_text)
+        if not args.json:
+            print(f"plot written to {args.plot}")
     return 1 if failed else 0
 
 
@@ -310,7 +315,11 @@ def _plans(
     plans = []
     for spec, tokens, label in entries:
         opts = _alg_parser(spec).parse_args(tokens + shared)
-        env = _env(spec, opts.env)
+        if args.env is None and spec is not first:
+            env = _default_env(spec, first, env_text, label)
+        else:
+            env = _env(spec, opts.env)
+        check_simulation(horizon, args.reps * len(entries), env.n_arms, "--horizon x --reps x algorithms")
         algo = {o.dest: getattr(opts, o.dest) for o in spec.options}
         try:
             policy = spec.configure(algo, env, horizon).policy
@@ -318,6 +327,19 @@ def _plans(
             raise UsageError(f"{label}: {exc}") from None
         plans.append((spec, label, env, algo, _audit_horizon(spec, policy, opts, env)))
     return horizon, env_text, plans
+
+
+def _default_env(spec: Any, first: Any, env_text: str, label: str) -> Any:
+    """The first algorithm's default instance, parsed for ``spec``; an algorithm that cannot run
+    on it is refused with what to do (the user gave no ``--env`` to blame)."""
+    try:
+        return _env(spec, env_text)
+    except UsageError as exc:
+        why = str(exc).removeprefix("--env: ")
+        raise UsageError(
+            f"{label} cannot run on the instance of the first algorithm ({first.key}: {env_text}): {why}; "
+            "give --env with an instance every algorithm accepts"
+        ) from None
 
 
 def _run_all(
@@ -383,8 +405,6 @@ def _print_text(
             + " (regret ranks are not comparable)"
             + refs_txt
         )
-    if args.plot:
-        print(f"plot written to {args.plot}")
 
 
 def _plot(reports: list[tuple[str, Any]], path: str, env_text: str) -> None:
@@ -395,11 +415,13 @@ def _plot(reports: list[tuple[str, Any]], path: str, env_text: str) -> None:
     import matplotlib.pyplot as plt
 
     from bandits.plots import draw_regret, style_regret_axes
+    from dpaudit.plotstyle import series_style
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    for label, rep in reports:
+    for i, (label, rep) in enumerate(reports):
         eps = rep.privacy.epsilon
-        draw_regret(ax, rep.simulation, "pseudo", f"{label} (eps {eps:.3g})" if eps is not None else label)
+        shown = f"{label} (eps {fmt_up(eps, 3)})" if eps is not None else label
+        draw_regret(ax, rep.simulation, "pseudo", shown, series_style(i, len(reports)))
     style_regret_axes(ax, "pseudo-regret", f"{env_text} (common random numbers)")
     fig.tight_layout()
     fig.savefig(path, dpi=120)

@@ -12,6 +12,8 @@ import math
 from typing import TYPE_CHECKING
 
 from dpaudit.cli.common import MAX_STEPS, emit_json, integer, number, number_list, plot_path
+from dpaudit.formatting import fmt, fmt_up
+from dpaudit.papers import OU_2024
 
 if TYPE_CHECKING:
     from dpaudit.accounting import AccountingReport
@@ -32,7 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     kinds = p.add_subparsers(dest="kind", required=True, metavar="SUBCOMMAND",
                              parser_class=type(p))
 
-    ts = kinds.add_parser("ts", help="Gaussian Thompson sampling with (b, c) (seed 004)")
+    ts = kinds.add_parser("ts", help=f"Gaussian Thompson sampling with (b, c) ({OU_2024.short})")
     ts.add_argument("--horizon", "-T", type=integer("--horizon", 1, MAX_STEPS), required=True,
                     help="rounds T")
     ts.add_argument("--arms", "-N", type=integer("--arms", 2, 10**6), required=True, help="arms N")
@@ -158,13 +160,24 @@ def _event(args: argparse.Namespace) -> tuple[PrivacyEvent, ThompsonConfig | Non
     if args.kind == "rnm-gaussian":
         s, g = args.sensitivities, args.sigmas
         if len(s) not in (1, len(g)):
-            raise ValueError(
-                f"--sensitivities must have 1 or {len(g)} entries (one per --sigmas), got {len(s)}"
-            )
+            raise ValueError(sensitivities_count(len(s), len(g)))
         return GaussianReportNoisyMaxEvent(tuple(s), tuple(g)).repeat(args.steps), None
     if args.kind == "dpsgd":
         return dpsgd_step(args, args.noise_multiplier).repeat(args.steps), None
     raise ValueError(f"unknown subcommand {args.kind!r}")  # pragma: no cover
+
+
+def sensitivities_count(given: int, candidates: int) -> str:
+    """The refusal of a --sensitivities list whose length matches neither 1 nor --sigmas.
+
+    >>> sensitivities_count(2, 1)
+    '--sensitivities must have 1 entry (as many as --sigmas), got 2'
+    >>> sensitivities_count(2, 3)
+    '--sensitivities must have 1 entry or 3 (one per --sigmas), got 2'
+    """
+    if candidates == 1:
+        return f"--sensitivities must have 1 entry (as many as --sigmas), got {given}"
+    return f"--sensitivities must have 1 entry or {candidates} (one per --sigmas), got {given}"
 
 
 def _report(args: argparse.Namespace, event: PrivacyEvent, cfg: ThompsonConfig | None) -> AccountingReport:
@@ -195,7 +208,7 @@ def _table(report: AccountingReport, cfg: ThompsonConfig | None, header: str | N
         return report.table(header=header)
     header = (
         f"Thompson sampling T={cfg.horizon} N={cfg.arms} b={cfg.prepulls} c={cfg.variance_scale:g}: "
-        f"certified mu = {cfg.mu_tight:.6f} (paper: {cfg.mu_paper:.6f}); "
+        f"certified mu = {fmt_up(cfg.mu_tight)} (paper: {fmt(cfg.mu_paper)}); "
         f"{cfg.private_rounds} private rounds"
     )
     return report.table(header=header, notes=PUBLISHED_NOTES)
@@ -217,14 +230,21 @@ def plot_curves(event: PrivacyEvent, cfg: ThompsonConfig | None, path: str) -> N
 
         extra = ts_curves(cfg, deltas)
         curves.update({k: list(v) for k, v in extra.items() if k != "gdp"})
+    from dpaudit.plotstyle import fit_log_axis, series_style
+
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
-    for name, ys in curves.items():
-        pts = [(d, y) for d, y in zip(deltas, ys) if y is not None]
+    drawn: list[float] = []
+    for i, (name, ys) in enumerate(curves.items()):
+        # a log axis cannot show epsilon = 0 (delta above the mechanism's delta(0)): those points are left out
+        pts = [(d, y) for d, y in zip(deltas, ys) if y is not None and math.isfinite(y) and y > 0]
         if pts:
-            style = "--" if name.startswith("paper") else "-"
-            ax.plot(*zip(*pts), style, label=name)
+            style = series_style(i, len(curves))
+            if name.startswith("paper"):
+                style["linestyle"] = "--"
+            ax.plot(*zip(*pts), label=name, **style)
+            drawn += [y for _, y in pts]
     ax.set_xscale("log")
-    ax.set_yscale("log")
+    fit_log_axis(ax, drawn)
     ax.set_xlabel("delta")
     ax.set_ylabel("certified epsilon")
     ax.set_title("epsilon(delta) by composition method")
@@ -244,8 +264,6 @@ def run(args: argparse.Namespace) -> int:
     event, cfg = _event(args)
     with progress.enabled(not args.json and sys.stderr.isatty()), accuracy_of(args.pld_accuracy):
         report = _report(args, event, cfg)
-        if args.plot:
-            plot_curves(event, cfg, args.plot)
     if args.json:
         d = report.to_dict()
         if cfg is not None:
@@ -254,6 +272,10 @@ def run(args: argparse.Namespace) -> int:
         emit_json(d)
     else:
         print(_table(report, cfg, dpsgd_header(args) if args.kind == "dpsgd" else None))
-        if args.plot:
+    if args.plot:  # after the results are printed: a failing plot loses nothing computed
+        sys.stdout.flush()
+        with progress.enabled(not args.json and sys.stderr.isatty()):
+            plot_curves(event, cfg, args.plot)
+        if not args.json:
             print(f"plot written to {args.plot}")
     return 0

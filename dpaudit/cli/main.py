@@ -1,7 +1,8 @@
 """The ``dpaudit`` command: ``epsilon``, ``calibrate``, ``audit``, ``list``, ``run``, ``tune``, ``compare``.
 
-Every failure caused by the input prints one line ``dpaudit: error: ...`` and exits with
-status 2, without a traceback.
+Every failure prints one line ``dpaudit: error: ...`` on stderr, without a traceback, and exits
+with a documented status (:mod:`dpaudit.cli.errors`): 2 for bad input, 3 when the environment
+failed (a full disk, memory, an encoding), 4 for an internal error.
 
 Start-up is kept light: this module imports only the standard library and
 :mod:`dpaudit.cli.common`. The subcommand modules (and, through their handlers, numpy, scipy,
@@ -24,12 +25,20 @@ Example (the return value is the exit status; errors go to stderr; ``--help`` an
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import importlib.util
 import sys
 from collections.abc import Sequence
 
-from dpaudit.cli.common import Parser, UsageError
+from dpaudit.cli.common import Parser
+from dpaudit.cli.errors import (
+    EXIT_ENVIRONMENT,
+    EXIT_INTERRUPTED,
+    failure_line,
+    readable_output,
+    stdout_problem,
+)
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "epsilon": ("dpaudit.cli.epsilon", "certified privacy of a configuration under every method"),
@@ -95,24 +104,51 @@ def build_parser(argv: Sequence[str] | None = None) -> Parser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args_list = list(sys.argv[1:] if argv is None else argv)
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so that the interpreter's last flush of what could not be written
+    does not print a second error."""
+    import os
+
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):  # no file descriptor (e.g. captured in-process): nothing is flushed later
+        pass
+
+
+def _main(args_list: list[str]) -> int:
+    """Parse and run; stdout is flushed here so that a full disk or a closed reader is reported
+    as a failure, not lost at interpreter exit (also after ``--help`` and ``--version``)."""
     try:
         parser = build_parser(args_list)
         args = parser.parse_args(args_list)
-        return int(args.handler(args) or 0)
-    except (UsageError, ValueError) as exc:
-        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        print(f"dpaudit: error: {msg}", file=sys.stderr)
-        return 2
+        problem = stdout_problem()  # before the work: nothing computed is lost to a bad redirection
+        if problem is not None:
+            raise OSError(errno.ENOSPC, problem)
+        code = int(args.handler(args) or 0)
+    except SystemExit:  # --help, --version: argparse printed and exits
+        sys.stdout.flush()
+        raise
+    sys.stdout.flush()
+    return code
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    readable_output()
+    try:
+        return _main(args_list)
     except KeyboardInterrupt:
         print("dpaudit: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:  # the reader went away (e.g. `| head`): stop quietly, as Unix tools do
-        import os
-
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _silence_stdout()
         return 0
+    except Exception as exc:  # one line for every failure, with its exit status (dpaudit.cli.errors)
+        line, code = failure_line(exc)
+        if code == EXIT_ENVIRONMENT and argv is None:  # the console command (not a caller's process)
+            _silence_stdout()
+        print(f"dpaudit: error: {line}", file=sys.stderr)
+        return code
 
 
 if __name__ == "__main__":

@@ -13,7 +13,8 @@ The command line is parsed in two stages so that ``dpaudit --help`` imports noth
 
 Exit status: 0 ok; 1 a privacy check failed (the audit's verdict is ``violated`` or
 ``model-mismatch`` — the implementation is not the mechanism that was certified —, or a run
-recorded releases its declaration does not cover); 2 bad input (one line, no traceback).
+recorded releases its declaration does not cover); 2 bad input (one line, no traceback); 3 the
+environment failed, 4 an internal error (:mod:`dpaudit.cli.errors`).
 
 Example (the error line goes to stderr; the return value is the exit status):
     >>> from dpaudit.cli.main import main
@@ -31,6 +32,7 @@ from concurrent.futures import Executor
 from typing import Any
 
 from dpaudit.cli.common import (  # noqa: F401  (the limits are re-exported for callers of this module)
+    MAX_ARM_ROUNDS,
     MAX_ARMS,
     MAX_AUDIT_TRIALS,
     MAX_HORIZON,
@@ -38,11 +40,14 @@ from dpaudit.cli.common import (  # noqa: F401  (the limits are re-exported for 
     MAX_WORK,
     Parser,
     UsageError,
+    check_simulation,
     emit_json,
     integer,
     number,
     plot_path,
 )
+from dpaudit.formatting import fmt_up
+from dpaudit.papers import OU_2024
 
 
 def check_work(horizon: int, reps: int, what: str = "--horizon x --reps") -> None:
@@ -63,7 +68,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="simulate, certify, check and audit an algorithm from 'dpaudit list'",
         description="dpaudit run ALG [options]: 'dpaudit run ALG --help' lists the options of ALG.",
     )
-    run_p.add_argument("alg", metavar="ALG", help="an algorithm key from 'dpaudit list' (e.g. ts, ucb1)")
+    run_p.add_argument("alg", metavar="ALG", nargs="?", default=None,
+                       help="an algorithm key from 'dpaudit list' (e.g. ts, ucb1)")
     run_p.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     run_p.set_defaults(handler=run_alg)
     list_p = sub.add_parser(
@@ -92,7 +98,7 @@ def list_algs(args: argparse.Namespace) -> int:
     for r, s in zip(rows, specs):
         print("  ".join(v.ljust(w) for v, w in zip(r, widths)))
         print(f"    {s['title']}")
-    print("\n'dpaudit run ALG --help' lists an algorithm's options; papers are in shared/seeds/.")
+    print("\n'dpaudit run ALG --help' lists an algorithm's options and gives its paper in full.")
     return 0
 
 
@@ -103,7 +109,7 @@ def list_algs(args: argparse.Namespace) -> int:
 def _alg_parser(spec: Any) -> Parser:
     p = Parser(
         prog=f"dpaudit run {spec.key}",
-        description=f"{spec.title}. Paper: {spec.paper or '-'}; feedback: {spec.feedback.value}; "
+        description=f"{spec.title}. Paper: {spec.paper or 'none.'} Feedback: {spec.feedback.value}; "
         f"privacy: {spec.privacy}"
         + (f" per {spec.unit}" if spec.unit else "")
         + f". With no --env: {spec.default_env}, T = {spec.default_horizon}.",
@@ -206,6 +212,12 @@ def _audit_horizon(spec: Any, policy: Any, args: argparse.Namespace, env: Any) -
         Ta = T
     if args.audit_trials:
         check_work(Ta, 2 * args.audit_trials, "audit horizon x 2 --audit-trials")
+        if Ta * 2 * args.audit_trials * env.n_arms > MAX_ARM_ROUNDS:
+            raise UsageError(
+                f"audit horizon x 2 --audit-trials x arms = {Ta} x {2 * args.audit_trials} x {env.n_arms} = "
+                f"{Ta * 2 * args.audit_trials * env.n_arms:.3g} arm-rounds, more than the limit "
+                f"{MAX_ARM_ROUNDS:.0e}; use fewer --audit-trials or a shorter --audit-horizon"
+            )
         try:
             policy.declare(Ta, env.n_arms, env.structure)
         except ValueError as exc:
@@ -245,6 +257,8 @@ def _preparse(rest: list[str]) -> None:
 
 
 def run_alg(args: argparse.Namespace) -> int:
+    if args.alg is None:
+        raise UsageError("run needs ALG, an algorithm key from 'dpaudit list' (e.g. 'dpaudit run ts')")
     if "-h" not in args.rest and "--help" not in args.rest:
         _preparse(args.rest)
     from bandits.registry import get
@@ -253,6 +267,7 @@ def run_alg(args: argparse.Namespace) -> int:
     opts = _alg_parser(spec).parse_args(args.rest)
     check_work(opts.horizon, opts.reps)
     env = _env(spec, opts.env)
+    check_simulation(opts.horizon, opts.reps, env.n_arms)
     algo = {o.dest: getattr(opts, o.dest) for o in spec.options}
     policy = spec.configure(algo, env, opts.horizon).policy
     Ta = _audit_horizon(spec, policy, opts, env)
@@ -283,13 +298,14 @@ def run_alg(args: argparse.Namespace) -> int:
     finally:
         if executor is not None:
             executor.shutdown()
-    if opts.plot:
-        plot_run(report, opts.plot)
     if opts.json:
         emit_json(report.to_dict())
     else:
         print(report)
-        if opts.plot:
+    if opts.plot:  # after the results are printed: a failing plot loses nothing computed
+        sys.stdout.flush()
+        plot_run(report, opts.plot)
+        if not opts.json:
             print(f"plot written to {opts.plot}")
     failed = report.audit is not None and report.audit.verdict in ("violated", "model-mismatch")
     return 1 if failed else 0
@@ -333,7 +349,10 @@ def _register_tune(sub: argparse._SubParsersAction) -> None:
         help="number of arms (default: from --env; without --env, Bernoulli means "
         "evenly spaced from 0.75 to 0.25)",
     )
-    tt.add_argument("--env", metavar="SPEC", default=None, help="environment (default seed 004 section 5.1)")
+    tt.add_argument(
+        "--env", metavar="SPEC", default=None,
+        help=f"environment (default: the section 5.1 instance of {OU_2024.textual})",
+    )
     tt.add_argument(
         "--reps",
         "-R",
@@ -372,7 +391,7 @@ def _tune_env(spec_text: str | None, arms: int | None) -> Any:
 
 
 def tune_ts(args: argparse.Namespace) -> int:
-    from bandits.thompson.frontier import max_prepulls, resolve_target_mu
+    from bandits.thompson.frontier import max_prepulls, min_target_mu, resolve_target_mu
     from bandits.thompson.tuner import plot_tuning, tune_thompson
 
     if args.target_epsilon is not None and args.delta is None:
@@ -380,8 +399,15 @@ def tune_ts(args: argparse.Namespace) -> int:
     if args.target_mu is not None and args.delta is not None:
         raise UsageError("--delta is only used with --target-epsilon")
     env = _tune_env(args.env, args.arms)
-    check_work(args.horizon, args.reps * args.candidates * 2, "--horizon x --reps x (2 --candidates)")
+    check_simulation(args.horizon, args.reps * args.candidates * 2, env.n_arms,
+                     "--horizon x --reps x (2 --candidates)")  # fmt: skip
     mu = resolve_target_mu(args.target_mu, args.target_epsilon, args.delta)
+    if mu < min_target_mu(args.horizon):
+        given = "--target-mu" if args.target_mu is not None else "--target-epsilon at --delta (as GDP mu)"
+        raise UsageError(
+            f"{given} must be at least {min_target_mu(args.horizon):.3g} at --horizon {args.horizon} "
+            f"(a smaller budget needs a variance scale above 1e300), got {mu:g}"
+        )
     bmax = max_prepulls(args.horizon, env.n_arms, mu)
     executor = _executor(args.workers)
     try:
@@ -400,11 +426,19 @@ def tune_ts(args: argparse.Namespace) -> int:
     finally:
         if executor is not None:
             executor.shutdown()
-    if args.plot:
-        plot_tuning(res, args.plot)
     if args.json:
         emit_json(res.to_dict())
-        return 0
+    else:
+        _print_tuning(args, res, env, mu, bmax)
+    if args.plot:  # after the results are printed: a failing plot loses nothing computed
+        sys.stdout.flush()
+        plot_tuning(res, args.plot)
+        if not args.json:
+            print(f"plot written to {args.plot}")
+    return 0
+
+
+def _print_tuning(args: argparse.Namespace, res: Any, env: Any, mu: float, bmax: int) -> None:
     target = f"mu = {mu:.6g}"
     if args.target_epsilon is not None:
         target += f" (largest mu meeting epsilon = {args.target_epsilon:g} at delta = {args.delta:g})"
@@ -416,9 +450,6 @@ def tune_ts(args: argparse.Namespace) -> int:
     print(res.table())
     best = res.best
     print(
-        f"best: b = {best.b}, c = {best.c:.6g} (certified mu = {best.mu:.6f}), "
+        f"best: b = {best.b}, c = {best.c:.6g} (certified mu = {fmt_up(best.mu)}), "
         f"pseudo-regret {best.regret_mean:.1f} ± {best.regret_stderr:.1f}; took {res.elapsed:.1f} s"
     )
-    if args.plot:
-        print(f"plot written to {args.plot}")
-    return 0

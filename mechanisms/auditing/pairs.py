@@ -3,11 +3,12 @@
 * :func:`randomized_response_pair` — value 0 vs value 1;
 * :func:`laplace_rnm_pair` — report-noisy-max over counts, ``(g, 0, …) vs (g − 1, 1, 0, …)``
   under *replace* (one round's reward vector (1, 0) becomes (0, 1): two counts move in opposite
-  directions, seed 002 §5 item 1) or ``(g, 0, …) vs (g, 1, 0, …)`` under add/remove;
-  :func:`laplace_rnm_adversarial` picks the gap g;
+  directions, so Lap(1/ε) report-noisy-max is 2ε-DP, not ε-DP) or ``(g, 0, …) vs (g, 1, 0, …)``
+  under add/remove; :func:`laplace_rnm_adversarial` picks the gap g;
 * :func:`gaussian_rnm_pair` / :func:`gaussian_rnm_adversarial` — heterogeneous Gaussian RNM:
   f′ = f + s_k e_k, with f searched among the worst-case pairs of :mod:`dpaudit.analyses.rnm_gaussian`;
-* :func:`cascade_pair` — seed 001 local randomizer: click at position C vs C′ (``None`` = no click).
+* :func:`cascade_pair` — the local randomizer of Wang et al. (2021): click at position C vs C′
+  (``None`` = no click).
 
 Adversarial pairs are chosen from exact output distributions and the planned number of trials
 only (:func:`dpaudit.audit.neighbours.predicted_bound`), never from audit samples.
@@ -259,7 +260,7 @@ def gaussian_rnm_adversarial(
 
 
 # ---------------------------------------------------------------------------------------
-# seed 001 local randomizer
+# the local randomizer of Wang et al. (2021), Algorithms 2–3
 
 
 def cascade_pair(

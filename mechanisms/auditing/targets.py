@@ -18,12 +18,12 @@ Targets:
 * :func:`randomized_response_target` — k-ary RR, certified ε at δ = 0 (P(report = v) ∝ e^ε for
   the true value, 1 otherwise: the likelihood ratio is at most e^ε);
 * :func:`rnm_laplace_target` — Laplace report-noisy-max over counts; the toolkit certifies
-  2Δ/b under replace (Δ/b under monotone add/remove, Dwork & Roth 2014, Claim 3.9); seed 002
-  Theorem 8 claims Δ/b (:func:`published_claim`);
-* :func:`rnm_gaussian_target` — heterogeneous Gaussian RNM, certified μ = max s_i/σ_i; seed 004
-  Theorem 6 (:func:`published_claim`);
-* :func:`cascade_target` — seed 001 Algorithms 2–3 local randomizer (the number of reports is the
-  click position).
+  2Δ/b under replace (Δ/b under monotone add/remove, Dwork & Roth 2014, Claim 3.9);
+  Hu et al. (2024), Theorem 8, claim Δ/b (:func:`published_claim`);
+* :func:`rnm_gaussian_target` — heterogeneous Gaussian RNM, certified μ = max s_i/σ_i;
+  the published claim is Ou, Avella Medina & Cummings (2024), Theorem 6 (:func:`published_claim`);
+* :func:`cascade_target` — the local randomizer of Wang et al. (2021), Algorithms 2–3 (the number
+  of reports is the click position).
 
 White-box privacy loss is the statistic wherever the mechanism exposes it; discrete outputs
 declare the finite support of that statistic (exact output distributions), so the runner uses
@@ -59,6 +59,7 @@ from dpaudit.audit.neighbours import NeighbourPair, identical, scalar_pair
 from dpaudit.audit.report import Certified
 from dpaudit.audit.target import AuditTarget, Candidate, TargetFactory, choose_statistic
 from dpaudit.conversions import gdp_epsilon
+from dpaudit.papers import HU_2024, OU_2024, WANG_2021
 from dpaudit.validation import check_positive, check_probability
 from mechanisms.auditing.pairs import (
     cascade_pair,
@@ -216,7 +217,7 @@ def rnm_laplace_target(
     confidence: float = 0.95,
     mechanism: Any = None,
 ) -> AuditTarget:
-    """Laplace report-noisy-max over K counts (seed 002 RNM-FTNL's selection step).
+    """Laplace report-noisy-max over K counts (the selection step of RNM-FTNL, Hu et al. 2024).
 
     Neighbours ``(g, 0, …)`` vs ``(g − 1, 1, …)`` under replace (``(g, 0, …)`` vs ``(g, 1, …)``
     under add/remove); ``gap`` fixes g, otherwise g ∈ [1, epoch_length or 64] is chosen for the
@@ -287,7 +288,9 @@ def rnm_gaussian_target(
     confidence: float = 0.95,
     mechanism: Any = None,
 ) -> AuditTarget:
-    """Heterogeneous Gaussian report-noisy-max (seed 004 Algorithm 4 / one TS round).
+    """Heterogeneous Gaussian report-noisy-max (Ou, Avella Medina & Cummings 2024, Algorithm 4).
+
+    One round of their Thompson sampling is such a release.
 
     Without ``values`` the neighbour pair is searched (:func:`gaussian_rnm_adversarial`: the
     exact worst case of :mod:`dpaudit.analyses.rnm_gaussian` at the audited δ and a scan of common gaps,
@@ -361,7 +364,7 @@ def cascade_target(
     click_prime: int | None = None,
     claim: Certified | None = None,
 ) -> AuditTarget:
-    """Seed 001 local randomizer: Algorithm 2 (Laplace, ``delta=None``) or Algorithm 3
+    """Local randomizer of Wang et al. (2021): Algorithm 2 (Laplace, ``delta=None``) or Algorithm 3
     (Gaussian, ``delta`` given), one user's click at ``click`` vs ``click_prime``.
 
     The default claim is the paper's: ε-LDP (Alg. 2) or (ε, δ)-LDP (Alg. 3) — which is also what
@@ -377,7 +380,7 @@ def cascade_target(
     if report != "observed":
         mech = CascadeClickRandomizer(mech.num_positions, mech.noise, mech.scale, report=report)
     if claim is None:
-        claim = claim_epsilon(epsilon, 0.0 if delta is None else delta, source="seed 001 " + alg)
+        claim = claim_epsilon(epsilon, 0.0 if delta is None else delta, source=WANG_2021.at(alg))
     p = (
         cascade_pair(click, click_prime, mech.num_positions, report)
         if click != click_prime
@@ -410,23 +413,26 @@ def cascade_target(
 
 
 def published_claim(target: str, **kw: Any) -> Certified:
-    """Claims of the seed papers, as published.
+    """The papers' own claims, as published.
 
-    * ``"rnm-laplace"`` (seed 002 Theorem 8): Lap(1/ε) RNM is ε-DP → ε = 1/``scale``, δ = 0.
-    * ``"rnm-gaussian"`` (seed 004 Theorem 6): ε = ½·√(log((n−1)/(2δ)))·max s_i/σ_i at ``delta``.
+    * ``"rnm-laplace"`` (Hu et al. (2024), Theorem 8): Lap(1/ε) RNM is ε-DP → ε = 1/``scale``, δ = 0.
+    * ``"rnm-gaussian"`` (Ou, Avella Medina & Cummings (2024), Theorem 6):
+      ε = ½·√(log((n−1)/(2δ)))·max s_i/σ_i at ``delta``.
 
     >>> published_claim("rnm-laplace", scale=1.0)
-    Certified(mu=None, epsilon=1.0, delta=0.0, source='seed 002 Theorem 8')
+    Certified(mu=None, epsilon=1.0, delta=0.0, source='Hu et al. (2024), Theorem 8')
     >>> c = published_claim("rnm-gaussian", sensitivities=0.5, sigmas=[2 ** -0.5] * 2, delta=0.01)
     >>> round(c.epsilon, 4)
     0.6993
     """
     if target == "rnm-laplace":
-        return claim_epsilon(1.0 / check_positive("scale", kw["scale"]), 0.0, source="seed 002 Theorem 8")
+        return claim_epsilon(1.0 / check_positive("scale", kw["scale"]), 0.0, source=HU_2024.at("Theorem 8"))
     if target == "rnm-gaussian":
         d = check_probability("delta", kw["delta"])
         return claim_epsilon(
-            published_bound_theorem6(kw["sensitivities"], kw["sigmas"], d), d, source="seed 004 Theorem 6/7"
+            published_bound_theorem6(kw["sensitivities"], kw["sigmas"], d),
+            d,
+            source=OU_2024.at("Theorem 6/7"),
         )
     raise ValueError(f"no published claim for target {target!r}; known: 'rnm-laplace', 'rnm-gaussian'")
 

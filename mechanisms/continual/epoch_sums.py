@@ -11,26 +11,29 @@
     (round indices) of its observations, and per unit the charge is 1 release of
     ``sensitivity/noise_scale`` (parallel composition across epochs and arms). With bandit
     feedback (one observation per round) every round's total is the per-epoch ε. With
-    semi-bandit feedback (K observations per round, seed 000) a round is charged K releases,
-    one per arm it touched: basic composition gives ``K·ε₀`` (hence ``ε₀ = ε/K``).
+    semi-bandit feedback (K observations per round, the matroid bandits of Chandak,
+    Hu & Hegde (2023)) a round is charged K releases, one per arm it touched: basic composition
+    gives ``K·ε₀`` (hence ``ε₀ = ε/K``).
 
-:class:`GlobalEpochSums` (global epochs; full information, seed 002 RNM-FTNL)
+:class:`GlobalEpochSums` (global epochs; full information, RNM-FTNL of Hu et al. (2024))
     Epoch ``s`` is rounds ``2^s .. 2^{s+1} − 1`` (epoch 0 = round 1). At its end the K
     per-action sums of that epoch are released either as report-noisy-max (the leader
     ``argmax_j Φ_j + Lap_j(b)``; ``release="argmax"``) or as the K noisy sums
     (``release="sums"``, "naive FTNL"). Each round is in exactly one epoch's release.
-    **RNM under replace-one is 2Δ/b-DP, not Δ/b** (the K sums move in opposite directions:
-    seed 002 digest §5 item 1); calibration with ``epsilon`` uses ``b = 2Δ/ε`` unless
-    ``monotone=True`` under add/remove. ``noise_scale=1/ε`` reproduces the paper literally,
-    and the ledger then certifies ``2ε``.
+    **RNM under replace-one is 2Δ/b-DP, not Δ/b** (replacing one round's reward vector can lower
+    one sum and raise another; for K = 2 the exact worst-case loss of Lap(1/ε) tends to 2ε as
+    the epoch grows, :func:`mechanisms.report_noisy_max.laplace_rnm_worst_case_loss`);
+    calibration with ``epsilon`` uses ``b = 2Δ/ε`` unless ``monotone=True`` under add/remove.
+    ``noise_scale=1/ε`` reproduces the paper literally, and the ledger then certifies ``2ε``.
 
-Seed mapping:
+Use by the papers:
 
-* seed 000 DPUCB-MAT / DPTS-MAT (Algs. 2–3): ``LazyEpochSums(L, epsilon=ε/K)``; every
-  round pushes the K observed arms with ``unit=t`` (round 0 = the initial ``w_0``).
-* seed 002 Anytime-Lazy-UCB / Lazy-DP-TS (Algs. 1, 3): ``LazyEpochSums(K, epsilon=ε)``; one
-  push per round.
-* seed 002 RNM-FTNL (Alg. 4): ``GlobalEpochSums(K, release="argmax", ...)``.
+* DPUCB-MAT / DPTS-MAT (Chandak, Hu & Hegde (2023), Algorithms 2–3):
+  ``LazyEpochSums(L, epsilon=ε/K)``; every round pushes the K observed arms with ``unit=t``
+  (round 0 = the initial ``w_0``).
+* Anytime-Lazy-UCB / Lazy-DP-TS (Hu et al. (2024), Algorithms 1 and 3):
+  ``LazyEpochSums(K, epsilon=ε)``; one push per round.
+* RNM-FTNL (Hu et al. (2024), Algorithm 4): ``GlobalEpochSums(K, release="argmax", ...)``.
 
 Example:
     >>> import numpy as np

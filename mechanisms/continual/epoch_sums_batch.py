@@ -1,15 +1,16 @@
 """Lazy doubling-epoch Laplace estimates of N arms for R repetitions at once, with exact ledgers.
 
 The vectorised counterpart of :class:`mechanisms.continual.epoch_sums.LazyEpochSums` (same schedule, tested
-against it) for semi-bandit feedback (seed 000, DPUCB-MAT and DPTS-MAT, Algorithms 2–3):
-every arm buffers its fresh observations; its epoch j holds exactly 2ʲ of them (epoch 0: one
-observation — the initial w₀ or the arm's first pull); when the epoch fills, one noisy sum
-``Σ epoch + Lap(b)`` is released and the arm's estimate becomes ``(Σ + Lap(b))/2ʲ`` with
+against it) for semi-bandit feedback (DPUCB-MAT and DPTS-MAT of Chandak, Hu & Hegde (2023),
+Algorithms 2–3): every arm buffers its fresh observations; its epoch j holds exactly 2ʲ of them
+(epoch 0: one observation — the initial w₀ or the arm's first pull); when the epoch fills, one noisy
+sum ``Σ epoch + Lap(b)`` is released and the arm's estimate becomes ``(Σ + Lap(b))/2ʲ`` with
 ``T_e = 2ʲ`` (lines 10–15 of Algorithm 2). Older data are never reused, the epoch in progress is
 unused, and the buffer left at the horizon is never released.
 
 So after N pulls (epoch 0 included, i.e. N + 1 observations with the initial w₀ counted as one):
-``T_e = 2^{⌊log₂(N+2)⌋−1}`` and ``⌊log₂(N+2)⌋`` Laplace draws (seed 000 digest §2; tested).
+``T_e = 2^{⌊log₂(N+2)⌋−1}`` and ``⌊log₂(N+2)⌋`` Laplace draws (N = 0, 1 → T_e = 1; N = 2..5 → 2;
+N = 6..13 → 4; N = 14..29 → 8; tested).
 
 **Ledger.** Every observation enters at most one release, so a round (the unit of privacy: one
 round's reward vector) is charged one release of ``Lap(b)`` (sensitivity ``Δ``) per observed
@@ -144,6 +145,10 @@ class BatchLazyEpochs:
         z = self.noise.take(rows, 1)[:, 0]
         need = np.left_shift(1, self.epoch[rows, arms])
         self.estimate[rows, arms] = (self._sum[rows, arms] + self.scale * z) / need
+        if self.ledgers is not None and self.ledgers.transcripts is not None:
+            epochs = self.epoch[rows, arms].tolist()
+            keys = [f"{self.label} arm {a} epoch {e}" for a, e in zip(arms.tolist(), epochs)]
+            self.ledgers.released(rows, keys, self.estimate[rows, arms])
         self.size[rows, arms] = need
         self.epoch[rows, arms] += 1
         self.draws[rows, arms] += 1
@@ -152,8 +157,9 @@ class BatchLazyEpochs:
         self._start[rows, arms] = self.horizon
 
     def release_all(self, values: np.ndarray, round: int, *, charge: bool = True) -> None:
-        """Epoch 0 of every arm from one full observation ``values`` (R, N) at ``round`` (seed 000
-        Algorithm 2, line 2); charges that round N releases unless ``charge=False`` (public w₀)."""
+        """Epoch 0 of every arm from one full observation ``values`` (R, N) at ``round``
+        (Chandak, Hu & Hegde (2023), Algorithm 2, line 2); charges that round N releases unless
+        ``charge=False`` (public w₀)."""
         v = np.asarray(values, dtype=float)
         if v.shape != (self.reps, self.n_arms):
             raise ValueError(f"values must have shape ({self.reps}, {self.n_arms}), got {v.shape}")
@@ -162,6 +168,8 @@ class BatchLazyEpochs:
         t = check_integer("round", round, 0)
         z = self.noise.take(self._rows, self.n_arms)  # arm e gets each repetition's e-th draw
         self.estimate[:] = (v + self.scale * z) / 1.0
+        if self.ledgers is not None:
+            self.ledgers.released(self._rows, f"{self.label} initial release", self.estimate)
         self.size[:] = 1
         self.epoch[:] = 1
         self.draws[:] += 1

@@ -13,10 +13,10 @@ recorded in the ledger as one event labelled with the data units of the steps it
     logarithmic release (``Lap(2Δ/ε)``) and at most ``k`` nodes of ``B_k`` (``Lap(2kΔ/ε)``):
     at most ``ε/2 + ε/2 = ε``, exactly ε for ``t = 2^k + 1``.
 
-Seed mapping (see ``docs/mechanisms-continual.md``): seed 001 (cascading bandits) Algorithm 1
-uses one :class:`HybridCounter` per item ``e`` with ``epsilon = ε/L``, fed ``w_t(e)`` with
-``unit=t`` for every observed item. The vectorised counterparts are in
-:mod:`mechanisms.continual.hybrid_batch`.
+Use by the papers (see ``docs/mechanisms-continual.md``): Cascading-UCB under DP
+(Wang et al. (2021), Algorithm 1) uses one :class:`HybridCounter` per item ``e`` with
+``epsilon = ε/L``, fed ``w_t(e)`` with ``unit=t`` for every observed item. The vectorised
+counterparts are in :mod:`mechanisms.continual.hybrid_batch`.
 
 Outputs carry leading batch dimensions ``size`` (independent noise, same data), sampled
 from an explicit :class:`numpy.random.Generator`.

@@ -1,10 +1,12 @@
-"""Hybrid continual counters (Chan, Shi & Song 2011) for R repetitions at once (seed 001, Alg. 1).
+"""Hybrid continual counters (Chan, Shi & Song 2011) for R repetitions at once.
+
+They serve Cascading-UCB under DP (Wang et al. (2021), Algorithm 1).
 
 The vectorised counterparts of :class:`mechanisms.continual.hybrid.HybridCounter` (same nodes, same noise
 values from the same standard draws, same outputs bit for bit — tested against it):
 
 * :class:`BatchHybridStreams` — one scalar counter per (repetition, stream) with its **own**
-  position: seed 001 Algorithm 1 inserts ``w_t(e)`` into item e's counter only when e is
+  position: Wang et al. (2021), Algorithm 1, inserts ``w_t(e)`` into item e's counter only when e is
   observed, so the streams advance at data-dependent times. Each insertion releases exactly one
   node (a logarithmic block at positions 2^k, else one binary-block node: the binary mechanism
   releases one node per step), so each insertion consumes exactly one standard Laplace draw.
@@ -15,7 +17,7 @@ values from the same standard draws, same outputs bit for bit — tested against
 Scales (Chan et al. 2011, §4): budget ε per element, half to the logarithmic mechanism
 (``Lap(2Δ/ε)`` per log block) and half to the binary block ``B_k`` of steps 2^k+1..2^{k+1}−1
 (k levels, ``Lap(2kΔ/ε)`` per node): each element enters one log node and at most k block nodes,
-ε/2 + k·ε/(2k) = ε. ``noise_factor`` multiplies every scale (seed 001 §7's "× 0.01"), which
+ε/2 + k·ε/(2k) = ε. ``noise_factor`` multiplies every scale (Wang et al. (2021), §7: "× 0.01"), which
 spends ε/factor.
 
 **Ledgers.** :class:`BatchHybridStreams` records, per insertion, the per-element guarantee of the
@@ -153,8 +155,8 @@ class BatchHybridStreams:
     """One scalar hybrid counter per (repetition, stream) with its own position (module docstring).
 
     Args:
-        reps, streams: R and the number of streams per repetition (seed 001: L items).
-        epsilon: per-row budget ε of each counter, shape (R,) (seed 001 Alg. 1: ε/L).
+        reps, streams: R and the number of streams per repetition (Wang et al. 2021: L items).
+        epsilon: per-row budget ε of each counter, shape (R,) (Wang et al. 2021, Alg. 1: ε/L).
         sensitivity: Δ of one element (1 for 0/1 attractions).
         noise_factor: per-row multiplier of every scale, shape (R,) (default 1).
         levels: binary-block levels kept (enough for 2^levels − 1 elements per stream).
@@ -254,6 +256,9 @@ class BatchHybridStreams:
         if self.ledgers is not None:
             self._units.append(int(unit))
             self._counts.append(np.bincount(rows, minlength=self.reps))
+            if self.ledgers.transcripts is not None:  # an audit keeps the released prefix sums
+                keys = [f"{self.label} stream {s} element {k}" for s, k in zip(streams.tolist(), n.tolist())]
+                self.ledgers.released(rows, keys, self.out[rows, streams])
         return self.out[rows, streams]
 
     def flush(self) -> None:
@@ -347,6 +352,7 @@ class BatchHybridSums:
             self.alpha[:] = 0.0
             self.alpha_hat[:] = 0.0
             self.out = self.beta.copy()
+            self._transcript(t, noisy)
             return self.out
         j = t - (1 << k)
         i = (j & -j).bit_length() - 1
@@ -358,12 +364,18 @@ class BatchHybridSums:
         self.alpha[:, i] = acc
         scale = (k * self.sensitivity / (self.epsilon / 2)) * self.factor
         self.alpha_hat[:, i] = acc + scale[:, None] * z
+        self._transcript(t, self.alpha_hat[:, i])
         prefix = np.zeros((self.reps, self.dim))
         for lv in range(j.bit_length()):
             if (j >> lv) & 1:
                 prefix = prefix + self.alpha_hat[:, lv]
         self.out = self.beta + prefix
         return self.out
+
+    def _transcript(self, t: int, node: np.ndarray) -> None:
+        """Keep the node released at step ``t`` when the ledgers keep transcripts (an audit)."""
+        if self.ledgers is not None:
+            self.ledgers.released(np.arange(self.reps), f"{self.label} node of step {t}", node)
 
     def released_nodes(self) -> list[tuple[int, int, np.ndarray, np.ndarray]]:
         """The released nodes so far as (block k (0: log), level, first steps, last steps), steps

@@ -21,7 +21,7 @@ The binary mechanism of Chan, Shi & Song (2011, "Private and continual release o
       step; right children are never needed for prefix sums). Step ``p`` is charged
       ``tree_charge(p, T) = #{j : bit j of p−1 is 0, 2^j·⌈p/2^j⌉ ≤ T}`` nodes: **not uniform**;
       the maximum, ``⌊log₂T⌋ + 1 = T.bit_length()``, is attained by step 1.
-    * ``tree="full"`` (tree-based aggregation, Dwork et al. 2010, as in seed 003): every
+    * ``tree="full"`` (tree-based aggregation, Dwork et al. 2010, as in Chen et al. 2020): every
       dyadic block is released when it completes, and :meth:`BinaryTreeCounter.close`
       releases the unfinished blocks on the last step's root path (noisy partial sums). After
       ``close()`` **every** step has been charged exactly ``levels`` nodes, one per level.
@@ -36,16 +36,16 @@ The binary mechanism of Chan, Shi & Song (2011, "Private and continual release o
     ``Lap(levels·Δ/ε)``, so each unit's basic composition is at most ``levels · ε/levels = ε``
     (exactly ε for charged-``levels`` units). With ``mu`` (Gaussian, ℓ2-sensitivity Δ) every
     node gets ``N(0, levels·Δ²/μ²)``: μ-GDP per unit. ``noise_scale`` sets the per-node scale
-    directly (e.g. the literal ``2K log T/ε`` of seed 003 Alg. 3) and the ledger then
+    directly (e.g. the literal ``2K log T/ε`` of Chen et al. (2020), Algorithm 3) and the ledger then
     certifies whatever that spends.
 
 The anytime counter built on it is :class:`~mechanisms.continual.hybrid.HybridCounter`; the
 vectorised counterpart for R repetitions is :mod:`mechanisms.continual.tree_batch`.
 
-Seed mapping (see ``docs/mechanisms-continual.md``): seed 003 (CUCB-DP) Algorithm 3 uses one
-:class:`BinaryTreeCounter` with vector leaves ``shape=(m,)`` (K-sparse), ``sensitivity=K`` and
-per-node ``Lap(2K log T/ε)`` (``noise_scale=``) or calibrated ``epsilon=ε``; the prose B_∞
-variant is the ``K = 1`` case.
+Use by the papers (see ``docs/mechanisms-continual.md``): CUCB-DP (Chen et al. (2020),
+Algorithm 3) uses one :class:`BinaryTreeCounter` with vector leaves ``shape=(m,)`` (K-sparse),
+``sensitivity=K`` and per-node ``Lap(2K log T/ε)`` (``noise_scale=``) or calibrated
+``epsilon=ε``; the prose B_∞ variant is the ``K = 1`` case.
 
 Outputs carry leading batch dimensions ``size`` (independent noise, same data), sampled
 from an explicit :class:`numpy.random.Generator`.

@@ -1,12 +1,12 @@
-"""Tree-based aggregation of vector leaves for R repetitions at once (seed 003, CUCB-DP).
+"""Tree-based aggregation of vector leaves for R repetitions at once (CUCB-DP, Chen et al. 2020).
 
 The vectorised counterpart of :class:`mechanisms.continual.tree.BinaryTreeCounter` with
 ``tree="full", padded=True`` (same nodes, same order, tested against it): a stream of leaves
-``x_1, x_2, …`` in ℝ^m (seed 003 Algorithm 3: ``X_t ⊙ 1[S_t]``, support ≤ K) is aggregated in
+``x_1, x_2, …`` in ℝ^m (Chen et al. (2020), Algorithm 3: ``X_t ⊙ 1[S_t]``, support ≤ K) is aggregated in
 a binary tree with ``levels = ⌈log₂T⌉ + 1`` levels; every dyadic node is released once, with
 fresh i.i.d. ``Lap(b)`` noise on each of its m coordinates, when its block completes, and
 :meth:`close` releases the unfinished nodes on the last step's root path — so that every step's
-leaf enters exactly ``levels`` noisy nodes, one per level (Dwork et al. 2010; seed 003 §4.2).
+leaf enters exactly ``levels`` noisy nodes, one per level (Dwork et al. 2010; Chen et al. 2020, §4.2).
 The noisy prefix sum after step t is the sum of the noisy nodes of t's binary digits (Chan, Shi
 & Song 2011); nodes that are right children are released but never needed for prefix sums.
 
@@ -15,7 +15,7 @@ K-sparse leaves in [0, 1]^m), so every released node is one ``Lap(b)`` release o
 for the steps it sums. The nodes of one level partition the steps; :meth:`flush` writes, per
 level, one entry covering the steps its released nodes summed (per unit, the same composition as
 one entry per node). Each user (step) is then charged ``levels`` releases: ε = levels·Δ/b
-(seed 003 Theorem 7, by basic composition).
+(Chen et al. (2020), Theorem 7, by basic composition).
 
 Noise is drawn per chunk of steps from one generator per repetition (``prepare``), so the values
 do not depend on the chunking.
@@ -140,6 +140,11 @@ class BatchTreeSums:
         self.released += 1
         return self.scale * z
 
+    def _transcript(self, key: str, values: np.ndarray) -> None:
+        """Keep a released node's values when the ledgers keep transcripts (an audit)."""
+        if self.ledgers is not None:
+            self.ledgers.released(np.arange(self.reps), f"{self.label} {key}", values)
+
     def step(self, leaf: np.ndarray) -> np.ndarray:
         """Insert the leaves (R, m) of the next step; return the noisy prefix sums (R, m)."""
         if self.closed:
@@ -154,10 +159,11 @@ class BatchTreeSums:
         i = (s & -s).bit_length() - 1
         acc = x.copy()
         for j in range(i):  # right children: released, never used by prefix sums
-            _ = acc + self._noise()
+            self._transcript(f"level {j} node ending at step {s}", acc + self._noise())
             self.covered[j] = s
             acc += self.alpha[:, j]
         hat = acc + self._noise()
+        self._transcript(f"level {i} node ending at step {s}", hat)
         self.covered[i] = s
         self.prefix += hat - self.alpha_hat[:, :i].sum(axis=1)
         self.alpha[:, :i] = 0.0
@@ -180,7 +186,7 @@ class BatchTreeSums:
                 total = sum(
                     (self.alpha[:, l] for l in range(j) if (n >> l) & 1), np.zeros((self.reps, self.dim))
                 )
-                _ = total + self._noise()
+                self._transcript(f"level {j} node closing at step {n}", total + self._noise())
                 self.covered[j] = n
 
     def flush(self) -> None:

@@ -1,4 +1,4 @@
-"""Seed 002's algorithms and baselines: schedule invariants (digest §6), identical engines, the
+"""The algorithms of Hu et al. (2024) and their baselines: schedule invariants, identical engines, the
 observed ledger against the declaration, certified vs published privacy, audits, and regret
 magnitudes against an independent plain-loop implementation of Algorithms 1 and 3."""
 
@@ -20,7 +20,7 @@ from bandits.policy import Outcomes, RunContext
 from bandits.run import run_algorithm, run_policy
 from dpaudit.declaration import check_ledgers
 from dpaudit.events import LaplaceEvent
-from tests.seed002_reference import lazy_run
+from tests.lazy_epochs_reference import lazy_run
 
 S1 = (0.75, 0.625, 0.5, 0.375, 0.25)
 S2 = (0.5, 0.4, 0.4, 0.4, 0.4)
@@ -42,7 +42,7 @@ def play(policy, env, T, reps=3, seed=0, chunk=None):
 
 
 # ---------------------------------------------------------------------------------------
-# schedule invariants (digest §6)
+# schedule invariants: every processed epoch of an arm has 2^r rounds, each round in at most one
 
 
 @pytest.mark.parametrize(
@@ -132,6 +132,7 @@ if HAVE_NUMBA:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("fast", "step"), ENGINES, ids=lambda p: p.name)
 @pytest.mark.parametrize("env", ["bernoulli:0.75,0.625,0.5,0.375,0.25", "truncexp:0.1,1,2,5"])
 def test_fast_engines_play_exactly_the_step_loop(fast, step, env):
@@ -232,6 +233,7 @@ def test_klucb_index_solves_the_kl_constraint():
 # audits
 
 
+@pytest.mark.slow
 def test_rnm_ftnl_published_noise_is_refuted_and_certified_2eps_is_consistent():
     """K = 2, the published Lap(1/eps): the black-box audit of the whole algorithm proves more
     than the published epsilon = 1 (violated against Theorem 8) and stays below the certified 2."""
@@ -258,6 +260,7 @@ def test_rnm_ftnl_published_noise_is_refuted_and_certified_2eps_is_consistent():
     assert cor.audit.verdict == "consistent" and cor.audit.result.primary.empirical.epsilon_lower <= 1.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key", ["lazy-ucb", "adap-ucb", "dp-se", "lazy-dp-ts", "adap-klucb"])
 def test_bandit_audits_are_consistent_and_those_that_can_see_have_power(key):
     rep = run_algorithm(
@@ -274,6 +277,7 @@ def test_bandit_audits_are_consistent_and_those_that_can_see_have_power(key):
 # regret magnitudes against an independent implementation of Algorithms 1 and 3
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("alg", "means", "eps", "T", "runs"),
     [
@@ -303,7 +307,8 @@ def test_regret_ordering_and_growth_at_reduced_scale():
     assert ucb.final() / ucb.mean()[i] < 10 and ts.final() / ts.mean()[i] < 10
 
 
-def test_run_policy_json_for_every_seed002_key():
+@pytest.mark.slow
+def test_run_policy_json_for_every_key_of_the_family():
     for key in ("lazy-ucb", "lazy-dp-ts", "rnm-ftnl", "naive-ftnl", "dp-se", "adap-klucb", "adap-ucb"):
         rep = run_algorithm(key, None, 3000, reps=2, audit_trials=200, progress=False)
         d = rep.to_dict()

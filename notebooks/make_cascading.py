@@ -1,10 +1,10 @@
-"""Write notebooks/seed001_cascading.ipynb (without outputs).
+"""Write notebooks/cascading_bandits.ipynb (without outputs).
 
 Execute it with outputs, at full scale, from the repository root:
 
-    DPAUDIT_FULL_SCALE=1 DPAUDIT_FIGURES_DIR=docs/img PYTHONPATH=. python notebooks/execute.py seed001_cascading.ipynb
+    DPAUDIT_FULL_SCALE=1 DPAUDIT_FIGURES_DIR=docs/img PYTHONPATH=. python notebooks/execute.py cascading_bandits.ipynb
 
-(the test suite executes it at reduced scale: tests/test_notebooks_seed001.py).
+(the test suite executes it at reduced scale: tests/test_notebooks_cascading.py).
 """
 
 from __future__ import annotations
@@ -23,17 +23,26 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from IPython.display import display
 import numpy as np
 
 from bandits.experiments import cascading_bandits as X
 
 FULL = os.environ.get("DPAUDIT_FULL_SCALE", "0") == "1"
-FIG_DIR = Path(os.environ.get("DPAUDIT_FIGURES_DIR", "figures"))
-FIG_DIR.mkdir(parents=True, exist_ok=True)
+# figures are shown inline; they are saved only when DPAUDIT_FIGURES_DIR names a folder
+FIG_DIR = Path(os.environ["DPAUDIT_FIGURES_DIR"]) if os.environ.get("DPAUDIT_FIGURES_DIR") else None
+if FIG_DIR is not None:
+    FIG_DIR.mkdir(parents=True, exist_ok=True)
+
+
+def show(fig, name, dpi=110):
+    # display the figure here; save it as FIG_DIR/name too when DPAUDIT_FIGURES_DIR is set
+    fig.tight_layout()
+    if FIG_DIR is not None:
+        fig.savefig(FIG_DIR / name, dpi=dpi)
+    display(fig)
+    plt.close(fig)
 WALL0, CPU0 = time.perf_counter(), time.process_time()
 S = X.FULL if FULL else X.REDUCED
 print(f"scale: {'full' if FULL else 'reduced'} {S}")
@@ -46,10 +55,10 @@ def verdict(ok):
 CELLS = [
     (
         "markdown",
-        """# Seed 001 — cascading bandits under (local) differential privacy: Figures 1 and 2
+        """# Cascading bandits under (local) differential privacy (Wang et al. 2021): Figures 1 and 2
 
-Wang, Dong, Wang, Li & Shao, *Cascading Bandit under Differential Privacy*; digest
-`shared/notes/seed-001.md`. The paper gives curves only (no numbers), L = 20, K = 4, δ = 10⁻³,
+Wang, Dong, Wang, Li & Shao, *Cascading Bandit under Differential Privacy* (arXiv:2105.11126,
+2021). The paper gives curves only (no numbers), L = 20, K = 4, δ = 10⁻³,
 T = 10⁵, 10 runs, and "all noises are multiplied by 0.01". It does not give the attraction
 probabilities: we **assume** the lower-bound instance of App. G/H, w̄ = p = 0.2 for the first K items
 and p − Δ = 0.05 for the others; Figure 1(g)'s ε (we use 1) and the CUCB instance of 1(h)–(i) (the
@@ -62,13 +71,13 @@ and the sound variants that certify ε). `DPAUDIT_FULL_SCALE=1` runs the paper's
 processes; otherwise a reduced scale that the test suite executes.""",
     ),
     ("code", SETUP),
-    ("markdown", "## What the algorithms' noise spends (digest §6.2 checks 1–3 and 9)"),
+    ("markdown", "## What the algorithms' noise spends (Algorithm 3's σ, Theorem 7's ε₀, the × 0.01 runs)"),
     (
         "code",
         """from bandits.cascading.theory import (analytic_gaussian_delta, classical_failure_epsilon, gaussian_sigma,
                                     kairouz_epsilon0, optimal_composition_delta)
-print(f"Alg. 3 sigma at K = 4, eps = 1, delta = 1e-3: {gaussian_sigma(1.0, 1e-3, 4):.6f} "
-      f"(digest: 7.5527); eps = 0.2: {gaussian_sigma(0.2, 1e-3, 4):.4f}")
+print(f"Alg. 3 sigma at K = 4, eps = 1, delta = 1e-3: {gaussian_sigma(1.0, 1e-3, 4):.6f}; "
+      f"eps = 0.2: {gaussian_sigma(0.2, 1e-3, 4):.4f}")
 print("true delta of the paper's sigma (analytic Gaussian, Delta_2 = 2): "
       + ", ".join(f"eps={e:g}: {analytic_gaussian_delta(gaussian_sigma(e, 1e-3, 4), 2.0, e):.4g}" for e in S.eps_panels))
 print(f"classical calibration first fails at eps = {classical_failure_epsilon(1e-3):.2f} (delta = 1e-3)")
@@ -173,14 +182,14 @@ def draw(factor, sound, path, title):
         if ax is not axes.flat[4]:
             ax.set_xscale("log"); ax.set_xlabel("t"); ax.set_ylabel("pseudo-regret")
         ax.grid(True, which="both", alpha=0.3); ax.legend(fontsize=6)
-    fig.suptitle(title, fontsize=10); fig.tight_layout(); fig.savefig(FIG_DIR / path, dpi=100); plt.close(fig)
-    print(f"figure {path} saved")
+    fig.suptitle(title, fontsize=10); show(fig, path, dpi=100)
+    print(f"figure {path}", "saved" if FIG_DIR else "shown")
 
 
-draw(X.PAPER_FACTOR, False, "seed001_fig1_published.png",
-     "Seed 001 Figure 1 as published: noise and privacy bonus x 0.01 (the effective eps is in each title)")
-draw(1.0, True, "seed001_fig1_nominal.png",
-     "Seed 001 Figure 1 at the nominal eps: literal algorithms (dashed) and sound variants (solid), noise x 1")
+draw(X.PAPER_FACTOR, False, "cascading_fig1_published.png",
+     "Wang et al. 2021, Figure 1 as published: noise and privacy bonus x 0.01 (the effective eps is in each title)")
+draw(1.0, True, "cascading_fig1_nominal.png",
+     "Wang et al. 2021, Figure 1 at the nominal eps: literal algorithms (dashed) and sound variants (solid), noise x 1")
 fig, axes = plt.subplots(1, len(S.ks), figsize=(4 * len(S.ks), 3.6))
 for ax, K in zip(axes, S.ks):
     curve(ax, res[f"k {K} ucb"][0], "non-private", color="k")
@@ -189,8 +198,8 @@ for ax, K in zip(axes, S.ks):
         curve(ax, res[f"k {K} {noise} sound"][1], f"{noise} sound, eps = 0.2", color=col)
     ax.set_xscale("log"); ax.set_title(f"Figure 2: K = {K}, eps = 0.2", fontsize=8); ax.legend(fontsize=6)
     ax.grid(True, which="both", alpha=0.3)
-fig.tight_layout(); fig.savefig(FIG_DIR / "seed001_fig2.png", dpi=100); plt.close(fig)
-print("figure seed001_fig2.png saved")""",
+show(fig, "cascading_fig2.png", dpi=100)
+print("figure cascading_fig2.png", "saved" if FIG_DIR else "shown")""",
     ),
     ("markdown", "## Final regret tables"),
     (
@@ -263,8 +272,9 @@ assert all(audits[k]["verdict"] == "violated" for k in lit) and all(audits[k]["v
            "audits": {k: {"verdict": v["verdict"], "empirical": v["empirical"], "certified": v["certified"]} for k, v in audits.items()},
            "timing": {"figure1_wall": fig1["wall_seconds"], "figure1_cpu": fig1["cpu_seconds"],
                       "figure2_wall": fig2["wall_seconds"], "figure2_cpu": fig2["cpu_seconds"]}}
-    (FIG_DIR / "seed001_results.json").write_text(json.dumps(jsonable(out), indent=1))
-    print("results saved")
+    if FIG_DIR is not None:
+        (FIG_DIR / "cascading_results.json").write_text(json.dumps(jsonable(out), indent=1))
+        print("results saved")
 print(f"total: {time.perf_counter() - WALL0:.0f} s wall, {time.process_time() - CPU0:.0f} s CPU (this process; "
       f"the workers' CPU is in the Figure lines)")""",
     ),
@@ -280,5 +290,5 @@ def build() -> nbf.NotebookNode:
 
 
 if __name__ == "__main__":
-    nbf.write(build(), HERE / "seed001_cascading.ipynb")
-    print("wrote seed001_cascading.ipynb")
+    nbf.write(build(), HERE / "cascading_bandits.ipynb")
+    print("wrote cascading_bandits.ipynb")

@@ -1,9 +1,10 @@
-"""Speed benchmark: seed 002's grid algorithms, time per 10⁶ rounds × 20 runs, engine vs step loop.
+"""Speed benchmark: the grid algorithms of Hu et al. (2024), time per 10⁶ rounds × 20 runs, engine
+vs step loop.
 
-Run: ``python benchmarks/bench_seed002.py [--horizon T] [--reps R] [--loop-horizon T_loop]
+Run: ``python benchmarks/bench_private_stochastic.py [--horizon T] [--reps R] [--loop-horizon T_loop]
 [--eps E] [--json]``
 
-For each algorithm of the seed 002 grid (Anytime-Lazy-UCB, Lazy-DP-TS, DP-SE, AdaP-KLUCB) on
+For each algorithm of the grid of Hu et al. (2024), §6 (Anytime-Lazy-UCB, Lazy-DP-TS, DP-SE, AdaP-KLUCB) on
 setting 1, in the same process:
 
 1. the toolkit's default engine (``simulate(policy)``: Anytime-Lazy-UCB's window engine that
@@ -12,9 +13,9 @@ setting 1, in the same process:
 2. the plain per-step NumPy loop of the same algorithm (``engine="step"``: one ``select``/
    ``update`` per round, vectorised across the R runs) on ``--loop-horizon`` rounds, scaled
    linearly to T (its per-round cost does not depend on t); both give identical actions
-   (tests/test_seed002.py), which the benchmark re-checks on the common prefix.
+   (tests/test_private_stochastic_bandits.py), which the benchmark re-checks on the common prefix.
 
-It also prints the projected wall time of the full seed 002 grid (2 settings × 3 ε × these 4
+It also prints the projected wall time of the full grid (2 settings × 3 ε × these 4
 algorithms) on 2 workers; ``python -m bandits.experiments.private_stochastic_bandits --full`` measures it.
 """
 
@@ -98,7 +99,8 @@ def main() -> int:
         print(json.dumps(out, indent=1))
         return 0
     print(
-        f"seed 002 grid algorithms, setting 1, eps = {a.eps:g}: {a.horizon} rounds x {a.reps} runs "
+        f"grid algorithms of Hu et al. (2024), setting 1, eps = {a.eps:g}: {a.horizon} rounds x "
+        f"{a.reps} runs "
         f"(step loops measured on {a.loop_horizon} rounds, scaled linearly)"
     )
     print(
@@ -111,7 +113,7 @@ def main() -> int:
             f"{r['speedup']:8.1f}x  {str(r['identical_actions']):9s}  {r['regret']:.0f}"
         )
     print(
-        f"projected full seed 002 grid (2 settings x 3 eps x 4 algorithms, 2 workers): "
+        f"projected full grid (2 settings x 3 eps x 4 algorithms, 2 workers): "
         f"{out['projected_grid_seconds_2_workers'] / 60:.1f} min (target < 15 min)"
     )
     return 0

@@ -1,8 +1,8 @@
-"""An independent plain-loop implementation of seed 002's Algorithms 1 and 3, as written.
+"""An independent plain-loop implementation of Algorithms 1 and 3 of Hu et al. (2024), as written.
 
 Pure Python (``random.Random``: its own Bernoulli rewards, Laplace noise and Beta draws), one
 run at a time, 1-based rounds exactly as in the pseudocode, natural-log bonuses, lowest-index
-ties, pseudo-regret Σ_t Δ_{J_t} with the K initial pulls included (the digest's §7 setup). It
+ties, pseudo-regret Σ_t Δ_{J_t} with the K initial pulls included. It
 shares no code with :mod:`bandits.lazy.policies`; the regret magnitudes of the two must agree.
 """
 

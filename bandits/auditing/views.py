@@ -1,0 +1,52 @@
+"""Both views of a run, one family-wise verdict: what the mechanisms released, and what was played.
+
+An algorithm's own auditor (or the black-box audit) sees its *outputs*, the action sequences;
+:mod:`bandits.auditing.releases` sees its *releases*, the values its mechanisms published.
+:func:`audit_views` runs both on the same configuration and returns one
+:class:`~bandits.auditing.contract.PolicyAudit` whose ``"releases"`` component says which view
+saw what. Each view is certified at confidence 1 − α/2 (Bonferroni over the two views), so the
+chance that a correct implementation is reported ``violated`` by either stays at most α. An
+algorithm whose mechanisms record no release (Gaussian Thompson sampling: its privacy is its
+posterior sampling, audited white-box by its own auditor) keeps its auditor's single view at
+the full confidence.
+
+Example:
+    >>> from bandits.auditing.black_box import black_box_audit
+    >>> from bandits.environments import parse_env
+    >>> from bandits.lazy.policies import LazyUCB
+    >>> audit = audit_views(black_box_audit, LazyUCB(epsilon=1.0), 6, parse_env("bernoulli:0.5,0.5,0.5"),
+    ...                     AuditSettings(trials=2000))
+    >>> sorted(audit.components), audit.components["releases"].empirical.confidence
+    (['releases'], 0.975)
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from bandits.auditing.contract import AuditSettings, PolicyAudit, PolicyAuditor
+from bandits.auditing.releases import audit_releases, records_releases
+
+if TYPE_CHECKING:  # pragma: no cover
+    from bandits.environments import Environment
+    from bandits.policy import Policy
+
+__all__ = ["audit_views", "VIEWS"]
+
+VIEWS = 2
+"""The views a run is audited in when its mechanisms record releases (outputs, releases)."""
+
+
+def audit_views(
+    auditor: PolicyAuditor, policy: Policy, horizon: int, env: Environment, settings: AuditSettings
+) -> PolicyAudit:
+    """``auditor``'s audit of the outputs with the releases audit beside it (module docstring),
+    each at confidence 1 − (1 − ``settings.confidence``)/2; only the outputs' at the full
+    confidence when the policy's mechanisms record no release."""
+    if not records_releases(policy, horizon, env):
+        return auditor(policy, horizon, env, settings)
+    each = replace(settings, confidence=1.0 - (1.0 - settings.confidence) / VIEWS)
+    outputs = auditor(policy, horizon, env, each)
+    releases = audit_releases(policy, horizon, env, each)
+    return replace(outputs, components={**outputs.components, "releases": releases})

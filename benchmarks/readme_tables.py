@@ -1,0 +1,359 @@
+"""The numbers the README quotes in tables (and a few it repeats in prose), from the scripts that
+make them: every table between ``<!-- table:NAME -->`` and ``<!-- /table:NAME -->`` and every
+value between ``<!-- value:NAME -->`` and ``<!-- /value -->`` in README.md and docs/*.md is
+rendered here from stored results, so a number that no longer reproduces cannot stay in the docs.
+
+Tables and where their numbers come from:
+
+=================  =========================================================================================
+name               source
+=================  =========================================================================================
+``tuning``         ``dpaudit tune ts --target-mu M --env SPEC`` (T = 10⁵, 10 repetitions, seed 0) for six
+                   (instance, μ), stored in ``docs/img/readme_tables.json`` by ``--run tuning``
+``audits``         ``dpaudit run ALG --epsilon 1 -T 100000 -R 2 --audit-trials 20000`` for eight
+                   configurations of Hu et al. (2024), stored by ``--run audits``
+``hu-regret``      ``docs/img/private_stochastic_results.json`` (``python -m
+``full-info``      bandits.experiments.private_stochastic_bandits --full``)
+``figure5``
+``cascading-1g``   ``docs/img/cascading_results.json`` (the cascading-bandits notebook at full scale)
+=================  =========================================================================================
+
+Run from the repository root::
+
+    python benchmarks/readme_tables.py                  # check: the docs show what the stored results say
+    python benchmarks/readme_tables.py --write          # rewrite the docs from the stored results
+    python benchmarks/readme_tables.py --run audits     # recompute (minutes), store, rewrite
+    python benchmarks/readme_tables.py --run audits --check   # recompute and compare, store nothing
+
+The suite runs the check (``tests/test_docs_tables.py``) and, marked ``slow``, the recomputation at
+full scale of the tuning table and of the audit table's three full-information rows (they are
+deterministic: the same numbers to the digit); the five bandit rows of the audit table take 4.4
+minutes and are recomputed by ``--run audits --check``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+STORED = ROOT / "docs" / "img" / "readme_tables.json"
+PRIVATE_STOCHASTIC = ROOT / "docs" / "img" / "private_stochastic_results.json"
+CASCADING = ROOT / "docs" / "img" / "cascading_results.json"
+DOCUMENTS = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
+
+__all__ = ["TUNING", "AUDITS", "run_tuning", "run_audits", "render_all", "differences", "write", "main"]
+
+# ---------------------------------------------------------------------------------------
+# the command-backed tables
+
+TUNING = (
+    ("Bernoulli §5.1", "bernoulli:0.75,0.625,0.5,0.375,0.25", 1.0),
+    ("Bernoulli §5.1", "bernoulli:0.75,0.625,0.5,0.375,0.25", 2.0),
+    ("Bernoulli §5.1", "bernoulli:0.75,0.625,0.5,0.375,0.25", 5.0),
+    ("truncated exp. §5.2", "truncexp:0.1,1,2,5,10", 1.0),
+    ("truncated exp. §5.2", "truncexp:0.1,1,2,5,10", 2.0),
+    ("truncated exp. §5.2", "truncexp:0.1,1,2,5,10", 5.0),
+)
+"""(label, --env, --target-mu) of each row of the tuning table."""
+
+AUDITS = (
+    ("`lazy-ucb`", "lazy-ucb"),
+    ("`lazy-dp-ts`", "lazy-dp-ts"),
+    ("`adap-ucb`", "adap-ucb"),
+    ("`adap-klucb`", "adap-klucb"),
+    ("`dp-se` (β = 10⁻⁵)", "dp-se"),
+    ("`rnm-ftnl --env bernoulli:0.6,0.5`", "rnm-ftnl --env bernoulli:0.6,0.5"),
+    ("`rnm-ftnl --env bernoulli:0.6,0.5 --noise corrected`",
+     "rnm-ftnl --env bernoulli:0.6,0.5 --noise corrected"),
+    ("`naive-ftnl --env bernoulli:0.6,0.5`", "naive-ftnl --env bernoulli:0.6,0.5"),
+)  # fmt: skip
+"""(label, ``dpaudit run`` arguments) of each row of the audit table (ε = 1, -T 100000 -R 2)."""
+AUDIT_OPTIONS = ("--epsilon", "1", "-T", "100000", "-R", "2", "--audit-trials", "20000")
+FULL = {"horizon": 100_000, "reps": 10, "audit_trials": 20_000, "audit_T": 100_000}
+REDUCED = {"horizon": 3_000, "reps": 2, "audit_trials": 1_000, "audit_T": 3_000}
+
+
+def run_tuning(scale: dict[str, int] = FULL) -> list[dict[str, Any]]:
+    """One ``dpaudit tune ts --target-mu M --env SPEC --json`` per row of :data:`TUNING`."""
+    rows = []
+    for label, env, mu in TUNING:
+        argv = ["tune", "ts", "--target-mu", f"{mu:g}", "--env", env, "-T", str(scale["horizon"]),
+                "-R", str(scale["reps"])]  # fmt: skip
+        data = _dpaudit_json(argv)
+        zero = next(c for c in data["candidates"] if c["b"] == 0)
+        best = data["best"]
+        rows.append({"label": label, "env": env, "mu": mu, "b": best["b"], "c": best["c"],
+                     "regret": best["regret_mean"], "stderr": best["regret_stderr"],
+                     "b0_regret": zero["regret_mean"], "command": "dpaudit " + " ".join(argv)})  # fmt: skip
+    return rows
+
+
+def run_audits(scale: dict[str, int] = FULL, labels: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
+    """One ``dpaudit run ALG --epsilon 1 -T 100000 -R 2 --audit-trials 20000 --json`` per row of
+    :data:`AUDITS` (only the rows named in ``labels`` when given)."""
+    options = list(AUDIT_OPTIONS)
+    options[options.index("-T") + 1] = str(scale["audit_T"])
+    options[options.index("--audit-trials") + 1] = str(scale["audit_trials"])
+    rows = []
+    for label, args in AUDITS:
+        if labels is not None and label not in labels:
+            continue
+        argv = ["run", *args.split(), *options]
+        data = _dpaudit_json(argv)
+        a, p = data["audit"], data["privacy"]
+        claim, said = a.get("published") or {}, a.get("published_verdict")
+        rows.append({
+            "label": label,
+            "command": "dpaudit " + " ".join(argv),
+            "audit_horizon": a["horizon"],
+            "epsilon_lower": a["empirical"]["epsilon_lower"],
+            "confidence": a["empirical"]["confidence"],
+            "releases_lower": (a["details"].get("components", {}).get("releases") or {}).get("empirical", {})
+            .get("epsilon_lower"),
+            "certified": p["epsilon_pure"] if p["epsilon_pure"] is not None else p["epsilon"],
+            "verdict": a["verdict"],
+            "published_verdict": None if said is None else said.split(":")[0].lower(),
+            "published_epsilon": claim.get("epsilon"),
+            "published_source": claim.get("source"),
+        })  # fmt: skip
+    return rows
+
+
+def _dpaudit_json(argv: list[str]) -> Any:
+    import contextlib
+    import io
+
+    from dpaudit.cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main([*argv, "--json"])
+    if code not in (0, 1):
+        raise RuntimeError(f"dpaudit {' '.join(argv)} failed ({code}): {err.getvalue().strip()}")
+    return json.loads(out.getvalue())
+
+
+# ---------------------------------------------------------------------------------------
+# rendering
+
+
+def _pm(mean: float, se: float) -> str:
+    return f"{mean:.0f} ± {se:.0f}"
+
+
+def render_tuning(rows: list[dict[str, Any]]) -> str:
+    lines = ["| rewards | target μ | best (b, c) | its pseudo-regret | b = 0 (all budget in c) |",
+             "|---|---:|---|---:|---:|"]  # fmt: skip
+    for r in rows:
+        ratio = r["b0_regret"] / r["regret"]
+        best = f"({r['b']}, {r['c']:.3g}) | {_pm(r['regret'], r['stderr'])}"
+        lines.append(f"| {r['label']} | {r['mu']:g} | {best} | {r['b0_regret']:.0f} ({ratio:.1f}×) |")
+    return "\n".join(lines)
+
+
+def _theorem(source: str | None) -> str:
+    return "" if not source else source.split("), ")[-1] if "), " in source else source
+
+
+def render_audits(rows: list[dict[str, Any]]) -> str:
+    from dpaudit.formatting import fmt_down
+
+    conf = {f"{100 * r.get('confidence', 0.95):g} %" for r in rows}
+    lines = [f"| `dpaudit run ... --audit-trials 20000` (ε = 1) | audited T | ε lower bound: outputs, "
+             f"releases ({', '.join(sorted(conf))} each) | certified ε | verdict | against the published ε |",
+             "|---|---:|---:|---:|---|---|"]  # fmt: skip
+    for r in rows:
+        bad = r["published_verdict"] == "violated"
+        low = fmt_down(r["epsilon_lower"], 3)
+        rel = r.get("releases_lower")
+        low = f"{low}, " + ("-" if rel is None else fmt_down(rel, 3))
+        if r["published_verdict"] is None:
+            against = "(none)"
+        else:
+            theorem = f", {_theorem(r['published_source'])}" if bad else ""
+            against = f"{r['published_verdict']} ({r['published_epsilon']:g}{theorem})"
+        low, against = (f"**{low}**", f"**{against}**") if bad else (low, against)
+        lines.append(f"| {r['label']} | {r['audit_horizon']} | {low} | {r['certified']:g} | {r['verdict']} "
+                     f"| {against} |")  # fmt: skip
+    return "\n".join(lines)
+
+
+def render_hu_regret(data: dict[str, Any]) -> str:
+    from bandits.experiments.grid import _cell
+    from bandits.experiments.private_stochastic_bandits import ALGS, EPSILONS, SETTINGS
+
+    lines = ["| setting | ε | Anytime-Lazy-UCB | Lazy-DP-TS | DP-SE | AdaP-KLUCB |",
+             "|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+    for s in SETTINGS:
+        for eps in EPSILONS:
+            cells = [_cell(data["bandit_grid"]["table"], s, eps, a) for a in ALGS]
+            best = min(c["mean"] for c in cells)
+            shown = [_pm(c["mean"], c["se"]) for c in cells]
+            shown = [f"**{s}**" if c["mean"] == best else s for s, c in zip(shown, cells)]
+            lines.append(f"| {s} | {eps:g} | " + " | ".join(shown) + " |")
+    return "\n".join(lines)
+
+
+def render_full_info(data: dict[str, Any]) -> str:
+    from bandits.experiments.full_information import FULL_INFO_ALGS, FULL_INFO_EPS
+
+    rows = data["full_info"]["rows"]
+    lines = ["| K | ε | RNM-FTNL, Lap(1/ε) (certified 2ε) | RNM-FTNL, Lap(2/ε) (certified ε) "
+             "| naive FTNL, Lap(K/ε) |",
+             "|---:|---:|---:|---:|---:|"]  # fmt: skip
+    for K in sorted({r["K"] for r in rows}):
+        for eps in FULL_INFO_EPS:
+            by = {r["alg"]: r for r in rows if (r["K"], r["eps"]) == (K, eps)}
+            cells = [by[a] for a in FULL_INFO_ALGS]
+            lines.append(f"| {K} | {eps:g} | " + " | ".join(_pm(r["mean"], r["se"]) for r in cells) + " |")
+    return "\n".join(lines)
+
+
+def render_figure5(data: dict[str, Any]) -> str:
+    lines = ["| ε (TS: μ-GDP at δ = 10⁻⁶) | TS (b, c) | modified TS | DP-SE | Anytime-Lazy-UCB "
+             "| Lazy-DP-TS (not in the figure) |",
+             "|---:|---|---:|---:|---:|---:|"]  # fmt: skip
+    for p in data["figure5"]["panels"]:
+        r = {x["alg"]: x for x in p["rows"]}
+        cells = " | ".join(_pm(r[a]["mean"], r[a]["se"]) for a in ("ts", "dp-se", "lazy-ucb", "lazy-dp-ts"))
+        lines.append(f"| {p['eps']:g} (μ = {p['mu']:.4g}) | ({p['b']}, {p['c']:.4g}) | {cells} |")
+    return "\n".join(lines)
+
+
+def render_cascading_1g(data: dict[str, Any]) -> str:
+    """Figure 1(g)'s claim at the nominal ε: the private-counts variant with noise × 1."""
+    finals = data["finals"]
+    ls = sorted(int(k.split()[1]) for k in finals if k.startswith("items ") and k.endswith(" sound"))
+    means = [next(x for x in finals[f"items {L} sound"] if "x0.01" not in x["policy"])["mean"] for L in ls]
+    holds = all(a < b for a, b in zip(means, means[1:]))
+    shown = ", ".join(f"{m:,.0f}".replace(",", " ") for m in means)
+    return f"{'holds' if holds else '**does not hold**'} (private counts × 1: {shown}; L = {ls[0]}..{ls[-1]})"
+
+
+def _stored() -> dict[str, Any]:
+    return json.loads(STORED.read_text()) if STORED.exists() else {}
+
+
+def renderers() -> dict[str, Callable[[], str]]:
+    """Every table and value by name, rendered from its stored results."""
+    stored = _stored()
+    ps = json.loads(PRIVATE_STOCHASTIC.read_text())
+    cascading = json.loads(CASCADING.read_text())
+    audits = stored.get("audits", [])
+
+    def audit_value(label: str) -> Callable[[], str]:
+        from dpaudit.formatting import fmt_down
+
+        return lambda: fmt_down(next(r for r in audits if r["label"] == label)["epsilon_lower"], 3)
+
+    return {
+        "tuning": lambda: render_tuning(stored["tuning"]),
+        "audits": lambda: render_audits(audits),
+        "hu-regret": lambda: render_hu_regret(ps),
+        "full-info": lambda: render_full_info(ps),
+        "figure5": lambda: render_figure5(ps),
+        "cascading-1g": lambda: render_cascading_1g(cascading),
+        "rnm-ftnl-audit": audit_value(AUDITS[5][0]),
+    }
+
+
+# ---------------------------------------------------------------------------------------
+# the documents
+
+TABLE = re.compile(r"(<!-- table:(?P<name>[\w-]+) -->\n)(?P<body>.*?)(\n<!-- /table:(?P=name) -->)", re.S)
+VALUE = re.compile(r"(<!-- value:(?P<name>[\w-]+) -->)(?P<body>.*?)(<!-- /value -->)", re.S)
+
+
+def render_all(text: str, rendered: dict[str, str]) -> str:
+    """``text`` with every marked table and value replaced by its rendering."""
+
+    def table(m: re.Match[str]) -> str:
+        return m.group(1) + rendered[m.group("name")] + m.group(4)
+
+    def value(m: re.Match[str]) -> str:
+        return m.group(1) + rendered[m.group("name")] + m.group(4)
+
+    return VALUE.sub(value, TABLE.sub(table, text))
+
+
+def _rendered() -> dict[str, str]:
+    return {name: fn() for name, fn in renderers().items()}
+
+
+def differences(documents: tuple[Path, ...] = DOCUMENTS) -> list[str]:
+    """Every marked table or value of ``documents`` that differs from its rendering (unknown
+    names included), as ``path: name`` lines; empty when the docs show what the results say."""
+    rendered = _rendered()
+    out = []
+    for path in documents:
+        text = path.read_text()
+        for pattern in (TABLE, VALUE):
+            for m in pattern.finditer(text):
+                name = m.group("name")
+                if name not in rendered:
+                    out.append(f"{path.relative_to(ROOT)}: unknown {name!r}")
+                elif m.group("body") != rendered[name]:
+                    out.append(f"{path.relative_to(ROOT)}: {name}")
+    return out
+
+
+def write(documents: tuple[Path, ...] = DOCUMENTS) -> list[Path]:
+    """Rewrite every marked table and value of ``documents``; the paths that changed."""
+    rendered = _rendered()
+    changed = []
+    for path in documents:
+        text = path.read_text()
+        new = render_all(text, rendered)
+        if new != text:
+            path.write_text(new)
+            changed.append(path)
+    return changed
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--write", action="store_true", help="rewrite the docs from the stored results")
+    ap.add_argument("--run", nargs="+", choices=("tuning", "audits"), default=(),
+                    help="recompute these tables (minutes) and store their results")  # fmt: skip
+    ap.add_argument("--check", action="store_true", help="with --run: compare with the stored results only")
+    ap.add_argument("--reduced", action="store_true",
+                    help="with --run: a reduced scale (smoke test; never stored)")  # fmt: skip
+    args = ap.parse_args(argv)
+    runs = {"tuning": run_tuning, "audits": run_audits}
+    stored = _stored()
+    for name in args.run:
+        fresh = runs[name](REDUCED if args.reduced else FULL)
+        if args.reduced:
+            print(f"{name}: {len(fresh)} rows at reduced scale")
+            continue
+        if args.check:
+            same = fresh == stored.get(name)
+            print(f"{name}: {'reproduced to the digit' if same else 'DIFFERS from the stored results'}")
+            if not same:
+                return 1
+            continue
+        stored[name] = fresh
+        STORED.write_text(json.dumps(stored, indent=1) + "\n")
+        print(f"{name}: stored in {STORED.relative_to(ROOT)}")
+    if args.check or args.reduced:
+        return 0
+    if args.write or args.run:
+        for path in write():
+            print(f"rewrote {path.relative_to(ROOT)}")
+        return 0
+    diff = differences()
+    for line in diff:
+        print(f"differs from its results: {line}")
+    if not diff:
+        print("every marked table and value shows its stored results")
+    return 1 if diff else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
