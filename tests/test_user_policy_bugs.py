@@ -85,6 +85,19 @@ def _variant(agent_class: type, label: str) -> type:
     return Buggy
 
 
+DOCUMENTED = {  # docs/planted-bugs.md, "A user-written policy": (outputs, releases) ε lower bounds
+    "as written": (0.523, 0.774),
+    "noise x1/2": (1.121, 1.682),
+    "arm 2 noiseless": (0.299, 1.190),
+    "greedy on raw rewards": (1.610, 0.774),
+}
+
+
+def _documented(label: str, audit) -> None:
+    got = (audit.primary.empirical.epsilon_lower, audit.components["releases"].empirical.epsilon_lower)
+    assert tuple(round(v, 3) for v in got) == DOCUMENTED[label], (label, got)
+
+
 def _audit(policy):
     return audit_views(black_box_audit, policy, HORIZON, parse_env(ENV), SETTINGS)
 
@@ -96,6 +109,7 @@ def test_the_correct_user_policy_passes_and_is_seen_by_both_views() -> None:
     releases = audit.components["releases"]
     assert releases.verdict.value == "consistent"
     assert 0.5 < releases.empirical.epsilon_lower <= 1.0  # the releases view proves most of ε
+    _documented("as written", audit)
 
 
 @pytest.mark.parametrize(
@@ -113,3 +127,4 @@ def test_a_buggy_user_policy_fails_the_run_in_the_view_that_can_see_it(agent_cla
     assert audit.verdict == "violated", (label, {k: r.verdict.value for k, r in parts.items()})
     assert parts[view].verdict.value == "violated", label
     assert parts[view].empirical.epsilon_lower > 1.0
+    _documented(label, audit)
