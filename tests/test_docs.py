@@ -159,6 +159,12 @@ def _mark(region: Region, directive: str | None) -> Region:
     return region
 
 
+_PYTHON: dict[str, list[Example]] = {}
+"""The Python examples of each document in order (they share the document's namespace)."""
+_RUN: set[tuple[str, int]] = set()
+"""The examples this process has evaluated."""
+
+
 def examples(paths: Iterable[Path] = DOCUMENTS) -> list[Any]:
     """One pytest parameter per example, ids ``FILE:LINE``, marked ``slow`` or skipped by their
     directive."""
@@ -169,6 +175,8 @@ def examples(paths: Iterable[Path] = DOCUMENTS) -> list[Any]:
             directive = example.region.lexemes.get("directive")
             if directive == "skip":
                 continue
+            if example.region.evaluator is not evaluate_console:
+                _PYTHON.setdefault(str(path), []).append(example)
             marks = [pytest.mark.slow] if directive == "slow" else []
             out.append(pytest.param(example, id=f"{path.name}:{example.line}", marks=marks))
     return out
@@ -176,6 +184,15 @@ def examples(paths: Iterable[Path] = DOCUMENTS) -> list[Any]:
 
 @pytest.mark.parametrize("example", examples())
 def test_docs_example(example: Example) -> None:
+    # A Python example sees the names its document's earlier examples defined. Under pytest-xdist
+    # they may have run in another process: run here, first, those this process has not run.
+    for earlier in _PYTHON.get(str(example.path), []):
+        if earlier.line >= example.line:
+            break
+        if (str(earlier.path), earlier.line) not in _RUN:
+            _RUN.add((str(earlier.path), earlier.line))
+            earlier.evaluate()
+    _RUN.add((str(example.path), example.line))
     example.evaluate()
 
 

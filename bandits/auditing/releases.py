@@ -57,7 +57,7 @@ from bandits.environments import Environment, RewardTableEnv, parse_env
 from bandits.policy import Policy
 from dpaudit.audit import AuditReport, Certified, Empirical
 from dpaudit.audit.estimate import mu_interval_from_counts
-from dpaudit.audit.pilot import pilot_choice
+from dpaudit.audit.pilot import PilotChoice, pilot_choice
 from dpaudit.audit.power import floor_report
 from dpaudit.tasks import run_tasks
 from dpaudit.transcripts import merge
@@ -415,21 +415,10 @@ def audit_releases(
     floor = floor_report(
         n, n, (1.0 - conf) / 2.0, certified_mu=cert.mu, certified_epsilon=cert.epsilon, delta=delta
     )
-    chosen = {
-        "pair": asdict(pair),
-        "statistic": stat.describe(),
-        "keys": list(stat.keys),
-        "threshold": pc.threshold,
-        "orientation": pc.orientation,
-        "ranked_by": select,
-        "predicted": pc.predicted,
-        "false_positives": fp,
-        "false_negatives": fn,
-    }
     details = {
         "view": "releases",
         "detection_floor": floor.describe(),
-        "chosen": chosen,
+        "chosen": _chosen(pair, stat, pc, select, fp, fn),
         **base,
         "seconds": {"pilot": t1 - t0, "main": t2 - t1},
     }
@@ -442,6 +431,23 @@ def audit_releases(
         estimate=mu_interval_from_counts(fp, n, fn, n, confidence=conf),
         published=published,
     )
+
+
+def _chosen(
+    pair: PairDesign, stat: ReleaseStatistic, pc: PilotChoice, select: str, fp: int, fn: int
+) -> dict[str, Any]:
+    """The ``chosen`` entry of the details: the pair, the statistic and its certified counts."""
+    return {
+        "pair": asdict(pair),
+        "statistic": stat.describe(),
+        "keys": list(stat.keys),
+        "threshold": pc.threshold,
+        "orientation": pc.orientation,
+        "ranked_by": select,
+        "predicted": pc.predicted,
+        "false_positives": fp,
+        "false_negatives": fn,
+    }
 
 
 def _no_power(
