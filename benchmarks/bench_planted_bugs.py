@@ -131,14 +131,17 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def markdown(table: list[dict[str, Any]]) -> str:
-    """The rows as a Markdown table (algorithm, bug, what, caught, seen by, seconds per audit)."""
-    out = ["| algorithm | bug | what was planted | caught | seen by | s / audit |", "|---" * 6 + "|"]
+def markdown(table: list[dict[str, Any]], seconds: bool = True) -> str:
+    """The rows as a Markdown table (algorithm, bug, what, caught, seen by and, with ``seconds``,
+    the seconds per audit)."""
+    head = ["algorithm", "bug", "what was planted", "caught", "seen by"] + (["s / audit"] if seconds else [])
+    out = ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
     for r in table:
         seen = ", ".join(f"{v} {n}" for v, n in sorted(r["seen_by"].items())) or "-"
         rate = f"{r['caught']}/{r['seeds']}"
-        secs = f"{r['seconds_per_audit']:.1f}"
-        out.append(f"| {r['algorithm']} | {r['bug']} | {r['what']} | {rate} | {seen} | {secs} |")
+        cells = [r["algorithm"], r["bug"], r["what"], rate, seen]
+        cells += [f"{r['seconds_per_audit']:.1f}"] if seconds else []
+        out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out) + "\n"
 
 

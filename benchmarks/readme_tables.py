@@ -16,6 +16,8 @@ name               source
 ``full-info``      bandits.experiments.private_stochastic_bandits --full``)
 ``figure5``
 ``cascading-1g``   ``docs/img/cascading_results.json`` (the cascading-bandits notebook at full scale)
+``planted-bugs``   ``docs/img/planted_bugs.json`` (``python benchmarks/bench_planted_bugs.py --seeds 5
+                   --json docs/img/planted_bugs.json``: every private algorithm at its default audit)
 =================  =========================================================================================
 
 Run from the repository root::
@@ -42,9 +44,12 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # run as a script: the repository's packages (benchmarks included)
+    sys.path.insert(0, str(ROOT))
 STORED = ROOT / "docs" / "img" / "readme_tables.json"
 PRIVATE_STOCHASTIC = ROOT / "docs" / "img" / "private_stochastic_results.json"
 CASCADING = ROOT / "docs" / "img" / "cascading_results.json"
+PLANTED_BUGS = ROOT / "docs" / "img" / "planted_bugs.json"
 DOCUMENTS = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
 
 __all__ = ["TUNING", "AUDITS", "run_tuning", "run_audits", "render_all", "differences", "write", "main"]
@@ -236,6 +241,30 @@ def render_cascading_1g(data: dict[str, Any]) -> str:
     return f"{'holds' if holds else '**does not hold**'} (private counts × 1: {shown}; L = {ls[0]}..{ls[-1]})"
 
 
+def render_planted_bugs(data: dict[str, Any]) -> str:
+    """The planted-bugs table of ``python benchmarks/bench_planted_bugs.py --json FILE`` (without
+    its seconds per audit, which depend on the machine's load)."""
+    from benchmarks.bench_planted_bugs import markdown
+
+    return markdown(data["rows"], seconds=False).rstrip("\n")
+
+
+def planted_bugs_summary(data: dict[str, Any]) -> str:
+    """Caught rows and false alarms of the planted-bugs run, in one sentence."""
+    rows, n = data["rows"], data["seeds"]
+    clean = [r for r in rows if r["bug"] == "none"]
+    bugs = [r for r in rows if r["bug"] != "none"]
+    broken = {r["algorithm"] for r in clean if r["caught"]}  # violated even without a bug
+    mine = [r for r in bugs if r["algorithm"] not in broken]
+    most = sum(r["caught"] >= 0.8 * n for r in mine)
+    alarms = sum(r["caught"] for r in clean if r["algorithm"] not in broken)
+    runs = n * sum(r["algorithm"] not in broken for r in clean)
+    return (f"{most} of {len(mine)} planted bugs caught in at least 80 % of {n} audit seeds, in the "
+            f"{len(clean) - len(broken)} algorithms whose unbugged audit passes (false alarms: {alarms} "
+            f"of {runs} unbugged runs); the {len(broken)} algorithms whose published guarantee the "
+            "audit refutes without any bug are left out")
+
+
 def _stored() -> dict[str, Any]:
     return json.loads(STORED.read_text()) if STORED.exists() else {}
 
@@ -246,6 +275,7 @@ def renderers() -> dict[str, Callable[[], str]]:
     ps = json.loads(PRIVATE_STOCHASTIC.read_text())
     cascading = json.loads(CASCADING.read_text())
     audits = stored.get("audits", [])
+    bugs = json.loads(PLANTED_BUGS.read_text()) if PLANTED_BUGS.exists() else None
 
     def audit_value(label: str) -> Callable[[], str]:
         from dpaudit.formatting import fmt_down
@@ -260,7 +290,11 @@ def renderers() -> dict[str, Callable[[], str]]:
         "figure5": lambda: render_figure5(ps),
         "cascading-1g": lambda: render_cascading_1g(cascading),
         "rnm-ftnl-audit": audit_value(AUDITS[5][0]),
-    }
+        **({} if bugs is None else {
+            "planted-bugs": lambda: render_planted_bugs(bugs),
+            "planted-bugs-summary": lambda: planted_bugs_summary(bugs),
+        }),
+    }  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------
