@@ -5,20 +5,22 @@ rendered here from stored results, so a number that no longer reproduces cannot 
 
 Tables and where their numbers come from:
 
-=================  =========================================================================================
-name               source
-=================  =========================================================================================
-``tuning``         ``dpaudit tune ts --target-mu M --env SPEC`` (T = 10⁵, 10 repetitions, seed 0) for six
-                   (instance, μ), stored in ``docs/img/readme_tables.json`` by ``--run tuning``
-``audits``         ``dpaudit run ALG --epsilon 1 -T 100000 -R 2 --audit-trials 20000`` for eight
-                   configurations of Hu et al. (2024), stored by ``--run audits``
-``hu-regret``      ``docs/img/private_stochastic_results.json`` (``python -m
-``full-info``      bandits.experiments.private_stochastic_bandits --full``)
+==================  =========================================================================================
+name                source
+==================  =========================================================================================
+``tuning``          ``dpaudit tune ts --target-mu M --env SPEC`` (T = 10⁵, 10 repetitions, seed 0) for six
+                    (instance, μ), stored in ``docs/img/readme_tables.json`` by ``--run tuning``
+``audits``          ``dpaudit run ALG --epsilon 1 -T 100000 -R 2 --audit-trials 20000`` for eight
+                    configurations of Hu et al. (2024), stored by ``--run audits``
+``hu-regret``       ``docs/img/private_stochastic_results.json`` (``python -m
+``full-info``       bandits.experiments.private_stochastic_bandits --full``)
 ``figure5``
-``cascading-1g``   ``docs/img/cascading_results.json`` (the cascading-bandits notebook at full scale)
-``planted-bugs``   ``docs/img/planted_bugs.json`` (``python benchmarks/bench_planted_bugs.py --seeds 5
-                   --json docs/img/planted_bugs.json``: every private algorithm at its default audit)
-=================  =========================================================================================
+``cascading-1g``    ``docs/img/cascading_results.json`` (the cascading-bandits notebook at full scale)
+``planted-bugs``    ``docs/img/planted_bugs.json`` (``python benchmarks/bench_planted_bugs.py --seeds 5
+                    --json docs/img/planted_bugs.json``: every private algorithm at its default audit)
+``audit-validity``  ``docs/img/audit_validity.json`` (``bench_planted_bugs.py --bugs --seeds 13 --only``
+                    the 16 algorithms whose audit passes unbugged ``--json docs/img/audit_validity.json``)
+==================  =========================================================================================
 
 Run from the repository root::
 
@@ -50,6 +52,7 @@ STORED = ROOT / "docs" / "img" / "readme_tables.json"
 PRIVATE_STOCHASTIC = ROOT / "docs" / "img" / "private_stochastic_results.json"
 CASCADING = ROOT / "docs" / "img" / "cascading_results.json"
 PLANTED_BUGS = ROOT / "docs" / "img" / "planted_bugs.json"
+VALIDITY = ROOT / "docs" / "img" / "audit_validity.json"
 DOCUMENTS = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
 
 __all__ = ["TUNING", "AUDITS", "run_tuning", "run_audits", "render_all", "differences", "write", "main"]
@@ -265,6 +268,15 @@ def planted_bugs_summary(data: dict[str, Any]) -> str:
             "audit refutes without any bug are left out")
 
 
+def validity_summary(data: dict[str, Any]) -> str:
+    """False alarms of the unbugged audits (``bench_planted_bugs.py --bugs``), in one sentence."""
+    rows = data["rows"]
+    runs, alarms = sum(r["seeds"] for r in rows), sum(r["caught"] for r in rows)
+    worst = max(rows, key=lambda r: r["caught"])
+    return (f"{alarms} of {runs} runs fail ({len(rows)} algorithms × {data['seeds']} audit seeds; "
+            f"most in one algorithm: {worst['caught']})")
+
+
 def _stored() -> dict[str, Any]:
     return json.loads(STORED.read_text()) if STORED.exists() else {}
 
@@ -276,6 +288,7 @@ def renderers() -> dict[str, Callable[[], str]]:
     cascading = json.loads(CASCADING.read_text())
     audits = stored.get("audits", [])
     bugs = json.loads(PLANTED_BUGS.read_text()) if PLANTED_BUGS.exists() else None
+    valid = json.loads(VALIDITY.read_text()) if VALIDITY.exists() else None
 
     def audit_value(label: str) -> Callable[[], str]:
         from dpaudit.formatting import fmt_down
@@ -294,6 +307,7 @@ def renderers() -> dict[str, Callable[[], str]]:
             "planted-bugs": lambda: render_planted_bugs(bugs),
             "planted-bugs-summary": lambda: planted_bugs_summary(bugs),
         }),
+        **({} if valid is None else {"audit-validity": lambda: validity_summary(valid)}),
     }  # fmt: skip
 
 
