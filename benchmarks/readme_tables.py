@@ -30,9 +30,9 @@ Run from the repository root::
     python benchmarks/readme_tables.py --run audits --check   # recompute and compare, store nothing
 
 The suite runs the check (``tests/test_docs_tables.py``) and, marked ``slow``, the recomputation at
-full scale of the tuning table and of the audit table's three full-information rows (they are
-deterministic: the same numbers to the digit); the five bandit rows of the audit table take 4.4
-minutes and are recomputed by ``--run audits --check``.
+full scale of the audit table's RNM-FTNL row (deterministic: the same numbers to the digit); the
+other rows and the tuning table take 5 minutes and are recomputed by ``--run audits tuning
+--check``.
 """
 
 from __future__ import annotations
