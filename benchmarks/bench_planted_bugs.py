@@ -99,6 +99,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", default=None)
     ap.add_argument("--markdown", default=None, help="also write the table as Markdown to this file")
     args = ap.parse_args(argv)
+    cores = os.cpu_count() or 1
+    if not 1 <= args.workers <= cores:
+        ap.error(f"--workers must be in [1, {cores}] (the cores of this machine), got {args.workers}")
+    if args.seeds < 1:
+        ap.error(f"--seeds must be >= 1, got {args.seeds}")
     keys = args.only or _private_keys()
     tasks = []
     for key in keys:
