@@ -30,19 +30,10 @@ import numpy as np
 from bandits.experiments import cascading_bandits as X
 
 FULL = os.environ.get("DPAUDIT_FULL_SCALE", "0") == "1"
-# figures are shown inline; they are saved only when DPAUDIT_FIGURES_DIR names a folder
-FIG_DIR = Path(os.environ["DPAUDIT_FIGURES_DIR"]) if os.environ.get("DPAUDIT_FIGURES_DIR") else None
-if FIG_DIR is not None:
-    FIG_DIR.mkdir(parents=True, exist_ok=True)
+# figures are shown inline; show() also saves them when DPAUDIT_FIGURES_DIR names a folder
+from bandits.experiments.figures import figures_dir, show
 
-
-def show(fig, name, dpi=110):
-    # display the figure here; save it as FIG_DIR/name too when DPAUDIT_FIGURES_DIR is set
-    fig.tight_layout()
-    if FIG_DIR is not None:
-        fig.savefig(FIG_DIR / name, dpi=dpi)
-    display(fig)
-    plt.close(fig)
+FIG_DIR = figures_dir()
 WALL0, CPU0 = time.perf_counter(), time.process_time()
 S = X.FULL if FULL else X.REDUCED
 print(f"scale: {'full' if FULL else 'reduced'} {S}")

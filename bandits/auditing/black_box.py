@@ -76,6 +76,7 @@ __all__ = [
     "PairDesign",
     "ArmCount",
     "candidate_pairs",
+    "audit_inputs",
     "audit_policy",
     "black_box_audit",
     "certify_chosen",
@@ -230,6 +231,31 @@ def certify_chosen(
     return empirical, fp, fn
 
 
+def audit_inputs(
+    policy: Policy,
+    horizon: int,
+    env: Environment | str,
+    settings: AuditSettings,
+    pilot_fraction: float,
+    select: str | None,
+) -> tuple[Environment, int, int, Certified, Certified | None, str]:
+    """The checked inputs of a piloted policy audit: (environment, horizon, trials per side, the
+    declaration's certificate, the published claim, the ranking ``"mu"`` or ``"epsilon"``; by
+    default ε for a pure ε-DP declaration, else μ). ``ValueError`` names a bad parameter."""
+    if isinstance(env, str):
+        env = parse_env(env)
+    T = check_integer("horizon", horizon, 2)
+    n = check_integer("trials", settings.trials, 10)
+    if not (0.0 < pilot_fraction <= 1.0):
+        raise ValueError(f"pilot_fraction must be in (0, 1], got {pilot_fraction!r}")
+    cert, published = declared_certificate(policy, T, env, settings.delta)
+    if select is None:
+        select = "mu" if cert.mu is not None or cert.epsilon is None else "epsilon"
+    if select not in ("mu", "epsilon"):
+        raise ValueError(f"select must be 'mu' or 'epsilon', got {select!r}")
+    return env, T, n, cert, published, select
+
+
 def audit_policy(
     policy: Policy,
     horizon: int,
@@ -246,17 +272,7 @@ def audit_policy(
     law is not used: the tables are fixed). ``pairs``: the pre-registered pair family (default
     :func:`candidate_pairs`). ``select``: the pilot ranks tests by their predicted ``"mu"`` or
     ``"epsilon"`` bound (default: ε for a pure ε-DP declaration, else μ)."""
-    if isinstance(env, str):
-        env = parse_env(env)
-    T = check_integer("horizon", horizon, 2)
-    n = check_integer("trials", settings.trials, 10)
-    if not (0.0 < pilot_fraction <= 1.0):
-        raise ValueError(f"pilot_fraction must be in (0, 1], got {pilot_fraction!r}")
-    cert, published = declared_certificate(policy, T, env, settings.delta)
-    if select is None:
-        select = "mu" if cert.mu is not None or cert.epsilon is None else "epsilon"
-    if select not in ("mu", "epsilon"):
-        raise ValueError(f"select must be 'mu' or 'epsilon', got {select!r}")
+    env, T, n, cert, published, select = audit_inputs(policy, horizon, env, settings, pilot_fraction, select)
     t0 = time.perf_counter()
     cands = reachable_pairs(list(pairs) if pairs is not None else candidate_pairs(T, env.n_arms), T)
     n_pilot = max(100, math.ceil(pilot_fraction * n))

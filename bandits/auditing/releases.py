@@ -50,10 +50,10 @@ from typing import Any
 
 import numpy as np
 
-from bandits.auditing.black_box import PairDesign, certify_chosen, declared_certificate, reachable_pairs
+from bandits.auditing.black_box import PairDesign, audit_inputs, certify_chosen, reachable_pairs
 from bandits.auditing.contract import AuditSettings
 from bandits.engine.simulator import simulate
-from bandits.environments import Environment, RewardTableEnv, parse_env
+from bandits.environments import Environment, RewardTableEnv
 from bandits.policy import Policy
 from dpaudit.audit import AuditReport, Certified, Empirical
 from dpaudit.audit.estimate import mu_interval_from_counts
@@ -61,7 +61,6 @@ from dpaudit.audit.pilot import PilotChoice, pilot_choice
 from dpaudit.audit.power import floor_report
 from dpaudit.tasks import run_tasks
 from dpaudit.transcripts import merge
-from dpaudit.validation import check_integer
 
 __all__ = ["ReleaseStatistic", "release_pairs", "records_releases", "audit_releases", "BLOCK"]
 
@@ -374,16 +373,7 @@ def audit_releases(
     200) runs per side per pair. ``pairs``: the pre-registered family (default
     :func:`release_pairs` at the rounds of :func:`first_plays`); ``select``: rank tests by
     their ``"mu"`` or ``"epsilon"`` bound (default: ε for a pure ε-DP declaration, else μ)."""
-    if isinstance(env, str):
-        env = parse_env(env)
-    T = check_integer("horizon", horizon, 2)
-    n = check_integer("trials", settings.trials, 10)
-    if not (0.0 < pilot_fraction <= 1.0):
-        raise ValueError(f"pilot_fraction must be in (0, 1], got {pilot_fraction!r}")
-    cert, published = declared_certificate(policy, T, env, settings.delta)
-    select = select or ("mu" if cert.mu is not None or cert.epsilon is None else "epsilon")
-    if select not in ("mu", "epsilon"):
-        raise ValueError(f"select must be 'mu' or 'epsilon', got {select!r}")
+    env, T, n, cert, published, select = audit_inputs(policy, horizon, env, settings, pilot_fraction, select)
     t0 = time.perf_counter()
     if pairs is None:
         pairs = release_pairs(T, env.n_arms, first_play=first_plays(policy, env, T, settings))
