@@ -56,10 +56,11 @@ Certified from floating point. Two margins absorb the rounding of the discretise
   errs by at most √L times the ℓ₂ error (Cauchy–Schwarz), plus 1e-14 for the summation and the
   single-step constructions (measured ≤ 1e-16), plus a relative 1e-10.
 
-A k-fold self-composition has a sharper, componentwise bound (:func:`~dpaudit.accounting.pld_pmf.power_error`:
-the power amplifies the transform's error only at frequencies where |ŷ| ≈ 1), so the FFTs are
-first done in double precision (7× faster) and redone in long double the first time a query's δ is
-within 10⁶·η of the double-precision floor (η then costs at most 1e-6 of δ).
+A k-fold self-composition has a sharper, componentwise bound (:func:`~dpaudit.accounting.pld_pmf.power_bound`:
+the power amplifies the transform's error only at frequencies where |ŷ| ≈ 1, and only those few
+frequencies are raised at all), so each FFT runs in double precision (3–4× faster) where its
+error costs at most 1e-6 of the query's δ and in long double elsewhere; the inverse transform of
+a power, whose error is not amplified, always in double.
 
 So ε(δ) = ε_PLD((δ − η)/(1 + 1e-10)) + m and δ(ε) = (1 + 1e-10)·δ_PLD(ε − m) + η. Domain: not
 applicable when δ ≤ η (the numerical floor of the composition — e.g. δ = 1e-300; ≈ 1e-14 for
@@ -91,6 +92,7 @@ from dpaudit.accounting.composition import (
     sampled_noise_multiplier,
 )
 from dpaudit.accounting.pld_pmf import (
+    TAIL_TRUNCATION,
     Pmf,
     coarsen,
     compose_all,
@@ -99,6 +101,7 @@ from dpaudit.accounting.pld_pmf import (
     grid_deltas,
     losses_of,
     self_compose,
+    self_convolve_bounds,
 )
 from dpaudit.accounting.pld_sampled import sampled_gaussian_pmfs
 from dpaudit.accounting.pld_steps import SMALL_EPSILON, dense_pmfs, single_step_pmfs
@@ -175,6 +178,16 @@ def _sampled_widths(mu: float, q: float, count: int) -> tuple[float, float]:
         clt = q * math.sqrt(count) * math.sqrt(math.expm1(mu * mu)) if mu < 26.0 else math.inf
     single = _gauss_width(mu)
     return single, single + _gauss_width(clt)
+
+
+def _probed_width(leaf: PoissonSampledEvent, count: int, noise_multiplier: float, interval: float) -> float:
+    """The loss range of ``count`` Poisson-subsampled Gaussian steps outside which each direction's
+    composed PMF has tails of at most TAIL_TRUNCATION, measured on a grid of ``interval`` (Chernoff
+    bounds of the single-step PMF, as where the composition is built), with 25 % to spare for a
+    finer grid (the window is checked again where it is built)."""
+    pmfs = sampled_gaussian_pmfs(noise_multiplier, leaf.sampling_probability, interval)
+    bounds = [self_convolve_bounds(p.probs, count, TAIL_TRUNCATION) for p in pmfs]
+    return 1.25 * max(hi - lo + 1 for lo, hi in bounds) * interval
 
 
 def _leaves(comp: Composition) -> tuple[float, list[tuple[PrivacyEvent, int, float, float]],
@@ -285,6 +298,12 @@ def plan(comp: Composition) -> dict[str, Any]:
     lw = [_leaf_width(k, e) for _, k, e, _ in leaves]
     width = gw + sum(lw) + sum(w for _, w in sw)
     interval = max(accuracy(), width / GRID_BUDGET, single / GAUSSIAN_GRID_BUDGET)
+    if sampled and width / GRID_BUDGET > max(accuracy(), single / GAUSSIAN_GRID_BUDGET):
+        # widened for the estimated width, which spans the loss from 0 to past its mean: size the
+        # subsampled parts by the window their composition really needs, probed on this grid
+        sw = [(w, _probed_width(leaf, k, nm, interval)) for (leaf, k, nm, _), (w, _) in zip(sampled, sw)]
+        width = gw + sum(lw) + sum(w for _, w in sw)
+        interval = max(accuracy(), width / GRID_BUDGET, single / GAUSSIAN_GRID_BUDGET)
     if not interval <= MAX_INTERVAL:
         raise NotApplicable(
             f"the composed loss range {width:.3g} needs a grid interval of {interval:.3g} > {MAX_INTERVAL:g} "
@@ -313,9 +332,10 @@ def plan(comp: Composition) -> dict[str, Any]:
 
 
 
-def _directions(comp: Composition, interval: float, precise: bool, levels: list[int]) -> list[Pmf]:
-    """The composed PMFs of ``comp`` for the remove and add directions (one if symmetric), their
-    FFTs in long double (``precise``) or double. A leaf with ``levels[i]`` = c > 0 is discretised
+def _directions(comp: Composition, interval: float, budget: float, levels: list[int]) -> list[Pmf]:
+    """The composed PMFs of ``comp`` for the remove and add directions (one if symmetric), each
+    FFT in double precision where its error stays within ``budget`` (ℓ₂) and in long double
+    elsewhere (``budget`` 0: all in long double). A leaf with ``levels[i]`` = c > 0 is discretised
     on Δ/2^c, composed there, and coarsened to Δ (each loss rounded *up* to the coarser grid:
     pessimistic) before it joins the others."""
     from dp_accounting.pld import privacy_loss_distribution as pld
@@ -342,10 +362,10 @@ def _directions(comp: Composition, interval: float, precise: bool, levels: list[
         for pmfs, count, c in dense:
             part = pmfs[min(direction, len(pmfs) - 1)]
             if count > 1:
-                part = self_compose(part, count, max_points=4 * GRID_BUDGET, precise=precise)
+                part = self_compose(part, count, max_points=4 * GRID_BUDGET, budget=budget)
             parts.append(coarsen(part, c))
             progress.advance()
-        out.append(compose_all(parts, precise))
+        out.append(compose_all(parts, budget))
     return out
 
 
@@ -360,9 +380,10 @@ def _directions(comp: Composition, interval: float, precise: bool, levels: list[
 
 
 class _Certified:
-    """The composed PMFs of one composition with their margins: first with double-precision FFTs,
-    again in long double the first time a query's δ is within 10⁶ times their error floor η (so
-    that η costs at most 1e-6 of δ)."""
+    """The composed PMFs of one composition with their margins, built at the first query: each
+    FFT in double precision where the error it brings would cost at most 1e-6 of the query's δ
+    (the numerical floor η = √L·ℓ₂ error), in long double elsewhere; built again, all in long
+    double, when a later query's δ is within 10⁶·η."""
 
     def __init__(self, comp: Composition) -> None:
         pl = plan(comp)
@@ -371,34 +392,41 @@ class _Certified:
         self.loss_margin = pl["loss_margin"]
         self.levels = pl["levels"]
         self.notes = pl["notes"]
-        self._build(precise=False)
+        self.points = pl["points"]
+        self.floor = math.inf  # the δ error the last build was allowed (inf: not built)
+        self.pmfs: list[Pmf] | None = None
 
-    def _build(self, precise: bool) -> None:
+    def _build(self, floor: float) -> None:
         try:
-            self.pmfs = _directions(self.comp, self.interval, precise, self.levels)
+            pmfs = _directions(self.comp, self.interval, floor / math.sqrt(self.points), self.levels)
         except MemoryError as exc:  # pragma: no cover - depends on the machine
             raise NotApplicable(f"PLD discretisation needs more memory than available ({exc})") from None
-        self.precise = precise
-        self.losses = [losses_of(p, self.interval) for p in self.pmfs]
-        self.grids = [grid_deltas(p, ls) for p, ls in zip(self.pmfs, self.losses)]
-        self.eta = max((math.sqrt(p.probs.size) * p.err for p in self.pmfs), default=0.0) + _ABS
+        self.pmfs, self.floor = pmfs, floor
+        self.losses = [losses_of(p, self.interval) for p in pmfs]
+        self.grids = [grid_deltas(p, ls) for p, ls in zip(pmfs, self.losses)]
+        self.eta = max((math.sqrt(p.probs.size) * p.err for p in pmfs), default=0.0) + _ABS
 
-    def _for(self, delta: float) -> None:
-        """Rebuild in long double if η would cost more than 1e-6 of ``delta``."""
-        if not self.precise and self.eta > _FLOOR_SHARE * delta:
-            self._build(precise=True)
+    def _for(self, delta: float) -> list[Pmf]:
+        """The PMFs, (re)built so that η costs at most 1e-6 of ``delta`` if long double can."""
+        need = _FLOOR_SHARE * delta
+        if self.pmfs is None or (self.eta > need and self.floor > need):
+            self._build(need)
+        if self.eta > need and any(p.double for p in self.pmfs or ()):
+            self._build(0.0)
+        assert self.pmfs is not None
+        return self.pmfs
 
     def epsilon(self, delta: float) -> float:
-        if not self.pmfs:
+        pmfs = self._for(delta)
+        if not pmfs:
             return 0.0
-        self._for(delta)
         target = (delta - self.eta) / (1.0 + _REL)
         if not target > 0:
             raise NotApplicable(
                 f"delta={delta:.3g} is below the numerical floor {self.eta:.3g} of this PLD "
                 "composition (its floating-point error bound)"
             )
-        e = max(epsilon_for(p, ls, target, g) for p, ls, g in zip(self.pmfs, self.losses, self.grids))
+        e = max(epsilon_for(p, ls, target, g) for p, ls, g in zip(pmfs, self.losses, self.grids))
         if math.isnan(e):
             raise NotApplicable("numerical failure: the PLD gave NaN")
         if math.isinf(e):
@@ -406,12 +434,19 @@ class _Certified:
         return math.nextafter(e + self.loss_margin, math.inf)
 
     def delta(self, eps: float) -> float:
+        def raw() -> float:
+            assert self.pmfs is not None
+            return max((delta_at(p, ls, eps - self.loss_margin) for p, ls in zip(self.pmfs, self.losses)),
+                       default=0.0)
+
+        if self.pmfs is None:
+            self._build(math.inf)  # all in double first: δ is not known yet
+        d = raw()
+        if self.eta > _FLOOR_SHARE * d and any(p.double for p in self.pmfs or ()):
+            self._for(d)
+            d = raw()
         if not self.pmfs:
             return 0.0
-        d = max(delta_at(p, ls, eps - self.loss_margin) for p, ls in zip(self.pmfs, self.losses))
-        if not self.precise and self.eta > _FLOOR_SHARE * d:
-            self._build(precise=True)
-            d = max(delta_at(p, ls, eps - self.loss_margin) for p, ls in zip(self.pmfs, self.losses))
         if math.isnan(d):
             raise NotApplicable("numerical failure: the PLD gave NaN")
         return min(1.0, math.nextafter(max(0.0, d) * (1.0 + _REL) + self.eta, math.inf))

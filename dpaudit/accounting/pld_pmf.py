@@ -41,7 +41,7 @@ __all__ = [
     "truncate",
     "self_compose",
     "self_convolve_bounds",
-    "power_error",
+    "power_bound",
     "compose",
     "compose_all",
     "coarsen",
@@ -54,6 +54,7 @@ __all__ = [
 TAIL_TRUNCATION = 1e-15  # probability mass moved to +∞ loss (pessimistic) per truncation
 _LD = np.longdouble
 _U_LD = float(np.finfo(_LD).eps) / 2
+_U_64 = 2.0**-53
 _FFT_C = 5.0
 
 
@@ -66,6 +67,7 @@ class Pmf:
     probs: np.ndarray
     inf_mass: float
     err: float
+    double: bool = False  # some FFT behind it ran in double precision (long double would err less)
 
     @property
     def l2(self) -> float:
@@ -95,53 +97,91 @@ def truncate(p: Pmf) -> Pmf:
     kept = p.probs[left:p.probs.size - right].copy()
     kept[0] += float(c[left - 1]) if left > 0 else 0.0
     moved = float(r[right - 1]) if right > 0 else 0.0
-    return Pmf(p.lower + left, kept, p.inf_mass + moved, p.err)
+    return Pmf(p.lower + left, kept, p.inf_mass + moved, p.err, p.double)
 
 
-def self_compose(p: Pmf, k: int, *, max_points: int, precise: bool = True) -> Pmf:
-    """k-fold composition: the FFT of the probabilities to the k-th power, in long double
-    (``precise``) or in double (not applicable when the composed grid would need more than
-    ``max_points`` points). The error bound is :func:`power_error`'s."""
+def self_compose(p: Pmf, k: int, *, max_points: int, budget: float = 0.0) -> Pmf:
+    """k-fold composition: the FFT of the probabilities to the k-th power (not applicable when the
+    composed grid would need more than ``max_points`` points). Only the components that
+    :func:`power_bound` finds not negligible are raised; the forward transform is in double
+    precision when the error it brings (k-fold amplified) stays within ``budget`` (an ℓ₂ bound on
+    the probabilities' error), in long double otherwise; the inverse transform is always in
+    double, its error not being amplified."""
     lo_b, hi_b = self_convolve_bounds(p.probs, k, TAIL_TRUNCATION)
     out_len = hi_b - lo_b + 1
     if out_len > max_points:
         raise NotApplicable(f"the {k}-fold PLD would need {out_len} grid points (budget {max_points})")
     import scipy.fft
 
-    dtype = _LD if precise else np.float64
     n = scipy.fft.next_fast_len(max(out_len, p.probs.size))
-    spec = scipy.fft.rfft(p.probs.astype(dtype), n)
-    power = _power(spec, k)
+    spec_err = math.inf
+    double = budget > 0 and k * _fft_error_bound(n, _U_64, p) / math.sqrt(n) <= budget / 2  # (component 0)
+    if double:
+        spec = scipy.fft.rfft(p.probs, n)
+        spec_err, keep = power_bound(spec, k, n, _U_64, p)
+    if spec_err / math.sqrt(n) > budget / 2:
+        spec = scipy.fft.rfft(p.probs.astype(_LD), n)
+        spec_err, keep = power_bound(spec, k, n, _U_LD, p)
+        double = False
+    power = np.zeros(spec.size, dtype=np.complex128)  # raised in the transform's precision, then
+    power[keep] = _power(spec[keep], k)  # rounded to double and inverted in double
     z = scipy.fft.irfft(power, n)
-    probs = np.maximum(np.roll(z, -lo_b)[:out_len], 0).astype(float)
+    probs = np.maximum(np.roll(z, -lo_b)[:out_len], 0)
     inf_mass = TAIL_TRUNCATION - math.expm1(k * math.log1p(-p.inf_mass))
-    out = Pmf(k * p.lower + lo_b, probs, min(1.0, inf_mass), 0.0)
-    u = float(np.finfo(dtype).eps) / 2
-    # the forward transform and the power (componentwise), the inverse transform, the rounding to float64
-    out.err = power_error(spec, k, n, u, p) + _FFT_C * math.log2(max(n, 2)) * u * out.l2 + 2**-53 * out.l2
+    out = Pmf(k * p.lower + lo_b, probs, min(1.0, inf_mass), 0.0, double or p.double)
+    # the forward transform and the power (and the dropped components); the rounding of the power to
+    # double (relative 2^-53 per component, at most 1 in modulus); the inverse transform in double
+    rounding = 2**-53 * math.sqrt(2.0 * int(np.count_nonzero(keep)))
+    inverse = _FFT_C * math.log2(max(n, 2)) * _U_64 * out.l2
+    out.err = math.nextafter(((spec_err + rounding) / math.sqrt(n) + inverse) * (1 + 1e-12), math.inf)
     return out
 
 
-def power_error(spec: np.ndarray, k: int, n: int, u: float, p: Pmf) -> float:
-    """An ℓ₂ bound on the error in the x-domain of irfft(spec^k) from the forward transform and the
-    power. Each computed component of the forward transform is within d = c·log₂n·u·‖x‖₁ + √m·err
-    of the exact one (each of the log₂n butterfly stages errs by a few u times the modulus of its
+NEGLIGIBLE_LOG = -700.0  # components whose k-th power is below e^-700 (in bound) are not raised
+
+
+def power_bound(spec: np.ndarray, k: int, n: int, u: float, p: Pmf) -> tuple[float, np.ndarray]:
+    """An ℓ₂ bound on the error of the k-th power of a computed real-input spectrum (``rfft`` of
+    ``n`` points of ``p``, unit roundoff ``u``; each component but the first and the Nyquist stands
+    for a conjugate pair), and which components are worth raising at all.
+
+    Each computed component of the forward transform is within d = c·log₂n·u·‖x‖₁ + √m·err of the
+    exact one (each of the log₂n butterfly stages errs by a few u times the modulus of its
     operands, at most ‖x‖₁; m inputs with ℓ₂ error err); so |ŷ^k − ŷ′^k| ≤ k·d·a^{k−1} with
-    a = |ŷ′| + d, and the ≤ 2log₂k complex products of the power add 4.5·log₂k·u·a^k. By
-    Parseval the inverse transform maps a spectrum error E to E/√n. Unlike the normwise bound
-    k·c·log₂n·u·‖x‖₂, this is small where |ŷ| < 1 — every frequency but the lowest — so a k-fold
-    power of a spread PMF stays accurate (10⁶ steps: ≈ 1e-11 in double, 5e-15 in long double)."""
-    d = 2.0 * _FFT_C * math.log2(max(n, 2)) * u * float(np.sum(p.probs)) + math.sqrt(p.probs.size) * p.err
-    a = np.abs(spec).astype(float) + d
-    with np.errstate(divide="ignore", over="ignore", under="ignore"):
-        la = np.log(a)
-        b = np.exp(math.log(k) + math.log(d) + (k - 1) * la) + 4.5 * math.log2(max(k, 2)) * u * np.exp(k * la)
-    weights = np.full(b.size, 2.0)  # rfft keeps one of each conjugate pair
+    a = |ŷ′| + d, and the ≤ 2log₂k complex products of the power add 4.5·log₂k·u·a^k. A component
+    with a < e^{NEGLIGIBLE_LOG/k} is set to 0 instead, which errs by at most a^k < e^{-700}. Unlike
+    the normwise bound k·c·log₂n·u·‖x‖₂, this is small where |ŷ| < 1 — every frequency but the
+    lowest — so a k-fold power of a spread PMF stays accurate (10⁶ steps: ≈ 1e-11 in double,
+    5e-15 in long double), and only the few lowest frequencies are raised at all (≈ 100 of 4·10⁵
+    for DP-SGD at 10⁶ steps). By Parseval the inverse transform maps the bound E to E/√n.
+
+    >>> spec = np.array([1.0, 0.5, 0.0], dtype=complex)  # rfft of [0.5, 0.25, 0, 0.25]; 0.5^2000 < e^-700
+    >>> err, keep = power_bound(spec, 2000, 4, 2.0**-53, Pmf(0, np.array([0.5, 0.25, 0.0, 0.25]), 0.0, 0.0))
+    >>> keep.tolist(), 0 < err < 1e-9
+    ([True, False, False], True)
+    """
+    d = _fft_error_bound(n, u, p)
+    a = np.abs(spec).astype(float) * (1.0 + 2.0**-51) + d  # |ŷ′| rounded to double: up by 2 ulps
+    weights = np.full(a.size, 2.0)  # rfft keeps one of each conjugate pair
     weights[0] = 1.0
     if n % 2 == 0:
         weights[-1] = 1.0
-    total = float(np.sqrt(np.sum(weights * b * b)))
-    return math.nextafter(total / math.sqrt(n) * (1.0 + 1e-12), math.inf)
+    keep = a >= math.exp(NEGLIGIBLE_LOG / k)
+    la = np.log(a[keep])
+    log_kd = math.log(k) + math.log(d)
+    with np.errstate(over="ignore", under="ignore"):
+        b = np.exp(log_kd + (k - 1) * la) + 4.5 * math.log2(max(k, 2)) * u * np.exp(k * la)
+    # a dropped component: a^k ≤ e^{NEGLIGIBLE_LOG}(1 + 1e-9) (the threshold's rounding), and the
+    # same terms as a kept one on top (pessimistic)
+    cap = (math.exp(log_kd + NEGLIGIBLE_LOG * (k - 1) / k) + 2.0 * math.exp(NEGLIGIBLE_LOG)) * (1 + 1e-6)
+    kept = math.sqrt(float(np.sum(weights[keep] * b * b)))
+    return kept + math.sqrt(float(np.sum(weights[~keep]))) * cap, keep
+
+
+def _fft_error_bound(n: int, u: float, p: Pmf) -> float:
+    """d of :func:`power_bound`: how far each computed component of the ``n``-point transform of
+    ``p`` can be from the exact one."""
+    return 2.0 * _FFT_C * math.log2(max(n, 2)) * u * float(np.sum(p.probs)) + math.sqrt(p.probs.size) * p.err
 
 
 def _power(z: np.ndarray, k: int) -> np.ndarray:
@@ -198,38 +238,41 @@ def self_convolve_bounds(probs: np.ndarray, k: int, tail: float) -> tuple[int, i
     return lo, hi
 
 
-def compose(a: Pmf, b: Pmf, precise: bool = True) -> Pmf:
-    """The product (convolution) of two PMFs by FFT, in long double or double, with its error."""
+def compose(a: Pmf, b: Pmf, budget: float = 0.0) -> Pmf:
+    """The product (convolution) of two PMFs by FFT with its error: in double precision when the
+    error it adds stays within ``budget`` (an ℓ₂ bound), in long double otherwise."""
     import scipy.fft
 
-    dtype = _LD if precise else np.float64
     n_out = a.probs.size + b.probs.size - 1
     n = scipy.fft.next_fast_len(n_out)
-    spec = scipy.fft.rfft(a.probs.astype(dtype), n) * scipy.fft.rfft(b.probs.astype(dtype), n)
-    probs = np.maximum(scipy.fft.irfft(spec, n)[:n_out], 0).astype(float)
-    inf_mass = a.inf_mass + b.inf_mass - a.inf_mass * b.inf_mass
-    out = Pmf(a.lower + b.lower, probs, min(1.0, inf_mass), 0.0)
-    u = float(np.finfo(dtype).eps) / 2
-    fft = _FFT_C * math.log2(max(n, 2)) * u
-    out.err = a.err + b.err + fft * (a.l2 + b.l2 + out.l2) + 2**-53 * out.l2
+    for dtype, u in ((np.float64, _U_64), (_LD, _U_LD)):
+        if dtype is np.float64 and not budget > 0:
+            continue
+        spec = scipy.fft.rfft(a.probs.astype(dtype), n) * scipy.fft.rfft(b.probs.astype(dtype), n)
+        probs = np.maximum(scipy.fft.irfft(spec, n)[:n_out], 0).astype(float)
+        out = Pmf(a.lower + b.lower, probs, min(1.0, a.inf_mass + b.inf_mass - a.inf_mass * b.inf_mass), 0.0)
+        added = _FFT_C * math.log2(max(n, 2)) * u * (a.l2 + b.l2 + out.l2) + 2**-53 * out.l2
+        if added <= budget / 2 or dtype is _LD:
+            break
+    out.err = a.err + b.err + added
+    out.double = a.double or b.double or dtype is np.float64
     return truncate(out)
 
 
-def compose_all(parts: list[Pmf], precise: bool = True) -> Pmf:
+def compose_all(parts: list[Pmf], budget: float = 0.0) -> Pmf:
     """The product of the parts, the two shortest first (Huffman's order: each FFT is as short
     as it can be, and a wide part — a Gaussian's — joins once, at the end); ties by position,
-    so the order of the arithmetic is fixed by the parts alone."""
+    so the order of the arithmetic is fixed by the parts alone. ``budget`` as in :func:`compose`."""
     heap = [(p.probs.size, i, p) for i, p in enumerate(parts)]
     heapq.heapify(heap)
     n = len(heap)
     while len(heap) > 1:
         _, _, a = heapq.heappop(heap)
         _, _, b = heapq.heappop(heap)
-        c = compose(a, b, precise)
+        c = compose(a, b, budget)
         heapq.heappush(heap, (c.probs.size, n, c))
         n += 1
     return heap[0][2]
-
 
 
 def coarsen(p: Pmf, levels: int) -> Pmf:
@@ -247,7 +290,7 @@ def coarsen(p: Pmf, levels: int) -> Pmf:
     idx = -((-(np.arange(p.probs.size) + p.lower)) // f)  # ceil((lower + i)/f)
     lower = int(idx[0])
     probs = np.bincount(idx - lower, weights=p.probs)
-    out = Pmf(lower, probs, p.inf_mass, 0.0)
+    out = Pmf(lower, probs, p.inf_mass, 0.0, p.double)
     out.err = math.sqrt(f) * p.err + 2**-53 * levels * out.l2
     return out
 
