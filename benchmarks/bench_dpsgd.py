@@ -16,8 +16,8 @@ needed. Peers:
 * ``ours_pld`` — ``account(event, delta, methods=["pld"])`` (certified; the like-for-like peer of
   dp-accounting's PLD);
 * ``dpa_pld`` — dp-accounting ``PLDAccountant`` (pessimistic, Δ = 1e-4), ``compose(event, k)``;
-* ``dpa_pld_low`` — dp-accounting's *optimistic* PLD (privacy buckets rounded down, Δ = 1e-4): a
-  lower reference no valid upper bound may go below;
+* ``dpa_pld_low`` — dp-accounting's *optimistic* PLD (privacy buckets rounded down, Δ = 1e-4 or
+  ``--low-interval``): a lower reference no valid upper bound may go below;
 * ``dpa_rdp`` — dp-accounting ``RdpAccountant`` (its order grid);
 * ``opacus_rdp`` — Opacus ``RDPAccountant`` (history ``[(σ, q, k)]``);
 * ``opacus_prv`` — Opacus ``PRVAccountant`` (``eps_error`` 0.01; its upper estimate);
@@ -38,11 +38,16 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # run as a script: the repository's packages (benchmarks included)
+    sys.path.insert(0, str(ROOT))
+from benchmarks.dpsgd_tables import summary  # noqa: E402
+
 DELTA = 1e-5
 CELLS = [(q, s, k) for q in (1e-3, 1e-2, 1e-1) for s in (0.8, 1.0, 2.0)
          for k in (10**3, 10**4, 10**5, 10**6)]
 FIXED = [(60000, 256, 1.1, 2000), (60000, 256, 1.1, 20000), (50000, 512, 0.8, 10000),
          (10**6, 1000, 1.0, 10**5)]
+TIMED = ("ours", "ours_pld", "dpa_pld")  # the time comparison: --repeat calls each, the fastest kept
 PRV_PEERS = ("opacus_prv", "prv")
 PRV_MAX_STEPS = 10**4  # beyond, the PRV peers need minutes and gigabytes per cell (--all-prv runs them)
 PEERS = ["ours", "ours_pld", "dpa_pld", "dpa_pld_low", "dpa_rdp", "opacus_rdp", "opacus_prv", "prv"]
@@ -83,7 +88,8 @@ elif peer.startswith("dpa"):
         if peer == "dpa_pld_low":
             from dp_accounting.pld import privacy_loss_distribution as dpl
             low = dpl.from_gaussian_mechanism(s, sampling_prob=q, pessimistic_estimate=False,
-                                              value_discretization_interval=1e-4, use_connect_dots=False)
+                                              value_discretization_interval=float(sys.argv[7]),
+                                              use_connect_dots=False)
             return low.self_compose(k).get_epsilon_for_delta(delta)
         if peer == "dpa_pld":
             acc = dpa.pld.PLDAccountant(); acc.compose(ev, k)
@@ -155,39 +161,9 @@ def _cell_text(res: dict[str, dict], peers: list[str]) -> str:
             parts.append(f"{p}: {r.get('error', 'n/a')}")
         else:
             ratio = f" ({ours / r['eps']:.4f}x eps, {r['wall'] / res['ours']['wall']:.2f}x time)" if (
-                p != "ours" and ours) else ""
+                p != "ours" and ours and r["eps"] > 0 and res["ours"]["wall"] > 0) else ""
             parts.append(f"{p} {r['eps']:.6f} [{r['wall']:.2f} s, {r['mem_mib']:.0f} MiB]{ratio}")
     return "; ".join(parts)
-
-
-def summary(results: list[dict[str, Any]], peers: list[str]) -> str:
-    """ε and time of each of our two variants against dp-accounting's PLD over the cells run:
-    ε ratio range, time ratio (theirs / ours) range and median, and the cells where we were slower."""
-    lines = []
-    for mine in [p for p in ("ours", "ours_pld") if p in peers]:
-        eps, speed, slower, below = [], [], [], []
-        for row in results:
-            if "cell" not in row:
-                continue
-            o, d = row["results"].get(mine, {}), row["results"].get("dpa_pld", {})
-            r = row["results"]
-            lows = [r.get("dpa_pld_low", {}).get("eps"), r.get("prv", {}).get("lower")]
-            if o.get("eps") is not None and any(lo is not None and o["eps"] < lo for lo in lows):
-                below.append(row["cell"])
-            if o.get("eps") is None or d.get("eps") is None:
-                continue
-            eps.append(o["eps"] / d["eps"])
-            speed.append(d["wall"] / o["wall"])
-            if o["wall"] > d["wall"]:
-                slower.append(row["cell"])
-        if eps:
-            med = sorted(speed)[len(speed) // 2]
-            lines.append(f"{mine} vs dpa_pld over {len(eps)} cells: eps ratio {min(eps):.5f}-{max(eps):.5f}; "
-                         f"dp-accounting's time / ours {min(speed):.2f}-{max(speed):.2f}x "
-                         f"(median {med:.2f}x); "
-                         f"slower in {len(slower)} cells {slower}; below a lower reference in {len(below)} "
-                         f"cells {below}")
-    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -199,13 +175,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=900.0)
     ap.add_argument("--memory-gib", type=float, default=14.0)
     ap.add_argument("--json", metavar="FILE", help="write every result here")
+    ap.add_argument("--low-interval", type=float, default=1e-4,
+                    help="grid interval of dp-accounting's optimistic PLD (dpa_pld_low; default 1e-4)")
     ap.add_argument("--all-prv", action="store_true",
                     help=f"run the PRV peers beyond {PRV_MAX_STEPS} steps too")
     ap.add_argument("--repeat", type=int, default=1,
-                    help="fresh-process calls per cell and peer; the fastest is kept (default 1)")
+                    help="fresh-process calls per cell of ours, ours_pld and dpa_pld; the fastest is kept")
     args = ap.parse_args(argv)
     if args.repeat < 1:
         ap.error(f"--repeat must be >= 1, got {args.repeat}")
+    if args.json:  # a bad output path fails now, not after the run
+        try:
+            Path(args.json).write_text("[]")
+        except OSError as exc:
+            ap.error(f"--json: cannot write {args.json}: {exc.strerror}")
     cells = list(enumerate(CELLS))
     if args.cells is not None:
         cells = [c for c in cells if c[0] in args.cells]
@@ -216,10 +199,14 @@ def main(argv: list[str] | None = None) -> int:
     print(f"DP-SGD, Poisson sampling, delta = {DELTA:g}: epsilon [wall time, peak memory growth]; "
           "ratios ours/peer")
     for i, (q, s, k) in cells:
-        res = {p: run_best(p, q, s, k, repeat=args.repeat, timeout=args.timeout, cap_gib=args.memory_gib)
+        res = {p: run_best(p, q, s, k, repeat=args.repeat if p in TIMED else 1, timeout=args.timeout,
+                           cap_gib=args.memory_gib,
+                           extra=repr(args.low_interval) if p == "dpa_pld_low" else "")
                for p in peers if p not in PRV_PEERS or k <= PRV_MAX_STEPS or args.all_prv}
         results.append({"cell": i, "q": q, "sigma": s, "steps": k, "results": res})
         print(f"[{i:2d}] q={q:g} sigma={s:g} k={k:.0e}: {_cell_text(res, peers)}", flush=True)
+        if args.json:  # after every cell: an interrupted run keeps what it measured
+            Path(args.json).write_text(json.dumps(results, indent=1))
     print(summary(results, peers))
     if not args.no_fixed:
         print("fixed-size batches (sampling without replacement, replace-one), ours vs dp-accounting RDP")

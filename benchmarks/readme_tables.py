@@ -20,6 +20,9 @@ name                source
                     --json docs/img/planted_bugs.json``: every private algorithm at its default audit)
 ``audit-validity``  ``docs/img/audit_validity.json`` (``bench_planted_bugs.py --bugs --seeds 13 --only``
                     the 16 algorithms whose audit passes unbugged ``--json docs/img/audit_validity.json``)
+``dpsgd-*``         ``docs/img/dpsgd.json`` (``python benchmarks/bench_dpsgd.py --repeat 2 --json
+                    docs/img/dpsgd.json``: the 36 DP-SGD cells and fixed-size batches against
+                    dp-accounting, Opacus and prv-accountant)
 ==================  =========================================================================================
 
 Run from the repository root::
@@ -53,6 +56,7 @@ PRIVATE_STOCHASTIC = ROOT / "docs" / "img" / "private_stochastic_results.json"
 CASCADING = ROOT / "docs" / "img" / "cascading_results.json"
 PLANTED_BUGS = ROOT / "docs" / "img" / "planted_bugs.json"
 VALIDITY = ROOT / "docs" / "img" / "audit_validity.json"
+DPSGD = ROOT / "docs" / "img" / "dpsgd.json"
 DOCUMENTS = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
 
 __all__ = ["TUNING", "AUDITS", "run_tuning", "run_audits", "render_all", "differences", "write", "main"]
@@ -277,6 +281,14 @@ def validity_summary(data: dict[str, Any]) -> str:
             f"most in one algorithm: {worst['caught']})")
 
 
+def _dpsgd_renderers(results: list[dict[str, Any]]) -> dict[str, Callable[[], str]]:
+    from benchmarks import dpsgd_tables as t
+
+    return {"dpsgd-cells": lambda: t.cells_table(results), "dpsgd-prv": lambda: t.prv_table(results),
+            "dpsgd-fixed": lambda: t.fixed_table(results),
+            "dpsgd-summary": lambda: t.readme_sentence(results)}
+
+
 def _stored() -> dict[str, Any]:
     return json.loads(STORED.read_text()) if STORED.exists() else {}
 
@@ -289,6 +301,7 @@ def renderers() -> dict[str, Callable[[], str]]:
     audits = stored.get("audits", [])
     bugs = json.loads(PLANTED_BUGS.read_text()) if PLANTED_BUGS.exists() else None
     valid = json.loads(VALIDITY.read_text()) if VALIDITY.exists() else None
+    dpsgd = json.loads(DPSGD.read_text()) if DPSGD.exists() else None
 
     def audit_value(label: str) -> Callable[[], str]:
         from dpaudit.formatting import fmt_down
@@ -308,6 +321,7 @@ def renderers() -> dict[str, Callable[[], str]]:
             "planted-bugs-summary": lambda: planted_bugs_summary(bugs),
         }),
         **({} if valid is None else {"audit-validity": lambda: validity_summary(valid)}),
+        **({} if dpsgd is None else _dpsgd_renderers(dpsgd)),
     }  # fmt: skip
 
 

@@ -201,41 +201,67 @@ def _power(z: np.ndarray, k: int) -> np.ndarray:
 
 def self_convolve_bounds(probs: np.ndarray, k: int, tail: float) -> tuple[int, int]:
     """Index bounds (lo, hi) of the k-fold self-convolution of ``probs`` outside which each tail
-    has mass at most ``tail``/2: Chernoff's bound at 40 orders ±1/n … ±20/n (the orders
-    dp-accounting's ``compute_self_convolve_bounds`` uses) and at 13 orders around the optimum for a
-    Gaussian of the same variance, ±sqrt(2 log(2/tail)/(k·var))·[1/8, 8] (much smaller than 1/n
-    for many steps), vectorised: P(S ≥ t) ≤ e^{k log M(λ) − λt} for λ > 0, likewise below.
+    has mass at most ``tail``/2, by Chernoff's bound: P(S ≥ t) ≤ e^{k·K(λ) − λt} for every λ > 0,
+    K the cumulant generating function of one step (likewise below with λ < 0), so
+    t(λ) = (k·K(λ) + log(2/tail))/λ bounds S for every λ and the smallest one found is kept.
+    t(λ) is unimodal on each side (the numerator of its derivative, k(λK′(λ) − K(λ)) − log(2/tail),
+    grows with |λ| since K is convex), so a golden-section search over log |λ| finds the best order
+    to within 5 %: about 15 evaluations per side, from 1/64 of the smaller of 1/n and the optimum
+    for a Gaussian of the same variance, sqrt(2 log(2/tail)/(k·var)), up to 20/n (as
+    dp-accounting's ``compute_self_convolve_bounds``, whose 40 fixed orders ±1/n … ±20/n this
+    replaces).
 
     >>> self_convolve_bounds(np.array([0.5, 0.5]), 100, 1e-15)[1] < 100
     True
     """
     n = probs.size
     hi, lo = (n - 1) * k, 0
-    i = np.arange(n, dtype=float)
-    orders = np.concatenate((np.arange(-20, 0), np.arange(1, 21))) / n
-    log_tail = math.log(2.0 / tail)
     mass = float(np.sum(probs))
-    if mass > 0:  # and orders around the Gaussian optimum sqrt(2 log(2/tail)/(k var)) (many steps)
-        mean = float(probs @ i) / mass
-        var = float(probs @ (i - mean) ** 2) / mass
-        if var > 0:
-            best = math.sqrt(2.0 * log_tail / (k * var))
-            around = best * np.geomspace(0.125, 8.0, 13)
-            orders = np.concatenate((orders, around[around < 20.0 / n], -around[around < 20.0 / n]))
-    for block in np.array_split(orders, max(1, (orders.size * n) // 2**21 + 1)):
-        expo = np.outer(block, i)
-        top = expo.max(axis=1)  # |λ·i| ≤ 20: e^{λi − top} ∈ [e^{-40}, 1]
-        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-            log_mgf = np.log(np.exp(expo - top[:, None]) @ probs) + top
-            bounds = (k * log_mgf + log_tail) / block
-        for order, b in zip(block.tolist(), bounds.tolist()):
-            if not math.isfinite(b):
-                continue
-            if order > 0:
-                hi = min(hi, math.ceil(b))
+    if not mass > 0:
+        return lo, hi
+    i = np.arange(n, dtype=float)
+    log_tail = math.log(2.0 / tail)
+
+    def bound(lam: float) -> float:  # t(λ) in index units; ±inf where it is not finite
+        expo = lam * i
+        top = float(expo.max())
+        with np.errstate(under="ignore"):
+            m = float(np.exp(expo - top) @ probs)  # λi − top ≤ 0: no overflow
+        t = (k * (math.log(m) + top) + log_tail) / lam if m > 0 else math.nan
+        return t if math.isfinite(t) else math.copysign(math.inf, lam)
+
+    mean = float(probs @ i) / mass
+    var = float(probs @ (i - mean) ** 2) / mass
+    start = min(1.0 / n, math.sqrt(2.0 * log_tail / (k * var)) if var > 0 else 1.0 / n) / 64.0
+    for side in (1.0, -1.0):
+        best = _golden_min(lambda x, s=side: s * bound(s * math.exp(x)), math.log(start), math.log(20.0 / n))
+        if math.isfinite(best):
+            if side > 0:
+                hi = min(hi, math.ceil(best))
             else:
-                lo = max(lo, math.floor(b))
+                lo = max(lo, math.floor(-best))
     return lo, hi
+
+
+def _golden_min(f: Any, a: float, b: float, tol: float = math.log(1.05)) -> float:
+    """The smallest value of f seen by a golden-section search on [a, b] down to width ``tol``
+    (every value f takes is valid for the caller; the search only makes it small)."""
+    g = (math.sqrt(5.0) - 1.0) / 2.0
+    c, d = b - g * (b - a), a + g * (b - a)
+    fc, fd = f(c), f(d)
+    best = min(fc, fd, f(b))
+    while b - a > tol:
+        if fc <= fd:
+            b, d, fd = d, c, fc
+            c = b - g * (b - a)
+            fc = f(c)
+            best = min(best, fc)
+        else:
+            a, c, fc = c, d, fd
+            d = a + g * (b - a)
+            fd = f(d)
+            best = min(best, fd)
+    return best
 
 
 def compose(a: Pmf, b: Pmf, budget: float = 0.0) -> Pmf:
