@@ -7,10 +7,10 @@ batches against dp-accounting's RDP). ``--quick`` runs the cells up to 10⁴ ste
 picks cells by index; ``--peers`` chooses the libraries; ``--json FILE`` writes the raw results;
 ``--timeout`` (s, default 900) and ``--memory-gib`` (address-space cap, default 14) bound each call.
 
-Every call runs in a fresh ``python`` child that imports its library first, records its resident
-memory, runs the call once and reports the wall time, CPU time, ε and the *growth* of its peak
-resident memory over the post-import baseline (``ru_maxrss``): the memory the call itself
-needed. Peers:
+Every call runs in a fresh, single-threaded (``OMP/OPENBLAS/MKL_NUM_THREADS=1``) ``python`` child
+that imports its library first, records its resident memory, runs the call once and reports the
+wall time, CPU time, ε and the *growth* of its peak resident memory over the post-import baseline
+(``ru_maxrss``): the memory the call itself needed. Peers:
 
 * ``ours`` — ``account(event, delta, methods=["rdp", "pld"]).best`` (certified);
 * ``ours_pld`` — ``account(event, delta, methods=["pld"])`` (certified; the like-for-like peer of
@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -47,6 +48,8 @@ CELLS = [(q, s, k) for q in (1e-3, 1e-2, 1e-1) for s in (0.8, 1.0, 2.0)
          for k in (10**3, 10**4, 10**5, 10**6)]
 FIXED = [(60000, 256, 1.1, 2000), (60000, 256, 1.1, 20000), (50000, 512, 0.8, 10000),
          (10**6, 1000, 1.0, 10**5)]
+ONE_CORE = {v: "1" for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+"""Every call on one core (dp-accounting's PLD is single-threaded; our window bounds would use two)."""
 TIMED = ("ours", "ours_pld", "dpa_pld")  # the time comparison: --repeat calls each, the fastest kept
 PRV_PEERS = ("opacus_prv", "prv")
 PRV_MAX_STEPS = 10**4  # beyond, the PRV peers need minutes and gigabytes per cell (--all-prv runs them)
@@ -142,7 +145,7 @@ def run_one(peer: str, q: float, s: float, k: int, *, timeout: float, cap_gib: f
         cmd.append(extra)
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT,
-                              env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+                              env={**os.environ, "PYTHONPATH": str(ROOT), **ONE_CORE})
     except subprocess.TimeoutExpired:
         return {"eps": None, "error": f"timeout > {timeout:g} s"}
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]

@@ -18,7 +18,8 @@ from typing import Any
 from dpaudit.formatting import fmt_up
 
 __all__ = ["speed", "prv_inconsistent", "summary", "cells_table", "prv_table", "fixed_table",
-           "readme_sentence"]
+           "readme_sentence", "calibration_table", "calibration_sentence", "incremental_table",
+           "incremental_sentence"]
 
 
 def _k(steps: int) -> str:
@@ -148,3 +149,69 @@ def readme_sentence(results: list[dict[str, Any]]) -> str:
             f"reference in {len(pld['below'])} of {n} cells; dp-accounting's PLD time / ours (PLD) "
             f"{t0:.2f}–{t1:.1f}× (median {pld['time_median']:.2f}×), slower in {len(pld['slower'])} of {n} "
             f"cells; with RDP beside it (`best`) slower in {len(best['slower'])} cells")
+
+
+# ---------------------------------------------------------------------------------------
+# calibration and the incremental accountant (``python benchmarks/bench_calibration.py --json
+# docs/img/calibration.json``)
+
+_CAL_PEERS = ("dp-accounting pld", "dp-accounting rdp", "opacus prv", "opacus rdp")
+
+
+def _sigma(r: dict[str, Any] | None, certified: bool = True) -> str:
+    if not r or r.get("sigma") is None:
+        return "—"
+    return f"{r['sigma']:.6f} ({fmt_up(r['certified'])})" if certified else f"{r['sigma']:.6f}"
+
+
+def calibration_table(data: dict[str, Any]) -> str:
+    """σ for each target from each library, with dpaudit's certified ε at that σ, and the times."""
+    lines = ["| q, k, target (ε, δ) | dpaudit σ (certified ε) | dp-acc. PLD σ (our certified ε) "
+             "| dp-acc. RDP σ | Opacus PRV σ (our cert.) | Opacus RDP σ "
+             "| time: dpaudit / dp-acc. PLD / Opacus PRV |\n"
+             "|---|---|---|---|---|---|---|"]
+    for row in data["calibration"]:
+        o, d, op = row["ours"], row.get("dp-accounting pld", {}), row.get("opacus prv", {})
+        times = " / ".join("—" if r.get("seconds") is None else f"{r['seconds']:.1f}" for r in (o, d, op))
+        q = "256/60000" if abs(row["q"] - 256 / 60000) < 1e-12 else f"{row['q']:g}"
+        lines.append(f"| {q}, {row['steps']}, ({row['target']:g}, {row['delta']:g}) | {_sigma(o)} "
+                     f"| {_sigma(d)} | {_sigma(row.get('dp-accounting rdp'), False)} | {_sigma(op)} "
+                     f"| {_sigma(row.get('opacus rdp'), False)} | {times} s |")
+    return "\n".join(lines)
+
+
+def calibration_sentence(data: dict[str, Any]) -> str:
+    """Speed against dp-accounting's PLD calibration, agreement, and that every σ certifies."""
+    rows = data["calibration"]
+    both = [r for r in rows if r.get("dp-accounting pld", {}).get("sigma") is not None]
+    speed = [r["dp-accounting pld"]["seconds"] / r["ours"]["seconds"] for r in both]
+    agree = max((abs(r["ours"]["sigma"] / r["dp-accounting pld"]["sigma"] - 1) for r in both),
+                default=math.nan)
+    ok = sum(r["ours"]["certified"] <= r["target"] for r in rows)
+    evals = sorted(r["ours"]["evaluations"] for r in rows)
+    return (f"dp-accounting's `calibrate_dp_mechanism` with its PLD accountant took {min(speed):.1f}–"
+            f"{max(speed):.1f}× dpaudit's calibration time on the {len(both)} targets both answered, "
+            f"dpaudit's σ within {agree:.1e} relative of it; {ok} of {len(rows)} returned σ certify at most "
+            "the target "
+            f"({evals[0]}–{evals[-1]} certified evaluations)")
+
+
+def incremental_table(data: dict[str, Any]) -> str:
+    """One DP-SGD step at a time, then ε: each accountant's time and ε."""
+    inc = data["incremental"]
+    lines = ["| accountant | time | ε |\n|---|---:|---:|"]
+    for name, r in inc.items():
+        if name == "steps":
+            continue
+        note = " (extrapolated from a 10³-step prefix; ε of the prefix)" if r.get("extrapolated") else ""
+        lines.append(f"| {name} | {r['seconds']:.2f} s{note} | {r['epsilon']:.6f} |")
+    return "\n".join(lines)
+
+
+def incremental_sentence(data: dict[str, Any]) -> str:
+    """The incremental accountant against Opacus' step() loops, in one sentence."""
+    inc = data["incremental"]
+    o, r, p = inc["dpaudit Accountant"], inc["Opacus RDPAccountant.step"], inc["Opacus PRVAccountant.step"]
+    return (f"{inc['steps']:,} steps one at a time then ε: dpaudit {o['seconds']:.2f} s "
+            f"(ε {o['epsilon']:.6f}), Opacus RDP {r['seconds']:.2f} s (ε {r['epsilon']:.6f}), "
+            f"Opacus PRV {p['seconds']:.1f} s (ε {p['epsilon']:.6f})").replace(",", " ")

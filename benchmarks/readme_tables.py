@@ -23,6 +23,8 @@ name                source
 ``dpsgd-*``         ``docs/img/dpsgd.json`` (``python benchmarks/bench_dpsgd.py --repeat 2 --json
                     docs/img/dpsgd.json``: the 36 DP-SGD cells and fixed-size batches against
                     dp-accounting, Opacus and prv-accountant)
+``calibration``,    ``docs/img/calibration.json`` (``python benchmarks/bench_calibration.py --json
+``incremental``     docs/img/calibration.json``)
 ==================  =========================================================================================
 
 Run from the repository root::
@@ -57,6 +59,7 @@ CASCADING = ROOT / "docs" / "img" / "cascading_results.json"
 PLANTED_BUGS = ROOT / "docs" / "img" / "planted_bugs.json"
 VALIDITY = ROOT / "docs" / "img" / "audit_validity.json"
 DPSGD = ROOT / "docs" / "img" / "dpsgd.json"
+CALIBRATION = ROOT / "docs" / "img" / "calibration.json"
 DOCUMENTS = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
 
 __all__ = ["TUNING", "AUDITS", "run_tuning", "run_audits", "render_all", "differences", "write", "main"]
@@ -289,6 +292,15 @@ def _dpsgd_renderers(results: list[dict[str, Any]]) -> dict[str, Callable[[], st
             "dpsgd-summary": lambda: t.readme_sentence(results)}
 
 
+def _calibration_renderers(data: dict[str, Any]) -> dict[str, Callable[[], str]]:
+    from benchmarks import dpsgd_tables as t
+
+    return {"calibration": lambda: t.calibration_table(data),
+            "calibration-summary": lambda: t.calibration_sentence(data),
+            "incremental": lambda: t.incremental_table(data),
+            "incremental-summary": lambda: t.incremental_sentence(data)}
+
+
 def _stored() -> dict[str, Any]:
     return json.loads(STORED.read_text()) if STORED.exists() else {}
 
@@ -302,6 +314,7 @@ def renderers() -> dict[str, Callable[[], str]]:
     bugs = json.loads(PLANTED_BUGS.read_text()) if PLANTED_BUGS.exists() else None
     valid = json.loads(VALIDITY.read_text()) if VALIDITY.exists() else None
     dpsgd = json.loads(DPSGD.read_text()) if DPSGD.exists() else None
+    cal = json.loads(CALIBRATION.read_text()) if CALIBRATION.exists() else None
 
     def audit_value(label: str) -> Callable[[], str]:
         from dpaudit.formatting import fmt_down
@@ -322,6 +335,7 @@ def renderers() -> dict[str, Callable[[], str]]:
         }),
         **({} if valid is None else {"audit-validity": lambda: validity_summary(valid)}),
         **({} if dpsgd is None else _dpsgd_renderers(dpsgd)),
+        **({} if cal is None else _calibration_renderers(cal)),
     }  # fmt: skip
 
 

@@ -130,9 +130,11 @@ def self_compose(p: Pmf, k: int, *, max_points: int, budget: float = 0.0) -> Pmf
     inf_mass = TAIL_TRUNCATION - math.expm1(k * math.log1p(-p.inf_mass))
     out = Pmf(k * p.lower + lo_b, probs, min(1.0, inf_mass), 0.0, double or p.double)
     # the forward transform and the power (and the dropped components); the rounding of the power to
-    # double (relative 2^-53 per component, at most 1 in modulus); the inverse transform in double
-    rounding = 2**-53 * math.sqrt(2.0 * int(np.count_nonzero(keep)))
-    inverse = _FFT_C * math.log2(max(n, 2)) * _U_64 * out.l2
+    # double (2^-53 relative in each of two parts; weight ≤ 2 per kept component); the inverse
+    # transform in double, relative to the norm of everything it returned (window and rest)
+    top = float(np.max(np.abs(power))) if power.size else 0.0
+    rounding = 2.0**-52 * math.sqrt(float(np.count_nonzero(keep))) * top * (1 + 1e-9)
+    inverse = _FFT_C * math.log2(max(n, 2)) * _U_64 * float(np.sqrt(np.dot(z, z))) * (1 + 1e-9)
     out.err = math.nextafter(((spec_err + rounding) / math.sqrt(n) + inverse) * (1 + 1e-12), math.inf)
     return out
 
@@ -161,7 +163,7 @@ def power_bound(spec: np.ndarray, k: int, n: int, u: float, p: Pmf) -> tuple[flo
     ([True, False, False], True)
     """
     d = _fft_error_bound(n, u, p)
-    a = np.abs(spec).astype(float) * (1.0 + 2.0**-51) + d  # |ŷ′| rounded to double: up by 2 ulps
+    a = (np.abs(spec).astype(float) * (1.0 + 2.0**-51) + d) * (1.0 + 2.0**-52)  # ≥ |ŷ′| + d: 2 roundings up
     weights = np.full(a.size, 2.0)  # rfft keeps one of each conjugate pair
     weights[0] = 1.0
     if n % 2 == 0:
@@ -171,9 +173,10 @@ def power_bound(spec: np.ndarray, k: int, n: int, u: float, p: Pmf) -> tuple[flo
     log_kd = math.log(k) + math.log(d)
     with np.errstate(over="ignore", under="ignore"):
         b = np.exp(log_kd + (k - 1) * la) + 4.5 * math.log2(max(k, 2)) * u * np.exp(k * la)
-    # a dropped component: a^k ≤ e^{NEGLIGIBLE_LOG}(1 + 1e-9) (the threshold's rounding), and the
-    # same terms as a kept one on top (pessimistic)
-    cap = (math.exp(log_kd + NEGLIGIBLE_LOG * (k - 1) / k) + 2.0 * math.exp(NEGLIGIBLE_LOG)) * (1 + 1e-6)
+    # a dropped component: a^k < thr^k ≤ e^{NEGLIGIBLE_LOG}·e^{k·2^-52} (thr = e^{NEGLIGIBLE_LOG/k}
+    # rounded), and the same terms as a kept one on top (pessimistic)
+    cap = (math.exp(log_kd + NEGLIGIBLE_LOG * (k - 1) / k) + 2.0 * math.exp(NEGLIGIBLE_LOG)) * math.exp(
+        k * 2.0**-52 + 1e-6)
     kept = math.sqrt(float(np.sum(weights[keep] * b * b)))
     return kept + math.sqrt(float(np.sum(weights[~keep]))) * cap, keep
 
