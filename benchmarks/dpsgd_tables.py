@@ -203,7 +203,7 @@ def incremental_table(data: dict[str, Any]) -> str:
     for name, r in inc.items():
         if name == "steps":
             continue
-        note = " (extrapolated from a 10³-step prefix; ε of the prefix)" if r.get("extrapolated") else ""
+        note = " (extrapolated from a prefix; ε of the prefix)" if r.get("extrapolated") else ""
         lines.append(f"| {name} | {r['seconds']:.2f} s{note} | {r['epsilon']:.6f} |")
     return "\n".join(lines)
 
