@@ -217,6 +217,8 @@ def bugs_for(key: str, policy: Policy, n_arms: int, k: int | None = None) -> lis
         edit = [_zeros((slice(None), 2)), _zeros((1, 1)), _zeros((1, slice(None)))]
         bugs = [replace(b, plant=_agent_edit(cls, e)) for b, e in zip(bugs, edit)]
         return _scale_bugs(cls) + bugs
+    if key == "dp-ts-ucb":  # per chunk Z[r, round, arm] from run.noise, one draw per arm and round
+        return _dp_ts_ucb_bugs(cls, policy)
     if key in ("rnm-ftnl", "naive-ftnl"):  # Z[r, epoch, arm]
         edit = [_zeros((slice(None), 2)), _zeros((2, 1))]
         out = _scale_bugs(cls) + [
@@ -239,6 +241,41 @@ def bugs_for(key: str, policy: Policy, n_arms: int, k: int | None = None) -> lis
             )
         ]
     return _mechanism_bugs(key, cls, n_arms, k)
+
+
+def _chunk_noise_edit(edit: Callable[[Any, int], None]) -> Callable[[], Any]:
+    """``edit(agent, t0)`` on a DP-TS-UCB agent's chunk of noise right after it is drawn."""
+    from bandits.dp_ts_ucb.policy import DPTSUCBAgent
+
+    def wrap(original: Callable[..., Any]) -> Callable[..., Any]:
+        def prepare(self: Any, t0: int, t1: int) -> None:
+            original(self, t0, t1)
+            self._Z = self._Z.copy()
+            edit(self, t0)
+
+        return prepare
+
+    return _method_edit(DPTSUCBAgent, "prepare", wrap)
+
+
+def _dp_ts_ucb_bugs(cls: type, policy: Any) -> list[Bug]:
+    """Arm 2's samples noiseless; arm 1's first sample noiseless; the phi samples of a mean each
+    calibrated to the whole budget (noise x 1/sqrt(phi))."""
+
+    def arm2(agent: Any, t0: int) -> None:
+        agent._Z[:, :, 2] = 0.0
+
+    def first_of_arm1(agent: Any, t0: int) -> None:
+        if agent._Z.shape[1] and agent._zoff == agent.init_end:  # the chunk of the first sampling round
+            agent._Z[:, 0, 1] = 0.0
+
+    phi = policy.privacy(policy.design_horizon or 2).samples
+    return _scale_bugs(cls) + [
+        Bug("unit 2 noiseless", "arm 2's samples drawn without noise", _chunk_noise_edit(arm2), math.inf),
+        Bug("one raw release", "arm 1's first sample drawn without noise", _chunk_noise_edit(first_of_arm1),
+            math.inf),
+        _split_bug(cls, math.sqrt(phi), f"the {phi} samples of an epoch mean, each at the whole budget"),
+    ]  # fmt: skip
 
 
 def _mechanism_bugs(key: str, cls: type, n_arms: int, k: int | None) -> list[Bug]:
