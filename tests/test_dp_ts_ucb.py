@@ -191,3 +191,52 @@ def test_bad_command_line_is_one_line_with_status_2(
     assert main(["run", "dp-ts-ucb", "--horizon", "1000", "--audit-trials", "0", *args]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and needle in err
+
+
+# ---------------------------------------------------------------------------------------
+# tuning alpha on the certified frontier (dpaudit tune dp-ts-ucb)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.3, 0.5, 1.0])
+@pytest.mark.parametrize("mu", [0.7, 1.0, 3.0])
+def test_frontier_c0_spends_the_most_samples_within_the_target(alpha: float, mu: float) -> None:
+    from bandits.dp_ts_ucb.tuner import frontier_c0
+
+    T = 100_000
+    c0 = frontier_c0(mu, T, alpha)
+    L = math.log(T) ** alpha
+    if mu * mu * L < 1:  # not even one sample of a one-observation mean fits
+        assert c0 is None
+        return
+    assert c0 is not None
+    p = DPTSUCBPrivacy(T, alpha, c0)
+    assert p.mu <= mu and p.samples == math.floor(mu * mu * L + 1e-9)
+    assert math.sqrt((p.samples + 1) / L) > mu  # one sample more would exceed the target
+
+
+def test_tune_simulates_each_alpha_as_a_run_with_the_same_seed() -> None:
+    from bandits.dp_ts_ucb.tuner import tune_dp_ts_ucb
+
+    env = parse_env("bernoulli:0.75,0.5,0.25")
+    res = tune_dp_ts_ucb(env, 1500, target_mu=1.5, reps=3, seed=4, num=5, progress=False)
+    assert [c.alpha for c in res.candidates] == [0.0, 0.25, 0.5, 0.75, 1.0]
+    assert all(c.mu <= 1.5 for c in res.candidates)
+    assert res.best.regret_mean == min(c.regret_mean for c in res.candidates)
+    c = res.candidates[2]
+    alone = simulate(DPTSUCB(alpha=c.alpha, c0=c.c0, design_horizon=1500), env, 1500, 3, 4, progress=False)
+    assert alone.final("pseudo") == c.regret_mean
+    with pytest.raises(ValueError, match="target mu must be at least"):
+        tune_dp_ts_ucb(env, 1500, target_mu=0.1, reps=2, num=3, progress=False)
+
+
+def test_tune_command_line(capsys: pytest.CaptureFixture) -> None:
+    import json
+
+    assert main(["tune", "dp-ts-ucb", "--target-mu", "1", "-T", "400", "-R", "2", "--candidates", "3",
+                 "--json"]) == 0  # fmt: skip
+    out = json.loads(capsys.readouterr().out)
+    assert [c["alpha"] for c in out["candidates"]] == [0.0, 0.5, 1.0] and out["config"]["target_mu"] == 1.0
+    assert main(["tune", "dp-ts-ucb", "--target-mu", "0.1", "-T", "400"]) == 2
+    assert "target mu must be at least" in capsys.readouterr().err
+    assert main(["tune", "dp-ts-ucb", "--target-epsilon", "1", "-T", "400"]) == 2
+    assert "--target-epsilon needs --delta" in capsys.readouterr().err
