@@ -47,7 +47,7 @@ from bandits.actions import ActionStructure
 from bandits.lazy.policies import UNIT, EpochRoundsLog, argmax_in_order, priority_order
 from bandits.policy import Agent, Outcomes, Policy, RunContext
 from dpaudit.analyses.dp_ts_ucb import ROUNDINGS, DPTSUCBPrivacy
-from dpaudit.data_units import normalise_units
+from dpaudit.data_units import Units, normalise_units
 from dpaudit.declaration import Declaration, PublishedClaim
 from dpaudit.events import Neighbouring
 from dpaudit.papers import HU_2025
@@ -163,7 +163,7 @@ class _SampleLog(EpochRoundsLog):
         self.agent = agent
         K = agent.n_arms
         # per repetition and arm: the units of the live epoch mean and its epoch number
-        self.live: list[list[tuple[object, int] | None]] = [[None] * K for _ in range(agent.reps)]
+        self.live: list[list[tuple[Units, int] | None]] = [[None] * K for _ in range(agent.reps)]
 
     def emit(self, r: int, j: int, t: int, units: np.ndarray) -> None:
         old = self.live[r][j]
@@ -172,14 +172,14 @@ class _SampleLog(EpochRoundsLog):
             self.write(r, j, old, drawn, n, sigma)
         self.live[r][j] = (normalise_units(units), 0 if old is None else old[1] + 1)
 
-    def write(self, r: int, j: int, live: tuple[object, int], drawn: int, n: int, sigma: float) -> None:
+    def write(self, r: int, j: int, live: tuple[Units, int], drawn: int, n: int, sigma: float) -> None:
         """Record ``drawn`` samples of arm ``j``'s epoch mean ``live`` (its units, its epoch)."""
         if drawn == 0:
             return
         units, epoch = live
         ev = GaussianMechanism(sigma=sigma, sensitivity=1.0 / n).event.repeat(drawn)
         label = f"{drawn} samples N(mean, {sigma * sigma:.4g}) of arm {j} epoch {epoch} ({n} obs)"
-        self.run.ledgers[r].record(ev, units=units, arm=j, label=label)  # type: ignore[arg-type]
+        self.run.ledgers[r].record(ev, units=units, arm=j, label=label)
 
     def close(self) -> None:
         """Record every mean still live at the end of the run."""
