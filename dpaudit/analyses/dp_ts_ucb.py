@@ -85,10 +85,13 @@ def sample_budget(horizon: int, alpha: float, c0: float, rounding: str = "ceil")
     c = check_positive("c0", c0)
     if rounding not in ROUNDINGS:
         raise ValueError(f"rounding must be one of {list(ROUNDINGS)}, got {rounding!r}")
-    lnT = math.log(T)
-    real = c * T ** (0.5 * (1.0 - a)) * lnT ** (0.5 * (3.0 - a))
+    scale = T ** (0.5 * (1.0 - a)) * math.log(T) ** (0.5 * (3.0 - a))  # φ_real at c₀ = 1
+    real = c * scale
     if not math.isfinite(real) or real > 2**53:
-        raise ValueError(f"c0 must keep the sampling budget below 2^53 samples, got c0 = {c0!r}")
+        raise ValueError(
+            f"c0 must be in (0, {2**53 / scale:.6g}] at T = {T}, alpha = {a:g} (at most 2^53 samples), "
+            f"got {c0!r}"
+        )
     phi = math.ceil(real) if rounding == "ceil" else max(1, math.floor(real))
     return int(phi), real
 
