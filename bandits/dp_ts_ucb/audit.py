@@ -79,7 +79,13 @@ def audit_horizon(policy: _Configured, horizon: int, n_arms: int) -> int:
 def sample_statistic(policy: _Configured, horizon: int, n_arms: int) -> ReleaseStatistic:
     """The Gaussian privacy loss of arm 0's first-epoch samples under :func:`lead_pair`: centres
     1/f (arm 0's first mean under the null) and 0, the declared scale sqrt(ln^α(T)/f), every
-    sample the horizon allows (at most φ)."""
+    sample the horizon allows (at most φ).
+
+    >>> from bandits.dp_ts_ucb.policy import DPTSUCB
+    >>> s = sample_statistic(DPTSUCB(alpha=1.0, design_horizon=100_000), 9, 5)  # 4 sampling rounds
+    >>> s.keys[-1], s.null[0], s.alt[0], round(s.scale[0] ** 2, 4)
+    ('arm 0 epoch 0 sample 3', 1.0, 0.0, 11.5129)
+    """
     p = policy.privacy(horizon)
     f = policy.first_epoch
     m = max(1, min(p.samples, horizon - f * n_arms))

@@ -49,14 +49,15 @@ def alpha_for_target(target_mu: float, horizon: int, c0: float, first_epoch: int
     (0.8535, True)
     """
     from dpaudit.analyses.dp_ts_ucb import DPTSUCBPrivacy
+    from dpaudit.formatting import fmt_up
 
     def mu(a: float) -> float:
         return DPTSUCBPrivacy(horizon, a, c0, first_epoch, rounding).mu
 
     if mu(1.0) > target_mu:
         raise ValueError(
-            f"--target-mu must be at least {mu(1.0):.6g} (the certified mu at alpha = 1 with c0 = {c0:g}, "
-            f"T = {horizon}), got {target_mu:g}"
+            f"--target-mu must be at least {fmt_up(mu(1.0))} (the certified mu at alpha = 1 with "
+            f"c0 = {c0:g}, T = {horizon}), got {target_mu:g}"
         )
     if mu(0.0) <= target_mu:
         return 0.0

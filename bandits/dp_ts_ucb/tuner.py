@@ -143,7 +143,7 @@ def tune_dp_ts_ucb(
         if c0 is not None:
             pols.append(DPTSUCB(alpha=a, c0=c0, design_horizon=T))
     if not pols:
-        raise ValueError(f"target mu must be at least {1 / math.sqrt(math.log(T)):.6g} (one sample of a "
+        raise ValueError(f"target mu must be at least {fmt_up(1 / math.sqrt(math.log(T)))} (one sample of a "
                          f"one-observation mean at alpha = 1, T = {T}), got {mu:g}")  # fmt: skip
     t0 = time.perf_counter()
     sims = simulate_many(pols, env, T, reps, seed, checkpoints=[T], executor=executor, progress=progress)

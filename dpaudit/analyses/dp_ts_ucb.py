@@ -52,6 +52,7 @@ import math
 from dataclasses import dataclass
 
 from dpaudit.events import GaussianEvent, PrivacyEvent
+from dpaudit.formatting import fmt_up
 from dpaudit.validation import check_integer, check_positive
 
 __all__ = ["DPTSUCBPrivacy", "ROUNDINGS", "check_alpha", "sample_budget"]
@@ -174,7 +175,7 @@ class DPTSUCBPrivacy:
                 "observation reaches the samples of one epoch mean only)"
             )
         return (
-            f"NOT CERTIFIED: Theorem 4.4's {self.mu_paper:.6g} is below the certified {self.mu:.6g} "
+            f"NOT CERTIFIED: Theorem 4.4's {self.mu_paper:.6g} is below the certified {fmt_up(self.mu)} "
             f"(phi = {self.samples} samples of a first epoch of {self.first_epoch} "
             f"observation(s), phi_real = {self.samples_real:.4g})"
         )
