@@ -157,7 +157,8 @@ def _dp_ts_ucb_bugs(cls: type, policy: Any) -> list[Bug]:
         Bug("unit 2 noiseless", "arm 2's samples drawn without noise", _chunk_noise_edit(arm2), math.inf),
         Bug("one raw release", "arm 1's first sample drawn without noise", _chunk_noise_edit(first_of_arm1),
             math.inf),
-        _split_bug(cls, math.sqrt(phi), f"the {phi} samples of an epoch mean, each at the whole budget"),
+        Bug("epsilon not split", f"each of the {phi} samples of an epoch mean calibrated to the whole budget "
+            f"(noise x 1/sqrt({phi}))", _scaled_stream(cls, 1 / math.sqrt(phi)), math.sqrt(phi)),
     ]  # fmt: skip
 
 

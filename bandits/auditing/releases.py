@@ -324,8 +324,8 @@ def _pilot(
 ) -> tuple:
     """Pilot runs: fit the statistics of every pair on ``n_pilot/4`` coupled runs per side (x and
     x′ on the same seeds); score those of the :data:`SCORED_PAIRS` pairs with the strongest
-    reached releases (a pair with ``registered`` statistics first, those added to its fitted ones)
-    on the other ``3 n_pilot/4`` (independent seeds). Returns the choice, its pair and statistic,
+    reached releases, and of every pair with ``registered`` statistics (added to its fitted
+    ones), on the other ``3 n_pilot/4`` (independent seeds). Returns the choice, its pair and statistic,
     and how many statistics were scored."""
     fit = max(25, n_pilot // 4)
     score = max(50, n_pilot - fit)
@@ -340,8 +340,10 @@ def _pilot(
         stats, signal = _fit(merge(runs[2 * c], _sizes(fit)), merge(runs[2 * c + 1], _sizes(fit)))
         stats += registered.get(pair.name, ())
         if stats:
-            fitted.append((math.inf if pair.name in registered else signal, c, pair, stats))
-    fitted = sorted(fitted, key=lambda f: -f[0])[:SCORED_PAIRS]
+            fitted.append((signal, c, pair, stats))
+    own = [f for f in fitted if f[2].name in registered]  # scored beside the strongest others
+    others = sorted((f for f in fitted if f[2].name not in registered), key=lambda f: -f[0])
+    fitted = own + others[:SCORED_PAIRS]
     batches = []
     for _, c, pair, _ in fitted:
         null_t, alt_t = pair.tables(T)

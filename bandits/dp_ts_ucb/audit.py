@@ -11,10 +11,11 @@ keeps drawing samples of its first mean.
   :func:`lead_pair` (:func:`audit_dp_ts_ucb`);
 * **releases** (the samples): the releases view of the pipeline
   (:func:`bandits.auditing.releases.audit_releases`) with :func:`release_design` added — the
-  lead pair, and the Gaussian privacy loss of arm 0's first-epoch samples at the declared scale
-  (:func:`sample_statistic`, a sample missing from a run counts as no loss): the likelihood-ratio
-  statistic of the mechanism the certificate describes, so a correct implementation exhibits
-  about the certified μ and a noise scale below the declared one exhibits more.
+  lead pair of every arm j (up to :data:`MAX_LEAD_ARMS`), and the Gaussian privacy loss of arm
+  j's first-epoch samples at the declared scale (:func:`sample_statistic`, a sample missing from
+  a run counts as no loss): the likelihood-ratio statistic of the mechanism the certificate
+  describes, so a correct implementation exhibits about the certified μ and a noise scale below
+  the declared one exhibits more.
 
 Example:
     >>> from bandits.dp_ts_ucb.policy import DPTSUCB
@@ -39,11 +40,13 @@ if TYPE_CHECKING:  # pragma: no cover
     from bandits.policy import Policy
     from dpaudit.analyses.dp_ts_ucb import DPTSUCBPrivacy
 
-__all__ = ["MAX_AUDIT_ROUNDS", "audit_dp_ts_ucb", "audit_horizon", "lead_pair", "release_design",
-           "sample_statistic"]  # fmt: skip
+__all__ = ["MAX_AUDIT_ROUNDS", "MAX_LEAD_ARMS", "audit_dp_ts_ucb", "audit_horizon", "lead_pair",
+           "release_design", "sample_statistic"]  # fmt: skip
 
 MAX_AUDIT_ROUNDS = 400
 """The audit horizon's cap past the initial pulls (a budget φ above it is audited in part)."""
+MAX_LEAD_ARMS = 8
+"""Lead pairs of at most this many arms in the releases view (as the view's own per-arm pairs)."""
 
 
 class _Configured(Protocol):
@@ -55,13 +58,17 @@ class _Configured(Protocol):
     def privacy(self, horizon: int) -> DPTSUCBPrivacy: ...
 
 
-def lead_pair(n_arms: int) -> PairDesign:
-    """Arm 0's first reward (round 0) 1 vs 0, arm 0's other rewards 0, every other arm's 1.
+def lead_pair(n_arms: int, arm: int = 0) -> PairDesign:
+    """Arm ``arm``'s first reward (round ``arm`` of the round-robin initial pulls) 1 vs 0, its
+    other rewards 0, every other arm's 1.
 
     >>> lead_pair(3).tables(4)[0][:2].tolist()
     [[1.0, 1.0, 1.0], [0.0, 1.0, 1.0]]
+    >>> lead_pair(3, 2).name
+    "arm 2's first reward 1 vs 0, other arms 1"
     """
-    return PairDesign("arm 0's first reward 1 vs 0, other arms 1", (0.0,) + (1.0,) * (n_arms - 1), 0, (0,))
+    base = tuple(0.0 if j == arm else 1.0 for j in range(n_arms))
+    return PairDesign(f"arm {arm}'s first reward 1 vs 0, other arms 1", base, arm, (arm,))
 
 
 def audit_horizon(policy: _Configured, horizon: int, n_arms: int) -> int:
@@ -76,9 +83,9 @@ def audit_horizon(policy: _Configured, horizon: int, n_arms: int) -> int:
     return min(horizon, policy.first_epoch * n_arms + min(phi + n_arms, MAX_AUDIT_ROUNDS))
 
 
-def sample_statistic(policy: _Configured, horizon: int, n_arms: int) -> ReleaseStatistic:
-    """The Gaussian privacy loss of arm 0's first-epoch samples under :func:`lead_pair`: centres
-    1/f (arm 0's first mean under the null) and 0, the declared scale sqrt(ln^α(T)/f), every
+def sample_statistic(policy: _Configured, horizon: int, n_arms: int, arm: int = 0) -> ReleaseStatistic:
+    """The Gaussian privacy loss of arm ``arm``'s first-epoch samples under :func:`lead_pair`:
+    centres 1/f (its first mean under the null) and 0, the declared scale sqrt(ln^α(T)/f), every
     sample the horizon allows (at most φ).
 
     >>> from bandits.dp_ts_ucb.policy import DPTSUCB
@@ -89,7 +96,7 @@ def sample_statistic(policy: _Configured, horizon: int, n_arms: int) -> ReleaseS
     p = policy.privacy(horizon)
     f = policy.first_epoch
     m = max(1, min(p.samples, horizon - f * n_arms))
-    keys = tuple(f"arm 0 epoch 0 sample {k}" for k in range(m))
+    keys = tuple(f"arm {arm} epoch 0 sample {k}" for k in range(m))
     return ReleaseStatistic("gaussian", keys, (1.0 / f,) * m, (0.0,) * m, (p.sigma(f),) * m)
 
 
@@ -97,9 +104,13 @@ def release_design(
     policy: _Configured, horizon: int, n_arms: int
 ) -> tuple[Sequence[PairDesign], Mapping[str, Sequence[ReleaseStatistic]]]:
     """The releases view's additions (:meth:`bandits.policy.Policy.release_audit`): the lead pair
-    and its pre-registered statistic."""
-    pair = lead_pair(n_arms)
-    return (pair,), {pair.name: (sample_statistic(policy, horizon, n_arms),)}
+    of every arm (up to :data:`MAX_LEAD_ARMS`, the last one included) with its pre-registered
+    statistic."""
+    arms = list(range(min(n_arms, MAX_LEAD_ARMS)))
+    if n_arms > MAX_LEAD_ARMS:
+        arms[-1] = n_arms - 1
+    pairs = [lead_pair(n_arms, j) for j in arms]
+    return pairs, {p.name: (sample_statistic(policy, horizon, n_arms, j),) for p, j in zip(pairs, arms)}
 
 
 def audit_dp_ts_ucb(policy: Policy, horizon: int, env: Environment, settings: AuditSettings) -> PolicyAudit:

@@ -146,7 +146,7 @@ class DPTSUCB(Policy):
         return DPTSUCBAgent(self, run)
 
     def release_audit(self, horizon: int, n_arms: int) -> tuple[Sequence[Any], Mapping[str, Sequence[Any]]]:
-        """The lead pair and the Gaussian loss of arm 0's first-epoch samples
+        """Every arm's lead pair and the Gaussian loss of its first-epoch samples
         (:func:`bandits.dp_ts_ucb.audit.release_design`)."""
         from bandits.dp_ts_ucb.audit import release_design
 
