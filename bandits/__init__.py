@@ -35,6 +35,7 @@ _SOURCES = {
     "bandits.full_info.policies": ("RNMFTNL", "NaiveFTNL"),
     "bandits.thompson.policy": ("GaussianTS",),
     "bandits.lazy.policies": ("LazyDPTS", "LazyUCB"),
+    "bandits.dp_ts_ucb.policy": ("DPTSUCB",),
     "bandits.engine.replacement": ("RewardReplacement", "RoundReplacement"),
     "bandits.policy": ("Agent", "Outcomes", "Policy", "RunContext"),
     "bandits.references.policies": ("UCB1", "BetaTS"),
@@ -50,6 +51,7 @@ _LAZY = {name: module for module, names in _SOURCES.items() for name in names}
 
 if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
     from bandits.actions import ActionStructure, Feedback, Ranking, SingleArm, TopK
+    from bandits.dp_ts_ucb.policy import DPTSUCB
     from bandits.engine.replacement import RewardReplacement, RoundReplacement
     from bandits.engine.results import SimulationResult, log_checkpoints
     from bandits.engine.simulator import simulate, simulate_many
@@ -105,6 +107,7 @@ __all__ = [
     "UCB1",
     "LazyUCB",
     "LazyDPTS",
+    "DPTSUCB",
     "RNMFTNL",
     "NaiveFTNL",
     "DPSE",

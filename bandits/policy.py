@@ -46,7 +46,7 @@ Example:
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -232,6 +232,16 @@ class Policy(abc.ABC):
     ) -> Declaration | None:
         """The worst-case releases per unit of privacy for this configuration (None: not
         private). Private policies override it."""
+        return None
+
+    def release_audit(
+        self, horizon: int, n_arms: int
+    ) -> tuple[Sequence[Any], Mapping[str, Sequence[Any]]] | None:
+        """The policy's own additions to the releases audit
+        (:func:`bandits.auditing.releases.audit_releases`, ``design``), pre-registered before any
+        run: neighbouring pairs (``PairDesign``) added to the default family, and candidate
+        statistics (``ReleaseStatistic``) by pair name that the pilot scores beside the ones it
+        fits. None (the default): the default family only."""
         return None
 
     def linear_regret(self, horizon: int, env: Any) -> str | None:

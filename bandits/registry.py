@@ -28,6 +28,7 @@ def _spec_modules() -> tuple[ModuleType, ...]:
     ``SPECS``). The registry is the one framework module that imports the families, and it
     imports only their specs, which load no policy code."""
     from bandits.cascading import spec as cascading
+    from bandits.dp_ts_ucb import spec as dp_ts_ucb
     from bandits.full_info import spec as full_info
     from bandits.lazy import spec as lazy
     from bandits.matroid import spec as matroid
@@ -35,7 +36,7 @@ def _spec_modules() -> tuple[ModuleType, ...]:
     from bandits.semibandits import spec as semibandits
     from bandits.thompson import spec as thompson
 
-    return (thompson, lazy, full_info, matroid, semibandits, cascading, references)
+    return (thompson, dp_ts_ucb, lazy, full_info, matroid, semibandits, cascading, references)
 
 
 def algorithms() -> dict[str, AlgorithmSpec]:

@@ -28,140 +28,23 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from bandits.policy import Policy, RunContext
-from mechanisms.randomness import RepRandom
+from bandits.policy import Policy
+from benchmarks.planted_bug_tools import Bug, ScaledRandom
+from benchmarks.planted_bug_tools import agent_edit as _agent_edit
+from benchmarks.planted_bug_tools import method_edit as _method_edit
+from benchmarks.planted_bug_tools import patched as _patched
+from benchmarks.planted_bug_tools import scale_bugs as _scale_bugs
+from benchmarks.planted_bug_tools import scaled_stream as _scaled_stream
+from benchmarks.planted_bug_tools import split_bug as _split_bug
 
 __all__ = ["Bug", "ScaledRandom", "bugs_for", "BUG_TYPES"]
 
 BUG_TYPES = ("noise x1/2", "noise x1/10", "unit 2 noiseless", "one raw release", "epsilon not split")
-
-
-class _ScaledGenerator:
-    """A numpy Generator whose noise draws (Laplace, normal) are ``factor`` times too small."""
-
-    def __init__(self, g: np.random.Generator, factor: float) -> None:
-        self._g, self._f = g, factor
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._g, name)
-
-    def laplace(self, loc: float = 0.0, scale: float = 1.0, size: Any = None) -> Any:
-        return self._g.laplace(loc, scale * self._f, size)
-
-    def normal(self, loc: float = 0.0, scale: float = 1.0, size: Any = None) -> Any:
-        return self._g.normal(loc, scale * self._f, size)
-
-    def standard_normal(self, size: Any = None, dtype: Any = np.float64, out: Any = None) -> Any:
-        res = self._g.standard_normal(size=size, dtype=dtype, out=out)
-        if out is not None:
-            out *= self._f
-            return out
-        return res * self._f
-
-
-class ScaledRandom(RepRandom):
-    """A :class:`~mechanisms.randomness.RepRandom` (and every child of it) whose noise draws are
-    ``factor`` times their intended scale."""
-
-    def __init__(self, seeds: Any, factor: float) -> None:
-        super().__init__(seeds)
-        self.factor = factor
-        self.generators = tuple(_ScaledGenerator(g, factor) for g in self.generators)  # type: ignore[misc]
-
-    def child(self, k: int) -> RepRandom:
-        return ScaledRandom(RepRandom.child(self, k).seeds, self.factor)
-
-
-@dataclass(frozen=True)
-class Bug:
-    """One planted bug: ``kind`` (one of :data:`BUG_TYPES`), what it does (``what``), and how it
-    is planted (``plant``: a context manager factory); ``leak`` is the factor by which it
-    multiplies the privacy loss of the affected releases (``inf`` for a noiseless release)."""
-
-    kind: str
-    what: str
-    plant: Callable[[], contextlib.AbstractContextManager[None]]
-    leak: float
-
-
-@contextlib.contextmanager
-def _patched(owner: type, name: str, new: Any) -> Iterator[None]:
-    had = name in owner.__dict__
-    old = owner.__dict__.get(name)
-    setattr(owner, name, new)
-    try:
-        yield
-    finally:
-        if had:
-            setattr(owner, name, old)
-        else:
-            delattr(owner, name)
-
-
-def _scaled_stream(policy_cls: type, factor: float, stream: str = "noise") -> Callable[[], Any]:
-    """Every draw of the run's ``stream`` (privacy ``noise``, or ``random`` for posterior
-    sampling) at ``factor`` times its scale."""
-
-    def plant() -> contextlib.AbstractContextManager[None]:
-        original = policy_cls.agent
-
-        def agent(self: Policy, run: RunContext) -> Any:
-            src = getattr(run, stream)
-            return original(self, replace(run, **{stream: ScaledRandom(src.seeds, factor)}))
-
-        return _patched(policy_cls, "agent", agent)
-
-    return plant
-
-
-def _agent_edit(policy_cls: type, edit: Callable[[Any], None]) -> Callable[[], Any]:
-    """``edit(agent)`` right after the agent is built (its up-front noise table)."""
-
-    def plant() -> contextlib.AbstractContextManager[None]:
-        original = policy_cls.agent
-
-        def agent(self: Policy, run: RunContext) -> Any:
-            a = original(self, run)
-            edit(a)
-            return a
-
-        return _patched(policy_cls, "agent", agent)
-
-    return plant
-
-
-def _method_edit(
-    owner: type, name: str, wrap: Callable[[Callable[..., Any]], Callable[..., Any]]
-) -> Callable[[], Any]:
-    """``owner.name`` replaced by ``wrap(original)`` (a mechanism's release method)."""
-
-    def plant() -> contextlib.AbstractContextManager[None]:
-        return _patched(owner, name, wrap(getattr(owner, name)))
-
-    return plant
-
-
-def _scale_bugs(cls: type, stream: str = "noise") -> list[Bug]:
-    return [
-        Bug("noise x1/2", "every noise draw at half its scale", _scaled_stream(cls, 0.5, stream), 2.0),
-        Bug(
-            "noise x1/10", "every noise draw at a tenth of its scale", _scaled_stream(cls, 0.1, stream), 10.0
-        ),
-    ]
-
-
-def _split_bug(cls: type, pieces: int, what: str) -> Bug:
-    return Bug(
-        "epsilon not split",
-        f"noise calibrated to epsilon, not epsilon/{pieces} ({what})",
-        _scaled_stream(cls, 1.0 / pieces),
-        float(pieces),
-    )
 
 
 def _zeros(index: tuple[Any, ...]) -> Callable[[Any], None]:
@@ -217,6 +100,8 @@ def bugs_for(key: str, policy: Policy, n_arms: int, k: int | None = None) -> lis
         edit = [_zeros((slice(None), 2)), _zeros((1, 1)), _zeros((1, slice(None)))]
         bugs = [replace(b, plant=_agent_edit(cls, e)) for b, e in zip(bugs, edit)]
         return _scale_bugs(cls) + bugs
+    if key == "dp-ts-ucb":  # per chunk Z[r, round, arm] from run.noise, one draw per arm and round
+        return _dp_ts_ucb_bugs(cls, policy)
     if key in ("rnm-ftnl", "naive-ftnl"):  # Z[r, epoch, arm]
         edit = [_zeros((slice(None), 2)), _zeros((2, 1))]
         out = _scale_bugs(cls) + [
@@ -239,6 +124,42 @@ def bugs_for(key: str, policy: Policy, n_arms: int, k: int | None = None) -> lis
             )
         ]
     return _mechanism_bugs(key, cls, n_arms, k)
+
+
+def _chunk_noise_edit(edit: Callable[[Any, int], None]) -> Callable[[], Any]:
+    """``edit(agent, t0)`` on a DP-TS-UCB agent's chunk of noise right after it is drawn."""
+    from bandits.dp_ts_ucb.policy import DPTSUCBAgent
+
+    def wrap(original: Callable[..., Any]) -> Callable[..., Any]:
+        def prepare(self: Any, t0: int, t1: int) -> None:
+            original(self, t0, t1)
+            self._Z = self._Z.copy()
+            edit(self, t0)
+
+        return prepare
+
+    return _method_edit(DPTSUCBAgent, "prepare", wrap)
+
+
+def _dp_ts_ucb_bugs(cls: type, policy: Any) -> list[Bug]:
+    """Arm 2's samples noiseless; arm 1's first sample noiseless; the phi samples of a mean each
+    calibrated to the whole budget (noise x 1/sqrt(phi))."""
+
+    def arm2(agent: Any, t0: int) -> None:
+        agent._Z[:, :, 2] = 0.0
+
+    def first_of_arm1(agent: Any, t0: int) -> None:
+        if agent._Z.shape[1] and agent._zoff == agent.init_end:  # the chunk of the first sampling round
+            agent._Z[:, 0, 1] = 0.0
+
+    phi = policy.privacy(policy.design_horizon or 2).samples
+    return _scale_bugs(cls) + [
+        Bug("unit 2 noiseless", "arm 2's samples drawn without noise", _chunk_noise_edit(arm2), math.inf),
+        Bug("one raw release", "arm 1's first sample drawn without noise", _chunk_noise_edit(first_of_arm1),
+            math.inf),
+        Bug("epsilon not split", f"each of the {phi} samples of an epoch mean calibrated to the whole budget "
+            f"(noise x 1/sqrt({phi}))", _scaled_stream(cls, 1 / math.sqrt(phi)), math.sqrt(phi)),
+    ]  # fmt: skip
 
 
 def _mechanism_bugs(key: str, cls: type, n_arms: int, k: int | None) -> list[Bug]:

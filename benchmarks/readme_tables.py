@@ -19,7 +19,7 @@ name                source
 ``planted-bugs``    ``docs/img/planted_bugs.json`` (``python benchmarks/bench_planted_bugs.py --seeds 5
                     --json docs/img/planted_bugs.json``: every private algorithm at its default audit)
 ``audit-validity``  ``docs/img/audit_validity.json`` (``bench_planted_bugs.py --bugs --seeds 13 --only``
-                    the 16 algorithms whose audit passes unbugged ``--json docs/img/audit_validity.json``)
+                    the 17 algorithms whose audit passes unbugged ``--json docs/img/audit_validity.json``)
 ``dpsgd-*``         ``docs/img/dpsgd.json`` (``python benchmarks/bench_dpsgd.py --repeat 2 --json
                     docs/img/dpsgd.json``: the 36 DP-SGD cells and fixed-size batches against
                     dp-accounting, Opacus and prv-accountant)

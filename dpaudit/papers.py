@@ -43,6 +43,8 @@ __all__ = [
     "HU_2024",
     "CHEN_2020",
     "OU_2024",
+    # peers beyond the five papers
+    "HU_2025",
     # baselines and the mechanisms the algorithms are built on
     "HU_HEGDE_2022",
     "SAJED_SHEFFET_2019",
@@ -201,6 +203,26 @@ OU_2024 = Citation(
 report-noisy-max theorems (``dpaudit epsilon``, ``dpaudit audit``)."""
 
 # --------------------------------------------------------------------------------------------
+# Peers beyond the five papers
+
+HU_2025 = Citation(
+    authors=(
+        "Hu, Bingshan",
+        "Huang, Zhiming",
+        "Zhang, Tianyue H.",
+        "Lécuyer, Mathias",
+        "Hegde, Nidhi",
+    ),
+    year=2025,
+    title="Connecting Thompson Sampling and UCB: Towards More Efficient Trade-offs Between Privacy and "
+    "Regret",
+    venue="International Conference on Machine Learning (ICML 2025)",
+    arxiv="2505.02383",
+)
+"""DP-TS-UCB (``dp-ts-ucb``): Gaussian samples from epoch means, at most φ per arm and epoch, then
+their maximum reused as an optimistic index; its GDP theorem (Theorem 4.4)."""
+
+# --------------------------------------------------------------------------------------------
 # Baselines and the building blocks the algorithms name
 
 HU_HEGDE_2022 = Citation(
@@ -314,6 +336,7 @@ ALL: tuple[Citation, ...] = (
     HU_2024,
     CHEN_2020,
     OU_2024,
+    HU_2025,
     HU_HEGDE_2022,
     SAJED_SHEFFET_2019,
     AZIZE_BASU_2022,
@@ -326,4 +349,4 @@ ALL: tuple[Citation, ...] = (
     CHAN_SHI_SONG_2011,
     DWORK_2010,
 )
-"""Every citation above, the five source papers first."""
+"""Every citation above, the five source papers first, then their peers."""

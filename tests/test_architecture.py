@@ -177,7 +177,7 @@ def test_the_layers_are_really_used() -> None:
             ("cli", "bandits")} <= arrows
 
 
-FAMILIES = ("thompson", "lazy", "full_info", "matroid", "semibandits", "cascading", "references")
+FAMILIES = ("thompson", "dp_ts_ucb", "lazy", "full_info", "matroid", "semibandits", "cascading", "references")
 """The algorithm families: one subpackage of :mod:`bandits` each."""
 
 

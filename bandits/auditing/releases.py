@@ -320,11 +320,13 @@ def _pilot(
     cands: list[PairDesign],
     select: str,
     settings: AuditSettings,
+    registered: Mapping[str, Sequence[ReleaseStatistic]],
 ) -> tuple:
     """Pilot runs: fit the statistics of every pair on ``n_pilot/4`` coupled runs per side (x and
     x′ on the same seeds); score those of the :data:`SCORED_PAIRS` pairs with the strongest
-    reached releases on the other ``3 n_pilot/4`` (independent seeds). Returns the choice, its
-    pair and statistic, and how many statistics were scored."""
+    reached releases, and of every pair with ``registered`` statistics (added to its fitted
+    ones), on the other ``3 n_pilot/4`` (independent seeds). Returns the choice, its pair and statistic,
+    and how many statistics were scored."""
     fit = max(25, n_pilot // 4)
     score = max(50, n_pilot - fit)
     batches = []
@@ -336,9 +338,12 @@ def _pilot(
     fitted = []
     for c, pair in enumerate(cands):
         stats, signal = _fit(merge(runs[2 * c], _sizes(fit)), merge(runs[2 * c + 1], _sizes(fit)))
+        stats += registered.get(pair.name, ())
         if stats:
             fitted.append((signal, c, pair, stats))
-    fitted = sorted(fitted, key=lambda f: -f[0])[:SCORED_PAIRS]
+    own = [f for f in fitted if f[2].name in registered]  # scored beside the strongest others
+    others = sorted((f for f in fitted if f[2].name not in registered), key=lambda f: -f[0])
+    fitted = own + others[:SCORED_PAIRS]
     batches = []
     for _, c, pair, _ in fitted:
         null_t, alt_t = pair.tables(T)
@@ -367,19 +372,23 @@ def audit_releases(
     pilot_fraction: float = 0.1,
     pairs: Sequence[PairDesign] | None = None,
     select: str | None = None,
+    design: tuple[Sequence[PairDesign], Mapping[str, Sequence[ReleaseStatistic]]] | None = None,
 ) -> AuditReport:
     """Audit what ``policy``'s mechanisms release at ``horizon`` with ``settings.trials`` runs per
     neighbouring table (module docstring); the pilot adds ``pilot_fraction·trials`` (at least
     200) runs per side per pair. ``pairs``: the pre-registered family (default
     :func:`release_pairs` at the rounds of :func:`first_plays`); ``select``: rank tests by
-    their ``"mu"`` or ``"epsilon"`` bound (default: ε for a pure ε-DP declaration, else μ)."""
+    their ``"mu"`` or ``"epsilon"`` bound (default: ε for a pure ε-DP declaration, else μ);
+    ``design``: the policy's own pre-registered pairs (added to the family) and candidate
+    statistics by pair name (:meth:`bandits.policy.Policy.release_audit`)."""
     env, T, n, cert, published, select = audit_inputs(policy, horizon, env, settings, pilot_fraction, select)
     t0 = time.perf_counter()
     if pairs is None:
         pairs = release_pairs(T, env.n_arms, first_play=first_plays(policy, env, T, settings))
-    cands = reachable_pairs(list(pairs), T)
+    extra, registered = design if design is not None else ((), {})
+    cands = reachable_pairs([*pairs, *extra], T)
     n_pilot = max(200, math.ceil(pilot_fraction * n))
-    pc, pair, stat, scored = _pilot(policy, env, T, n, n_pilot, cands, select, settings)
+    pc, pair, stat, scored = _pilot(policy, env, T, n, n_pilot, cands, select, settings, registered)
     t1 = time.perf_counter()
     base = {
         "candidates": [p.name for p in cands],

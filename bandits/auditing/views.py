@@ -48,5 +48,5 @@ def audit_views(
         return auditor(policy, horizon, env, settings)
     each = replace(settings, confidence=1.0 - (1.0 - settings.confidence) / VIEWS)
     outputs = auditor(policy, horizon, env, each)
-    releases = audit_releases(policy, horizon, env, each)
+    releases = audit_releases(policy, horizon, env, each, design=policy.release_audit(horizon, env.n_arms))
     return replace(outputs, components={**outputs.components, "releases": releases})

@@ -65,7 +65,17 @@ from dpaudit.papers import HU_2024
 from dpaudit.validation import check_positive
 from mechanisms.laplace import LaplaceMechanism
 
-__all__ = ["LazyUCB", "LazyDPTS", "LazyAgent", "LOGS", "UNIT", "EpochRoundsLog", "log_table"]
+__all__ = [
+    "LazyUCB",
+    "LazyDPTS",
+    "LazyAgent",
+    "LOGS",
+    "UNIT",
+    "EpochRoundsLog",
+    "log_table",
+    "priority_order",
+    "argmax_in_order",
+]
 
 UNIT = "one round's reward vector"
 LOGS = {"ln": np.log, "log2": np.log2, "log10": np.log10}
@@ -80,6 +90,38 @@ def log_table(horizon: int, log: str) -> np.ndarray:
     [0.0, 1.0, 1.584962500721156]
     """
     return LOGS[log](np.arange(1, horizon + 1, dtype=float))
+
+
+def priority_order(run: RunContext, ties: str) -> np.ndarray:
+    """Each repetition's order of the arms for breaking ties, shape (R, K): ``"lowest"`` the
+    index order, ``"random"`` a uniformly random order drawn once per run from the policy stream
+    (its child 1, so that it does not shift the policy's other draws).
+
+    >>> from bandits.environments import BernoulliEnv
+    >>> run = RunContext.create(BernoulliEnv((0.5,) * 3), 4, np.random.SeedSequence(0).spawn(2))
+    >>> priority_order(run, "lowest").tolist()
+    [[0, 1, 2], [0, 1, 2]]
+    """
+    if ties == "random":
+        return np.argsort(run.random.child(1).random((run.n_arms,)), axis=1, kind="stable")
+    return np.tile(np.arange(run.n_arms), (run.reps, 1))
+
+
+def argmax_in_order(values: np.ndarray, perm: np.ndarray | None) -> np.ndarray:
+    """argmax over the last axis of ``values`` (R, ..., K): the first maximum in each
+    repetition's priority order ``perm`` (R, K) (:func:`priority_order`), or in index order
+    when ``perm`` is None.
+
+    >>> v = np.array([[1.0, 3.0, 3.0]])
+    >>> argmax_in_order(v, None).tolist(), argmax_in_order(v, np.array([[2, 1, 0]])).tolist()
+    ([1], [2])
+    """
+    if perm is None:
+        return values.argmax(axis=-1)
+    perm = perm.reshape(perm.shape[:1] + (1,) * (values.ndim - 2) + perm.shape[1:])
+    perm = np.broadcast_to(perm, values.shape)
+    k = np.take_along_axis(values, perm, axis=-1).argmax(axis=-1)
+    return np.take_along_axis(perm, k[..., None], axis=-1)[..., 0]
 
 
 def _check_common(policy: _LazyPolicy) -> None:
@@ -103,6 +145,13 @@ class EpochRoundsLog:
         self.run, self.event, self.label = run, event, label
         K = run.n_arms
         self.pending: list[list[list[np.ndarray]]] = [[[] for _ in range(K)] for _ in range(run.reps)]
+
+    def emit(self, r: int, j: int, t: int, units: np.ndarray) -> None:
+        """Arm ``j``'s epoch of the rounds ``units`` was released at round ``t`` in repetition
+        ``r``: record it (a subclass may record its releases later, e.g. per sample)."""
+        self.run.ledgers[r].record(
+            self.event, units=units, arm=j, round=t, label=f"{self.label} arm {j} epoch of {units.size} obs"
+        )
 
     @staticmethod
     def split(rounds: np.ndarray, t: int) -> tuple[np.ndarray, np.ndarray]:
@@ -137,13 +186,7 @@ class EpochRoundsLog:
                         done, idx = self.split(idx, t)
                         units = np.concatenate(self.pending[r][j] + [done])
                         self.pending[r][j] = []
-                        self.run.ledgers[r].record(
-                            self.event,
-                            units=units,
-                            arm=j,
-                            round=t,
-                            label=f"{self.label} arm {j} epoch of {units.size} obs",
-                        )
+                        self.emit(r, j, t, units)
                 if idx.size:
                     self.pending[r][j].append(idx)
 
@@ -207,10 +250,7 @@ class LazyAgent(Agent):
         self.N = np.zeros((R, K), dtype=np.int64)  # pulls in the epoch in progress
         self.Phi = np.zeros((R, K))  # their reward sum
         self.logt = log_table(self.horizon, policy.log)
-        if policy.ties == "random":
-            self.perm = np.argsort(run.random.child(1).random((K,)), axis=1, kind="stable")
-        else:
-            self.perm = np.tile(np.arange(K), (R, 1))
+        self.perm = priority_order(run, policy.ties)
         self._random_ties = policy.ties == "random"
         self.epochs = EpochRoundsLog(run, mech.event, "Lap(1/eps) epoch sum,")
         self._rel: list[tuple[np.ndarray, np.ndarray, int]] = []
@@ -218,12 +258,7 @@ class LazyAgent(Agent):
     # -- the argmax with the tie rule ------------------------------------------------------
     def _argmax(self, values: np.ndarray) -> np.ndarray:
         """argmax over the last axis in each repetition's priority order (first maximum)."""
-        if not self._random_ties:
-            return values.argmax(axis=-1)
-        perm = self.perm.reshape(self.perm.shape[:1] + (1,) * (values.ndim - 2) + self.perm.shape[1:])
-        perm = np.broadcast_to(perm, values.shape)
-        k = np.take_along_axis(values, perm, axis=-1).argmax(axis=-1)
-        return np.take_along_axis(perm, k[..., None], axis=-1)[..., 0]
+        return argmax_in_order(values, self.perm if self._random_ties else None)
 
     # -- Alg. 1 lines 5-8, shared -----------------------------------------------------------
     def update(self, t: int, arms: np.ndarray, rewards: np.ndarray) -> None:

@@ -369,6 +369,9 @@ def _register_tune(sub: argparse._SubParsersAction) -> None:
     _output_options(tt, "processes simulating candidates in parallel",
                     "draw regret against b and the regret curves")  # fmt: skip
     tt.set_defaults(handler=tune_ts)
+    from dpaudit.cli.tune import register_dp_ts_ucb
+
+    register_dp_ts_ucb(tune_kinds)
 
 
 def _tune_env(spec_text: str | None, arms: int | None) -> Any:

@@ -1,0 +1,87 @@
+"""``dpaudit tune dp-ts-ucb``: DP-TS-UCB's α on the certified frontier of a target μ (or ε at δ),
+ranked by simulated regret (:func:`bandits.dp_ts_ucb.tuner.tune_dp_ts_ucb`).
+
+Registered beside ``dpaudit tune ts`` (:mod:`dpaudit.cli.run`); the tuner loads in the handler, so
+``dpaudit --help`` imports no NumPy.
+
+Example (the error line goes to stderr; the return value is the exit status):
+    >>> from dpaudit.cli.main import main
+    >>> main(["tune", "dp-ts-ucb", "--target-mu", "1", "--delta", "1e-6"])
+    2
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from dpaudit.cli.common import (
+    MAX_HORIZON,
+    MAX_REPS,
+    UsageError,
+    check_simulation,
+    emit_json,
+    integer,
+    number,
+)
+from dpaudit.formatting import fmt_up
+
+__all__ = ["register_dp_ts_ucb", "tune_dp_ts_ucb_command"]
+
+
+def register_dp_ts_ucb(tune_kinds: argparse._SubParsersAction) -> None:
+    """Add ``dpaudit tune dp-ts-ucb`` to the ``tune`` subcommands."""
+    p = tune_kinds.add_parser("dp-ts-ucb", help="alpha of DP-TS-UCB, c0 on the certified frontier")
+    target = p.add_mutually_exclusive_group(required=True)
+    target.add_argument("--target-mu", type=number("--target-mu", 0.0, low_open=True), help="GDP budget mu")
+    target.add_argument("--target-epsilon", type=number("--target-epsilon", 0.0, low_open=True),
+                        help="(epsilon, delta) budget: epsilon (needs --delta)")
+    p.add_argument("--delta", type=number("--delta", 0.0, 1.0, low_open=True, high_open=True), default=None,
+                   help="with --target-epsilon: the delta of the (epsilon, delta) budget")
+    p.add_argument("--horizon", "-T", type=integer("--horizon", 2, MAX_HORIZON), default=100_000,
+                   help="rounds (default 100000)")
+    p.add_argument("--env", metavar="SPEC", default=None,
+                   help="environment (default: the instance of 'dpaudit run dp-ts-ucb')")
+    p.add_argument("--reps", "-R", type=integer("--reps", 1, MAX_REPS), default=10,
+                   help="repetitions (default 10)")
+    p.add_argument("--candidates", type=integer("--candidates", 1, 101), default=11,
+                   help="number of alpha values, evenly spaced in [0, 1] (default 11)")
+    p.add_argument("--seed", type=integer("--seed", 0, 2**63 - 1), default=0, help="root seed (default 0)")
+    p.add_argument("--json", action="store_true", help="print one JSON object (no progress bars)")
+    p.set_defaults(handler=tune_dp_ts_ucb_command)  # fmt: skip
+
+
+def tune_dp_ts_ucb_command(args: argparse.Namespace) -> int:
+    """The handler of ``dpaudit tune dp-ts-ucb``: exit status 0, or :class:`UsageError` (2)."""
+    from bandits.dp_ts_ucb.spec import DEFAULT_ENV
+    from bandits.dp_ts_ucb.tuner import tune_dp_ts_ucb
+    from bandits.environments import parse_env
+
+    if args.target_epsilon is not None and args.delta is None:
+        raise UsageError("--target-epsilon needs --delta in (0, 1)")
+    if args.target_mu is not None and args.delta is not None:
+        raise UsageError("--delta is only used with --target-epsilon")
+    try:
+        env = parse_env(DEFAULT_ENV if args.env is None else args.env)
+    except ValueError as exc:
+        raise UsageError(f"--env: {exc}") from None
+    what = "--horizon x --reps x --candidates"
+    check_simulation(args.horizon, args.reps * args.candidates, env.n_arms, what)
+    try:
+        res = tune_dp_ts_ucb(env, args.horizon, target_mu=args.target_mu, target_epsilon=args.target_epsilon,
+                             delta=args.delta, reps=args.reps, seed=args.seed, num=args.candidates,
+                             progress=not args.json and sys.stderr.isatty())  # fmt: skip
+    except ValueError as exc:
+        raise UsageError(f"--target-mu/--target-epsilon: {exc}") from None
+    if args.json:
+        emit_json(res.to_dict())
+        return 0
+    print(f"alpha on the certified frontier mu = {res.target_mu:.6g} (c0: the most samples phi the "
+          f"budget allows); T = {res.horizon}, {res.reps} reps, seed {res.seed} (same for every "
+          f"candidate), {res.env}")
+    print(res.table())
+    b = res.best
+    print(f"best: alpha = {b.alpha:.4g}, c0 = {b.c0:.6g}, phi = {b.samples} (certified mu = "
+          f"{fmt_up(b.mu)}), pseudo-regret {b.regret_mean:.1f} ± {b.regret_stderr:.1f}; "
+          f"took {res.elapsed:.1f} s")
+    return 0

@@ -1,0 +1,242 @@
+"""DP-TS-UCB (bandits.dp_ts_ucb, dpaudit.analyses.dp_ts_ucb): the agent against an independent plain
+loop on the same random numbers, the certified μ against a hand computation, the ledger check, the
+audit with a planted noise bug, and bad input."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from bandits.auditing.contract import AuditSettings
+from bandits.auditing.views import audit_views
+from bandits.dp_ts_ucb.audit import audit_dp_ts_ucb, audit_horizon
+from bandits.dp_ts_ucb.policy import DPTSUCB, DPTSUCBAgent
+from bandits.dp_ts_ucb.spec import alpha_for_target
+from bandits.engine.simulator import simulate
+from bandits.environments import BernoulliEnv, RewardTableEnv, parse_env
+from bandits.policy import Outcomes, RunContext
+from benchmarks.planted_bugs import bugs_for
+from dpaudit.accounting import account
+from dpaudit.analyses.dp_ts_ucb import DPTSUCBPrivacy, sample_budget
+from dpaudit.cli.main import main
+from dpaudit.declaration import check_ledgers
+from tests.dp_ts_ucb_reference import dp_ts_ucb_run
+
+ENV = "bernoulli:0.75,0.625,0.5,0.375,0.25"
+
+
+def _play(policy: DPTSUCB, table: np.ndarray, chunk: int) -> tuple[DPTSUCBAgent, RunContext, np.ndarray]:
+    """Run the agent on fixed tables (R, T, K) in chunks of ``chunk`` rounds."""
+    R, T, K = table.shape
+    seeds = [np.random.SeedSequence(7, spawn_key=(r,)) for r in range(R)]
+    run = RunContext.create(RewardTableEnv(table[0]), T, seeds)
+    agent = policy.agent(run)
+    acts = [agent.run_chunk(t0, min(T, t0 + chunk), Outcomes(table[:, t0 : t0 + chunk], policy.feedback))
+            for t0 in range(0, T, chunk)]  # fmt: skip
+    agent.finish()
+    return agent, run, np.concatenate(acts, axis=1)
+
+
+CONFIGS = [
+    DPTSUCB(alpha=1.0),
+    DPTSUCB(alpha=0.5, c0=0.05),
+    DPTSUCB(alpha=1.0, first_epoch=2, rounding="floor", index="max"),
+    DPTSUCB(alpha=0.0, c0=0.01, ties="random", design_horizon=10_000),
+]
+
+
+@pytest.mark.parametrize("policy", CONFIGS, ids=lambda p: p.name)
+def test_agent_plays_the_plain_loop_reference_on_the_same_random_numbers(policy: DPTSUCB) -> None:
+    R, T, K = 3, 900, 4
+    rng = np.random.default_rng(5)
+    table = (rng.random((R, T, K)) < np.array([0.7, 0.5, 0.5, 0.3])).astype(float)
+    agent, run, actions = _play(policy, table, chunk=37)
+    init = policy.first_epoch * K
+    for r in range(R):
+        g = np.random.Generator(np.random.PCG64(run.noise.seeds[r]))
+        z = g.standard_normal((T - init, K))
+        prio = agent.perm[r].tolist() if agent.perm is not None else None
+        played, log = dp_ts_ucb_run(
+            table[r].tolist(), z.tolist(), alpha=policy.alpha, c0=policy.c0, first_epoch=policy.first_epoch,
+            rounding=policy.rounding, index=policy.index, design_horizon=policy.design_horizon, priority=prio,
+        )  # fmt: skip
+        assert actions[r].tolist() == played
+        # the ledger holds one entry per epoch mean with the samples the reference drew from it
+        entries = sorted((e.arm, int(e.label.split("epoch ")[1].split()[0]), e.event.num_releases)
+                         for e in run.ledgers[r].entries)  # fmt: skip
+        assert entries == sorted((j, ep, d) for j, ep, _, d in log if d > 0)
+
+
+def test_chunking_and_transcripts_do_not_change_the_run() -> None:
+    env = parse_env(ENV)
+    pol = DPTSUCB(alpha=0.8)
+    a = simulate(pol, env, 3000, 4, 2, record_actions=True, progress=False)
+    b = simulate(pol, env, 3000, 4, 2, record_actions=True, progress=False, transcripts=True, chunk_size=101)
+    np.testing.assert_array_equal(a.actions, b.actions)
+    assert b.transcripts is not None and "arm 0 epoch 0 sample 0" in b.transcripts
+
+
+def test_certified_mu_by_hand() -> None:
+    lnT = math.log(100_000)  # 11.512925464970229
+    p = DPTSUCBPrivacy(100_000, 1.0, 1.0)
+    assert p.samples == 12 and p.samples_real == pytest.approx(lnT)  # phi = c0 ln T at alpha = 1
+    assert p.mu == pytest.approx(math.sqrt(12 / 11.512925464970229), rel=1e-15)  # 1.0209342...
+    assert p.mu_paper == pytest.approx(math.sqrt(2.0)) and p.paper_holds
+    # alpha = 1/2: phi = ceil(T^{1/4} ln^{5/4} T) = ceil(17.7828 * 21.2078) = 378, L = sqrt(ln T)
+    half = DPTSUCBPrivacy(100_000, 0.5, 1.0)
+    assert half.samples == 378
+    assert half.mu == pytest.approx(math.sqrt(378 / math.sqrt(lnT)), rel=1e-15)  # 10.5548
+    assert half.mu_paper == pytest.approx(math.sqrt(2 * 100_000**0.25 * lnT**0.75))
+    # a first epoch of 2 observations halves mu^2; floor rounding takes 11
+    assert DPTSUCBPrivacy(100_000, 1.0, 1.0, first_epoch=2).mu == pytest.approx(math.sqrt(12 / (2 * lnT)))
+    assert sample_budget(100_000, 1.0, 1.0, "floor")[0] == 11
+    # the accountant composes the declared event to the same mu
+    for pol in (DPTSUCB(alpha=1.0), DPTSUCB(alpha=0.3, c0=0.2, first_epoch=4)):
+        acc = account(pol.declare(100_000, 5).event, delta=1e-6)
+        assert acc.mu == pytest.approx(pol.privacy(100_000).mu, rel=1e-12)
+
+
+def test_theorem_4_4_is_not_certified_where_rounding_more_than_doubles_phi() -> None:
+    p = DPTSUCBPrivacy(100_000, 1.0, 0.01)  # phi_real = 0.115 -> 1 sample
+    assert p.samples == 1 and p.mu == pytest.approx(1 / math.sqrt(math.log(100_000)))
+    assert p.mu_paper == pytest.approx(math.sqrt(0.02)) and not p.paper_holds
+    assert p.verdict().startswith("NOT CERTIFIED")
+
+
+def test_target_mu_picks_the_smallest_alpha_within_budget() -> None:
+    a = alpha_for_target(3.0, 100_000, 1.0, 1, "ceil")
+    assert DPTSUCBPrivacy(100_000, a).mu <= 3.0 < DPTSUCBPrivacy(100_000, a - 1e-6).mu
+    assert alpha_for_target(1e6, 100_000, 1.0, 1, "ceil") == 0.0
+    with pytest.raises(ValueError, match=r"--target-mu must be at least 1\.02093"):
+        alpha_for_target(1.0, 100_000, 1.0, 1, "ceil")
+
+
+def test_ledgers_are_covered_and_the_worst_unit_spends_the_whole_declaration() -> None:
+    pol = DPTSUCB(alpha=1.0)
+    T = 4000
+    res = simulate(pol, BernoulliEnv((0.9, 0.2, 0.1)), T, 3, 0, progress=False)
+    chk = check_ledgers(res.ledgers, pol.declare(T, 3))
+    # a poor arm's first observation: all phi samples of its one-observation mean are drawn
+    assert chk.ok and chk.worst["ratio"] == pytest.approx(1.0)
+
+
+@dataclass(frozen=True)
+class _OneMoreSample(DPTSUCB):
+    """A planted plumbing bug: each mean is sampled phi + 1 times, phi declared."""
+
+    def agent(self, run: RunContext) -> DPTSUCBAgent:
+        agent = super().agent(run)
+        agent.phi += 1
+        return agent
+
+
+def test_a_sample_beyond_the_budget_fails_the_ledger_check() -> None:
+    pol = _OneMoreSample(alpha=1.0)
+    res = simulate(pol, BernoulliEnv((0.9, 0.2, 0.1)), 4000, 2, 0, progress=False)
+    chk = check_ledgers(res.ledgers, pol.declare(4000, 3))
+    assert not chk.ok and chk.worst["ratio"] > 1.0
+
+
+@pytest.mark.slow
+def test_audit_passes_clean_and_catches_noise_at_half_its_scale() -> None:
+    env = parse_env(ENV)
+    pol = DPTSUCB(alpha=1.0, design_horizon=100_000)
+    Ta = audit_horizon(pol, 100_000, env.n_arms)
+    settings = AuditSettings(trials=2000, seed=0)
+    clean = audit_views(audit_dp_ts_ucb, pol, Ta, env, settings)
+    rel = clean.components["releases"]
+    assert clean.verdict == "consistent" and 0.5 < rel.empirical.mu_lower <= rel.certified.mu
+    bug = bugs_for("dp-ts-ucb", pol, env.n_arms)[0]
+    assert bug.kind == "noise x1/2"
+    with bug.plant():
+        bad = audit_views(audit_dp_ts_ucb, pol, Ta, env, settings)
+    assert bad.verdict == "violated"
+    assert bad.components["releases"].empirical.mu_lower > 1.5 * bad.components["releases"].certified.mu
+
+
+@pytest.mark.parametrize(
+    "kwargs, needle",
+    [
+        ({"alpha": -0.1}, r"alpha must be in \[0, 1\], got -0.1"),
+        ({"alpha": True}, r"alpha must be in \[0, 1\]"),
+        ({"c0": 0.0}, "c0 must be"),
+        ({"c0": 1e300}, r"c0 must be in \(0, 1.29946e\+16\] at T = 2, alpha = 1 \(at most 2\^53 samples\)"),
+        ({"first_epoch": 0}, "first_epoch must be"),
+        ({"rounding": "round"}, r"rounding must be one of \['ceil', 'floor'\]"),
+        ({"index": "mean"}, r"index must be one of \['sample', 'max'\]"),
+        ({"ties": "first"}, r"ties must be one of \['lowest', 'random'\]"),
+        ({"design_horizon": 1}, "design_horizon must be"),
+    ],
+)
+def test_bad_input_names_the_parameter_and_its_range(kwargs: dict, needle: str) -> None:
+    with pytest.raises(ValueError, match=needle):
+        DPTSUCB(**kwargs)
+
+
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["--alpha", "1.5"], "--alpha"),
+        (["--alpha", "0.5", "--target-mu", "3"], "give --alpha or --target-mu, not both"),
+        (["--target-mu", "0.5"], "--target-mu must be at least"),
+        (["--c0", "0"], "--c0"),
+    ],
+)
+def test_bad_command_line_is_one_line_with_status_2(
+    args: list[str], needle: str, capsys: pytest.CaptureFixture
+) -> None:
+    assert main(["run", "dp-ts-ucb", "--horizon", "1000", "--audit-trials", "0", *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and needle in err
+
+
+# ---------------------------------------------------------------------------------------
+# tuning alpha on the certified frontier (dpaudit tune dp-ts-ucb)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.3, 0.5, 1.0])
+@pytest.mark.parametrize("mu", [0.7, 1.0, 3.0])
+def test_frontier_c0_spends_the_most_samples_within_the_target(alpha: float, mu: float) -> None:
+    from bandits.dp_ts_ucb.tuner import frontier_c0
+
+    T = 100_000
+    c0 = frontier_c0(mu, T, alpha)
+    L = math.log(T) ** alpha
+    if mu * mu * L < 1:  # not even one sample of a one-observation mean fits
+        assert c0 is None
+        return
+    assert c0 is not None
+    p = DPTSUCBPrivacy(T, alpha, c0)
+    assert p.mu <= mu and p.samples == math.floor(mu * mu * L + 1e-9)
+    assert math.sqrt((p.samples + 1) / L) > mu  # one sample more would exceed the target
+
+
+def test_tune_simulates_each_alpha_as_a_run_with_the_same_seed() -> None:
+    from bandits.dp_ts_ucb.tuner import tune_dp_ts_ucb
+
+    env = parse_env("bernoulli:0.75,0.5,0.25")
+    res = tune_dp_ts_ucb(env, 1500, target_mu=1.5, reps=3, seed=4, num=5, progress=False)
+    assert [c.alpha for c in res.candidates] == [0.0, 0.25, 0.5, 0.75, 1.0]
+    assert all(c.mu <= 1.5 for c in res.candidates)
+    assert res.best.regret_mean == min(c.regret_mean for c in res.candidates)
+    c = res.candidates[2]
+    alone = simulate(DPTSUCB(alpha=c.alpha, c0=c.c0, design_horizon=1500), env, 1500, 3, 4, progress=False)
+    assert alone.final("pseudo") == c.regret_mean
+    with pytest.raises(ValueError, match="target mu must be at least"):
+        tune_dp_ts_ucb(env, 1500, target_mu=0.1, reps=2, num=3, progress=False)
+
+
+def test_tune_command_line(capsys: pytest.CaptureFixture) -> None:
+    import json
+
+    assert main(["tune", "dp-ts-ucb", "--target-mu", "1", "-T", "400", "-R", "2", "--candidates", "3",
+                 "--json"]) == 0  # fmt: skip
+    out = json.loads(capsys.readouterr().out)
+    assert [c["alpha"] for c in out["candidates"]] == [0.0, 0.5, 1.0] and out["config"]["target_mu"] == 1.0
+    assert main(["tune", "dp-ts-ucb", "--target-mu", "0.1", "-T", "400"]) == 2
+    assert "target mu must be at least" in capsys.readouterr().err
+    assert main(["tune", "dp-ts-ucb", "--target-epsilon", "1", "-T", "400"]) == 2
+    assert "--target-epsilon needs --delta" in capsys.readouterr().err
