@@ -212,6 +212,7 @@ def incremental_sentence(data: dict[str, Any]) -> str:
     """The incremental accountant against Opacus' step() loops, in one sentence."""
     inc = data["incremental"]
     o, r, p = inc["dpaudit Accountant"], inc["Opacus RDPAccountant.step"], inc["Opacus PRVAccountant.step"]
-    return (f"{inc['steps']:,} steps one at a time then ε: dpaudit {o['seconds']:.2f} s "
+    steps = f"{inc['steps']:,}".replace(",", " ")
+    return (f"{steps} steps one at a time then ε: dpaudit {o['seconds']:.2f} s "
             f"(ε {o['epsilon']:.6f}), Opacus RDP {r['seconds']:.2f} s (ε {r['epsilon']:.6f}), "
-            f"Opacus PRV {p['seconds']:.1f} s (ε {p['epsilon']:.6f})").replace(",", " ")
+            f"Opacus PRV {p['seconds']:.1f} s (ε {p['epsilon']:.6f})")
