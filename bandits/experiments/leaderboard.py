@@ -169,7 +169,9 @@ class Leaderboard:
     def to_dict(self) -> dict[str, Any]:
         return {"config": asdict(self.config), "delta": DELTA, "seconds": self.seconds,
                 "notes": list(self.notes), "cells": [asdict(c) | {"winner": c.winner} for c in self.cells],
-                "sentences": {i: winner_sentence(self.cells, i) for i in self.config.instances}}  # fmt: skip
+                "sentences": {i: winner_sentence(self.cells, i) for i in self.config.instances},
+                "published_sentences": {i: winner_sentence(self.cells, i, True) for i in self.config.instances
+                                        if self.config.published}}  # fmt: skip
 
 
 def _tuned_options(key: str, env: Environment, T: int, mu: float, cfg: LeaderboardConfig) -> dict[str, Any]:
@@ -308,17 +310,19 @@ def winner(rows: Sequence[Row]) -> str | None:
     return close[0] if len(close) == 1 else None
 
 
-def winner_sentence(cells: Sequence[Cell], instance: str) -> str:
+def winner_sentence(cells: Sequence[Cell], instance: str, published: bool = False) -> str:
     """One sentence: who wins on ``instance`` at each (T, μ), or "no clear winner" (and then
-    the algorithms within 2 s.e. of the lowest regret)."""
+    the algorithms within 2 s.e. of the lowest regret); ``published``: among the runs at the
+    papers' accounting."""
     mine = [c for c in cells if c.instance == instance]
     label = INSTANCES[instance][0]
-    wins = [c.winner for c in mine]
+    table = [c.published_rows if published else c.rows for c in mine]
+    wins = [winner(rows) for rows in table]
     if wins and all(w == wins[0] for w in wins) and wins[0] is not None:
         return f"{label}: {LABELS[wins[0]]} wins in every cell (lowest regret by more than 2 s.e.)."
     parts = []
-    for c in mine:
-        close = contenders(c.rows)
+    for c, rows in zip(mine, table):
+        close = contenders(rows)
         what = (f"{LABELS[close[0]]} wins" if len(close) == 1 else
                 "no clear winner (" + ", ".join(LABELS[k] for k in close) + " within 2 s.e.)")  # fmt: skip
         parts.append(f"T = {c.horizon}, μ = {c.mu:g}: {what}")
@@ -428,6 +432,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if cfg.published:
         print("\nat the published budgets (each algorithm at its paper's accounting of the same eps)\n")
         print(markdown_table(data, published=True))
+        for i in cfg.instances:
+            print("* " + winner_sentence(board.cells, i, published=True))
     figs = [plot_instance(data, i, out) for i in cfg.instances]
     if args.json is not None:
         Path(args.json).write_text(json.dumps(data, indent=1) + "\n")
