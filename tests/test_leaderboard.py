@@ -115,6 +115,14 @@ def test_json_and_table(board: lb.Leaderboard, tmp_path: Path) -> None:
     assert lb.plot_instance(data, "bernoulli", tmp_path).exists()
 
 
+def test_audited_cell() -> None:
+    cfg = dataclasses.replace(TINY, algorithms=("dp-se", "adap-ucb"), audit_trials=500, published=False)
+    cell = lb.run_cell(cfg, "bernoulli", 3000, 2.0)
+    assert [r.audit for r in cell.rows] == ["consistent", "consistent"]
+    data = json.loads(json.dumps(lb.Leaderboard(cfg, (cell,)).to_dict()))
+    assert "| consistent (ε ≥ " in lb.markdown_table(data)
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [

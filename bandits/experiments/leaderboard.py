@@ -329,6 +329,16 @@ def winner_sentence(cells: Sequence[Cell], instance: str, published: bool = Fals
     return f"{label}: " + "; ".join(parts) + "."
 
 
+def _audit_text(r: dict[str, Any]) -> str:
+    """The audit verdict with its ε lower bound, or "-" when not audited."""
+    from dpaudit.formatting import fmt_down
+
+    if r["audit"] is None:
+        return "-"
+    low = r["audit_epsilon_lower"]
+    return r["audit"] + ("" if low is None else f" (ε ≥ {fmt_down(low, 3)})")
+
+
 def _fmt_eps(x: float | None) -> str:
     return "—" if x is None else f"{x:.4f}"
 
@@ -357,7 +367,7 @@ def markdown_table(data: dict[str, Any], published: bool = False, changed_only: 
             name = f"**{name}**" if not published and c["winner"] == r["algorithm"] else name
             where = f"{INSTANCES[c['instance']][0]} | {c['horizon']} | {c['mu']:g} ({c['epsilon']:.4f})"
             lines.append(f"| {where} | {name} | {eps} | {r['regret']:.0f} ± {r['stderr']:.0f} | "
-                         f"{r['regret'] / best if best > 0 else 1:.2f} | {r['audit'] or '-'} |")  # fmt: skip
+                         f"{r['regret'] / best if best > 0 else 1:.2f} | {_audit_text(r)} |")  # fmt: skip
     return "\n".join(lines)
 
 
