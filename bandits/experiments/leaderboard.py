@@ -13,8 +13,10 @@ sees the same reward tables (common random numbers).
 on their own seed); the pure-ε algorithms run at ε = :func:`dpaudit.conversions.gdp_epsilon` (μ,
 δ = 10⁻⁶), the exact conversion, with δ = 0 — a pure ε-DP guarantee is at least as strong as
 (ε, 10⁻⁶). Every cell reports the certified ε at δ = 10⁻⁶ *from the pipeline*, not the requested
-one; a row whose certified ε is not the budget's (to 10⁻⁶ relative) says why (DP-TS-UCB's sample
-budget φ is an integer, so its frontier μ is at or below the target). A second table runs every
+one; a row whose certified ε is not the budget's (to 10⁻⁶ relative) says why. DP-TS-UCB's tuner
+works on a grid of α where the integer sample budget φ leaves the certified μ below the target;
+the tuned φ is kept and α moved to the one that spends μ exactly (:func:`exact_alpha`). A second
+table runs every
 algorithm at its *paper's* accounting of the same ε (the ``paper's eps`` of ``dpaudit compare``).
 
 Instances: the Bernoulli (§5.1, = Hu et al.'s setting 1) and truncated-exponential (§5.2)
@@ -50,7 +52,8 @@ from dpaudit.validation import check_integer
 
 __all__ = [
     "ALGORITHMS", "INSTANCES", "REDUCED", "FULL", "LeaderboardConfig", "Row", "Cell", "Leaderboard",
-    "run_leaderboard", "contenders", "winner", "winner_sentence", "markdown_table", "plot_instance", "main",
+    "run_leaderboard", "exact_alpha", "contenders", "winner", "winner_sentence", "markdown_table",
+    "plot_instance", "main",
 ]  # fmt: skip
 
 ALGORITHMS = ("ts", "dp-ts-ucb", "lazy-dp-ts", "lazy-ucb", "dp-se", "adap-ucb", "adap-klucb")
@@ -189,8 +192,41 @@ def _tuned_options(key: str, env: Environment, T: int, mu: float, cfg: Leaderboa
 
         b = tune_dp_ts_ucb(env, T, target_mu=mu, reps=cfg.tuner_reps, seed=cfg.tuner_seed,
                            num=max(2, cfg.tuner_candidates), progress=False).best  # fmt: skip
+        if b.mu < mu * (1 - EQUAL):
+            exact = exact_alpha(mu, T, b.samples)
+            if exact is not None:
+                return {"alpha": exact[0], "c0": exact[1]}
         return {"alpha": b.alpha, "c0": b.c0}
     return {"epsilon": float(gdp_epsilon(mu, DELTA))}
+
+
+def exact_alpha(mu: float, horizon: int, samples: int) -> tuple[float, float] | None:
+    """(α, c₀) at which DP-TS-UCB with ``samples`` samples per epoch mean certifies exactly μ-GDP
+    (μ = sqrt(φ/ln^α T), :mod:`dpaudit.analyses.dp_ts_ucb`, to 1e-9 and never above), c₀ on
+    α's frontier (:func:`bandits.dp_ts_ucb.tuner.frontier_c0`); None when that α is not in
+    [0, 1]. The tuner's α lies on a grid, where the integer φ leaves the certified μ below the
+    target: the leaderboard keeps the tuned φ and moves α to spend the budget exactly.
+
+    >>> a, c0 = exact_alpha(1.0, 20_000, 4)
+    >>> from dpaudit.analyses.dp_ts_ucb import DPTSUCBPrivacy
+    >>> p = DPTSUCBPrivacy(20_000, a, c0)
+    >>> round(a, 4), p.samples, abs(p.mu - 1.0) < 1e-9
+    (0.6046, 4, True)
+    """
+    from bandits.dp_ts_ucb.tuner import frontier_c0
+    from dpaudit.analyses.dp_ts_ucb import DPTSUCBPrivacy
+
+    a = math.log(samples / mu**2) / math.log(math.log(horizon))
+    if not 0.0 <= a <= 1.0:
+        return None
+    for _ in range(64):  # rounding: nudge α up until φ is the tuned one and μ at most the target
+        c0 = frontier_c0(mu, horizon, a)
+        if c0 is not None:
+            p = DPTSUCBPrivacy(horizon, a, c0)
+            if p.samples == samples and mu * (1 - 1e-9) <= p.mu <= mu:
+                return a, c0
+        a = math.nextafter(a, 2.0)
+    return None
 
 
 def _run(key: str, env: Environment, T: int, cfg: LeaderboardConfig, options: dict[str, Any],
@@ -209,9 +245,7 @@ def _run(key: str, env: Environment, T: int, cfg: LeaderboardConfig, options: di
     if abs(eps - budget_epsilon) > EQUAL * budget_epsilon:
         footing = f"certified eps {eps:.6g} != budget {budget_epsilon:.6g}"
         if key == "dp-ts-ucb":
-            footing = (
-                "below the budget: phi is an integer, so the tuned alpha's frontier mu is at most the target"
-            )
+            footing = "below the budget: phi is an integer and no alpha in [0, 1] spends the budget exactly"
     audit = rep.audit
     return Row(
         algorithm=key, options=options, guarantee=str(p.get("guarantee") or "pure"),
