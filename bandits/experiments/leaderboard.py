@@ -450,7 +450,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument(
         "--full", action="store_true", help="every instance, T = 1e5 and 1e6, mu 0.5, 1, 2, 20 runs, audited"
     )
-    p.add_argument("--json", metavar="FILE", default=None, help="write every result as JSON to FILE")
+    p.add_argument("--json", metavar="FILE", default=None,
+                   help="write every result as JSON to FILE (default: leaderboard_SCALE.json in --out)")  # fmt: skip
     p.add_argument("--out", default=None, help="figures folder (default: DPAUDIT_FIGURES_DIR, else docs/img "
                    "with --full, else a temporary folder)")  # fmt: skip
     p.add_argument("--reps", type=int, default=None, help="repetitions (default: the scale's, >= 2)")
@@ -479,9 +480,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         for i in cfg.instances:
             print("* " + winner_sentence(board.cells, i, published=True))
     figs = [plot_instance(data, i, out) for i in cfg.instances]
-    if args.json is not None:
-        Path(args.json).write_text(json.dumps(data, indent=1) + "\n")
-        print(f"results written to {args.json}")
+    path = Path(args.json) if args.json is not None else out / f"leaderboard_{cfg.scale}.json"
+    path.write_text(json.dumps(data, indent=1) + "\n")
+    print(f"results written to {path}")
     print("figures written to " + ", ".join(str(f) for f in figs))
     return 0
 
