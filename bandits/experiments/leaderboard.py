@@ -451,7 +451,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--full", action="store_true", help="every instance, T = 1e5 and 1e6, mu 0.5, 1, 2, 20 runs, audited"
     )
     p.add_argument("--json", metavar="FILE", default=None,
-                   help="write every result as JSON to FILE (default: leaderboard_SCALE.json in --out)")  # fmt: skip
+                   help="the JSON of every result (default: leaderboard_SCALE.json in --out)")  # fmt: skip
     p.add_argument("--out", default=None, help="figures folder (default: DPAUDIT_FIGURES_DIR, else docs/img "
                    "with --full, else a temporary folder)")  # fmt: skip
     p.add_argument("--reps", type=int, default=None, help="repetitions (default: the scale's, >= 2)")
