@@ -25,6 +25,9 @@ name                source
                     dp-accounting, Opacus and prv-accountant)
 ``calibration``,    ``docs/img/calibration.json`` (``python benchmarks/bench_calibration.py --json
 ``incremental``     docs/img/calibration.json``)
+``leaderboard``,    ``docs/img/leaderboard_reduced.json`` (``python -m bandits.experiments.leaderboard
+``leaderboard-*``   --json docs/img/leaderboard_reduced.json --out docs/img``: every private stochastic
+                    bandit at the same certified budget, reduced scale)
 ==================  =========================================================================================
 
 Run from the repository root::
@@ -60,6 +63,7 @@ PLANTED_BUGS = ROOT / "docs" / "img" / "planted_bugs.json"
 VALIDITY = ROOT / "docs" / "img" / "audit_validity.json"
 DPSGD = ROOT / "docs" / "img" / "dpsgd.json"
 CALIBRATION = ROOT / "docs" / "img" / "calibration.json"
+LEADERBOARD = ROOT / "docs" / "img" / "leaderboard_reduced.json"
 DOCUMENTS = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
 
 __all__ = ["TUNING", "AUDITS", "run_tuning", "run_audits", "render_all", "differences", "write", "main"]
@@ -301,6 +305,25 @@ def _calibration_renderers(data: dict[str, Any]) -> dict[str, Callable[[], str]]
             "incremental-summary": lambda: t.incremental_sentence(data)}
 
 
+def _leaderboard_renderers(data: dict[str, Any]) -> dict[str, Callable[[], str]]:
+    from bandits.experiments import leaderboard as lb
+
+    cfg = data["config"]
+    scale = (f"{cfg['scale']} scale: T = {', '.join(map(str, cfg['horizons']))}, {cfg['reps']} repetitions, "
+             f"seed {cfg['seed']} (tuners: {cfg['tuner_reps']} repetitions, seed {cfg['tuner_seed']}); "
+             f"{data['seconds']:.0f} s on one core")
+    full = lb.FULL
+    full_text = (f"{len(full.instances)} instances, T = {' and '.join(map(str, full.horizons))}, μ = "
+                 f"{', '.join(f'{m:g}' for m in full.budgets)}, {full.reps} repetitions, audits of "
+                 f"{full.audit_trials} trials")
+    return {"leaderboard": lambda: lb.markdown_table(data),
+            "leaderboard-published": lambda: lb.markdown_table(data, published=True, changed_only=True),
+            "leaderboard-winners": lambda: " ".join(data["sentences"][i] for i in cfg["instances"]),
+            "leaderboard-published-winners":
+                lambda: " ".join(data["published_sentences"][i] for i in cfg["instances"]),
+            "leaderboard-scale": lambda: scale, "leaderboard-full": lambda: full_text}  # fmt: skip
+
+
 def _stored() -> dict[str, Any]:
     return json.loads(STORED.read_text()) if STORED.exists() else {}
 
@@ -315,6 +338,7 @@ def renderers() -> dict[str, Callable[[], str]]:
     valid = json.loads(VALIDITY.read_text()) if VALIDITY.exists() else None
     dpsgd = json.loads(DPSGD.read_text()) if DPSGD.exists() else None
     cal = json.loads(CALIBRATION.read_text()) if CALIBRATION.exists() else None
+    board = json.loads(LEADERBOARD.read_text()) if LEADERBOARD.exists() else None
 
     def audit_value(label: str) -> Callable[[], str]:
         from dpaudit.formatting import fmt_down
@@ -336,6 +360,7 @@ def renderers() -> dict[str, Callable[[], str]]:
         **({} if valid is None else {"audit-validity": lambda: validity_summary(valid)}),
         **({} if dpsgd is None else _dpsgd_renderers(dpsgd)),
         **({} if cal is None else _calibration_renderers(cal)),
+        **({} if board is None else _leaderboard_renderers(board)),
     }  # fmt: skip
 
 
