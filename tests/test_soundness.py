@@ -612,6 +612,7 @@ def test_calibrated_noise_never_certifies_above_the_target(target, log_q, steps,
     CASES["calibration"] += 1
 
 
+@pytest.mark.slow  # it counts the slow sweeps too: the quick subset deselects it rather than skip it
 def test_case_count():
     """The default run checks ≥ 10⁴ certified values (only when the whole module ran)."""
     sweeps = {"conversions", "gaussian", "pure", "mixture", "pld", "answers", "new events", "calibration"}
