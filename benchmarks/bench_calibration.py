@@ -142,25 +142,20 @@ def incremental_table(steps: int, q: float = 0.01, sigma: float = 1.0, delta: fl
     prefix = min(steps, 100)
     rdp_prefix = min(steps, 2000)
 
-    def dpa_rdp() -> float:
-        acc = dpa.rdp.RdpAccountant()
-        ev = dpa.PoissonSampledDpEvent(q, dpa.GaussianDpEvent(sigma))
-        for _ in range(rdp_prefix):
-            acc.compose(ev)
-        return acc.get_epsilon(delta)
-
-    def dpa_pld() -> float:
-        acc = dpa.pld.PLDAccountant()
-        ev = dpa.PoissonSampledDpEvent(q, dpa.GaussianDpEvent(sigma))
-        for _ in range(prefix):
-            acc.compose(ev)
-        return acc.get_epsilon(delta)
+    def dpa_loop(make: Any, n: int) -> Any:
+        def run() -> float:
+            acc = make()
+            ev = dpa.PoissonSampledDpEvent(q, dpa.GaussianDpEvent(sigma))
+            for _ in range(n):
+                acc.compose(ev)
+            return acc.get_epsilon(delta)
+        return run
 
     timed("dpaudit Accountant", ours)
     timed("Opacus RDPAccountant.step", opacus(RDPAccountant))
     timed("Opacus PRVAccountant.step", opacus(PRVAccountant))
-    timed("dp-accounting RDP compose", dpa_rdp, scale=steps / rdp_prefix)
-    timed("dp-accounting PLD compose", dpa_pld, scale=steps / prefix)
+    timed("dp-accounting RDP compose", dpa_loop(dpa.rdp.RdpAccountant, rdp_prefix), scale=steps / rdp_prefix)
+    timed("dp-accounting PLD compose", dpa_loop(dpa.pld.PLDAccountant, prefix), scale=steps / prefix)
     return out
 
 

@@ -32,7 +32,7 @@ from bandits.dp_ts_ucb.policy import DPTSUCB
 from bandits.engine.simulator import simulate_many
 from bandits.environments import Environment
 from bandits.thompson.frontier import resolve_target_mu
-from dpaudit.analyses.dp_ts_ucb import sample_budget
+from dpaudit.analyses.dp_ts_ucb import DPTSUCBPrivacy, sample_budget
 from dpaudit.formatting import fmt_up
 from dpaudit.validation import check_integer
 
@@ -48,17 +48,17 @@ def frontier_c0(target_mu: float, horizon: int, alpha: float, first_epoch: int =
     >>> sample_budget(100_000, 1.0, c0)[0], DPTSUCBPrivacy(100_000, 1.0, c0).mu <= 1.0
     (11, True)
     """
-    L = math.log(horizon) ** alpha
-    phi = math.floor(target_mu * target_mu * first_epoch * L)
-    while phi >= 1 and math.sqrt(phi / (first_epoch * L)) > target_mu:  # the certificate's arithmetic
-        phi -= 1
-    if phi < 1:
-        return None
+    unit = DPTSUCBPrivacy(horizon, alpha, 1.0, first_epoch)
+    phi = math.floor(target_mu * target_mu * first_epoch * unit.log_factor)
     scale = sample_budget(horizon, alpha, 1.0)[1]  # φ_real at c₀ = 1
-    c0 = phi / scale
-    while sample_budget(horizon, alpha, c0)[0] > phi:  # ceil(c₀·scale) must be φ, not φ + 1
-        c0 = math.nextafter(c0, 0.0)
-    return c0
+    while phi >= 1:
+        c0 = phi / scale
+        while sample_budget(horizon, alpha, c0)[0] > phi:  # ceil(c₀·scale) must be φ, not φ + 1
+            c0 = math.nextafter(c0, 0.0)
+        if DPTSUCBPrivacy(horizon, alpha, c0, first_epoch).mu <= target_mu:  # the certificate itself
+            return c0
+        phi -= 1
+    return None
 
 
 @dataclass(frozen=True)
