@@ -60,7 +60,9 @@ A k-fold self-composition has a sharper, componentwise bound (:func:`~dpaudit.ac
 the power amplifies the transform's error only at frequencies where |ŷ| ≈ 1, and only those few
 frequencies are raised at all), so each FFT runs in double precision (3–4× faster) where its
 error costs at most 1e-6 of the query's δ and in long double elsewhere; the inverse transform of
-a power, whose error is not amplified, always in double.
+a power (its error is not amplified) in double where that fits too, else in long double — a
+double inverse errs by ~1e-16 of the result's norm, which after the √L factor would put the floor
+of a 4·10⁴-point grid near 1e-12.
 
 So ε(δ) = ε_PLD((δ − η)/(1 + 1e-10)) + m and δ(ε) = (1 + 1e-10)·δ_PLD(ε − m) + η. Domain: not
 applicable when δ ≤ η (the numerical floor of the composition — e.g. δ = 1e-300; ≈ 1e-14 for

@@ -105,8 +105,8 @@ def self_compose(p: Pmf, k: int, *, max_points: int, budget: float = 0.0) -> Pmf
     composed grid would need more than ``max_points`` points). Only the components that
     :func:`power_bound` finds not negligible are raised; the forward transform is in double
     precision when the error it brings (k-fold amplified) stays within ``budget`` (an ℓ₂ bound on
-    the probabilities' error), in long double otherwise; the inverse transform is always in
-    double, its error not being amplified."""
+    the probabilities' error), in long double otherwise; the inverse transform (its error is not
+    amplified) in double where its error fits half the budget, in long double otherwise."""
     lo_b, hi_b = self_convolve_bounds(p.probs, k, TAIL_TRUNCATION)
     out_len = hi_b - lo_b + 1
     if out_len > max_points:
@@ -123,18 +123,29 @@ def self_compose(p: Pmf, k: int, *, max_points: int, budget: float = 0.0) -> Pmf
         spec = scipy.fft.rfft(p.probs.astype(_LD), n)
         spec_err, keep = power_bound(spec, k, n, _U_LD, p)
         double = False
-    power = np.zeros(spec.size, dtype=np.complex128)  # raised in the transform's precision, then
-    power[keep] = _power(spec[keep], k)  # rounded to double and inverted in double
+    # raised in the transform's precision; inverted in double where the error of that (relative to
+    # the result's norm, known from the spectrum by Parseval) fits half the budget, else kept and
+    # inverted in long double, so a precise rebuild's floor stays ~1e-18·√L
+    raised = _power(spec[keep], k)
+    w = np.where((np.flatnonzero(keep) == 0) | (2 * np.flatnonzero(keep) == n), 1.0, 2.0)
+    norm = math.sqrt(float(np.sum(w * np.abs(raised).astype(float) ** 2)) / n) * 1.01
+    double_cost = _FFT_C * math.log2(max(n, 2)) * _U_64 * norm + 4 * _U_64 * norm  # inverse + rounding
+    precise = not (budget > 0 and double_cost <= budget / 2)
+    power = np.zeros(spec.size, dtype=np.clongdouble if precise else np.complex128)
+    power[keep] = raised
     z = scipy.fft.irfft(power, n)
-    probs = np.maximum(np.roll(z, -lo_b)[:out_len], 0)
+    probs = np.maximum(np.roll(z, -lo_b)[:out_len], 0).astype(float)
     inf_mass = TAIL_TRUNCATION - math.expm1(k * math.log1p(-p.inf_mass))
-    out = Pmf(k * p.lower + lo_b, probs, min(1.0, inf_mass), 0.0, double or p.double)
+    out = Pmf(k * p.lower + lo_b, probs, min(1.0, inf_mass), 0.0, double or not precise or p.double)
     # the forward transform and the power (and the dropped components); the rounding of the power to
-    # double (2^-53 relative in each of two parts; weight ≤ 2 per kept component); the inverse
-    # transform in double, relative to the norm of everything it returned (window and rest)
+    # the inverse's precision (u relative in each of two parts; weight ≤ 2 per kept component); the
+    # inverse transform, relative to the norm of everything it returned (window and rest)
+    u_out = _U_LD if precise else _U_64
     top = float(np.max(np.abs(power))) if power.size else 0.0
-    rounding = 2.0**-52 * math.sqrt(float(np.count_nonzero(keep))) * top * (1 + 1e-9)
-    inverse = _FFT_C * math.log2(max(n, 2)) * _U_64 * float(np.sqrt(np.dot(z, z))) * (1 + 1e-9)
+    rounding = 4.0 * u_out * math.sqrt(float(np.count_nonzero(keep))) * top * (1 + 1e-9)
+    inverse = _FFT_C * math.log2(max(n, 2)) * u_out * float(np.sqrt(np.dot(z, z))) * (1 + 1e-9)
+    if precise:  # the long-double result rounded to double (as in compose)
+        inverse += _U_64 * math.sqrt(float(np.dot(probs, probs))) * (1 + 1e-9)
     out.err = math.nextafter(((spec_err + rounding) / math.sqrt(n) + inverse) * (1 + 1e-12), math.inf)
     return out
 
