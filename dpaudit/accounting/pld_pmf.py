@@ -136,7 +136,7 @@ def self_compose(p: Pmf, k: int, *, max_points: int, budget: float = 0.0) -> Pmf
     z = scipy.fft.irfft(power, n)
     probs = np.maximum(np.roll(z, -lo_b)[:out_len], 0).astype(float)
     inf_mass = TAIL_TRUNCATION - math.expm1(k * math.log1p(-p.inf_mass))
-    out = Pmf(k * p.lower + lo_b, probs, min(1.0, inf_mass), 0.0, double or not precise or p.double)
+    out = Pmf(k * p.lower + lo_b, probs, min(1.0, inf_mass), 0.0, double or p.double)
     # the forward transform and the power (and the dropped components); the rounding of the power to
     # the inverse's precision (u relative in each of two parts; weight ≤ 2 per kept component); the
     # inverse transform, relative to the norm of everything it returned (window and rest)
