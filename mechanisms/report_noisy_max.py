@@ -52,7 +52,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from scipy import integrate, optimize
 from scipy.special import logsumexp
 
 from dpaudit.analyses.gaussian_argmax import argmax_log_distribution
@@ -119,6 +118,7 @@ def _where_it_matters(
     e^{href}·|x_c − mode|·(1 − e^{−80})/80: dropping it changes the piece by a relative
     e^{−80}. Without the cut an integrand of width b·1e-6 on an interval of length 16 (a
     tiny scale) exhausted the quadrature's subdivisions and lost half of the probability."""
+    from scipy import optimize
     far = p0 if mode == p1 else p1
     if h(far) >= href - _CUT:
         return p0, p1
@@ -127,6 +127,7 @@ def _where_it_matters(
 
 
 def _laplace_rnm_logp_quadrature(s: np.ndarray, b: float) -> np.ndarray:
+    from scipy import integrate, optimize
     k = s.size
     t = np.unique(s)  # sorted breakpoints
     out = np.full(k, np.nan)

@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 __all__ = [
     "model_tests",
@@ -33,6 +32,7 @@ def model_tests(impl: Sequence[dict[str, Any]], model: Sequence[dict[str, Any]],
     >>> model_tests([side(), side()], [side(), side()], alpha=1e-3)["rejected"]
     False
     """
+    from scipy import stats
     rows: list[dict[str, Any]] = []
     for s, name in ((0, "R"), (1, "R'")):
         for stat in ("score", "pulls"):

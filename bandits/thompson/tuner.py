@@ -29,7 +29,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from bandits.engine.results import SimulationResult, log_checkpoints
 from bandits.engine.simulator import simulate, simulate_many
@@ -336,6 +335,7 @@ def plot_tuning(
     >>> plt.close(fig)
     """
     import matplotlib
+    from scipy import stats
 
     if path is not None:
         matplotlib.use("Agg")

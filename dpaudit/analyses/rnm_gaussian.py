@@ -34,7 +34,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize
 
 from dpaudit.analyses.gaussian_argmax import argmax_log_distribution
 from dpaudit.validation import check_finite_array, check_integer, check_positive_array, check_probability
@@ -136,6 +135,7 @@ def _epsilon_at(log_p: np.ndarray, log_q: np.ndarray, delta: float) -> float:
     Brent's method to 1e-14 (not :func:`dpaudit.numerics.bisect`: this is an exact value, not a
     certified side, and the worst-case search calls it thousands of times).
     """
+    from scipy import optimize
 
     def excess(e: float) -> float:
         ea = np.array([e])
@@ -215,6 +215,7 @@ def _maximise(
     score: Callable[[np.ndarray], float], n_free: int, scale: float, search: str, rng: np.random.Generator
 ) -> tuple[np.ndarray, float, float, float]:
     """Maximise score(gaps) over gaps ∈ R^{n_free}. Returns (gaps, best, symmetric, stage2)."""
+    from scipy import optimize
     # stage 1: all other candidates at one common gap t: scan then bounded Brent refinement
     grid = np.linspace(-8.0, 8.0, 65) * scale
     vals = np.array([score(np.full(n_free, t)) for t in grid])

@@ -55,7 +55,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize
 
 from dpaudit.accounting import AccountingReport, account
 from dpaudit.accounting.search import delta_from_epsilon
@@ -198,6 +197,7 @@ def _theorem7_eps0(cfg: ThompsonConfig, delta0: float) -> float:
 
 def corollary1_epsilon(cfg: ThompsonConfig, delta: float) -> float:
     """Corollary 1 ("standard DP"), minimised over the per-round δ₀ ∈ (0, δ/T)."""
+    from scipy import optimize
     delta = check_probability("delta", delta)
     T = cfg.horizon
     hi = min(delta / T, (cfg.arms - 1) / 2.0) * (1 - 1e-12)

@@ -35,7 +35,6 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from dpaudit.validation import check_probability
 
@@ -93,6 +92,7 @@ def cp_upper(k: ArrayLike, n: ArrayLike, alpha: float) -> np.ndarray:
     >>> cp_upper([0, 5, 10], 10, 0.05).round(4).tolist()
     [0.2589, 0.7776, 1.0]
     """
+    from scipy import stats
     k, n = np.broadcast_arrays(np.asarray(k, np.float64), np.asarray(n, np.float64))
     out = np.ones(k.shape)
     zero = k == 0
@@ -112,6 +112,7 @@ def cp_lower(k: ArrayLike, n: ArrayLike, alpha: float) -> np.ndarray:
     >>> cp_lower([0, 5, 10], 10, 0.05).round(4).tolist()
     [0.0, 0.2224, 0.7411]
     """
+    from scipy import stats
     k, n = np.broadcast_arrays(np.asarray(k, np.float64), np.asarray(n, np.float64))
     out = np.zeros(k.shape)
     full = k == n
@@ -194,6 +195,7 @@ def mu_from_rates(fpr: ArrayLike, fnr: ArrayLike) -> Any:
     >>> mu_from_rates(0.7, 0.7)
     0.0
     """
+    from scipy import stats
     p, q = _rates(fpr, fnr)
     with np.errstate(invalid="ignore"):
         out = stats.norm.isf(p) - stats.norm.ppf(q)

@@ -33,7 +33,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from dpaudit.audit.clopper_pearson import delta_from_rates
 from dpaudit.audit.thresholds import ThresholdRates
@@ -62,6 +61,7 @@ def gdp_tradeoff_curve(mu: float) -> Callable[[ArrayLike], np.ndarray]:
     >>> round(float(f(0.3085375387)), 6)   # symmetric point α = β = Φ(−1/2)
     0.308538
     """
+    from scipy import stats
     m = check_nonnegative("mu", mu)
 
     def f(alpha: ArrayLike) -> np.ndarray:

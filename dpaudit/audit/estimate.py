@@ -21,7 +21,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from dpaudit.audit.clopper_pearson import check_counts, cp_lower, cp_upper
 from dpaudit.validation import check_probability
@@ -46,6 +45,7 @@ class MuInterval:
 
 
 def _mu(p: float, q: float) -> float:
+    from scipy import stats
     with np.errstate(divide="ignore"):
         return float(stats.norm.isf(p) - stats.norm.ppf(q))
 

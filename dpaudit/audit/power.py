@@ -38,7 +38,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from scipy import stats
 
 from dpaudit.audit.clopper_pearson import cp_upper
 from dpaudit.conversions import gdp_epsilon
@@ -71,6 +70,7 @@ def _window(n: int, p: float, width: float = 9.0) -> np.ndarray:
 def _prob_above(p: float, q: float, n0: int, n1: int, alpha: float, allowed: Allowed, target: float) -> float:
     """P[CP_u(FN, α) < allowed(CP_u(FP, α), target)] with FP ~ Bin(n0, p), FN ~ Bin(n1, q):
     for each FP value the detecting FN values are a prefix (CP_u is increasing in the count)."""
+    from scipy import stats
     k0 = _window(n0, p)
     k1 = _window(n1, q)
     u0 = cp_upper(k0, n0, alpha)
@@ -83,6 +83,7 @@ def _prob_above(p: float, q: float, n0: int, n1: int, alpha: float, allowed: All
 
 def _mu_allowed(u0: np.ndarray, target: float) -> np.ndarray:
     """The FNR bounds u1 with Φ⁻¹(1 − u0) − Φ⁻¹(u1) > target (:func:`mu_from_rates`)."""
+    from scipy import stats
     return stats.norm.cdf(stats.norm.isf(u0) - target)
 
 
@@ -115,6 +116,7 @@ def detection_probability(
     >>> 0.0 < p < 1.0
     True
     """
+    from scipy import stats
     n0 = check_integer("null_trials", null_trials)
     n1 = check_integer("alt_trials", alt_trials)
     a = check_probability("alpha_per_rate", alpha_per_rate)
