@@ -60,6 +60,7 @@ from dpaudit.accounting import AccountingReport, account
 from dpaudit.accounting.search import delta_from_epsilon
 from dpaudit.conversions import gdp_delta, gdp_epsilon
 from dpaudit.events import ComposedEvent, GaussianReportNoisyMaxEvent, NoOpEvent, PrivacyEvent
+from dpaudit.numerics import minimise_zoom
 from dpaudit.validation import check_integer, check_nonnegative, check_probability
 
 __all__ = [
@@ -196,8 +197,8 @@ def _theorem7_eps0(cfg: ThompsonConfig, delta0: float) -> float:
 
 
 def corollary1_epsilon(cfg: ThompsonConfig, delta: float) -> float:
-    """Corollary 1 ("standard DP"), minimised over the per-round δ₀ ∈ (0, δ/T)."""
-    from scipy import optimize
+    """Corollary 1 ("standard DP"), minimised over the per-round δ₀ ∈ (0, δ/T) (a grid of log δ₀,
+    then zoomed: :func:`dpaudit.numerics.minimise_zoom`)."""
     delta = check_probability("delta", delta)
     T = cfg.horizon
     hi = min(delta / T, (cfg.arms - 1) / 2.0) * (1 - 1e-12)
@@ -212,16 +213,9 @@ def corollary1_epsilon(cfg: ThompsonConfig, delta: float) -> float:
         e0 = _theorem7_eps0(cfg, d0)
         return e0 * math.sqrt(2.0 * T * math.log(1.0 / slack)) + T * e0 * math.expm1(e0)
 
-    lo_log, hi_log = math.log(hi) - 80.0, math.log(hi)
-    grid = np.linspace(lo_log, hi_log, 400)
-    vals = np.array([value(x) for x in grid])
-    i = int(np.argmin(vals))
-    if not math.isfinite(vals[i]):
-        return math.inf
-    a, b = grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)]
-    with np.errstate(invalid="ignore", over="ignore"):  # an infinite end of the bracket is fine
-        res = optimize.minimize_scalar(value, bounds=(a, b), method="bounded")
-    return float(min(vals[i], res.fun))
+    grid = np.linspace(math.log(hi) - 80.0, math.log(hi), 400)
+    _, best = minimise_zoom(lambda xs: np.array([value(float(x)) for x in xs]), grid)
+    return best
 
 
 def corollary1_delta(cfg: ThompsonConfig, epsilon: float) -> float:
