@@ -17,6 +17,7 @@ from bandits import (
     BernoulliEnv,
     BetaTS,
     GaussianTS,
+    LazyUCB,
     RewardReplacement,
     RewardTableEnv,
     TruncatedExponentialEnv,
@@ -440,6 +441,20 @@ def test_result_summary_and_json():
     with pytest.raises(ValueError, match="kind must be"):
         res.mean("foo")
     assert log_checkpoints(10**5, 50)[-1] == 10**5
+
+
+def test_no_checkpoints_tracks_no_regret_and_changes_nothing_else():
+    """The audits simulate with checkpoints=(): the same actions, pulls and transcripts as a run
+    that tracks regret, and regret arrays with no columns."""
+    kw = dict(record_actions=True, progress=False, chunk_size=37, transcripts=True)
+    full = simulate(LazyUCB(epsilon=1.0), SEC51, 300, 4, 9, checkpoints=[300], **kw)
+    bare = simulate(LazyUCB(epsilon=1.0), SEC51, 300, 4, 9, checkpoints=(), **kw)
+    assert bare.pseudo_regret.shape == (4, 0) and bare.checkpoints.size == 0
+    assert np.array_equal(bare.actions, full.actions) and np.array_equal(bare.pulls, full.pulls)
+    assert bare.transcripts is not None and full.transcripts is not None and len(full.transcripts) == 30
+    assert bare.transcripts.keys() == full.transcripts.keys()
+    for key, values in full.transcripts.items():
+        assert np.array_equal(bare.transcripts[key], values, equal_nan=True)
 
 
 def test_simulate_validation():

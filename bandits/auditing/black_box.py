@@ -163,7 +163,7 @@ def _block_statistics(task: tuple) -> np.ndarray:
         seed,
         record_actions=True,
         progress=False,
-        checkpoints=[horizon],
+        checkpoints=(),
     )
     return np.stack([s(res.actions) for s in stats], axis=1)
 

@@ -158,7 +158,7 @@ def first_plays(
     seed = np.random.SeedSequence(settings.seed, spawn_key=(2,))
     env0 = RewardTableEnv(table, action_structure=env.structure)
     res = simulate(
-        policy, env0, horizon, runs, seed, record_actions=True, progress=False, checkpoints=[horizon]
+        policy, env0, horizon, runs, seed, record_actions=True, progress=False, checkpoints=()
     )
     acts = np.asarray(res.actions).reshape(runs, horizon, -1)
     out = {}
@@ -181,7 +181,7 @@ def _block(task: tuple) -> dict[str, np.ndarray] | np.ndarray:
         n,
         seed,
         progress=False,
-        checkpoints=[horizon],
+        checkpoints=(),
         transcripts=True,
     )
     cols = res.transcripts or {}
@@ -242,7 +242,7 @@ def records_releases(policy: Policy, horizon: int, env: Environment) -> bool:
         2,
         0,
         progress=False,
-        checkpoints=[horizon],
+        checkpoints=(),
         transcripts=True,
     )
     return bool(res.transcripts)

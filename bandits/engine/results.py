@@ -180,6 +180,16 @@ class RegretTally:
         """Record the actions ``a`` (rows, t1−t0, ...) played against ``table`` (R, t1−t0, N),
         where rows = ``copies`` × R (row p·R + r reads repetition r's outcomes)."""
         R, N, checkpoints = self.R, self.N, self.ck
+        if checkpoints.size:
+            self._regret(t0, t1, a, table, copies)
+        flat = (a.reshape(R, -1) + (np.arange(R) * N)[:, None]).ravel()
+        self.pulls += np.bincount(flat, minlength=R * N).reshape(R, N)
+        if self.acts is not None:
+            self.acts[:, t0:t1] = a
+
+    def _regret(self, t0: int, t1: int, a: np.ndarray, table: np.ndarray, copies: int) -> None:
+        """Continue the regret's running sums over rounds t0..t1 and fill the checkpoints in it."""
+        checkpoints = self.ck
         gap, obs = self._instant(a, table, copies)
         # running sums continued from the carry, left to right: the same floats whatever the
         # chunk boundaries (adding the carry after summing the chunk would not be)
@@ -194,10 +204,6 @@ class RegretTally:
             self.emp[:, ci:cj] = (self.opt * checkpoints[ci:cj])[None, :] - w[:, loc]
             self.ci = cj
         self.cum_gap, self.cum_rew = g[:, -1].copy(), w[:, -1].copy()
-        flat = (a.reshape(R, -1) + (np.arange(R) * N)[:, None]).ravel()
-        self.pulls += np.bincount(flat, minlength=R * N).reshape(R, N)
-        if self.acts is not None:
-            self.acts[:, t0:t1] = a
 
     def result(self) -> dict[str, Any]:
         return {"pseudo": self.pseudo, "emp": self.emp, "pulls": self.pulls, "actions": self.acts}

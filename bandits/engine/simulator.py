@@ -178,7 +178,9 @@ def simulate(
     """Run ``policy`` on ``env`` for ``horizon`` rounds, ``repetitions`` times.
 
     Args:
-        checkpoints: number of log-spaced checkpoints, or explicit round counts in [1, T].
+        checkpoints: number of log-spaced checkpoints, or explicit round counts in [1, T]; an
+            empty sequence tracks no regret at all (the audits, which read actions, pulls or
+            transcripts only: the regret's running sums are most of a short run's cost).
         record_actions: keep the (R, T, ...) actions (int8 for N ≤ 127).
         replace: neighbouring stream — one reward (:class:`~bandits.engine.replacement.RewardReplacement`)
             or one round's outcome vector (:class:`~bandits.engine.replacement.RoundReplacement`) is
@@ -270,7 +272,7 @@ def _checked(
         ck = log_checkpoints(horizon, int(checkpoints))
     else:
         ck = np.unique(np.asarray(checkpoints, dtype=np.int64).reshape(-1))
-        if ck.size == 0 or ck[0] < 1 or ck[-1] > horizon:
+        if ck.size and (ck[0] < 1 or ck[-1] > horizon):
             raise ValueError(f"checkpoints must be round counts in [1, {horizon}], got {checkpoints!r}")
     if replace is not None:
         if not isinstance(replace, (RewardReplacement, RoundReplacement)):
