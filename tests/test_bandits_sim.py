@@ -457,6 +457,19 @@ def test_no_checkpoints_tracks_no_regret_and_changes_nothing_else():
         assert np.array_equal(bare.transcripts[key], values, equal_nan=True)
 
 
+@pytest.mark.parametrize("env", [SEC51, BernoulliEnv((0.5, 0.5)), TruncatedExponentialEnv((0.6, 0.5, 0.4))],
+                         ids=["sec51", "ties", "truncexp"])
+def test_beta_ts_compiled_engine_plays_the_step_engine_bit_for_bit(env):
+    kw = dict(record_actions=True, progress=False)
+    step = simulate(BetaTS(engine="step"), env, 2000, 3, 5, chunk_size=333, **kw)
+    for chunk in (333, 2000):
+        fast = simulate(BetaTS(engine="numba"), env, 2000, 3, 5, chunk_size=chunk, **kw)
+        assert np.array_equal(fast.actions, step.actions)
+        assert np.array_equal(fast.pseudo_regret, step.pseudo_regret)
+    with pytest.raises(ValueError, match="engine must be one of"):
+        BetaTS(engine="jump")
+
+
 def test_simulate_validation():
     with pytest.raises(ValueError, match="horizon must be an integer >= 1"):
         simulate(UCB1(), SEC51, 0, progress=False)

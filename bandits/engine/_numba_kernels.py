@@ -22,7 +22,10 @@ try:
 except ImportError:  # pragma: no cover - the 'fast' extra is not installed
     njit = None
 
-__all__ = ["NUMBA", "modinv", "greedy_kernel", "csb_kernel", "gaussian_ts_kernel", "lazy_ts_kernel"]
+__all__ = [
+    "NUMBA", "modinv", "greedy_kernel", "csb_kernel", "gaussian_ts_kernel", "lazy_ts_kernel",
+    "beta_ts_kernel",
+]
 
 NUMBA = njit is not None
 
@@ -247,3 +250,29 @@ def lazy_ts_kernel(  # pragma: no cover - compiled; a flat kernel signature
             rel_arm[nrel] = j
             nrel += 1
     return nrel
+
+
+@_jit
+def beta_ts_kernel(  # pragma: no cover - compiled
+    gen: Any, U: Any, table: Any, alpha: Any, beta: Any, actions: Any,
+) -> None:
+    """Rounds of one repetition of Beta-Bernoulli Thompson sampling (arrays modified in place).
+
+    The step loop's arithmetic, operation for operation: θ_i ~ Beta(α_i, β_i) drawn for i = 0..N−1
+    in order, the first maximum played, the reward r of the played arm a success when U < r.
+    """
+    K = alpha.size
+    theta = np.empty(K)
+    for k in range(U.size):
+        for i in range(K):
+            theta[i] = gen.beta(alpha[i], beta[i])
+        j = 0
+        best = theta[0]
+        for i in range(1, K):
+            if theta[i] > best:
+                best = theta[i]
+                j = i
+        actions[k] = j
+        win = 1.0 if U[k] < table[k, j] else 0.0
+        alpha[j] += win
+        beta[j] += 1.0 - win

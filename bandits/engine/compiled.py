@@ -36,12 +36,13 @@ from typing import Any
 import numpy as np
 
 __all__ = ["HAVE_NUMBA", "installed", "available", "greedy_linear_exact", "csb_chunk", "gaussian_ts_rounds",
-           "lazy_ts_chunk"]
+           "lazy_ts_chunk", "beta_ts_chunk"]
 
 _KERNEL: Any = None
 _CSB: Any = None
 _GTS: Any = None
 _LAZY: Any = None
+_BETA: Any = None
 _TRIED = False
 
 
@@ -70,7 +71,7 @@ def available() -> bool:
 
 
 def _kernel() -> Any:
-    global _KERNEL, _CSB, _GTS, _LAZY, _TRIED
+    global _KERNEL, _CSB, _GTS, _LAZY, _BETA, _TRIED
     if _TRIED:
         return _KERNEL
     _TRIED = True
@@ -79,6 +80,7 @@ def _kernel() -> Any:
     if not nk.NUMBA:  # pragma: no cover - the 'fast' extra is not installed
         return None
     _KERNEL, _CSB, _GTS, _LAZY = nk.greedy_kernel, nk.csb_kernel, nk.gaussian_ts_kernel, nk.lazy_ts_kernel
+    _BETA = nk.beta_ts_kernel
     return _KERNEL
 
 
@@ -169,3 +171,17 @@ def lazy_ts_chunk(*args: Any) -> int:
     if _LAZY is None or not available():
         raise RuntimeError("numba is not available (pip install 'dpaudit[fast]'; DPAUDIT_NUMBA != 0)")
     return int(_LAZY(*args))
+
+
+def beta_ts_chunk(
+    gen: np.random.Generator, U: np.ndarray, table: np.ndarray, alpha: np.ndarray, beta: np.ndarray,
+    actions: np.ndarray,
+) -> None:
+    """Rounds of one repetition of Beta-Bernoulli Thompson sampling, compiled
+    (:func:`bandits.engine._numba_kernels.beta_ts_kernel`): posterior draws from ``gen``, trial
+    uniforms ``U`` (C,), outcomes ``table`` (C, N); ``alpha``, ``beta`` (N,) and ``actions`` (C,)
+    written in place. Raises ``RuntimeError`` if numba is unavailable."""
+    _kernel()
+    if _BETA is None or not available():
+        raise RuntimeError("numba is not available (pip install 'dpaudit[fast]'; DPAUDIT_NUMBA != 0)")
+    _BETA(gen, U, table, alpha, beta, actions)

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bandits.policy import Agent, Policy, RunContext
+from bandits.engine.compiled import HAVE_NUMBA, beta_ts_chunk
+from bandits.policy import Agent, Outcomes, Policy, RunContext
 from dpaudit.validation import check_positive
 
 __all__ = ["BetaTS", "UCB1"]
@@ -29,21 +30,35 @@ class BetaTS(Policy):
     """Beta-Bernoulli Thompson sampling (Agrawal & Goyal 2012) with the Bernoulli-trial trick:
     a reward r ∈ [0, 1] counts as a success with probability r. Not private.
 
+    ``engine``: ``"step"`` plays the rounds vectorised over repetitions (one Beta draw call per
+    repetition per round), ``"numba"`` runs each repetition's rounds compiled (the same draws
+    from the same generators: the same actions, bit for bit), ``"auto"`` the compiled loop when
+    numba is available.
+
     >>> BetaTS().name
     'beta-ts'
     """
+
+    engine: str = "auto"
+
+    def __post_init__(self) -> None:
+        if self.engine not in ("auto", "numba", "step"):
+            raise ValueError(f"engine must be one of ['auto', 'numba', 'step'], got {self.engine!r}")
+        if self.engine == "numba" and not HAVE_NUMBA:
+            raise ValueError("engine 'numba' needs numba (pip install dpaudit[fast]); use 'auto' or 'step'")
 
     @property
     def name(self) -> str:
         return "beta-ts"
 
     def agent(self, run: RunContext) -> Agent:
-        return _BetaTSAgent(run)
+        return _BetaTSAgent(run, compiled=self.engine != "step" and HAVE_NUMBA)
 
 
 class _BetaTSAgent(Agent):
-    def __init__(self, run: RunContext) -> None:
+    def __init__(self, run: RunContext, compiled: bool = False) -> None:
         super().__init__(run)
+        self._compiled = compiled
         # two independent per-repetition streams: posterior draws, Bernoulli-trial uniforms
         self._draws, self._trials = run.random.child(0), run.random.child(1)
         self.alpha = np.ones((self.reps, self.n_arms))
@@ -64,6 +79,17 @@ class _BetaTSAgent(Agent):
         win = (self._U[t - self._t0] < rewards).astype(float)
         self.alpha.reshape(-1)[idx] += win
         self.beta.reshape(-1)[idx] += 1.0 - win
+
+    def run_chunk(self, t0: int, t1: int, outcomes: Outcomes) -> np.ndarray:
+        if not self._compiled:
+            return super().run_chunk(t0, t1, outcomes)
+        self.prepare(t0, t1)
+        actions = np.empty((self.reps, t1 - t0), dtype=np.intp)
+        table = np.ascontiguousarray(outcomes.table, dtype=float)
+        U = np.ascontiguousarray(self._U.T)
+        for r, g in enumerate(self._draws.generators):
+            beta_ts_chunk(g, U[r], table[r], self.alpha[r], self.beta[r], actions[r])
+        return actions
 
 
 @dataclass(frozen=True)
