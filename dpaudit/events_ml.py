@@ -23,6 +23,10 @@ on :mod:`dpaudit.events`, which is near its size limit):
   bounded by ``rdp``.
 * :class:`DiscreteLaplaceEvent` — f(x) + Z with P(Z = z) ∝ e^{−a|z|} on the integers, integer
   ℓ1-sensitivity Δ: pure (aΔ)-DP, bounded as such by every method.
+* :class:`RepeatAndSelectEvent` — an event run a random number K of times, only the best run
+  released (hyperparameter tuning; Papernot & Steinke 2022): K truncated negative binomial
+  (``shape`` η ≥ 0; η = 0 logarithmic, η = 1 geometric) or Poisson (η = ∞) of the given mean;
+  bounded by ``rdp`` only (Thms 2 and 6 there), the other methods say why not.
 
 >>> e = TreeAggregationEvent(noise_multiplier=2.0, step_counts=(7, 3))  # trees of depth 3 and 2
 >>> e.nodes, round(e.mu, 6)
@@ -35,9 +39,10 @@ import math
 from dataclasses import dataclass
 
 from dpaudit.events import GaussianEvent, Neighbouring, PrivacyEvent
-from dpaudit.validation import check_integer, check_nonnegative, check_positive
+from dpaudit.validation import check_integer, check_nonnegative, check_number, check_positive
 
-__all__ = ["SampledWithoutReplacementEvent", "TreeAggregationEvent", "ZCdpEvent", "DiscreteLaplaceEvent"]
+__all__ = ["SampledWithoutReplacementEvent", "TreeAggregationEvent", "ZCdpEvent", "DiscreteLaplaceEvent",
+           "RepeatAndSelectEvent"]
 
 
 @dataclass(frozen=True)
@@ -163,3 +168,45 @@ class DiscreteLaplaceEvent(PrivacyEvent):
     @property
     def epsilon(self) -> float:
         return self.parameter * self.sensitivity
+
+
+@dataclass(frozen=True)
+class RepeatAndSelectEvent(PrivacyEvent):
+    """``event`` run K times on the same data, only the best run (its output and score) released,
+    K random: truncated negative binomial with ``shape`` η ∈ [0, ∞) (P(K = k) ∝
+    binom(k + η − 1, k)(1 − γ)^k for k ≥ 1; η = 0 the logarithmic, η = 1 the geometric
+    distribution), or Poisson for η = ∞ (K = 0 releasing nothing), γ fixed by E[K] = ``mean``
+    (Papernot & Steinke 2022, "Hyperparameter Tuning with Renyi Differential Privacy").
+    dp-accounting's ``RepeatAndSelectDpEvent(event, mean, shape)``; the neighbouring relation is
+    the inner event's.
+
+    >>> e = RepeatAndSelectEvent(GaussianEvent(sigma=4.0), mean=10.0, shape=1.0)
+    >>> e.mean, e.shape, e.is_poisson
+    (10.0, 1.0, False)
+    """
+
+    event: PrivacyEvent
+    mean: float
+    shape: float
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.event, PrivacyEvent):
+            raise ValueError(f"event must be a PrivacyEvent, got {type(self.event).__name__}")
+        mean = check_number("mean", self.mean)
+        if not 1.0 <= mean < math.inf:
+            raise ValueError(f"mean must be in [1, inf) (the mean number of runs), got {mean!r}")
+        shape = check_number("shape", self.shape)
+        if not shape >= 0.0:
+            raise ValueError(f"shape must be in [0, inf] (inf: Poisson), got {shape!r}")
+        object.__setattr__(self, "mean", mean)
+        object.__setattr__(self, "shape", shape + 0.0)
+
+    @property
+    def neighbouring(self) -> Neighbouring:
+        """The inner event's relation (add/remove if it does not say)."""
+        return getattr(self.event, "neighbouring", Neighbouring.ADD_REMOVE)
+
+    @property
+    def is_poisson(self) -> bool:
+        """K Poisson (shape = ∞) rather than truncated negative binomial."""
+        return math.isinf(self.shape)

@@ -44,6 +44,7 @@ from dpaudit.events import (
     SelfComposedEvent,
 )
 from dpaudit.events_ml import (
+    RepeatAndSelectEvent,
     SampledWithoutReplacementEvent,
     TreeAggregationEvent,
     ZCdpEvent,
@@ -86,6 +87,10 @@ def no_bound(leaf: PrivacyEvent, what: str) -> NotApplicable:
             f"no {what} bound is implemented for a Gaussian on a batch sampled without replacement "
             "(replace-one); the rdp method bounds it (Wang, Balle & Kasiviswanathan 2019)"
         )
+    if isinstance(leaf, RepeatAndSelectEvent):
+        return NotApplicable(
+            f"no {what} bound is known for repeat-and-select (an unbounded random number of runs); "
+            "the rdp method bounds it (Papernot & Steinke 2022, Thms 2 and 6)")
     if isinstance(leaf, ZCdpEvent):
         return NotApplicable(f"no {what} bound is implemented for a zCDP release; the rdp method bounds it "
                              "exactly (RDP xi + rho*alpha)")

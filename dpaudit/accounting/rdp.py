@@ -62,11 +62,13 @@ from dpaudit.accounting.composition import (
     PureGroup,
     check_private,
     leaf_mu,
+    normal_form,
     sampled_noise_multiplier,
 )
+from dpaudit.accounting.repeat_select import repeat_select_rdp
 from dpaudit.accounting.sampled_rdp import sampled_gaussian_log_a, without_replacement_log_a
-from dpaudit.events import GaussianEvent, PoissonSampledEvent
-from dpaudit.events_ml import SampledWithoutReplacementEvent, ZCdpEvent
+from dpaudit.events import GaussianEvent, PoissonSampledEvent, PrivacyEvent
+from dpaudit.events_ml import RepeatAndSelectEvent, SampledWithoutReplacementEvent, ZCdpEvent
 from dpaudit.numerics import div_up, minimise_zoom, sum_up_arrays
 
 NAME = "rdp"
@@ -251,6 +253,10 @@ def log_rdp_curve(comp: Composition, alphas: np.ndarray) -> np.ndarray:
             terms.append(log_sampled_gaussian_rdp(leaf, a) + math.log(count))
         elif isinstance(leaf, SampledWithoutReplacementEvent):
             terms.append(log_without_replacement_rdp(leaf, a) + math.log(count))
+        elif isinstance(leaf, RepeatAndSelectEvent):
+            with np.errstate(divide="ignore"):
+                rs = repeat_select_rdp(leaf, a, ORDERS, _event_rdp(leaf.event))
+                terms.append(np.log(rs) + math.log(count))
         elif isinstance(leaf, ZCdpEvent):
             if leaf.rho > 0 or leaf.xi > 0:
                 with np.errstate(divide="ignore"):
@@ -264,6 +270,20 @@ def log_rdp_curve(comp: Composition, alphas: np.ndarray) -> np.ndarray:
     if not terms:
         return np.full(a.shape, -np.inf)
     return _logsumexp_rows(np.stack(terms)) + _MARGIN
+
+
+def _event_rdp(event: PrivacyEvent) -> Callable[[np.ndarray], np.ndarray]:
+    """The RDP curve of a whole event (rounded up): the largest over its parallel alternatives
+    (each neighbouring pair of data units sees one of them)."""
+    comps = normal_form(event)
+
+    def curve(alphas: np.ndarray) -> np.ndarray:
+        out = np.zeros(np.shape(alphas))
+        for comp in comps:
+            out = np.maximum(out, rdp_curve(comp, alphas))
+        return out
+
+    return curve
 
 
 def rdp_curve(comp: Composition, alphas: np.ndarray) -> np.ndarray:
