@@ -21,7 +21,13 @@ dp-accounting                                          toolkit
 ``SingleEpochTreeAggregationDpEvent(σ, counts)``       :class:`~dpaudit.events_ml.TreeAggregationEvent`
 ``ZCDpEvent(ρ, ξ)``                                    :class:`~dpaudit.events_ml.ZCdpEvent`
 ``DiscreteLaplaceDpEvent(a, Δ)``                       :class:`~dpaudit.events_ml.DiscreteLaplaceEvent`
+``RepeatAndSelectDpEvent(e, mean, shape)``             :class:`~dpaudit.events_ml.RepeatAndSelectEvent`
 =====================================================  ==============================================
+
+Repeat-and-select keeps its inner event's neighbouring relation (:func:`check_relation` looks
+inside it); a no-op inner event imports as a no-op (the number of runs is data-independent), a
+non-private one as non-private. Still refused on import: ``SampledWithReplacementDpEvent``,
+``MixtureOfGaussiansDpEvent``, ``TruncatedSubsampledGaussianDpEvent``.
 
 Randomized response: dp-accounting's mechanism keeps the input with probability 1 − p and
 otherwise outputs a uniform bucket, so it reports the truth with probability 1 − p + p/k and each
@@ -84,6 +90,7 @@ from dpaudit.events import (
 )
 from dpaudit.events_ml import (
     DiscreteLaplaceEvent,
+    RepeatAndSelectEvent,
     SampledWithoutReplacementEvent,
     TreeAggregationEvent,
     ZCdpEvent,
@@ -248,6 +255,12 @@ def _from_ml_event(event: dp_accounting.DpEvent) -> PrivacyEvent | None:
         if a == 0:
             return NonPrivateEvent("a dp-accounting DiscreteLaplaceDpEvent with noise_parameter 0")
         return DiscreteLaplaceEvent(a, event.sensitivity)
+    if isinstance(event, de.RepeatAndSelectDpEvent):
+        inner = from_dp_accounting(event.event)
+        if isinstance(inner, (NoOpEvent, NonPrivateEvent)):
+            return inner
+        mean, shape = check_number("mean", event.mean), check_number("shape", event.shape)
+        return RepeatAndSelectEvent(inner, mean, shape)
     return None
 
 
@@ -327,6 +340,10 @@ def to_dp_accounting(event: PrivacyEvent) -> dp_accounting.DpEvent:
         from dp_accounting import dp_event as de
 
         return de.DiscreteLaplaceDpEvent(event.parameter, event.sensitivity)
+    if isinstance(event, RepeatAndSelectEvent):
+        from dp_accounting import dp_event as de
+
+        return de.RepeatAndSelectDpEvent(to_dp_accounting(event.event), event.mean, event.shape)
     if isinstance(event, (PureDpEvent, ApproxDpEvent)):
         if event.epsilon == 0 and getattr(event, "delta", 0.0) == 0:
             return dpa.NoOpDpEvent()

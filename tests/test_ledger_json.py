@@ -32,6 +32,7 @@ from dpaudit.events import (
 )
 from dpaudit.events_ml import (
     DiscreteLaplaceEvent,
+    RepeatAndSelectEvent,
     SampledWithoutReplacementEvent,
     TreeAggregationEvent,
     ZCdpEvent,
@@ -59,6 +60,7 @@ ONE_OF_EACH = [
     TreeAggregationEvent(1.5, (7, 3)),
     ZCdpEvent(0.5, 1e-3),
     DiscreteLaplaceEvent(0.25, 3),
+    RepeatAndSelectEvent(ParallelEvent((GaussianEvent(1.0), ZCdpEvent(0.1))), 7.5, float("inf")),
 ]
 
 
