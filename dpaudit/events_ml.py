@@ -10,6 +10,10 @@ on :mod:`dpaudit.events`, which is near its size limit):
   largest change of one *replaced* record (2C for a sum of gradients clipped to norm C).
   Bounded by ``rdp`` (Wang, Balle & Kasiviswanathan 2019, "Subsampled Rényi Differential Privacy
   and Analytical Moments Accountant", Thm 9); the other methods say why not.
+* :class:`SampledWithReplacementEvent` — the same on a batch of ``sample_size`` draws with
+  replacement (a record may enter C ~ Binomial(m, 1/n) times); replace-one relation. Bounded by
+  ``rdp`` through joint convexity over C (a sound but O(q) amplification, see
+  :mod:`dpaudit.accounting.with_replacement`); the other methods say why not.
 * :class:`TreeAggregationEvent` — one epoch of tree-aggregation DP-FTRL (Kairouz, McMahan, Song,
   Thakkar, Thakurta & Xu 2021, "Practical and Private (Deep) Learning without Sampling or
   Shuffling", App. D): trees over the given numbers of steps, each record in at most one leaf of
@@ -41,8 +45,8 @@ from dataclasses import dataclass
 from dpaudit.events import GaussianEvent, Neighbouring, PrivacyEvent
 from dpaudit.validation import check_integer, check_nonnegative, check_number, check_positive
 
-__all__ = ["SampledWithoutReplacementEvent", "TreeAggregationEvent", "ZCdpEvent", "DiscreteLaplaceEvent",
-           "RepeatAndSelectEvent"]
+__all__ = ["SampledWithoutReplacementEvent", "SampledWithReplacementEvent", "TreeAggregationEvent",
+           "ZCdpEvent", "DiscreteLaplaceEvent", "RepeatAndSelectEvent"]
 
 
 @dataclass(frozen=True)
@@ -86,6 +90,35 @@ class SampledWithoutReplacementEvent(PrivacyEvent):
         inner = self.event
         assert isinstance(inner, GaussianEvent), "checked by __post_init__"
         return inner.mu
+
+
+@dataclass(frozen=True)
+class SampledWithReplacementEvent(PrivacyEvent):
+    """``event`` (a :class:`~dpaudit.events.GaussianEvent`, its sensitivity the largest change of
+    one *replaced* batch entry) applied to a batch of ``sample_size`` records drawn uniformly
+    *with* replacement from the ``dataset_size`` records, under the replace-one relation; a record
+    drawn c times moves the release by up to c times the sensitivity. dp-accounting's
+    ``SampledWithReplacementDpEvent(source_dataset_size, sample_size, event)``.
+
+    >>> SampledWithReplacementEvent(1000, 10, GaussianEvent(sigma=2.0)).neighbouring.value
+    'replace'
+    """
+
+    dataset_size: int
+    sample_size: int
+    event: PrivacyEvent
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "dataset_size", check_integer("dataset_size", self.dataset_size, 1))
+        object.__setattr__(self, "sample_size", check_integer("sample_size", self.sample_size, 1))
+        if not isinstance(self.event, GaussianEvent):
+            raise ValueError("event must be a GaussianEvent (the only mechanism sampled with replacement "
+                             f"supported), got {type(self.event).__name__}")
+
+    @property
+    def neighbouring(self) -> Neighbouring:
+        """Replace one record (the dataset size is public)."""
+        return Neighbouring.REPLACE
 
 
 def _depth(steps: int) -> int:

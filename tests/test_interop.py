@@ -39,6 +39,7 @@ from dpaudit.events_ml import (
     DiscreteLaplaceEvent,
     RepeatAndSelectEvent,
     SampledWithoutReplacementEvent,
+    SampledWithReplacementEvent,
     TreeAggregationEvent,
     ZCdpEvent,
 )
@@ -82,6 +83,7 @@ EXACT_TOOLKIT = [
     ZCdpEvent(0.25, 0.1),
     DiscreteLaplaceEvent(0.5, 2),
     RepeatAndSelectEvent(GaussianEvent(sigma=2.0), 10.0, 1.0),
+    SampledWithReplacementEvent(60000, 256, GaussianEvent(sigma=1.1)),
     RepeatAndSelectEvent(SelfComposedEvent(PoissonSampledEvent(0.01, GaussianEvent(sigma=1.1)), 100), 5.0,
                          math.inf),
     RepeatAndSelectEvent(ZCdpEvent(0.1), 1.0, 0.0),
@@ -108,6 +110,7 @@ EXACT_DP = [
     dpa.ZCDpEvent(0.5, 0.01),
     dpe.DiscreteLaplaceDpEvent(0.3, 2),
     dpe.RepeatAndSelectDpEvent(dpa.GaussianDpEvent(1.0), 3.0, 1.0),
+    dpa.SampledWithReplacementDpEvent(10, 30, dpa.GaussianDpEvent(2.0)),
     dpe.RepeatAndSelectDpEvent(dpa.SampledWithoutReplacementDpEvent(1000, 10, dpa.GaussianDpEvent(1.0)), 50.0,
                                math.inf),
     dpe.RepeatAndSelectDpEvent(dpa.ZCDpEvent(0.1), 2.5, 0.0),
@@ -220,7 +223,8 @@ def test_degenerate_dp_accounting_parameters_follow_its_accountants():
 @pytest.mark.parametrize("event,name", [
     (dpa.SampledWithoutReplacementDpEvent(1000, 10, dpa.LaplaceDpEvent(1.0)),
      "SampledWithoutReplacementDpEvent of LaplaceDpEvent"),
-    (dpa.SampledWithReplacementDpEvent(1000, 10, dpa.GaussianDpEvent(1.0)), "SampledWithReplacementDpEvent"),
+    (dpa.SampledWithReplacementDpEvent(1000, 10, dpa.LaplaceDpEvent(1.0)),
+     "SampledWithReplacementDpEvent of LaplaceDpEvent"),
     (dpe.MixtureOfGaussiansDpEvent(1.0, [0.0, 1.0], [0.5, 0.5]), "MixtureOfGaussiansDpEvent"),
     (dpa.UnsupportedDpEvent(), "UnsupportedDpEvent"),
     (dpa.TruncatedSubsampledGaussianDpEvent(1000, 0.01, 20, 1.0), "TruncatedSubsampledGaussianDpEvent"),
@@ -519,3 +523,34 @@ def test_repeat_and_select_parameters_are_validated(kwargs, message):
         RepeatAndSelectEvent("gaussian", 2.0, 1.0)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=message):  # the same on import from dp-accounting
         from_dp_accounting(dpe.RepeatAndSelectDpEvent(dpa.LaplaceDpEvent(1.0), **kwargs))
+
+
+def test_sampling_with_replacement_is_rdp_only_and_replace_one():
+    """dp-accounting 0.6 bounds it with neither accountant (so there is no peer number); ours is
+    the RDP of joint convexity over the record's copies — sound (tests/test_soundness.py checks it
+    against exact divergences) but loose: above sampling without replacement of the same batch."""
+    wr = dpa.SelfComposedDpEvent(dpa.SampledWithReplacementDpEvent(60000, 256, dpa.GaussianDpEvent(1.1)), 100)
+    for acc in (dpa.rdp.RdpAccountant(neighboring_relation=NeighborRel.REPLACE_ONE),
+                dpa.pld.PLDAccountant(neighboring_relation=NeighborRel.REPLACE_ONE)):
+        assert not acc.supports(wr)
+    check_relation(wr, NeighborRel.REPLACE_ONE)
+    with pytest.raises(ValueError, match="SampledWithReplacementDpEvent is accounted under REPLACE_ONE"):
+        check_relation(wr, NeighborRel.ADD_OR_REMOVE_ONE)
+    event = from_dp_accounting(wr)
+    assert event.event.neighbouring.value == "replace"
+    report = account(event, delta=1e-5)
+    wor = account(SampledWithoutReplacementEvent(60000, 256, GaussianEvent(sigma=1.1)).repeat(100),
+                  delta=1e-5)
+    assert math.isfinite(report.bounds["rdp"].value) and report.bounds["rdp"].value > wor.bounds["rdp"].value
+    for name in ("pld", "gdp", "basic", "advanced"):
+        b = report.bounds[name]
+        assert not b.applicable and "sampled with replacement" in b.reason
+        assert "rdp method bounds it" in b.reason
+    empty = dpa.SampledWithReplacementDpEvent(10, 0, dpa.GaussianDpEvent(1.0))
+    assert from_dp_accounting(empty) == NoOpEvent()
+    assert isinstance(from_dp_accounting(dpa.SampledWithReplacementDpEvent(10, 3, dpa.GaussianDpEvent(0.0))),
+                      NonPrivateEvent)
+    with pytest.raises(ValueError, match="sample_size must be"):
+        SampledWithReplacementEvent(10, -1, GaussianEvent(sigma=1.0))
+    with pytest.raises(ValueError, match="event must be a GaussianEvent"):
+        SampledWithReplacementEvent(10, 3, LaplaceEvent(1.0))

@@ -46,6 +46,7 @@ from dpaudit.events import (
 from dpaudit.events_ml import (
     RepeatAndSelectEvent,
     SampledWithoutReplacementEvent,
+    SampledWithReplacementEvent,
     TreeAggregationEvent,
     ZCdpEvent,
 )
@@ -87,6 +88,10 @@ def no_bound(leaf: PrivacyEvent, what: str) -> NotApplicable:
             f"no {what} bound is implemented for a Gaussian on a batch sampled without replacement "
             "(replace-one); the rdp method bounds it (Wang, Balle & Kasiviswanathan 2019)"
         )
+    if isinstance(leaf, SampledWithReplacementEvent):
+        return NotApplicable(
+            f"no {what} bound is implemented for a Gaussian on a batch sampled with replacement "
+            "(replace-one); the rdp method bounds it (joint convexity over the record's copies)")
     if isinstance(leaf, RepeatAndSelectEvent):
         return NotApplicable(
             f"no {what} bound is known for repeat-and-select (an unbounded random number of runs); "
