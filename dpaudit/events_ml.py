@@ -10,6 +10,10 @@ on :mod:`dpaudit.events`, which is near its size limit):
   largest change of one *replaced* record (2C for a sum of gradients clipped to norm C).
   Bounded by ``rdp`` (Wang, Balle & Kasiviswanathan 2019, "Subsampled Rényi Differential Privacy
   and Analytical Moments Accountant", Thm 9); the other methods say why not.
+* :class:`SampledWithReplacementEvent` — the same on a batch of ``sample_size`` draws with
+  replacement (a record may enter C ~ Binomial(m, 1/n) times); replace-one relation. Bounded by
+  ``rdp`` through joint convexity over C (a sound but O(q) amplification, see
+  :mod:`dpaudit.accounting.with_replacement`); the other methods say why not.
 * :class:`TreeAggregationEvent` — one epoch of tree-aggregation DP-FTRL (Kairouz, McMahan, Song,
   Thakkar, Thakurta & Xu 2021, "Practical and Private (Deep) Learning without Sampling or
   Shuffling", App. D): trees over the given numbers of steps, each record in at most one leaf of
@@ -23,6 +27,10 @@ on :mod:`dpaudit.events`, which is near its size limit):
   bounded by ``rdp``.
 * :class:`DiscreteLaplaceEvent` — f(x) + Z with P(Z = z) ∝ e^{−a|z|} on the integers, integer
   ℓ1-sensitivity Δ: pure (aΔ)-DP, bounded as such by every method.
+* :class:`RepeatAndSelectEvent` — an event run a random number K of times, only the best run
+  released (hyperparameter tuning; Papernot & Steinke 2022): K truncated negative binomial
+  (``shape`` η ≥ 0; η = 0 logarithmic, η = 1 geometric) or Poisson (η = ∞) of the given mean;
+  bounded by ``rdp`` only (Thms 2 and 6 there), the other methods say why not.
 
 >>> e = TreeAggregationEvent(noise_multiplier=2.0, step_counts=(7, 3))  # trees of depth 3 and 2
 >>> e.nodes, round(e.mu, 6)
@@ -35,9 +43,10 @@ import math
 from dataclasses import dataclass
 
 from dpaudit.events import GaussianEvent, Neighbouring, PrivacyEvent
-from dpaudit.validation import check_integer, check_nonnegative, check_positive
+from dpaudit.validation import check_integer, check_nonnegative, check_number, check_positive
 
-__all__ = ["SampledWithoutReplacementEvent", "TreeAggregationEvent", "ZCdpEvent", "DiscreteLaplaceEvent"]
+__all__ = ["SampledWithoutReplacementEvent", "SampledWithReplacementEvent", "TreeAggregationEvent",
+           "ZCdpEvent", "DiscreteLaplaceEvent", "RepeatAndSelectEvent"]
 
 
 @dataclass(frozen=True)
@@ -81,6 +90,35 @@ class SampledWithoutReplacementEvent(PrivacyEvent):
         inner = self.event
         assert isinstance(inner, GaussianEvent), "checked by __post_init__"
         return inner.mu
+
+
+@dataclass(frozen=True)
+class SampledWithReplacementEvent(PrivacyEvent):
+    """``event`` (a :class:`~dpaudit.events.GaussianEvent`, its sensitivity the largest change of
+    one *replaced* batch entry) applied to a batch of ``sample_size`` records drawn uniformly
+    *with* replacement from the ``dataset_size`` records, under the replace-one relation; a record
+    drawn c times moves the release by up to c times the sensitivity. dp-accounting's
+    ``SampledWithReplacementDpEvent(source_dataset_size, sample_size, event)``.
+
+    >>> SampledWithReplacementEvent(1000, 10, GaussianEvent(sigma=2.0)).neighbouring.value
+    'replace'
+    """
+
+    dataset_size: int
+    sample_size: int
+    event: PrivacyEvent
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "dataset_size", check_integer("dataset_size", self.dataset_size, 1))
+        object.__setattr__(self, "sample_size", check_integer("sample_size", self.sample_size, 1))
+        if not isinstance(self.event, GaussianEvent):
+            raise ValueError("event must be a GaussianEvent (the only mechanism sampled with replacement "
+                             f"supported), got {type(self.event).__name__}")
+
+    @property
+    def neighbouring(self) -> Neighbouring:
+        """Replace one record (the dataset size is public)."""
+        return Neighbouring.REPLACE
 
 
 def _depth(steps: int) -> int:
@@ -163,3 +201,45 @@ class DiscreteLaplaceEvent(PrivacyEvent):
     @property
     def epsilon(self) -> float:
         return self.parameter * self.sensitivity
+
+
+@dataclass(frozen=True)
+class RepeatAndSelectEvent(PrivacyEvent):
+    """``event`` run K times on the same data, only the best run (its output and score) released,
+    K random: truncated negative binomial with ``shape`` η ∈ [0, ∞) (P(K = k) ∝
+    binom(k + η − 1, k)(1 − γ)^k for k ≥ 1; η = 0 the logarithmic, η = 1 the geometric
+    distribution), or Poisson for η = ∞ (K = 0 releasing nothing), γ fixed by E[K] = ``mean``
+    (Papernot & Steinke 2022, "Hyperparameter Tuning with Renyi Differential Privacy").
+    dp-accounting's ``RepeatAndSelectDpEvent(event, mean, shape)``; the neighbouring relation is
+    the inner event's.
+
+    >>> e = RepeatAndSelectEvent(GaussianEvent(sigma=4.0), mean=10.0, shape=1.0)
+    >>> e.mean, e.shape, e.is_poisson
+    (10.0, 1.0, False)
+    """
+
+    event: PrivacyEvent
+    mean: float
+    shape: float
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.event, PrivacyEvent):
+            raise ValueError(f"event must be a PrivacyEvent, got {type(self.event).__name__}")
+        mean = check_number("mean", self.mean)
+        if not 1.0 <= mean < math.inf:
+            raise ValueError(f"mean must be in [1, inf) (the mean number of runs), got {mean!r}")
+        shape = check_number("shape", self.shape)
+        if not shape >= 0.0:
+            raise ValueError(f"shape must be in [0, inf] (inf: Poisson), got {shape!r}")
+        object.__setattr__(self, "mean", mean)
+        object.__setattr__(self, "shape", shape + 0.0)
+
+    @property
+    def neighbouring(self) -> Neighbouring:
+        """The inner event's relation (add/remove if it does not say)."""
+        return getattr(self.event, "neighbouring", Neighbouring.ADD_REMOVE)
+
+    @property
+    def is_poisson(self) -> bool:
+        """K Poisson (shape = ∞) rather than truncated negative binomial."""
+        return math.isinf(self.shape)

@@ -3,7 +3,7 @@
 :func:`from_dp_accounting` turns a ``dp_accounting.DpEvent`` into a
 :class:`~dpaudit.events.PrivacyEvent`; :func:`to_dp_accounting` turns an event into a ``DpEvent``
 where dp-accounting has an equivalent. Anything without one is refused with a ``ValueError``
-that names the type ("... is not supported: SampledWithReplacementDpEvent").
+that names the type ("... is not supported: MixtureOfGaussiansDpEvent").
 
 =====================================================  ==============================================
 dp-accounting                                          toolkit
@@ -18,10 +18,17 @@ dp-accounting                                          toolkit
 ``SelfComposedDpEvent(e, n)``                          :class:`~dpaudit.events.SelfComposedEvent`
 ``PoissonSampledDpEvent(q, GaussianDpEvent(σ/s))``     :class:`~dpaudit.events.PoissonSampledEvent`
 ``SampledWithoutReplacementDpEvent(n, m, Gaussian…)``  ``SampledWithoutReplacementEvent(n, m, Gaussian…)``
+``SampledWithReplacementDpEvent(n, m, Gaussian…)``     ``SampledWithReplacementEvent(n, m, Gaussian…)``
 ``SingleEpochTreeAggregationDpEvent(σ, counts)``       :class:`~dpaudit.events_ml.TreeAggregationEvent`
 ``ZCDpEvent(ρ, ξ)``                                    :class:`~dpaudit.events_ml.ZCdpEvent`
 ``DiscreteLaplaceDpEvent(a, Δ)``                       :class:`~dpaudit.events_ml.DiscreteLaplaceEvent`
+``RepeatAndSelectDpEvent(e, mean, shape)``             :class:`~dpaudit.events_ml.RepeatAndSelectEvent`
 =====================================================  ==============================================
+
+Repeat-and-select keeps its inner event's neighbouring relation (:func:`check_relation` looks
+inside it); a no-op inner event imports as a no-op (the number of runs is data-independent), a
+non-private one as non-private. Sampling with replacement is replace-one, like sampling without.
+Still refused on import: ``MixtureOfGaussiansDpEvent``, ``TruncatedSubsampledGaussianDpEvent``.
 
 Randomized response: dp-accounting's mechanism keeps the input with probability 1 − p and
 otherwise outputs a uniform bucket, so it reports the truth with probability 1 − p + p/k and each
@@ -84,7 +91,9 @@ from dpaudit.events import (
 )
 from dpaudit.events_ml import (
     DiscreteLaplaceEvent,
+    RepeatAndSelectEvent,
     SampledWithoutReplacementEvent,
+    SampledWithReplacementEvent,
     TreeAggregationEvent,
     ZCdpEvent,
 )
@@ -155,10 +164,10 @@ def from_dp_accounting(event: dp_accounting.DpEvent) -> PrivacyEvent:
     >>> import dp_accounting as dpa
     >>> from_dp_accounting(dpa.ComposedDpEvent([dpa.GaussianDpEvent(2.0), dpa.LaplaceDpEvent(0.5)])).events
     (GaussianEvent(sigma=2.0, sensitivity=1.0), LaplaceEvent(scale=0.5, sensitivity=1.0))
-    >>> from_dp_accounting(dpa.SampledWithReplacementDpEvent(100, 10, dpa.GaussianDpEvent(1.0)))
+    >>> from_dp_accounting(dpa.TruncatedSubsampledGaussianDpEvent(1000, 0.01, 20, 1.0))
     Traceback (most recent call last):
     ...
-    ValueError: dp-accounting event is not supported: SampledWithReplacementDpEvent
+    ValueError: dp-accounting event is not supported: TruncatedSubsampledGaussianDpEvent
     """
     import dp_accounting as dpa
 
@@ -235,6 +244,17 @@ def _from_ml_event(event: dp_accounting.DpEvent) -> PrivacyEvent | None:
         if isinstance(inner, NonPrivateEvent):
             return inner
         return SampledWithoutReplacementEvent(n, m, inner)
+    if isinstance(event, de.SampledWithReplacementDpEvent):
+        n, m = event.source_dataset_size, event.sample_size
+        if not isinstance(event.event, de.GaussianDpEvent):
+            raise ValueError("dp-accounting event is not supported: SampledWithReplacementDpEvent of "
+                             f"{type(event.event).__name__} (only of a GaussianDpEvent)")
+        if m == 0:
+            return NoOpEvent()
+        inner = from_dp_accounting(event.event)
+        if isinstance(inner, NonPrivateEvent):
+            return inner
+        return SampledWithReplacementEvent(n, m, inner)
     if isinstance(event, de.SingleEpochTreeAggregationDpEvent):
         nm = check_number("noise_multiplier", event.noise_multiplier)
         if nm == 0:
@@ -248,10 +268,17 @@ def _from_ml_event(event: dp_accounting.DpEvent) -> PrivacyEvent | None:
         if a == 0:
             return NonPrivateEvent("a dp-accounting DiscreteLaplaceDpEvent with noise_parameter 0")
         return DiscreteLaplaceEvent(a, event.sensitivity)
+    if isinstance(event, de.RepeatAndSelectDpEvent):
+        inner = from_dp_accounting(event.event)
+        if isinstance(inner, (NoOpEvent, NonPrivateEvent)):
+            return inner
+        mean, shape = check_number("mean", event.mean), check_number("shape", event.shape)
+        return RepeatAndSelectEvent(inner, mean, shape)
     return None
 
 
 _RELATIONS = {"SampledWithoutReplacementDpEvent": ("REPLACE_ONE",),
+              "SampledWithReplacementDpEvent": ("REPLACE_ONE",),
               "PoissonSampledDpEvent": ("ADD_OR_REMOVE_ONE", "REPLACE_SPECIAL"),
               "SingleEpochTreeAggregationDpEvent": ("ADD_OR_REMOVE_ONE", "REPLACE_SPECIAL")}
 
@@ -261,7 +288,7 @@ def check_relation(event: dp_accounting.DpEvent, neighboring_relation: object) -
     defined for a different neighbouring relation than ``neighboring_relation`` (a
     ``dp_accounting.NeighboringRelation``): a Poisson-sampled event or tree aggregation is
     add/remove (or dp-accounting's ``REPLACE_SPECIAL``: a record replaced by one contributing
-    zero, the same sensitivity), a batch sampled without replacement replace-one.
+    zero, the same sensitivity), a batch sampled without or with replacement replace-one.
 
     >>> import dp_accounting as dpa
     >>> wor = dpa.SampledWithoutReplacementDpEvent(100, 10, dpa.GaussianDpEvent(1.0))
@@ -317,6 +344,9 @@ def to_dp_accounting(event: PrivacyEvent) -> dp_accounting.DpEvent:
     if isinstance(event, SampledWithoutReplacementEvent):
         return dpa.SampledWithoutReplacementDpEvent(event.dataset_size, event.sample_size,
                                                     to_dp_accounting(event.event))
+    if isinstance(event, SampledWithReplacementEvent):
+        return dpa.SampledWithReplacementDpEvent(event.dataset_size, event.sample_size,
+                                                 to_dp_accounting(event.event))
     if isinstance(event, TreeAggregationEvent):
         counts = list(event.step_counts)
         return dpa.SingleEpochTreeAggregationDpEvent(event.noise_multiplier,
@@ -327,6 +357,10 @@ def to_dp_accounting(event: PrivacyEvent) -> dp_accounting.DpEvent:
         from dp_accounting import dp_event as de
 
         return de.DiscreteLaplaceDpEvent(event.parameter, event.sensitivity)
+    if isinstance(event, RepeatAndSelectEvent):
+        from dp_accounting import dp_event as de
+
+        return de.RepeatAndSelectDpEvent(to_dp_accounting(event.event), event.mean, event.shape)
     if isinstance(event, (PureDpEvent, ApproxDpEvent)):
         if event.epsilon == 0 and getattr(event, "delta", 0.0) == 0:
             return dpa.NoOpDpEvent()

@@ -310,3 +310,115 @@ def laplace_delta(eps0: float, n: int, eps: float) -> float:
     one = -math.expm1((eps - eps0) / 2) if eps < eps0 else 0.0
     log_zero = math.log(0.5) + math.log(-math.expm1(-eps0)) if eps0 < 700 else math.log(0.5)
     return max(one * (1 - 1e-12), three_point_delta(eps0, n, log_zero, eps))
+
+
+def repeat_select_rr(eps: float, mean: float, shape: float) -> tuple[list, list]:
+    """The exact output distributions (over ⊥, 0, 1) of repeat-and-select of binary randomized
+    response at ``eps`` on two neighbours, releasing the largest bit of K runs (⊥ if K = 0): K
+    truncated negative binomial (``shape`` ≥ 0, P(K = k) ∝ binom(k + η − 1, k)(1 − γ)^k, k ≥ 1)
+    or Poisson (``shape`` = inf) of mean ``mean``, γ solved from the mean at 60 digits.
+    P(max = 0) = G(1 − p) − P(K = 0), G the probability generating function."""
+    p_hi = mp.e ** mp.mpf(eps) / (1 + mp.e ** mp.mpf(eps))
+    m = mp.mpf(mean)
+    if math.isinf(shape):
+        def pgf(s):
+            return mp.e ** (-m * (1 - s))
+    elif mean == 1.0:
+        def pgf(s):
+            return s
+    else:
+        eta = mp.mpf(shape)
+
+        def mean_of(g):
+            if shape == 0:
+                return (1 - g) / (g * mp.log(1 / g))
+            return eta * (1 - g) / (g * -mp.expm1(eta * mp.log(g)))
+
+        lo, hi = mp.mpf("1e-300"), mp.mpf(1) - mp.mpf("1e-40")
+        for _ in range(400):  # E[K] decreases in γ
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if mean_of(mid) > m else (lo, mid)
+        gamma = (lo + hi) / 2
+
+        def pgf(s):
+            if shape == 0:
+                return mp.log(1 - (1 - gamma) * s) / mp.log(gamma)
+            return mp.expm1(-eta * mp.log(1 - (1 - gamma) * s)) / mp.expm1(-eta * mp.log(gamma))
+
+    def dist(p):
+        none = pgf(mp.mpf(0))
+        return [none, pgf(1 - p) - none, 1 - pgf(1 - p)]
+
+    return dist(p_hi), dist(1 - p_hi)
+
+
+def renyi_mp(p: list, q: list, alpha: float):
+    """D_α(P‖Q) of finite distributions, exactly (mpmath)."""
+    a = mp.mpf(alpha)
+    return mp.log(mp.fsum(x**a * y ** (1 - a) for x, y in zip(p, q) if x > 0)) / (a - 1)
+
+
+def hockey_stick_mp(p: list, q: list, eps: float, count: int = 1):
+    """δ(ε) = Σ max(0, P − e^ε Q) of the ``count``-fold products of finite distributions."""
+    from collections import Counter as _Counter
+    from itertools import combinations_with_replacement
+
+    total = mp.mpf(0)
+    e = mp.e ** mp.mpf(eps)
+    for combo in combinations_with_replacement(range(len(p)), count):
+        c = _Counter(combo)
+        mult = mp.factorial(count)
+        for v in c.values():
+            mult /= mp.factorial(v)
+        pp = mult * mp.fprod(p[i] ** k for i, k in c.items())
+        qq = mult * mp.fprod(q[i] ** k for i, k in c.items())
+        total += max(mp.mpf(0), pp - e * qq)
+    return total
+
+
+def with_replacement_pair(n: int, m: int, sigma: float):
+    """(weights, σ): one record contributing 1 to a sum over m draws with replacement from n
+    records, the other records 0, against the neighbour where it contributes 0: P = Σ_c w_c
+    N(c, σ²) (C ~ Binomial(m, 1/n)) and Q = N(0, σ²)."""
+    p = mp.mpf(1) / n
+    return [mp.binomial(m, c) * p**c * (1 - p) ** (m - c) for c in range(m + 1)], mp.mpf(sigma)
+
+
+def with_replacement_renyi(n: int, m: int, sigma: float, alpha: float):
+    """max(D_α(P‖Q), D_α(Q‖P)) of :func:`with_replacement_pair`, by quadrature."""
+    w, s = with_replacement_pair(n, m, sigma)
+    a = mp.mpf(alpha)
+
+    def p(z):
+        return mp.fsum(wc * mp.npdf(z, c, s) for c, wc in enumerate(w))
+
+    def q(z):
+        return mp.npdf(z, 0, s)
+
+    pts = [-mp.inf] + [mp.mpf(c) for c in range(m + 1)] + [mp.inf]
+    fwd = mp.quad(lambda z: p(z) ** a * q(z) ** (1 - a), pts)
+    bwd = mp.quad(lambda z: q(z) ** a * p(z) ** (1 - a), pts)
+    return max(mp.log(fwd), mp.log(bwd)) / (a - 1)
+
+
+def with_replacement_delta(n: int, m: int, sigma: float, eps: float):
+    """max of the two hockey-stick divergences of :func:`with_replacement_pair` at ε (the
+    likelihood ratio P/Q is increasing in z, so each is one tail integral past a root)."""
+    w, s = with_replacement_pair(n, m, sigma)
+    e = mp.e ** mp.mpf(eps)
+
+    def ratio(z):
+        return mp.fsum(wc * mp.e ** ((2 * c * z - c * c) / (2 * s * s)) for c, wc in enumerate(w))
+
+    def root(target):
+        lo, hi = mp.mpf(-1e4), mp.mpf(1e4)
+        for _ in range(300):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if ratio(mid) < target else (lo, mid)
+        return (lo + hi) / 2
+
+    z1 = root(e)  # P − e^ε Q > 0 above z1
+    d1 = mp.fsum(wc * mp.ncdf(-(z1 - c) / s) for c, wc in enumerate(w)) - e * mp.ncdf(-z1 / s)
+    z2 = root(1 / e)  # Q − e^ε P > 0 below z2
+    d2 = mp.ncdf(z2 / s) - e * mp.fsum(wc * mp.ncdf((z2 - c) / s) for c, wc in enumerate(w))
+    return max(d1, d2, mp.mpf(0))

@@ -32,7 +32,9 @@ from dpaudit.events import (
 )
 from dpaudit.events_ml import (
     DiscreteLaplaceEvent,
+    RepeatAndSelectEvent,
     SampledWithoutReplacementEvent,
+    SampledWithReplacementEvent,
     TreeAggregationEvent,
     ZCdpEvent,
 )
@@ -59,6 +61,8 @@ ONE_OF_EACH = [
     TreeAggregationEvent(1.5, (7, 3)),
     ZCdpEvent(0.5, 1e-3),
     DiscreteLaplaceEvent(0.25, 3),
+    SampledWithReplacementEvent(10, 32, GaussianEvent(sigma=1.0, sensitivity=2.0)),
+    RepeatAndSelectEvent(ParallelEvent((GaussianEvent(1.0), ZCdpEvent(0.1))), 7.5, float("inf")),
 ]
 
 

@@ -58,16 +58,23 @@ from dpaudit.events import (
 )
 from dpaudit.events_ml import (
     DiscreteLaplaceEvent,
+    RepeatAndSelectEvent,
     SampledWithoutReplacementEvent,
+    SampledWithReplacementEvent,
     TreeAggregationEvent,
     ZCdpEvent,
 )
 from tests.mp_reference import (
+    hockey_stick_mp,
     kov_delta,
     laplace_delta,
     log_delta_mp,
     pure_dp_to_gdp_mp,
+    renyi_mp,
+    repeat_select_rr,
     rr_delta,
+    with_replacement_delta,
+    with_replacement_renyi,
 )
 
 SCALE = int(os.environ.get("DPAUDIT_SOUNDNESS_SCALE", "1"))
@@ -552,7 +559,7 @@ def test_issue15_pld_memory_is_bounded():
 @st.composite
 def new_leaf(draw):
     """A leaf of one of issue 23's events, with its exact μ² (Fraction) when it is Gaussian-type."""
-    kind = draw(st.sampled_from(["tree", "wor", "zcdp", "dlap"]))
+    kind = draw(st.sampled_from(["tree", "wor", "wr", "zcdp", "dlap", "rs"]))
     if kind == "tree":
         sigma = _pow10(draw(st.floats(-2.0, 3.0)))
         counts = tuple(draw(st.lists(st.integers(0, 10**6), min_size=1, max_size=3)))
@@ -562,9 +569,69 @@ def new_leaf(draw):
         n = draw(st.integers(2, 10**6))
         return SampledWithoutReplacementEvent(n, draw(st.integers(1, n)),
                                               GaussianEvent(sigma=_pow10(draw(st.floats(-0.5, 1.5))))), None
+    if kind == "wr":
+        return SampledWithReplacementEvent(draw(st.integers(1, 10**6)), draw(st.integers(1, 10**4)),
+                                           GaussianEvent(sigma=_pow10(draw(st.floats(-0.5, 1.5))))), None
     if kind == "zcdp":
         return ZCdpEvent(_pow10(draw(st.floats(-6.0, 1.0))), draw(st.sampled_from([0.0, 1e-3]))), None
+    if kind == "rs":
+        inner = draw(st.sampled_from([GaussianEvent(sigma=_pow10(draw(st.floats(-0.5, 2.0)))),
+                                      ZCdpEvent(_pow10(draw(st.floats(-6.0, 0.0)))),
+                                      LaplaceEvent.from_epsilon(_pow10(draw(st.floats(-3.0, 1.0))))]))
+        return RepeatAndSelectEvent(inner, _pow10(draw(st.floats(0.0, 6.0))), draw(shapes)), None
     return DiscreteLaplaceEvent(_pow10(draw(st.floats(-4.0, 1.0))), draw(st.integers(1, 5))), None
+
+
+@_settings(8)
+@given(n=st.integers(1, 60), m=st.integers(1, 4), log_sigma=st.floats(-0.3, 0.7),
+       log_delta=st.floats(-9.0, -2.0))
+def test_with_replacement_never_below_the_exact_divergence(n, m, log_sigma, log_delta):
+    """A Gaussian on m draws with replacement from n records: for one record contributing 1 (the
+    others 0) against 0, the exact Rényi divergences (mpmath quadrature) are at most the certified
+    curve, and the exact δ at the certified ε at most δ (one neighbouring pair, so a necessary
+    check, not the worst case)."""
+    from dpaudit.accounting import normal_form, rdp
+
+    sigma, delta = 10.0**log_sigma, 10.0**log_delta
+    leaf = SampledWithReplacementEvent(n, m, GaussianEvent(sigma=sigma))
+    orders = np.array([1.05, 2.0, 8.0])
+    curve = rdp.rdp_curve(normal_form(leaf)[0], orders)
+    for a, c in zip(orders, curve):
+        assert mp.mpf(float(c)) >= with_replacement_renyi(n, m, sigma, a), (a, c)
+    certified = epsilon_under("rdp", leaf, delta)
+    assert with_replacement_delta(n, m, sigma, certified) <= delta
+    CASES["new events"] += orders.size + 1
+
+
+shapes = st.one_of(st.sampled_from([0.0, 1.0, math.inf]), st.floats(0.0, 20.0))
+
+
+@_settings(12)
+@given(log_eps=st.floats(-2.0, 0.7), log_mean=st.floats(0.0, 3.0), shape=shapes,
+       count=st.sampled_from([1, 2, 4]), log_delta=st.floats(-12.0, -1.0))
+def test_repeat_and_select_never_below_the_exact_divergence(log_eps, log_mean, shape, count, log_delta):
+    """Repeat-and-select of binary randomized response (the largest bit of K runs, ⊥ if K = 0)
+    has exact output distributions (mpmath, :func:`tests.mp_reference.repeat_select_rr`): the
+    certified RDP curve is at least their Rényi divergence in both directions at every order
+    tried, and the certified ε at δ has an exact δ(ε) of the count-fold product at most δ, and
+    the certified δ at ε at least it."""
+    from dpaudit.accounting import normal_form, rdp
+
+    eps, mean, delta = 10.0**log_eps, 10.0**log_mean, 10.0**log_delta
+    leaf = RepeatAndSelectEvent(RandomizedResponseEvent(eps, 2), mean, shape)
+    p, q = repeat_select_rr(eps, mean, shape)
+    orders = np.array([1.01, 1.5, 2.0, 4.0, 16.0, 128.0])
+    curve = rdp.rdp_curve(normal_form(leaf)[0], orders)
+    for a, c in zip(orders, curve):
+        assert mp.mpf(float(c)) >= max(renyi_mp(p, q, a), renyi_mp(q, p, a)), (a, c)
+    event = leaf.repeat(count) if count > 1 else leaf
+    certified = epsilon_under("rdp", event, delta)
+    exact = max(hockey_stick_mp(p, q, certified, count), hockey_stick_mp(q, p, certified, count))
+    assert exact <= delta, (certified, exact, delta)
+    at = certified * 0.5
+    exact_half = max(hockey_stick_mp(p, q, at, count), hockey_stick_mp(q, p, at, count))
+    assert mp.mpf(delta_under("rdp", event, at)) >= exact_half
+    CASES["new events"] += orders.size + 2
 
 
 @_settings(25)

@@ -44,7 +44,9 @@ from dpaudit.events import (
     SelfComposedEvent,
 )
 from dpaudit.events_ml import (
+    RepeatAndSelectEvent,
     SampledWithoutReplacementEvent,
+    SampledWithReplacementEvent,
     TreeAggregationEvent,
     ZCdpEvent,
 )
@@ -86,6 +88,14 @@ def no_bound(leaf: PrivacyEvent, what: str) -> NotApplicable:
             f"no {what} bound is implemented for a Gaussian on a batch sampled without replacement "
             "(replace-one); the rdp method bounds it (Wang, Balle & Kasiviswanathan 2019)"
         )
+    if isinstance(leaf, SampledWithReplacementEvent):
+        return NotApplicable(
+            f"no {what} bound is implemented for a Gaussian on a batch sampled with replacement "
+            "(replace-one); the rdp method bounds it (joint convexity over the record's copies)")
+    if isinstance(leaf, RepeatAndSelectEvent):
+        return NotApplicable(
+            f"no {what} bound is known for repeat-and-select (an unbounded random number of runs); "
+            "the rdp method bounds it (Papernot & Steinke 2022, Thms 2 and 6)")
     if isinstance(leaf, ZCdpEvent):
         return NotApplicable(f"no {what} bound is implemented for a zCDP release; the rdp method bounds it "
                              "exactly (RDP xi + rho*alpha)")

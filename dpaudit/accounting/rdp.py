@@ -30,6 +30,10 @@ for tiny ε, where the textbook forms subtract two nearly equal logarithms:
 * a Gaussian on a batch sampled without replacement (replace-one; Wang, Balle & Kasiviswanathan
   2019, Thm 9 at integer orders, the convex hull between them, the Gaussian's αμ²/2 as a cap);
 * a (ξ, ρ)-zCDP release: ξ + ρα (Bun & Steinke 2016).
+* a Gaussian on a batch drawn with replacement (replace-one): joint convexity over the number of
+  copies of the record (:mod:`dpaudit.accounting.with_replacement`; sound, loose).
+* repeat-and-select (Papernot & Steinke 2022, Thms 2 and 6) over the inner event's curve
+  (:mod:`dpaudit.accounting.repeat_select`).
 * every pure curve is capped at ε (Rényi divergences of ε-DP mechanisms are at most ε);
   (ε, δ) releases with δ > 0 have no RDP curve: not applicable.
 
@@ -62,11 +66,19 @@ from dpaudit.accounting.composition import (
     PureGroup,
     check_private,
     leaf_mu,
+    normal_form,
     sampled_noise_multiplier,
 )
+from dpaudit.accounting.repeat_select import repeat_select_rdp
 from dpaudit.accounting.sampled_rdp import sampled_gaussian_log_a, without_replacement_log_a
-from dpaudit.events import GaussianEvent, PoissonSampledEvent
-from dpaudit.events_ml import SampledWithoutReplacementEvent, ZCdpEvent
+from dpaudit.accounting.with_replacement import log_with_replacement_rdp
+from dpaudit.events import GaussianEvent, PoissonSampledEvent, PrivacyEvent
+from dpaudit.events_ml import (
+    RepeatAndSelectEvent,
+    SampledWithoutReplacementEvent,
+    SampledWithReplacementEvent,
+    ZCdpEvent,
+)
 from dpaudit.numerics import div_up, minimise_zoom, sum_up_arrays
 
 NAME = "rdp"
@@ -251,6 +263,12 @@ def log_rdp_curve(comp: Composition, alphas: np.ndarray) -> np.ndarray:
             terms.append(log_sampled_gaussian_rdp(leaf, a) + math.log(count))
         elif isinstance(leaf, SampledWithoutReplacementEvent):
             terms.append(log_without_replacement_rdp(leaf, a) + math.log(count))
+        elif isinstance(leaf, SampledWithReplacementEvent):
+            terms.append(log_with_replacement_rdp(leaf, a) + math.log(count))
+        elif isinstance(leaf, RepeatAndSelectEvent):
+            with np.errstate(divide="ignore"):
+                rs = repeat_select_rdp(leaf, a, ORDERS, _event_rdp(leaf.event))
+                terms.append(np.log(rs) + math.log(count))
         elif isinstance(leaf, ZCdpEvent):
             if leaf.rho > 0 or leaf.xi > 0:
                 with np.errstate(divide="ignore"):
@@ -264,6 +282,20 @@ def log_rdp_curve(comp: Composition, alphas: np.ndarray) -> np.ndarray:
     if not terms:
         return np.full(a.shape, -np.inf)
     return _logsumexp_rows(np.stack(terms)) + _MARGIN
+
+
+def _event_rdp(event: PrivacyEvent) -> Callable[[np.ndarray], np.ndarray]:
+    """The RDP curve of a whole event (rounded up): the largest over its parallel alternatives
+    (each neighbouring pair of data units sees one of them)."""
+    comps = normal_form(event)
+
+    def curve(alphas: np.ndarray) -> np.ndarray:
+        out = np.zeros(np.shape(alphas))
+        for comp in comps:
+            out = np.maximum(out, rdp_curve(comp, alphas))
+        return out
+
+    return curve
 
 
 def rdp_curve(comp: Composition, alphas: np.ndarray) -> np.ndarray:
