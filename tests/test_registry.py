@@ -73,3 +73,26 @@ def test_the_lazy_package_exposes_its_public_names() -> None:
     assert set(bandits.__all__) <= set(dir(bandits))
     with pytest.raises(AttributeError):
         bandits.no_such_name  # noqa: B018
+
+
+_RUN_TINY = """
+import contextlib, io, json, sys
+from dpaudit.cli.main import main
+with contextlib.redirect_stdout(io.StringIO()):
+    code = main(["run", "ts", "-T", "200", "-R", "2", "--audit-trials", "0", "--json"])
+print(json.dumps([code, sorted(sys.modules)]))
+"""
+
+
+def test_a_tiny_run_imports_only_the_scipy_it_uses() -> None:
+    """Start-up (issue: the main job in a few seconds): scipy.stats, scipy.optimize and
+    scipy.integrate (about 0.6 s of imports together) and matplotlib load only in the functions
+    that use them; a tiny Thompson-sampling run with its certificate needs none of them."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _RUN_TINY], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    code, loaded = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert code == 0
+    heavy = sorted(m for m in loaded if m.split(".")[:2] in (["scipy", "stats"], ["scipy", "optimize"],
+                                                            ["scipy", "integrate"]) or m == "matplotlib")
+    assert not heavy, heavy
