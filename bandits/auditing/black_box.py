@@ -168,23 +168,29 @@ def _block_statistics(task: tuple) -> np.ndarray:
     return np.stack([s(res.actions) for s in stats], axis=1)
 
 
-def _sample(
+def _sample_all(
     policy: Policy,
-    table: np.ndarray,
     horizon: int,
     n: int,
-    key: tuple[int, ...],
+    samples: Sequence[tuple[np.ndarray, tuple[int, ...], tuple]],
     seed: int,
-    stats: tuple,
     executor: Executor | None,
     structure: ActionStructure | None = None,
-) -> np.ndarray:
+) -> list[np.ndarray]:
+    """For each ``(table, key, stats)`` in ``samples``: the statistics (n, S) of ``n`` trajectories
+    on ``table``, simulated in blocks of :data:`BLOCK` seeded by ``key`` and the block's index.
+    Every block of every sample goes to the executor in one batch (a pilot's candidates and a
+    certification's two sides run side by side on a pool), and a block's numbers depend only on
+    its seed."""
     sizes = [BLOCK] * (n // BLOCK) + ([n % BLOCK] if n % BLOCK else [])
     tasks = [
         (policy, table, horizon, sz, np.random.SeedSequence(seed, spawn_key=key + (i,)), stats, structure)
+        for table, key, stats in samples
         for i, sz in enumerate(sizes)
     ]
-    return np.concatenate(run_tasks(_block_statistics, [(t,) for t in tasks], executor=executor), axis=0)
+    blocks = run_tasks(_block_statistics, [(t,) for t in tasks], executor=executor)
+    k = len(sizes)
+    return [np.concatenate(blocks[j * k : (j + 1) * k], axis=0) for j in range(len(samples))]
 
 
 def declared_certificate(
@@ -280,8 +286,8 @@ def audit_policy(
     t1 = time.perf_counter()
     null_t, alt_t = pair.tables(T)
     ex, seed, delta, conf = settings.executor, settings.seed, settings.delta, settings.confidence
-    x = _sample(policy, null_t, T, n, (1, 0), seed, (stat,), ex, env.structure)[:, 0]
-    y = _sample(policy, alt_t, T, n, (1, 1), seed, (stat,), ex, env.structure)[:, 0]
+    x, y = (v[:, 0] for v in _sample_all(
+        policy, T, n, [(null_t, (1, 0), (stat,)), (alt_t, (1, 1), (stat,))], seed, ex, env.structure))
     o, thr = pc.orientation, pc.threshold
     empirical, fp, fn = certify_chosen(x, y, o, thr, delta=delta, confidence=conf, statistic=stat.describe())
     t2 = time.perf_counter()
@@ -325,14 +331,15 @@ def _pilot(
     settings: AuditSettings,
 ) -> tuple[PilotChoice, PairDesign, ArmCount]:  # fmt: skip
     """Pilot trajectories of every candidate pair; the chosen test, its pair and its statistic."""
-    pilots, keys = [], []
+    pilots, keys, samples = [], [], []
     for c, pair in enumerate(cands):
         stats = tuple(ArmCount(j, pair.round) for j in range(env.n_arms))
         null_t, alt_t = pair.tables(T)
-        ex, seed = settings.executor, settings.seed
-        x = _sample(policy, null_t, T, n_pilot, (0, c, 0), seed, stats, ex, env.structure)
-        y = _sample(policy, alt_t, T, n_pilot, (0, c, 1), seed, stats, ex, env.structure)
-        for s, stat in enumerate(stats):
+        samples += [(null_t, (0, c, 0), stats), (alt_t, (0, c, 1), stats)]
+    drawn = _sample_all(policy, T, n_pilot, samples, settings.seed, settings.executor, env.structure)
+    for c, pair in enumerate(cands):
+        x, y = drawn[2 * c], drawn[2 * c + 1]
+        for s, stat in enumerate(samples[2 * c][2]):
             pilots.append((x[:, s], y[:, s], None))
             keys.append((pair, stat))
     pc = pilot_choice(pilots, n, confidence=settings.confidence, kind=select, delta=settings.delta)
