@@ -27,6 +27,7 @@ from bandits import (
     simulate,
     truncexp_mean,
 )
+from bandits.engine import compiled
 from bandits.engine.results import log_checkpoints
 from bandits.engine.simulator import simulate_many
 from bandits.policy import Outcomes, RunContext
@@ -247,8 +248,8 @@ def test_engine_switches_to_step_loop_under_heavy_exploration():
     env = SEC51
     seeds = [rep_streams(0, r).policy for r in range(4)]
     tab = np.stack([reward_table(env, 4000, 0, r) for r in range(4)])
-    heavy = _agent(GaussianTS(c=1e4), env, 4000, seeds)
-    light = _agent(GaussianTS(c=1.0), env, 4000, seeds)
+    heavy = _agent(GaussianTS(c=1e4, engine="speculative"), env, 4000, seeds)
+    light = _agent(GaussianTS(c=1.0, engine="speculative"), env, 4000, seeds)
     ref = _agent(GaussianTS(c=1e4, engine="step"), env, 4000, seeds)
     a1 = _chunk(heavy, 0, 2000, tab[:, :2000])  # speculation aborted mid-chunk
     assert heavy._speculating is False
@@ -333,7 +334,7 @@ def test_play_together_leaves_each_agent_as_if_played_alone():
     tab = np.stack([reward_table(SEC51, T, 2, r) for r in range(R)])
     conf = [(0, 1e4), (4, 300.0), (900, 2.0)]  # the last one is still pre-pulling after round 3000
     alone = [_agent(GaussianTS(b=b, c=c, engine="step"), SEC51, T, seeds) for b, c in conf]
-    both = [_agent(GaussianTS(b=b, c=c), SEC51, T, seeds) for b, c in conf]
+    both = [_agent(GaussianTS(b=b, c=c, engine="speculative"), SEC51, T, seeds) for b, c in conf]
     tape = joint_mod.SharedNoise(RepRandom(seeds), N)
     for t0, t1 in ((0, 1000), (1000, T)):
         acts = joint_mod.play_together(both, t0, t1, tab[:, t0:t1], tape)
@@ -489,6 +490,8 @@ def test_simulate_validation():
         GaussianTS(b=-1)
     with pytest.raises(ValueError, match="engine must be"):
         GaussianTS(engine="numba")
+    auto = _agent(GaussianTS(), SEC51, 10, [rep_streams(0, 0).policy])
+    assert auto.engine == ("kernel" if compiled.available() else "speculative")
     with pytest.raises(ValueError, match=r"alpha must be in \(0, inf\)"):
         UCB1(alpha=0)
 

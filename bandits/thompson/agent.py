@@ -3,7 +3,10 @@
 :class:`GaussianTSAgent` holds the reward sums S and counts n, shape (R, N), and plays a chunk of
 rounds with the engine its policy names (:class:`bandits.thompson.policy.GaussianTS`):
 
-* ``"speculative"`` (default) — :mod:`bandits.thompson.speculative`: runs of the leader are
+* ``"auto"`` (default) — ``"kernel"`` when the compiled round loop is available (numba), else
+  ``"speculative"`` (measured with numba, 10 repetitions, N = 5 and 50 arms, T = 10⁵ and 10⁶:
+  the kernel takes 0.70–0.89× the speculative engine's time, 0.51× at N = 50, T = 10⁶);
+* ``"speculative"`` — :mod:`bandits.thompson.speculative`: runs of the leader are
   guessed and checked many rounds per NumPy call; where the policy explores a lot (large c)
   runs between deviations are short, so speculation is abandoned mid-chunk when it advances
   fewer than ``MIN_ADVANCE`` rounds per repetition and iteration, and the next chunk uses it
@@ -12,7 +15,7 @@ rounds with the engine its policy names (:class:`bandits.thompson.policy.Gaussia
   :func:`bandits.engine.compiled.gaussian_ts_rounds`, else the NumPy step loop);
 * ``"step"`` — the plain NumPy step loop over all repetitions (the reference).
 
-All three give the same actions and state, bit for bit (tested); they differ in speed only.
+All give the same actions and state, bit for bit (tested); they differ in speed only.
 Every chunk records in each repetition's ledger the report-noisy-max releases it really made,
 with the noise scale it really used.
 """
@@ -57,6 +60,9 @@ class GaussianTSAgent(Agent):
     def __init__(self, policy: ThompsonParameters, run: RunContext) -> None:
         super().__init__(run)
         self.policy = policy
+        self.engine = policy.engine
+        if self.engine == "auto":
+            self.engine = "kernel" if compiled.available() else "speculative"
         self._sqrtc = math.sqrt(policy.c)
         shape = (self.reps, self.n_arms)
         self.S = np.zeros(shape)
@@ -165,7 +171,7 @@ class GaussianTSAgent(Agent):
         """Whether :func:`bandits.thompson.joint.play_together` should play this agent's chunk ending at
         ``t1`` (heavy exploration: its speculation failed, or it has not sampled yet)."""
         return t1 > self._prepull_end and (
-            self.policy.engine != "speculative" or not (sampled and self._speculating)
+            self.engine != "speculative" or not (sampled and self._speculating)
         )
 
     def samples_before(self, t1: int) -> bool:
@@ -210,14 +216,14 @@ class GaussianTSAgent(Agent):
         C, R = t1 - t0, self.reps
         actions = np.empty((R, C), dtype=np.intp)
         self._record(t0, t1, self.n)
-        if self.policy.engine == "step":
+        if self.engine == "step":
             self._step_loop(t0, 0, table, actions)
             return actions
         start = self._prepull(t0, t1, table, actions) if t0 < self._prepull_end else t0
         k = start - t0
         if k < C:
             p = np.full(R, k)
-            if self.policy.engine == "speculative":
+            if self.engine == "speculative":
                 if speculate and self._speculating and self._spec_bytes(C) <= self._SPEC_MEMORY:
                     p = self._speculate(k, C, table, actions)
                 if p.min() < C:

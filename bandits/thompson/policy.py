@@ -51,7 +51,8 @@ class GaussianTS(Policy):
 
     Pre-pull every arm ``b`` times (arm 0 b times, then arm 1, ...); afterwards sample
     θ_i ~ N(μ̂_i, c/(n_i+1)), μ̂_i = S_i/(n_i+1), and play argmax θ. ``b=0, c=1`` is
-    Algorithm 1. The engines give identical actions (tested): ``"speculative"`` (default)
+    Algorithm 1. The engines give identical actions (tested): ``"auto"`` (default) is
+    ``"kernel"`` when numba is installed and ``"speculative"`` otherwise; ``"speculative"``
     guesses runs of the leader and plays the rounds where that fails with the per-repetition
     round loop; ``"kernel"`` plays every sampling round with that loop (fastest when the arms
     are close and every guess would fail: the audit's tied designs); ``"step"`` is the plain
@@ -69,7 +70,7 @@ class GaussianTS(Policy):
 
     b: int = 0
     c: float = 1.0
-    engine: str = "speculative"
+    engine: str = "auto"
 
     joint_player: ClassVar[type[JointPlayer] | None] = GaussianTSJoint
 
@@ -81,8 +82,8 @@ class GaussianTS(Policy):
         if c < 1.0 or math.isinf(c):
             raise ValueError(f"c must be in [1, inf), got {self.c!r}")
         object.__setattr__(self, "c", c)
-        if self.engine not in ("speculative", "kernel", "step"):
-            raise ValueError(f"engine must be 'speculative', 'kernel' or 'step', got {self.engine!r}")
+        if self.engine not in ("auto", "speculative", "kernel", "step"):
+            raise ValueError(f"engine must be 'auto', 'speculative', 'kernel' or 'step', got {self.engine!r}")
 
     @property
     def name(self) -> str:
