@@ -149,6 +149,21 @@ def test_fast_engines_play_exactly_the_step_loop(fast, step, env):
         )
 
 
+def test_lazy_ucb_auto_steps_above_the_jump_engines_arm_limit():
+    """"auto" jumps on few arms and steps on many (the jump engine costs more there); the jump
+    engine, asked for explicitly, still plays the step loop's actions on many arms."""
+    many = parse_env("bernoulli:" + ",".join(f"{0.9 - 0.02 * i:.2f}" for i in range(40)))
+    run = RunContext.create(many, 100, [np.random.SeedSequence(0)])
+    assert LazyUCB(epsilon=1.0).agent(run)._steps()
+    assert not LazyUCB(epsilon=1.0, engine="fast").agent(run)._steps()
+    few = RunContext.create(parse_env("bernoulli:0.9,0.5"), 100, [np.random.SeedSequence(0)])
+    assert not LazyUCB(epsilon=1.0).agent(few)._steps()
+    kw = dict(record_actions=True, progress=False, chunk_size=700)
+    acts = [simulate(LazyUCB(epsilon=1.0, engine=e), many, 3000, 2, seed=3, **kw).actions
+            for e in ("auto", "fast", "step")]
+    assert np.array_equal(acts[0], acts[2]) and np.array_equal(acts[1], acts[2])
+
+
 @pytest.mark.skipif(not HAVE_NUMBA, reason="numba not installed")
 def test_numba_kernel_state_equals_step_state():
     env = parse_env("truncexp:0.1,1,2")
