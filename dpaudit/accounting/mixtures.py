@@ -3,8 +3,8 @@ Gaussians and the Gaussian on a truncated Poisson sample.
 
 Both are bounded by one argument. If the pair of output distributions is a mixture, with the
 *same* weights w_j on both sides, of pairs (P_j, Q_j) each dominated by a Poisson-subsampled
-Gaussian, then, (P, Q) ↦ ∫P^α Q^{1−α} being jointly convex for α > 1 (van Erven & Harremoës 2014,
-Thm 13; the argument of Mironov, Talwar & Zhang 2019, Sec. 3),
+Gaussian, then, (P, Q) ↦ ∫P^α Q^{1−α} being jointly convex for α > 1 (the f-divergence of the
+convex f(t) = t^α, its integrand Q·f(P/Q) the perspective of f; Csiszár 1967),
 
     e^{(α−1)ρ(α)} ≤ Σ_j w_j A_j(α) = 1 + Σ_j w_j (A_j(α) − 1),
 
