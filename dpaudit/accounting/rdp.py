@@ -220,7 +220,7 @@ def log_sampled_gaussian_rdp(leaf: PoissonSampledEvent, alphas: np.ndarray) -> n
     with np.errstate(over="ignore", divide="ignore"):
         log_cap = np.log(a) + 2.0 * math.log(mu) - _LOG2 if math.isfinite(mu) else np.full(a.shape, np.inf)
     q, nm = leaf.sampling_probability, sampled_noise_multiplier(leaf)
-    if q == 1.0 or nm == 0 or not math.isfinite(nm):
+    if q == 1.0 or not 1e-150 < nm < math.inf:  # σ² would underflow: the cap alone (valid everywhere)
         return log_cap
     xs, la = sampled_gaussian_log_a(q, nm)
     if xs.size < 2:
