@@ -27,6 +27,13 @@ on :mod:`dpaudit.events`, which is near its size limit):
   bounded by ``rdp``.
 * :class:`DiscreteLaplaceEvent` — f(x) + Z with P(Z = z) ∝ e^{−a|z|} on the integers, integer
   ℓ1-sensitivity Δ: pure (aΔ)-DP, bounded as such by every method.
+* :class:`MixtureOfGaussiansEvent` — N(0, σ²) on one neighbour against Σ_i p_i N(c_i, σ²) on the
+  other (add/remove; Choquette-Choo, Ganesh, Steinke & Thakurta 2023); bounded by ``rdp`` as a
+  mixture of Poisson-subsampled Gaussians (:mod:`dpaudit.accounting.mixtures`), the other
+  methods say why not.
+* :class:`TruncatedSubsampledGaussianEvent` — a Gaussian on a Poisson sample cut down to at most
+  ``truncated_batch_size`` records (add/remove); bounded by ``rdp`` as a mixture of two
+  Poisson-subsampled Gaussians (:mod:`dpaudit.accounting.mixtures`), the other methods say why not.
 * :class:`RepeatAndSelectEvent` — an event run a random number K of times, only the best run
   released (hyperparameter tuning; Papernot & Steinke 2022): K truncated negative binomial
   (``shape`` η ≥ 0; η = 0 logarithmic, η = 1 geometric) or Poisson (η = ∞) of the given mean;
@@ -40,13 +47,15 @@ on :mod:`dpaudit.events`, which is near its size limit):
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from dpaudit.events import GaussianEvent, Neighbouring, PrivacyEvent
 from dpaudit.validation import check_integer, check_nonnegative, check_number, check_positive
 
 __all__ = ["SampledWithoutReplacementEvent", "SampledWithReplacementEvent", "TreeAggregationEvent",
-           "ZCdpEvent", "DiscreteLaplaceEvent", "RepeatAndSelectEvent"]
+           "ZCdpEvent", "DiscreteLaplaceEvent", "RepeatAndSelectEvent", "MixtureOfGaussiansEvent",
+           "TruncatedSubsampledGaussianEvent"]
 
 
 @dataclass(frozen=True)
@@ -243,3 +252,91 @@ class RepeatAndSelectEvent(PrivacyEvent):
     def is_poisson(self) -> bool:
         """K Poisson (shape = ∞) rather than truncated negative binomial."""
         return math.isinf(self.shape)
+
+
+@dataclass(frozen=True)
+class MixtureOfGaussiansEvent(PrivacyEvent):
+    """A release distributed as N(0, σ²) on one dataset and as the mixture Σ_i p_i N(c_i, σ²) on
+    its neighbour with one more record (add/remove relation, both orders), σ =
+    ``standard_deviation``, c_i ≥ 0 = ``sensitivities``, p_i = ``sampling_probs`` (summing to 1
+    within a relative 1e-9, as dp-accounting checks with ``math.isclose``; the mixture uses them
+    normalised). dp-accounting's ``MixtureOfGaussiansDpEvent`` (Choquette-Choo, Ganesh, Steinke &
+    Thakurta 2023, "Privacy Amplification for Matrix Mechanisms"; a vector mixture is dominated
+    by the one of the norms, their Cor. 4.7).
+
+    >>> MixtureOfGaussiansEvent(1.0, (0.0, 1.0), (0.9, 0.1)).neighbouring.value
+    'add-remove'
+    """
+
+    standard_deviation: float
+    sensitivities: tuple[float, ...]
+    sampling_probs: tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        sd = check_positive("standard_deviation", self.standard_deviation)
+        object.__setattr__(self, "standard_deviation", sd)
+        sens = tuple(check_number(f"sensitivities[{i}]", c)
+                     for i, c in enumerate(_as_tuple(self.sensitivities)))
+        probs = tuple(check_number(f"sampling_probs[{i}]", p)
+                      for i, p in enumerate(_as_tuple(self.sampling_probs)))
+        if not sens or len(sens) != len(probs):
+            raise ValueError("sensitivities and sampling_probs must be non-empty and of the same length, got "
+                             f"{len(sens)} and {len(probs)}")
+        for i, (c, p) in enumerate(zip(sens, probs)):
+            if not 0.0 <= c < math.inf:
+                raise ValueError(f"sensitivities[{i}] must be in [0, inf), got {c!r}")
+            if not 0.0 <= p <= 1.0:
+                raise ValueError(f"sampling_probs[{i}] must be in [0, 1], got {p!r}")
+        if not math.isclose(math.fsum(probs), 1.0, rel_tol=1e-9):
+            raise ValueError(f"sampling_probs must sum to 1 (within 1e-9), got {math.fsum(probs)!r}")
+        object.__setattr__(self, "sensitivities", tuple(c + 0.0 for c in sens))
+        object.__setattr__(self, "sampling_probs", probs)
+
+    @property
+    def neighbouring(self) -> Neighbouring:
+        return Neighbouring.ADD_REMOVE
+
+
+def _as_tuple(values: object) -> tuple:
+    """A sequence's values as a tuple (a scalar as a 1-tuple)."""
+    if isinstance(values, Iterable) and not isinstance(values, str):
+        return tuple(values)
+    return (values,)
+
+
+@dataclass(frozen=True)
+class TruncatedSubsampledGaussianEvent(PrivacyEvent):
+    """A Gaussian of standard deviation ``noise_multiplier`` (σ, sensitivity 1: the sum of
+    gradients clipped to norm 1) on a truncated Poisson sample: each of the ``dataset_size`` (n)
+    records is sampled with probability ``sampling_probability`` (q), and a sample larger than
+    ``truncated_batch_size`` (B) is cut to a uniformly random subset of B records. Add/remove
+    relation, n counting the records of the larger neighbour (the others are n − 1, as in
+    dp-accounting's accounting of the event). dp-accounting's
+    ``TruncatedSubsampledGaussianDpEvent(dataset_size, sampling_probability,
+    truncated_batch_size, noise_multiplier)`` (arXiv:2508.15089).
+
+    >>> e = TruncatedSubsampledGaussianEvent(60000, 0.004, 300, 1.1)
+    >>> e.neighbouring.value, e.truncated_batch_size
+    ('add-remove', 300)
+    """
+
+    dataset_size: int
+    sampling_probability: float
+    truncated_batch_size: int
+    noise_multiplier: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "dataset_size", check_integer("dataset_size", self.dataset_size, 1))
+        q = check_number("sampling_probability", self.sampling_probability)
+        if not 0.0 < q <= 1.0:
+            raise ValueError(f"sampling_probability must be in (0, 1], got {q!r}")
+        object.__setattr__(self, "sampling_probability", q)
+        object.__setattr__(self, "truncated_batch_size",
+                           check_integer("truncated_batch_size", self.truncated_batch_size, 1))
+        nm = check_positive("noise_multiplier", self.noise_multiplier)
+        object.__setattr__(self, "noise_multiplier", nm)
+
+    @property
+    def neighbouring(self) -> Neighbouring:
+        """Add or remove one record."""
+        return Neighbouring.ADD_REMOVE

@@ -3,7 +3,7 @@
 :func:`from_dp_accounting` turns a ``dp_accounting.DpEvent`` into a
 :class:`~dpaudit.events.PrivacyEvent`; :func:`to_dp_accounting` turns an event into a ``DpEvent``
 where dp-accounting has an equivalent. Anything without one is refused with a ``ValueError``
-that names the type ("... is not supported: MixtureOfGaussiansDpEvent").
+that names the type ("... is not supported: UnsupportedDpEvent").
 
 =====================================================  ==============================================
 dp-accounting                                          toolkit
@@ -23,12 +23,16 @@ dp-accounting                                          toolkit
 ``ZCDpEvent(ρ, ξ)``                                    :class:`~dpaudit.events_ml.ZCdpEvent`
 ``DiscreteLaplaceDpEvent(a, Δ)``                       :class:`~dpaudit.events_ml.DiscreteLaplaceEvent`
 ``RepeatAndSelectDpEvent(e, mean, shape)``             :class:`~dpaudit.events_ml.RepeatAndSelectEvent`
+``MixtureOfGaussiansDpEvent(σ, c, p)``                 :class:`~dpaudit.events_ml.MixtureOfGaussiansEvent`
+``TruncatedSubsampledGaussianDpEvent(n, q, B, σ)``     ``TruncatedSubsampledGaussianEvent(n, q, B, σ)``
 =====================================================  ==============================================
 
 Repeat-and-select keeps its inner event's neighbouring relation (:func:`check_relation` looks
 inside it); a no-op inner event imports as a no-op (the number of runs is data-independent), a
-non-private one as non-private. Sampling with replacement is replace-one, like sampling without.
-Still refused on import: ``MixtureOfGaussiansDpEvent``, ``TruncatedSubsampledGaussianDpEvent``.
+non-private one as non-private. Sampling with replacement is replace-one, like sampling without;
+a mixture of Gaussians add/remove (or ``REPLACE_SPECIAL``), as dp-accounting's PLD accountant
+requires; a truncated Poisson sample add/remove only (a ``REPLACE_SPECIAL`` null record would
+still take a place in the cut batch, a pair the toolkit's event does not cover).
 
 Randomized response: dp-accounting's mechanism keeps the input with probability 1 − p and
 otherwise outputs a uniform bucket, so it reports the truth with probability 1 − p + p/k and each
@@ -91,10 +95,12 @@ from dpaudit.events import (
 )
 from dpaudit.events_ml import (
     DiscreteLaplaceEvent,
+    MixtureOfGaussiansEvent,
     RepeatAndSelectEvent,
     SampledWithoutReplacementEvent,
     SampledWithReplacementEvent,
     TreeAggregationEvent,
+    TruncatedSubsampledGaussianEvent,
     ZCdpEvent,
 )
 from dpaudit.numerics import div_down
@@ -268,6 +274,16 @@ def _from_ml_event(event: dp_accounting.DpEvent) -> PrivacyEvent | None:
         if a == 0:
             return NonPrivateEvent("a dp-accounting DiscreteLaplaceDpEvent with noise_parameter 0")
         return DiscreteLaplaceEvent(a, event.sensitivity)
+    if isinstance(event, de.MixtureOfGaussiansDpEvent):
+        sd = check_number("standard_deviation", event.standard_deviation)
+        sens, probs = tuple(event.sensitivities), tuple(event.sampling_probs)
+        if all(c == 0 for c in sens):
+            return NoOpEvent()
+        if sd == 0:
+            return NonPrivateEvent("a dp-accounting MixtureOfGaussiansDpEvent with standard_deviation 0")
+        return MixtureOfGaussiansEvent(sd, sens, probs)
+    if isinstance(event, de.TruncatedSubsampledGaussianDpEvent):
+        return _from_truncated(event)
     if isinstance(event, de.RepeatAndSelectDpEvent):
         inner = from_dp_accounting(event.event)
         if isinstance(inner, (NoOpEvent, NonPrivateEvent)):
@@ -277,8 +293,23 @@ def _from_ml_event(event: dp_accounting.DpEvent) -> PrivacyEvent | None:
     return None
 
 
+def _from_truncated(event: dp_accounting.DpEvent) -> PrivacyEvent:
+    """A ``TruncatedSubsampledGaussianDpEvent``, its degenerate parameters as dp-accounting's PLD
+    accountant treats them (q, B or n = 0 releases nothing; noise 0 is not private)."""
+    n, b = event.dataset_size, event.truncated_batch_size
+    q = check_number("sampling_probability", event.sampling_probability)
+    nm = check_number("noise_multiplier", event.noise_multiplier)
+    if q == 0 or b == 0 or n == 0:
+        return NoOpEvent()
+    if nm == 0:
+        return NonPrivateEvent("a dp-accounting TruncatedSubsampledGaussianDpEvent with noise_multiplier 0")
+    return TruncatedSubsampledGaussianEvent(n, q, b, nm)
+
+
 _RELATIONS = {"SampledWithoutReplacementDpEvent": ("REPLACE_ONE",),
               "SampledWithReplacementDpEvent": ("REPLACE_ONE",),
+              "MixtureOfGaussiansDpEvent": ("ADD_OR_REMOVE_ONE", "REPLACE_SPECIAL"),
+              "TruncatedSubsampledGaussianDpEvent": ("ADD_OR_REMOVE_ONE",),
               "PoissonSampledDpEvent": ("ADD_OR_REMOVE_ONE", "REPLACE_SPECIAL"),
               "SingleEpochTreeAggregationDpEvent": ("ADD_OR_REMOVE_ONE", "REPLACE_SPECIAL")}
 
@@ -357,6 +388,14 @@ def to_dp_accounting(event: PrivacyEvent) -> dp_accounting.DpEvent:
         from dp_accounting import dp_event as de
 
         return de.DiscreteLaplaceDpEvent(event.parameter, event.sensitivity)
+    if isinstance(event, MixtureOfGaussiansEvent):
+        from dp_accounting import dp_event as de
+
+        return de.MixtureOfGaussiansDpEvent(event.standard_deviation, list(event.sensitivities),
+                                            list(event.sampling_probs))
+    if isinstance(event, TruncatedSubsampledGaussianEvent):
+        return dpa.TruncatedSubsampledGaussianDpEvent(event.dataset_size, event.sampling_probability,
+                                                      event.truncated_batch_size, event.noise_multiplier)
     if isinstance(event, RepeatAndSelectEvent):
         from dp_accounting import dp_event as de
 

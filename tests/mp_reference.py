@@ -13,6 +13,8 @@ import mpmath as mp
 import numpy as np
 from scipy import special
 
+from tests.mixture_reference import mixture_delta, mixtures_renyi
+
 mp.mp.dps = 60
 
 
@@ -387,38 +389,10 @@ def with_replacement_pair(n: int, m: int, sigma: float):
 def with_replacement_renyi(n: int, m: int, sigma: float, alpha: float):
     """max(D_α(P‖Q), D_α(Q‖P)) of :func:`with_replacement_pair`, by quadrature."""
     w, s = with_replacement_pair(n, m, sigma)
-    a = mp.mpf(alpha)
-
-    def p(z):
-        return mp.fsum(wc * mp.npdf(z, c, s) for c, wc in enumerate(w))
-
-    def q(z):
-        return mp.npdf(z, 0, s)
-
-    pts = [-mp.inf] + [mp.mpf(c) for c in range(m + 1)] + [mp.inf]
-    fwd = mp.quad(lambda z: p(z) ** a * q(z) ** (1 - a), pts)
-    bwd = mp.quad(lambda z: q(z) ** a * p(z) ** (1 - a), pts)
-    return max(mp.log(fwd), mp.log(bwd)) / (a - 1)
+    return mixtures_renyi(list(zip(w, range(m + 1))), [(1, 0)], s, alpha)
 
 
 def with_replacement_delta(n: int, m: int, sigma: float, eps: float):
-    """max of the two hockey-stick divergences of :func:`with_replacement_pair` at ε (the
-    likelihood ratio P/Q is increasing in z, so each is one tail integral past a root)."""
+    """max of the two hockey-stick divergences of :func:`with_replacement_pair` at ε."""
     w, s = with_replacement_pair(n, m, sigma)
-    e = mp.e ** mp.mpf(eps)
-
-    def ratio(z):
-        return mp.fsum(wc * mp.e ** ((2 * c * z - c * c) / (2 * s * s)) for c, wc in enumerate(w))
-
-    def root(target):
-        lo, hi = mp.mpf(-1e4), mp.mpf(1e4)
-        for _ in range(300):
-            mid = (lo + hi) / 2
-            lo, hi = (mid, hi) if ratio(mid) < target else (lo, mid)
-        return (lo + hi) / 2
-
-    z1 = root(e)  # P − e^ε Q > 0 above z1
-    d1 = mp.fsum(wc * mp.ncdf(-(z1 - c) / s) for c, wc in enumerate(w)) - e * mp.ncdf(-z1 / s)
-    z2 = root(1 / e)  # Q − e^ε P > 0 below z2
-    d2 = mp.ncdf(z2 / s) - e * mp.fsum(wc * mp.ncdf((z2 - c) / s) for c, wc in enumerate(w))
-    return max(d1, d2, mp.mpf(0))
+    return mixture_delta(w, list(range(m + 1)), s, eps)

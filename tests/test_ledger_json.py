@@ -32,10 +32,12 @@ from dpaudit.events import (
 )
 from dpaudit.events_ml import (
     DiscreteLaplaceEvent,
+    MixtureOfGaussiansEvent,
     RepeatAndSelectEvent,
     SampledWithoutReplacementEvent,
     SampledWithReplacementEvent,
     TreeAggregationEvent,
+    TruncatedSubsampledGaussianEvent,
     ZCdpEvent,
 )
 from dpaudit.ledger import Ledger
@@ -62,6 +64,8 @@ ONE_OF_EACH = [
     ZCdpEvent(0.5, 1e-3),
     DiscreteLaplaceEvent(0.25, 3),
     SampledWithReplacementEvent(10, 32, GaussianEvent(sigma=1.0, sensitivity=2.0)),
+    MixtureOfGaussiansEvent(1.5, (0.0, 1.0, 2.0), (0.81, 0.18, 0.01)),
+    TruncatedSubsampledGaussianEvent(60000, 0.004, 300, 1.1),
     RepeatAndSelectEvent(ParallelEvent((GaussianEvent(1.0), ZCdpEvent(0.1))), 7.5, float("inf")),
 ]
 

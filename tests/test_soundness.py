@@ -58,12 +58,15 @@ from dpaudit.events import (
 )
 from dpaudit.events_ml import (
     DiscreteLaplaceEvent,
+    MixtureOfGaussiansEvent,
     RepeatAndSelectEvent,
     SampledWithoutReplacementEvent,
     SampledWithReplacementEvent,
     TreeAggregationEvent,
+    TruncatedSubsampledGaussianEvent,
     ZCdpEvent,
 )
+from tests.mixture_reference import certified_curve, mixture_delta, mixture_renyi
 from tests.mp_reference import (
     hockey_stick_mp,
     kov_delta,
@@ -559,7 +562,7 @@ def test_issue15_pld_memory_is_bounded():
 @st.composite
 def new_leaf(draw):
     """A leaf of one of issue 23's events, with its exact μ² (Fraction) when it is Gaussian-type."""
-    kind = draw(st.sampled_from(["tree", "wor", "wr", "zcdp", "dlap", "rs"]))
+    kind = draw(st.sampled_from(["tree", "wor", "wr", "zcdp", "dlap", "rs", "mog", "trunc"]))
     if kind == "tree":
         sigma = _pow10(draw(st.floats(-2.0, 3.0)))
         counts = tuple(draw(st.lists(st.integers(0, 10**6), min_size=1, max_size=3)))
@@ -572,6 +575,13 @@ def new_leaf(draw):
     if kind == "wr":
         return SampledWithReplacementEvent(draw(st.integers(1, 10**6)), draw(st.integers(1, 10**4)),
                                            GaussianEvent(sigma=_pow10(draw(st.floats(-0.5, 1.5))))), None
+    if kind == "mog":
+        cs, ps = draw(mixtures)
+        return MixtureOfGaussiansEvent(_pow10(draw(st.floats(-0.5, 1.5))), cs, ps), None
+    if kind == "trunc":
+        n = draw(st.integers(1, 10**7))
+        q, cut = _pow10(draw(st.floats(-6.0, 0.0))), draw(st.integers(1, n + 1))
+        return TruncatedSubsampledGaussianEvent(n, q, cut, _pow10(draw(st.floats(-0.5, 1.5)))), None
     if kind == "zcdp":
         return ZCdpEvent(_pow10(draw(st.floats(-6.0, 1.0))), draw(st.sampled_from([0.0, 1e-3]))), None
     if kind == "rs":
@@ -601,6 +611,36 @@ def test_with_replacement_never_below_the_exact_divergence(n, m, log_sigma, log_
     certified = epsilon_under("rdp", leaf, delta)
     assert with_replacement_delta(n, m, sigma, certified) <= delta
     CASES["new events"] += orders.size + 1
+
+
+@st.composite
+def _mixtures(draw):
+    """(sensitivities, probabilities) of a mixture of up to 3 components, one of them often 0
+    (dp-accounting's sensitivities are non-negative)."""
+    k = draw(st.integers(1, 3))
+    cs = [draw(st.sampled_from([0.0, 1.0, 2.0, 0.3, 1.5])) for _ in range(k)]
+    raw = [draw(st.floats(0.01, 1.0)) for _ in range(k)]
+    return tuple(cs), tuple(r / math.fsum(raw) for r in raw)
+
+
+mixtures = _mixtures()
+ORDERS3 = np.array([1.05, 2.0, 8.0])
+
+
+@_settings(8)
+@given(mix=mixtures, log_sigma=st.floats(-0.3, 0.7), log_delta=st.floats(-9.0, -2.0))
+def test_mixture_of_gaussians_never_below_the_exact_divergence(mix, log_sigma, log_delta):
+    """N(0, σ²) against Σ p_i N(c_i, σ²): the certified RDP curve is at least the exact Rényi
+    divergence in both orders (mpmath quadrature) at every order tried, and the exact δ at the
+    certified ε at most δ."""
+    cs, ps = mix
+    sigma, delta = 10.0**log_sigma, 10.0**log_delta
+    leaf = MixtureOfGaussiansEvent(sigma, cs, ps)
+    for a, c in zip(ORDERS3, certified_curve(leaf, ORDERS3)):
+        assert mp.mpf(float(c)) >= mixture_renyi(sigma, cs, ps, a) - mp.mpf(10) ** -40, (a, c)
+    if any(c > 0 and p > 0 for c, p in zip(cs, ps)):
+        assert mixture_delta(ps, cs, sigma, epsilon_under("rdp", leaf, delta)) <= delta
+    CASES["new events"] += ORDERS3.size + 1
 
 
 shapes = st.one_of(st.sampled_from([0.0, 1.0, math.inf]), st.floats(0.0, 20.0))

@@ -44,10 +44,12 @@ from dpaudit.events import (
     SelfComposedEvent,
 )
 from dpaudit.events_ml import (
+    MixtureOfGaussiansEvent,
     RepeatAndSelectEvent,
     SampledWithoutReplacementEvent,
     SampledWithReplacementEvent,
     TreeAggregationEvent,
+    TruncatedSubsampledGaussianEvent,
     ZCdpEvent,
 )
 from dpaudit.numerics import div_up, div_up_array, norm_up
@@ -92,6 +94,14 @@ def no_bound(leaf: PrivacyEvent, what: str) -> NotApplicable:
         return NotApplicable(
             f"no {what} bound is implemented for a Gaussian on a batch sampled with replacement "
             "(replace-one); the rdp method bounds it (joint convexity over the record's copies)")
+    if isinstance(leaf, MixtureOfGaussiansEvent):
+        return NotApplicable(
+            f"no {what} bound is implemented for a mixture of Gaussians; the rdp method bounds it "
+            "(a mixture of Poisson-subsampled Gaussians, joint convexity)")
+    if isinstance(leaf, TruncatedSubsampledGaussianEvent):
+        return NotApplicable(
+            f"no {what} bound is implemented for a Gaussian on a truncated Poisson sample; the rdp method "
+            "bounds it (two Poisson-subsampled Gaussians, joint convexity over whether the batch is cut)")
     if isinstance(leaf, RepeatAndSelectEvent):
         return NotApplicable(
             f"no {what} bound is known for repeat-and-select (an unbounded random number of runs); "

@@ -32,6 +32,8 @@ for tiny ε, where the textbook forms subtract two nearly equal logarithms:
 * a (ξ, ρ)-zCDP release: ξ + ρα (Bun & Steinke 2016).
 * a Gaussian on a batch drawn with replacement (replace-one): joint convexity over the number of
   copies of the record (:mod:`dpaudit.accounting.with_replacement`; sound, loose).
+* a mixture of Gaussians and a Gaussian on a truncated Poisson sample (add/remove): joint
+  convexity over parts that are Poisson-subsampled Gaussians (:mod:`dpaudit.accounting.mixtures`).
 * repeat-and-select (Papernot & Steinke 2022, Thms 2 and 6) over the inner event's curve
   (:mod:`dpaudit.accounting.repeat_select`).
 * every pure curve is capped at ε (Rényi divergences of ε-DP mechanisms are at most ε);
@@ -69,14 +71,17 @@ from dpaudit.accounting.composition import (
     normal_form,
     sampled_noise_multiplier,
 )
+from dpaudit.accounting.mixtures import log_rdp_of_parts, mixture_parts
 from dpaudit.accounting.repeat_select import repeat_select_rdp
 from dpaudit.accounting.sampled_rdp import sampled_gaussian_log_a, without_replacement_log_a
 from dpaudit.accounting.with_replacement import log_with_replacement_rdp
 from dpaudit.events import GaussianEvent, PoissonSampledEvent, PrivacyEvent
 from dpaudit.events_ml import (
+    MixtureOfGaussiansEvent,
     RepeatAndSelectEvent,
     SampledWithoutReplacementEvent,
     SampledWithReplacementEvent,
+    TruncatedSubsampledGaussianEvent,
     ZCdpEvent,
 )
 from dpaudit.numerics import div_up, minimise_zoom, sum_up_arrays
@@ -215,7 +220,7 @@ def log_sampled_gaussian_rdp(leaf: PoissonSampledEvent, alphas: np.ndarray) -> n
     with np.errstate(over="ignore", divide="ignore"):
         log_cap = np.log(a) + 2.0 * math.log(mu) - _LOG2 if math.isfinite(mu) else np.full(a.shape, np.inf)
     q, nm = leaf.sampling_probability, sampled_noise_multiplier(leaf)
-    if q == 1.0 or nm == 0 or not math.isfinite(nm):
+    if q == 1.0 or not 1e-150 < nm < math.inf:  # σ² would underflow: the cap alone (valid everywhere)
         return log_cap
     xs, la = sampled_gaussian_log_a(q, nm)
     if xs.size < 2:
@@ -265,6 +270,8 @@ def log_rdp_curve(comp: Composition, alphas: np.ndarray) -> np.ndarray:
             terms.append(log_without_replacement_rdp(leaf, a) + math.log(count))
         elif isinstance(leaf, SampledWithReplacementEvent):
             terms.append(log_with_replacement_rdp(leaf, a) + math.log(count))
+        elif isinstance(leaf, (MixtureOfGaussiansEvent, TruncatedSubsampledGaussianEvent)):
+            terms.append(_log_mixture_curve(leaf, a) + math.log(count))
         elif isinstance(leaf, RepeatAndSelectEvent):
             with np.errstate(divide="ignore"):
                 rs = repeat_select_rdp(leaf, a, ORDERS, _event_rdp(leaf.event))
@@ -282,6 +289,15 @@ def log_rdp_curve(comp: Composition, alphas: np.ndarray) -> np.ndarray:
     if not terms:
         return np.full(a.shape, -np.inf)
     return _logsumexp_rows(np.stack(terms)) + _MARGIN
+
+
+def _log_mixture_curve(leaf: MixtureOfGaussiansEvent | TruncatedSubsampledGaussianEvent,
+                       a: np.ndarray) -> np.ndarray:
+    """log ρ(α) of a mixture of Poisson-subsampled Gaussians (a mixture of Gaussians, a truncated
+    Poisson sample): joint convexity over its parts (:mod:`dpaudit.accounting.mixtures`), each
+    part's curve :func:`log_sampled_gaussian_rdp`."""
+    parts = mixture_parts(leaf)
+    return log_rdp_of_parts([w for w, _ in parts], [log_sampled_gaussian_rdp(e, a) for _, e in parts], a)
 
 
 def _event_rdp(event: PrivacyEvent) -> Callable[[np.ndarray], np.ndarray]:

@@ -32,14 +32,14 @@ from dpaudit.events import GaussianEvent
 from dpaudit.events_ml import SampledWithReplacementEvent
 from dpaudit.numerics import div_up
 
-__all__ = ["log_with_replacement_rdp"]
+__all__ = ["log_with_replacement_rdp", "log_expm1_up", "log_rho_of_terms"]
 
 _TERMS = 64
 _LOG2 = math.log(2.0)
 
 
-def _log_expm1_up(log_x: np.ndarray) -> np.ndarray:
-    """An upper bound on log(e^x − 1) from log x."""
+def log_expm1_up(log_x: np.ndarray) -> np.ndarray:
+    """An upper bound on log(e^x − 1) from log x (also used by :mod:`dpaudit.accounting.mixtures`)."""
     with np.errstate(over="ignore", under="ignore"):
         x = np.exp(log_x)
         lv = np.log(np.expm1(np.clip(x, 1e-10, 30.0)))
@@ -73,18 +73,26 @@ def log_with_replacement_rdp(leaf: SampledWithReplacementEvent, alphas: np.ndarr
     log_w = log_w + 1e-14 * (c * log_n + (m - c) * abs(log1m))
     base = np.log(a - 1.0) + np.log(a) + 2.0 * math.log(mu) - _LOG2  # log of x at c = 1
     base = base + 1e-14 * (np.abs(np.log(a - 1.0)) + np.log(a) + 2.0 * abs(math.log(mu)) + _LOG2)
-    rows = [log_w + _log_expm1_up(base[None, :] + 2.0 * np.log(c))]
+    rows = [log_w + log_expm1_up(base[None, :] + 2.0 * np.log(c))]
     if m > k:
         kk = np.array([float(k + 1)])
         log_tail = float(_log_binom_up(m, kk)[0]) - (k + 1) * log_n
         with np.errstate(over="ignore"):
             rows.append((log_tail + np.exp(base + 2.0 * math.log(m)) * (1.0 + 1e-14))[None, :])
+    return np.minimum(log_rho_of_terms(rows, a), log_cap)
+
+
+def log_rho_of_terms(rows: list[np.ndarray], alphas: np.ndarray) -> np.ndarray:
+    """log[log(1 + S)/(α − 1)], rounded up, where log S is the log-sum-exp over the rows of
+    ``rows`` (each an upper bound on the log of its part of S, one column per order): the Rényi
+    divergence bound of joint convexity, e^{(α−1)ρ} ≤ 1 + S."""
+    a = np.asarray(alphas, dtype=float)
     terms = np.concatenate(rows, axis=0)
     top = np.max(terms, axis=0)
     with np.errstate(invalid="ignore", over="ignore"):
         spread = np.log(np.sum(np.exp(terms - top[None, :]), axis=0)) * (1.0 + 1e-14)
         log_s = top + spread + 1e-14 * np.abs(top)
-        log_s = np.where(np.isposinf(top), np.inf, log_s)
+        log_s = np.where(np.isinf(top), top, log_s)  # every part inf: inf; every part 0: −inf
         exact = np.log(np.logaddexp(0.0, np.maximum(log_s, -36.0))) + 1e-15
         log_log1p = np.where(log_s < -36.0, log_s, exact)
-    return np.minimum(log_log1p - np.log(a - 1.0), log_cap)
+    return log_log1p - np.log(a - 1.0)
