@@ -2,9 +2,10 @@
 
 Run ``python benchmarks/bench_growth.py [--algorithms ts lazy-ucb] [--horizons 1e4 1e5 1e6]
 [--arms 5 50 500] [--reps 10] [--json FILE]``. Each cell simulates the algorithm with its default
-engine ("auto") on a Bernoulli instance with means evenly spaced in [0.1, 0.9], R repetitions, in
-a fresh process (CPU seconds of the simulation after a small warm-up run, which also compiles the
-numba kernels; peak resident memory of the process). The table gives each cell's time and memory
+engine ("auto") and its ``dpaudit run`` options (but :data:`FIXED`) on a Bernoulli instance with
+means evenly spaced in [0.1, 0.9], R repetitions, in a fresh process (CPU seconds of the
+simulation after a small warm-up run, which also compiles the numba kernels; peak resident memory
+of the process). The table gives each cell's time and memory
 and the growth factor of the time from the previous horizon (same N) and from the previous arm
 count (same T): an algorithm whose cost is linear in T and N grows by about 10× per step.
 """
@@ -19,6 +20,10 @@ import sys
 from typing import Any
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+FIXED = {"ts": {"prepulls": 0, "variance_scale": 1.0}}
+"""Options held fixed across the cells: ``dpaudit run ts`` picks (b, c) by T (b = 1897 pre-pulls
+per arm at T = 10⁵: 95 % of the rounds at N = 50 are pre-pulls), which would mix the algorithm's
+schedule into the engine's growth; (b, c) = (0, 1) is Algorithm 1 of Ou, Avella Medina & Cummings."""
 
 _CELL = """
 import json, resource, sys, time
@@ -29,7 +34,8 @@ from bandits.registry import get
 alg, N, T, R = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 spec = get(alg)
 env = BernoulliEnv(tuple(float(m) for m in np.linspace(0.9, 0.1, N)))
-policy = spec.configure({o.dest: o.default for o in spec.options}, env, T).policy
+options = {o.dest: o.default for o in spec.options} | json.loads(sys.argv[5])
+policy = spec.configure(options, env, T).policy
 simulate(policy, env, min(T, 2000), R, 0, progress=False)
 t = time.process_time()
 res = simulate(policy, env, T, R, 0, progress=False)
@@ -42,7 +48,8 @@ print(json.dumps({"cpu_s": cpu, "peak_mib": rss, "regret": float(res.pseudo_regr
 def cell(alg: str, n_arms: int, horizon: int, reps: int) -> dict[str, Any]:
     """One cell in a fresh process: CPU seconds, peak memory (MiB), mean final pseudo-regret."""
     proc = subprocess.run(
-        [sys.executable, "-c", _CELL, alg, str(n_arms), str(horizon), str(reps)],
+        [sys.executable, "-c", _CELL, alg, str(n_arms), str(horizon), str(reps),
+         json.dumps(FIXED.get(alg, {}))],
         capture_output=True, text=True, cwd=ROOT, check=True,
     )
     return dict(json.loads(proc.stdout.strip().splitlines()[-1]))

@@ -64,6 +64,8 @@ VALIDITY = ROOT / "docs" / "img" / "audit_validity.json"
 DPSGD = ROOT / "docs" / "img" / "dpsgd.json"
 CALIBRATION = ROOT / "docs" / "img" / "calibration.json"
 LEADERBOARD = ROOT / "docs" / "img" / "leaderboard_reduced.json"
+GROWTH = ROOT / "docs" / "img" / "growth.json"
+WORKERS = ROOT / "docs" / "img" / "audit_workers.json"
 DOCUMENTS = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
 
 __all__ = ["TUNING", "AUDITS", "run_tuning", "run_audits", "render_all", "differences", "write", "main"]
@@ -324,6 +326,20 @@ def _leaderboard_renderers(data: dict[str, Any]) -> dict[str, Callable[[], str]]
             "leaderboard-scale": lambda: scale, "leaderboard-full": lambda: full_text}  # fmt: skip
 
 
+def _perf_renderers() -> dict[str, Callable[[], str]]:
+    from benchmarks import perf_tables as t
+
+    out: dict[str, Callable[[], str]] = {}
+    if GROWTH.exists():
+        growth = json.loads(GROWTH.read_text())
+        out |= {"growth": lambda: t.growth_table(growth), "growth-summary": lambda: t.growth_sentence(growth)}
+    if WORKERS.exists():
+        workers = json.loads(WORKERS.read_text())
+        out |= {"workers": lambda: t.workers_table(workers),
+                "workers-summary": lambda: t.workers_sentence(workers)}
+    return out
+
+
 def _stored() -> dict[str, Any]:
     return json.loads(STORED.read_text()) if STORED.exists() else {}
 
@@ -361,6 +377,7 @@ def renderers() -> dict[str, Callable[[], str]]:
         **({} if dpsgd is None else _dpsgd_renderers(dpsgd)),
         **({} if cal is None else _calibration_renderers(cal)),
         **({} if board is None else _leaderboard_renderers(board)),
+        **_perf_renderers(),
     }  # fmt: skip
 
 
