@@ -170,10 +170,10 @@ def from_dp_accounting(event: dp_accounting.DpEvent) -> PrivacyEvent:
     >>> import dp_accounting as dpa
     >>> from_dp_accounting(dpa.ComposedDpEvent([dpa.GaussianDpEvent(2.0), dpa.LaplaceDpEvent(0.5)])).events
     (GaussianEvent(sigma=2.0, sensitivity=1.0), LaplaceEvent(scale=0.5, sensitivity=1.0))
-    >>> from_dp_accounting(dpa.TruncatedSubsampledGaussianDpEvent(1000, 0.01, 20, 1.0))
+    >>> from_dp_accounting(dpa.UnsupportedDpEvent())
     Traceback (most recent call last):
     ...
-    ValueError: dp-accounting event is not supported: TruncatedSubsampledGaussianDpEvent
+    ValueError: dp-accounting event is not supported: UnsupportedDpEvent
     """
     import dp_accounting as dpa
 

@@ -284,7 +284,8 @@ def test_simulate_many_is_bit_identical_to_separate_simulations(env, monkeypatch
     monkeypatch.setattr(joint_mod, "play_together", count_together)
     monkeypatch.setattr(agent_mod.GaussianTSAgent, "_speculate", count_speculate)
     T = 6000
-    pols = [GaussianTS(b=b, c=c) for b, c in MANY] + [GaussianTS(b=2, c=50.0, engine="step"), UCB1()]
+    pols = [GaussianTS(b=b, c=c, engine="speculative") for b, c in MANY] + [
+        GaussianTS(b=5, c=3.0), GaussianTS(b=2, c=50.0, engine="step"), UCB1()]  # "auto" too
     kw = dict(record_actions=True, progress=False, chunk_size=1100, checkpoints=[1, 17, 1100, 4000, T])
     many = simulate_many(pols, env, T, 4, 8, **kw)
     assert calls["together"] > 0 and calls["speculate"] > 0  # both engines are exercised
