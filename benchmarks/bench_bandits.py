@@ -102,18 +102,22 @@ def main(argv: list[str] | None = None) -> dict:
         return simulate(GaussianTS(engine=engine), env, T, repetitions=R, seed=args.seed, progress=False)
 
     fast_cpu, fast_wall, fast = _timed(lambda: run("speculative"), args.repeat)
+    auto_cpu, auto_wall, auto = _timed(lambda: run("auto"), args.repeat)
     step_cpu, step_wall, step = _timed(lambda: run("step"), max(1, args.repeat - 1))
     TL = min(args.loop_horizon, T)
     loop_cpu, loop_wall, loop_reg = _timed(lambda: plain_loop(TL, R, args.seed), 1)
     loop_cpu, loop_wall = loop_cpu * T / TL, loop_wall * T / TL
     rng_cpu, rng_wall, _ = _timed(lambda: draw_only(T, R, args.seed, env.n_arms), args.repeat)
 
-    same = bool(np.array_equal(fast.pseudo_regret, step.pseudo_regret))
+    same = bool(np.array_equal(fast.pseudo_regret, step.pseudo_regret)) and bool(
+        np.array_equal(auto.pseudo_regret, step.pseudo_regret))
     out = {
         "task": f"Gaussian TS (b=0, c=1), Bernoulli {list(MEANS)}, T={T}, N={env.n_arms}, R={R}",
         "load_average": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
         "toolkit_speculative_cpu_s": fast_cpu,
         "toolkit_speculative_wall_s": fast_wall,
+        "toolkit_default_cpu_s": auto_cpu,
+        "toolkit_default_wall_s": auto_wall,
         "toolkit_step_cpu_s": step_cpu,
         "plain_loop_cpu_s_scaled": loop_cpu,
         "plain_loop_measured_steps": TL * R,
@@ -137,6 +141,8 @@ def main(argv: list[str] | None = None) -> dict:
             f"  toolkit, speculative engine   {fast_cpu:7.3f} s CPU ({fast_wall:.3f} s wall)   "
             f"target < 0.5 s: {'met' if out['target_met'] else 'MISSED'}"
         )
+        print(f"  toolkit, default engine       {auto_cpu:7.3f} s CPU ({auto_wall:.3f} s wall)   "
+              "(\"auto\": the compiled round loop when numba is installed)")
         print(f"  toolkit, step engine          {step_cpu:7.3f} s CPU   x{out['speedup_vs_step_engine']:.1f}")
         print(
             f"  plain per-step loop (1 rep)   {loop_cpu:7.3f} s CPU   x{out['speedup_vs_plain_loop']:.1f}"
