@@ -28,12 +28,13 @@ on :mod:`dpaudit.events`, which is near its size limit):
 * :class:`DiscreteLaplaceEvent` — f(x) + Z with P(Z = z) ∝ e^{−a|z|} on the integers, integer
   ℓ1-sensitivity Δ: pure (aΔ)-DP, bounded as such by every method.
 * :class:`MixtureOfGaussiansEvent` — N(0, σ²) on one neighbour against Σ_i p_i N(c_i, σ²) on the
-  other (add/remove; Choquette-Choo, Ganesh, Steinke & Thakurta 2023); bounded by ``rdp`` as a
-  mixture of Poisson-subsampled Gaussians (:mod:`dpaudit.accounting.mixtures`), the other
-  methods say why not.
+  other (add/remove; Choquette-Choo, Ganesh, Steinke & Thakurta 2023); bounded by ``rdp`` and
+  ``pld`` as a mixture of Poisson-subsampled Gaussians (:mod:`dpaudit.accounting.mixtures`,
+  :mod:`dpaudit.accounting.pld_mixture`), the other methods say why not.
 * :class:`TruncatedSubsampledGaussianEvent` — a Gaussian on a Poisson sample cut down to at most
-  ``truncated_batch_size`` records (add/remove); bounded by ``rdp`` as a mixture of two
-  Poisson-subsampled Gaussians (:mod:`dpaudit.accounting.mixtures`), the other methods say why not.
+  ``truncated_batch_size`` records (add/remove); bounded by ``rdp`` and ``pld`` as a mixture of
+  two Poisson-subsampled Gaussians (:mod:`dpaudit.accounting.mixtures`), the other methods say why
+  not.
 * :class:`RepeatAndSelectEvent` — an event run a random number K of times, only the best run
   released (hyperparameter tuning; Papernot & Steinke 2022): K truncated negative binomial
   (``shape`` η ≥ 0; η = 0 logarithmic, η = 1 geometric) or Poisson (η = ∞) of the given mean;

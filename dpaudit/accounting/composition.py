@@ -96,12 +96,12 @@ def no_bound(leaf: PrivacyEvent, what: str) -> NotApplicable:
             "(replace-one); the rdp method bounds it (joint convexity over the record's copies)")
     if isinstance(leaf, MixtureOfGaussiansEvent):
         return NotApplicable(
-            f"no {what} bound is implemented for a mixture of Gaussians; the rdp method bounds it "
-            "(a mixture of Poisson-subsampled Gaussians, joint convexity)")
+            f"no {what} bound is implemented for a mixture of Gaussians; the rdp and pld methods bound it "
+            "(a mixture of Poisson-subsampled Gaussians)")
     if isinstance(leaf, TruncatedSubsampledGaussianEvent):
         return NotApplicable(
-            f"no {what} bound is implemented for a Gaussian on a truncated Poisson sample; the rdp method "
-            "bounds it (two Poisson-subsampled Gaussians, joint convexity over whether the batch is cut)")
+            f"no {what} bound is implemented for a Gaussian on a truncated Poisson sample; the rdp and pld "
+            "methods bound it (two Poisson-subsampled Gaussians: whether the batch is cut)")
     if isinstance(leaf, RepeatAndSelectEvent):
         return NotApplicable(
             f"no {what} bound is known for repeat-and-select (an unbounded random number of runs); "

@@ -84,6 +84,7 @@ from dpaudit.accounting.composition import (
     NotApplicable,
     check_private,
 )
+from dpaudit.accounting.pld_mixture import leaf_pmfs
 from dpaudit.accounting.pld_plan import (  # noqa: F401 - accuracy, accuracy_of, plan and the budgets are pld's API
     BASE_INTERVAL,
     GRID_BUDGET,
@@ -102,7 +103,6 @@ from dpaudit.accounting.pld_pmf import (
     losses_of,
     self_compose,
 )
-from dpaudit.accounting.pld_sampled import sampled_gaussian_pmfs
 from dpaudit.accounting.pld_steps import dense_pmfs, single_step_pmfs
 
 NAME = "pld"
@@ -128,8 +128,8 @@ def _directions(comp: Composition, interval: float, budget: float, levels: list[
         if e == 0 and d == 0:
             continue
         dense.append((single_step_pmfs(leaf, e, d, interval / 2**c), count, c))
-    for leaf, count, nm, _ in sampled:
-        dense.append((sampled_gaussian_pmfs(nm, leaf.sampling_probability, interval), count, 0))
+    for leaf, count, _, _ in sampled:
+        dense.append((leaf_pmfs(leaf, interval), count, 0))
     if not dense:
         return []
     n_dir = max(len(d) for d, _, _ in dense)

@@ -24,8 +24,8 @@ from dpaudit.accounting.composition import (
     pure_epsilon,
     sampled_noise_multiplier,
 )
+from dpaudit.accounting.pld_mixture import MIXTURES, leaf_parts, leaf_pmfs
 from dpaudit.accounting.pld_pmf import TAIL_TRUNCATION, self_convolve_bounds
-from dpaudit.accounting.pld_sampled import sampled_gaussian_pmfs
 from dpaudit.accounting.pld_steps import SMALL_EPSILON
 from dpaudit.events import (
     ApproxDpEvent,
@@ -96,43 +96,57 @@ def _sampled_widths(mu: float, q: float, count: int) -> tuple[float, float]:
     return single, single + _gauss_width(clt)
 
 
-def _probed_width(leaf: PoissonSampledEvent, count: int, noise_multiplier: float, interval: float) -> float:
+def _probed_width(leaf: PrivacyEvent, count: int, noise_multiplier: float, interval: float) -> float:
     """The loss range of ``count`` Poisson-subsampled Gaussian steps outside which each direction's
     composed PMF has tails of at most TAIL_TRUNCATION, measured on a grid of ``interval`` (Chernoff
     bounds of the single-step PMF, as where the composition is built), with 25 % to spare for a
     finer grid (the window is checked again where it is built)."""
-    pmfs = sampled_gaussian_pmfs(noise_multiplier, leaf.sampling_probability, interval)
+    pmfs = leaf_pmfs(leaf, interval)
     bounds = [self_convolve_bounds(p.probs, count, TAIL_TRUNCATION) for p in pmfs]
     return 1.25 * max(hi - lo + 1 for lo, hi in bounds) * interval
 
 
+def sampling_rate(leaf: PrivacyEvent) -> float:
+    """The largest sampling probability of a sampled-Gaussian leaf's parts (for sizing)."""
+    return max(part.sampling_probability for _, part in leaf_parts(leaf))
+
+
 def composition_leaves(comp: Composition) -> tuple[float, list[tuple[PrivacyEvent, int, float, float]],
-                                        list[tuple[PoissonSampledEvent, int, float, float]]]:
+                                        list[tuple[PrivacyEvent, int, float, float]]]:
     """(Gaussian μ, [(leaf, count, ε, δ)], [(sampled leaf, count, noise multiplier, μ)]) with the
-    domain checks."""
+    domain checks; a sampled leaf is a Poisson-subsampled Gaussian or a mixture of them
+    (:mod:`dpaudit.accounting.pld_mixture`), its noise multiplier and μ those of its part of
+    largest μ."""
     check_private(comp)
     mu = comp.gaussian_mu()
     if 0 < mu < MIN_MU:
         raise NotApplicable(f"the composed Gaussian mu={mu:.3g} is below the PLD domain "
                             f"(at least {MIN_MU:g}); gdp is exact for Gaussian compositions")
     st = comp.steps()
-    sampled = []
+    sampled: list[tuple[PrivacyEvent, int, float, float]] = []
     for leaf, count in st.other:
-        if not isinstance(leaf, PoissonSampledEvent):
+        if not isinstance(leaf, (PoissonSampledEvent, *MIXTURES)):
             raise no_bound(leaf, "PLD")
-        nm, m = sampled_noise_multiplier(leaf), leaf_mu(leaf.event)
-        if not MIN_MU <= m <= MAX_SAMPLED_MU:
-            raise NotApplicable(
-                f"a Poisson-subsampled Gaussian with mu={m:.3g} (sigma/sensitivity={nm:.3g}) is outside "
-                f"the PLD domain (mu in [{MIN_MU:g}, {MAX_SAMPLED_MU:g}])"
-            )
+        parts = leaf_parts(leaf)
+        if not parts:  # a mixture whose every sensitivity is 0 reveals nothing
+            continue
+        nm, m = math.inf, 0.0  # the part of largest mu (a mixture's parts are checked one by one)
+        for _, part in parts:
+            pnm, pm = sampled_noise_multiplier(part), leaf_mu(part.event)
+            if not MIN_MU <= pm <= MAX_SAMPLED_MU:
+                raise NotApplicable(
+                    f"a Poisson-subsampled Gaussian with mu={pm:.3g} (sigma/sensitivity={pnm:.3g}) is "
+                    f"outside the PLD domain (mu in [{MIN_MU:g}, {MAX_SAMPLED_MU:g}])"
+                )
+            nm, m = (pnm, pm) if pm > m else (nm, m)
         sampled.append((leaf, int(count), nm, m))
-    sampled.sort(key=lambda x: (x[0].sampling_probability, x[2], x[1]))
+    sampled.sort(key=lambda x: (sampling_rate(x[0]), x[2], x[1], repr(x[0])))
     distinct = sum(g.eps.size for g in st.pure) + st.approx_eps.size  # every other leaf is sampled
     if distinct > MAX_LEAVES:
         rest = _binned_leaves(st)
     else:  # canonical order: the composed grid must not depend on the order of the leaves
-        rest = [(leaf, c) for leaf, c in comp.gaussian_part()[2] if not isinstance(leaf, PoissonSampledEvent)]
+        rest = [(leaf, c) for leaf, c in comp.gaussian_part()[2]
+                if not isinstance(leaf, (PoissonSampledEvent, *MIXTURES))]
         rest.sort(key=lambda lc: (type(lc[0]).__name__, repr(lc[0]), lc[1]))
     out = []
     for leaf, count in rest:
@@ -209,7 +223,7 @@ def plan(comp: Composition) -> dict[str, Any]:
     """
     mu, leaves, sampled = composition_leaves(comp)
     gw = _gauss_width(mu) if mu > 0 else 0.0
-    sw = [_sampled_widths(m, leaf.sampling_probability, k) for leaf, k, _, m in sampled]
+    sw = [_sampled_widths(m, sampling_rate(leaf), k) for leaf, k, _, m in sampled]
     single = max([gw] + [w for w, _ in sw])
     lw = [_leaf_width(k, e) for _, k, e, _ in leaves]
     width = gw + sum(lw) + sum(w for _, w in sw)
