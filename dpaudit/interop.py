@@ -77,7 +77,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from dpaudit.events import (
     ApproxDpEvent,
@@ -235,32 +235,31 @@ def from_dp_accounting(event: dp_accounting.DpEvent) -> PrivacyEvent:
     raise ValueError(f"event must be a dp_accounting.DpEvent, got {type(event).__name__}")
 
 
+def _fixed_batch(event: Any, ours: type) -> PrivacyEvent:
+    """A Gaussian on a fixed-size batch (drawn without or with replacement) as ``ours``; a batch of
+    0 records is a no-op, a noiseless Gaussian non-private."""
+    from dp_accounting import dp_event as de
+
+    name = type(event).__name__
+    if not isinstance(event.event, de.GaussianDpEvent):
+        raise ValueError(f"dp-accounting event is not supported: {name} of "
+                         f"{type(event.event).__name__} (only of a GaussianDpEvent)")
+    if event.sample_size == 0:
+        return NoOpEvent()
+    inner = from_dp_accounting(event.event)
+    if isinstance(inner, NonPrivateEvent):
+        return inner
+    return ours(event.source_dataset_size, event.sample_size, inner)
+
+
 def _from_ml_event(event: dp_accounting.DpEvent) -> PrivacyEvent | None:
     """The events of :mod:`dpaudit.events_ml` from dp-accounting's (None for any other type)."""
     from dp_accounting import dp_event as de
 
-    if isinstance(event, de.SampledWithoutReplacementDpEvent):
-        n, m = event.source_dataset_size, event.sample_size
-        if not isinstance(event.event, de.GaussianDpEvent):
-            raise ValueError("dp-accounting event is not supported: SampledWithoutReplacementDpEvent of "
-                             f"{type(event.event).__name__} (only of a GaussianDpEvent)")
-        if m == 0:
-            return NoOpEvent()
-        inner = from_dp_accounting(event.event)
-        if isinstance(inner, NonPrivateEvent):
-            return inner
-        return SampledWithoutReplacementEvent(n, m, inner)
-    if isinstance(event, de.SampledWithReplacementDpEvent):
-        n, m = event.source_dataset_size, event.sample_size
-        if not isinstance(event.event, de.GaussianDpEvent):
-            raise ValueError("dp-accounting event is not supported: SampledWithReplacementDpEvent of "
-                             f"{type(event.event).__name__} (only of a GaussianDpEvent)")
-        if m == 0:
-            return NoOpEvent()
-        inner = from_dp_accounting(event.event)
-        if isinstance(inner, NonPrivateEvent):
-            return inner
-        return SampledWithReplacementEvent(n, m, inner)
+    for theirs, ours in ((de.SampledWithoutReplacementDpEvent, SampledWithoutReplacementEvent),
+                         (de.SampledWithReplacementDpEvent, SampledWithReplacementEvent)):
+        if isinstance(event, theirs):
+            return _fixed_batch(event, ours)
     if isinstance(event, de.SingleEpochTreeAggregationDpEvent):
         nm = check_number("noise_multiplier", event.noise_multiplier)
         if nm == 0:
