@@ -103,7 +103,7 @@ from dpaudit.accounting.pld_pmf import (
     losses_of,
     self_compose,
 )
-from dpaudit.accounting.pld_steps import dense_pmfs, single_step_pmfs
+from dpaudit.accounting.pld_steps import gaussian_pmfs, single_step_pmfs
 
 NAME = "pld"
 
@@ -116,14 +116,10 @@ def _directions(comp: Composition, interval: float, budget: float, levels: list[
     elsewhere (``budget`` 0: all in long double). A leaf with ``levels[i]`` = c > 0 is discretised
     on Δ/2^c, composed there, and coarsened to Δ (each loss rounded *up* to the coarser grid:
     pessimistic) before it joins the others."""
-    from dp_accounting.pld import privacy_loss_distribution as pld
-
     mu, leaves, sampled = composition_leaves(comp)
     dense: list[tuple[list[Pmf], int, int]] = []  # (PMF per direction, or one if symmetric; count; levels)
     if mu > 0:
-        dense.append((dense_pmfs(pld.from_gaussian_mechanism(
-            standard_deviation=1.0 / mu, sensitivity=1.0, pessimistic_estimate=True,
-            value_discretization_interval=interval)), 1, 0))
+        dense.append((gaussian_pmfs(1.0 / mu, interval), 1, 0))
     for (leaf, count, e, d), c in zip(leaves, levels):
         if e == 0 and d == 0:
             continue

@@ -28,7 +28,7 @@ from dpaudit.accounting.composition import sampled_noise_multiplier
 from dpaudit.accounting.mixtures import mixture_parts
 from dpaudit.accounting.pld_pmf import Pmf
 from dpaudit.accounting.pld_sampled import sampled_gaussian_pmfs
-from dpaudit.accounting.pld_steps import dense_pmfs
+from dpaudit.accounting.pld_steps import gaussian_pmfs
 from dpaudit.events import GaussianEvent, PoissonSampledEvent, PrivacyEvent
 from dpaudit.events_ml import MixtureOfGaussiansEvent, TruncatedSubsampledGaussianEvent
 
@@ -62,11 +62,7 @@ def _part_pmfs(part: PoissonSampledEvent, interval: float) -> list[Pmf]:
     nm = sampled_noise_multiplier(part)
     if part.sampling_probability < 1.0:
         return sampled_gaussian_pmfs(nm, part.sampling_probability, interval)
-    from dp_accounting.pld import privacy_loss_distribution as pld
-
-    loss = pld.from_gaussian_mechanism(standard_deviation=nm, sensitivity=1.0, pessimistic_estimate=True,
-                                       value_discretization_interval=interval)
-    pmfs = dense_pmfs(loss)
+    pmfs = gaussian_pmfs(nm, interval)
     return pmfs if len(pmfs) == 2 else [pmfs[0], pmfs[0]]
 
 

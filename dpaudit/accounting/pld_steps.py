@@ -48,6 +48,16 @@ def single_step_pmfs(leaf: PrivacyEvent, e: float, d: float, interval: float) ->
     return dense_pmfs(p)
 
 
+def gaussian_pmfs(noise_multiplier: float, interval: float) -> list[Pmf]:
+    """The pessimistic PMF of one Gaussian step of noise multiplier σ (sensitivity 1), from
+    dp-accounting (symmetric: one PMF for both directions)."""
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    return dense_pmfs(pld.from_gaussian_mechanism(standard_deviation=noise_multiplier, sensitivity=1.0,
+                                                  pessimistic_estimate=True,
+                                                  value_discretization_interval=interval))
+
+
 def dense_pmfs(p: Any) -> list[Pmf]:
     """dp-accounting's PLD as our PMFs: one if symmetric, else (remove, add)."""
     if getattr(p, "_symmetric", False):
