@@ -37,6 +37,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import ClassVar
 
 import numpy as np
 
@@ -89,6 +90,10 @@ class Neighbouring(str, Enum):
 class PrivacyEvent:
     """Base class of all events. Events are immutable, hashable values."""
 
+    poisson_sampleable: ClassVar[bool] = False
+    """Whether :class:`PoissonSampledEvent` accepts the event as its inner release (a Gaussian,
+    or a pure ε-DP release: its pair of outputs is dominated by binary randomized response)."""
+
     @property
     def num_releases(self) -> int:
         """How many randomised releases the event stands for."""
@@ -120,6 +125,8 @@ class GaussianEvent(PrivacyEvent):
     It is exactly μ-GDP with μ = sensitivity/σ (Dong, Roth & Su 2022, Thm 2.7) under
     whichever neighbouring relation the sensitivity was computed for.
     """
+
+    poisson_sampleable: ClassVar[bool] = True
 
     sigma: float
     sensitivity: float = 1.0
@@ -206,6 +213,8 @@ class LaplaceEvent(PrivacyEvent):
     Pure ε-DP with ε = sensitivity/scale.
     """
 
+    poisson_sampleable: ClassVar[bool] = True
+
     scale: float
     sensitivity: float = 1.0
 
@@ -228,6 +237,8 @@ class RandomizedResponseEvent(PrivacyEvent):
     """k-ary randomised response: report the true value with probability e^ε/(e^ε + k − 1),
     each other value with probability 1/(e^ε + k − 1). Pure ε-DP (replace relation on one
     respondent's value)."""
+
+    poisson_sampleable: ClassVar[bool] = True
 
     epsilon: float
     num_categories: int = 2
@@ -312,6 +323,8 @@ class LaplaceReportNoisyMaxEvent(PrivacyEvent):
 class PureDpEvent(PrivacyEvent):
     """Any ε-DP release (δ = 0)."""
 
+    poisson_sampleable: ClassVar[bool] = True
+
     epsilon: float
 
     def __post_init__(self) -> None:
@@ -345,24 +358,32 @@ class NonPrivateEvent(PrivacyEvent):
 @dataclass(frozen=True)
 class PoissonSampledEvent(PrivacyEvent):
     """``event`` applied to a Poisson subsample: every record is included independently with
-    probability ``sampling_probability`` (q). The inner event must be a :class:`GaussianEvent`
-    (the sampled Gaussian mechanism of DP-SGD; dp-accounting's
-    ``PoissonSampledDpEvent(q, GaussianDpEvent(σ/s))``).
+    probability ``sampling_probability`` (q). The inner event is a :class:`GaussianEvent` (the
+    sampled Gaussian mechanism of DP-SGD; dp-accounting's ``PoissonSampledDpEvent(q,
+    GaussianDpEvent(σ/s))``) or a pure ε-DP release (:class:`LaplaceEvent`,
+    :class:`RandomizedResponseEvent`, :class:`PureDpEvent`, ``DiscreteLaplaceEvent``): any event
+    whose class sets ``poisson_sampleable``.
 
     The guarantee is for the add/remove relation (one record added or removed, as in Mironov,
     Talwar & Zhang 2019, Sec. 3, and dp-accounting's ``ADD_OR_REMOVE_ONE``), with the inner
-    Gaussian's sensitivity the largest contribution of one record. Accounted by ``rdp`` (Mironov,
-    Talwar & Zhang 2019) and ``pld`` (dp-accounting's subsampled-Gaussian PLD); ``basic``,
-    ``advanced`` and ``gdp`` report "not applicable" for q < 1. With q = 1 it is the inner
-    Gaussian, and every method treats it so.
+    event's sensitivity (or ε) that of adding or removing one record.
 
-    The general form (sampling probability + inner event, rather than one class with σ and q)
-    mirrors dp-accounting's structure, so conversions both ways are one-to-one, and leaves room
-    for other sampled mechanisms; today any inner event other than a Gaussian is refused.
+    * A sampled Gaussian is accounted by ``rdp`` (Mironov, Talwar & Zhang 2019) and ``pld``
+      (dp-accounting's subsampled-Gaussian PLD); ``basic``, ``advanced`` and ``gdp`` report "not
+      applicable" for q < 1.
+    * A sampled ε-DP release is log(1 + q(e^ε − 1))-DP (Li, Qardaji & Su 2012; Balle, Barthe &
+      Gaboardi 2018, "Privacy amplification by subsampling"), and every method bounds it so;
+      ``pld`` uses the sampled pair itself, which is tighter: subsampling a dominating pair of the
+      inner release gives a dominating pair of the sampled one (Zhu, Dong & Wang 2022, "Optimal
+      accounting of differential privacy via characteristic function", Poisson subsampling).
+
+    With q = 1 it is the inner event, and every method treats it so.
 
     >>> e = PoissonSampledEvent(0.01, GaussianEvent(sigma=1.0)).repeat(1000)
     >>> e.num_releases, e.event.mu
     (1000, 1.0)
+    >>> PoissonSampledEvent(0.5, LaplaceEvent(scale=1.0)).event.epsilon
+    1.0
     """
 
     sampling_probability: float
@@ -371,17 +392,19 @@ class PoissonSampledEvent(PrivacyEvent):
     def __post_init__(self) -> None:
         q = check_probability("sampling_probability", self.sampling_probability, high_open=False)
         object.__setattr__(self, "sampling_probability", q)
-        if not isinstance(self.event, GaussianEvent):
+        if not (isinstance(self.event, PrivacyEvent) and self.event.poisson_sampleable):
             raise ValueError(
-                "event must be a GaussianEvent (the only Poisson-sampled mechanism supported), "
+                "event must be a GaussianEvent or a pure epsilon-DP release (LaplaceEvent, "
+                "RandomizedResponseEvent, PureDpEvent, DiscreteLaplaceEvent) to be Poisson-sampled, "
                 f"got {type(self.event).__name__}"
             )
 
     @property
     def _gaussian(self) -> GaussianEvent:
-        """The inner Gaussian (``__post_init__`` refuses any other event)."""
+        """The inner Gaussian (a ``ValueError`` for a sampled pure ε-DP release)."""
         inner = self.event
-        assert isinstance(inner, GaussianEvent), "checked by __post_init__"
+        if not isinstance(inner, GaussianEvent):
+            raise ValueError(f"a Poisson-sampled {type(inner).__name__} has no Gaussian parameters")
         return inner
 
     @property

@@ -48,6 +48,7 @@ on :mod:`dpaudit.events`, which is near its size limit):
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -200,6 +201,8 @@ class DiscreteLaplaceEvent(PrivacyEvent):
     """f(x) + Z, P(Z = z) ∝ e^{−parameter·|z|} on the integers, integer ℓ1-sensitivity
     ``sensitivity``: pure ε-DP with ε = parameter·sensitivity (either relation, as the sensitivity
     is computed). dp-accounting's ``DiscreteLaplaceDpEvent(parameter, sensitivity)``."""
+
+    poisson_sampleable: ClassVar[bool] = True
 
     parameter: float
     sensitivity: int = 1

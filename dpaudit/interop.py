@@ -17,6 +17,8 @@ dp-accounting                                          toolkit
 ``ComposedDpEvent([...])``                             :class:`~dpaudit.events.ComposedEvent`
 ``SelfComposedDpEvent(e, n)``                          :class:`~dpaudit.events.SelfComposedEvent`
 ``PoissonSampledDpEvent(q, GaussianDpEvent(σ/s))``     :class:`~dpaudit.events.PoissonSampledEvent`
+``PoissonSampledDpEvent(q, LaplaceDpEvent(b/s))``      ``PoissonSampledEvent(q, LaplaceEvent(…))``
+``PoissonSampledDpEvent(q, DiscreteLaplaceDpEvent…)``  ``PoissonSampledEvent(q, DiscreteLaplaceEvent…)``
 ``SampledWithoutReplacementDpEvent(n, m, Gaussian…)``  ``SampledWithoutReplacementEvent(n, m, Gaussian…)``
 ``SampledWithReplacementDpEvent(n, m, Gaussian…)``     ``SampledWithReplacementEvent(n, m, Gaussian…)``
 ``SingleEpochTreeAggregationDpEvent(σ, counts)``       :class:`~dpaudit.events_ml.TreeAggregationEvent`
@@ -215,17 +217,19 @@ def from_dp_accounting(event: dp_accounting.DpEvent) -> PrivacyEvent:
         q = check_number("sampling_probability", event.sampling_probability)
         if not 0 <= q <= 1:
             raise ValueError(f"sampling_probability must be in [0, 1], got {q!r}")
-        if not isinstance(event.event, dpa.GaussianDpEvent):
+        sampleable = (dpa.GaussianDpEvent, dpa.LaplaceDpEvent, dpa.dp_event.DiscreteLaplaceDpEvent)
+        if not isinstance(event.event, sampleable):
             raise ValueError(
                 "dp-accounting event is not supported: PoissonSampledDpEvent of "
-                f"{type(event.event).__name__} (only a Poisson-sampled GaussianDpEvent is)"
+                f"{type(event.event).__name__} (only a Poisson-sampled GaussianDpEvent, LaplaceDpEvent "
+                "or DiscreteLaplaceDpEvent is)"
             )
         if q == 0:
             return NoOpEvent()
         inner = from_dp_accounting(event.event)
-        if isinstance(inner, NonPrivateEvent):
-            return NonPrivateEvent("a dp-accounting PoissonSampledDpEvent of a GaussianDpEvent with "
-                                   "noise_multiplier 0")
+        if isinstance(inner, (NonPrivateEvent, NoOpEvent)):
+            return inner if isinstance(inner, NoOpEvent) else NonPrivateEvent(
+                f"a dp-accounting PoissonSampledDpEvent of a noiseless {type(event.event).__name__}")
         return PoissonSampledEvent(q, inner)
     out = _from_ml_event(event)
     if out is not None:

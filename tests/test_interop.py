@@ -232,7 +232,8 @@ def test_degenerate_dp_accounting_parameters_follow_its_accountants():
     (dpa.SampledWithReplacementDpEvent(1000, 10, dpa.LaplaceDpEvent(1.0)),
      "SampledWithReplacementDpEvent of LaplaceDpEvent"),
     (dpa.UnsupportedDpEvent(), "UnsupportedDpEvent"),
-    (dpa.PoissonSampledDpEvent(0.1, dpa.LaplaceDpEvent(1.0)), "PoissonSampledDpEvent of LaplaceDpEvent"),
+    (dpa.PoissonSampledDpEvent(0.1, dpa.RandomizedResponseDpEvent(0.5, 2)),
+     "PoissonSampledDpEvent of RandomizedResponseDpEvent"),
     (dpa.ComposedDpEvent([dpa.GaussianDpEvent(1.0), dpa.UnsupportedDpEvent()]), "UnsupportedDpEvent"),
     (dpa.SelfComposedDpEvent(dpa.ComposedDpEvent([dpa.ZCDpEvent(0.1), dpa.UnsupportedDpEvent()]), 3),
      "UnsupportedDpEvent"),
@@ -399,8 +400,8 @@ def test_poisson_sampled_event_validation():
         PoissonSampledEvent(0.0, GaussianEvent(1.0))
     with pytest.raises(ValueError, match=r"sampling_probability must be in \(0, 1\], got 1.5"):
         PoissonSampledEvent(1.5, GaussianEvent(1.0))
-    with pytest.raises(ValueError, match="event must be a GaussianEvent.*got LaplaceEvent"):
-        PoissonSampledEvent(0.5, LaplaceEvent(1.0))
+    with pytest.raises(ValueError, match="event must be a GaussianEvent or a pure.*got ApproxDpEvent"):
+        PoissonSampledEvent(0.5, ApproxDpEvent(1.0, 1e-6))
     e = PoissonSampledEvent(0.25, GaussianEvent(sigma=3.0, sensitivity=1.5))
     assert e.mu == 0.5 and e.noise_multiplier == 2.0 and e.num_releases == 1
 

@@ -363,7 +363,8 @@ def test_pld_never_below_exact(mu_log, e0_log, count, kind, delta, frac):
 
 @st.composite
 def any_leaf(draw):
-    kinds = ["gauss", "seq", "laplace", "rr", "pure", "approx", "rnm-g", "rnm-l", "noop", "sampled"]
+    kinds = ["gauss", "seq", "laplace", "rr", "pure", "approx", "rnm-g", "rnm-l", "noop", "sampled",
+             "sampled-pure"]
     kind = draw(st.sampled_from(kinds))
     w = lambda: _pow10(draw(log10_wide))  # noqa: E731
     if kind == "gauss":
@@ -387,6 +388,10 @@ def any_leaf(draw):
         q = draw(st.one_of(st.floats(-300.0, 0.0).map(_pow10), st.just(1.0)))
         nm = draw(st.one_of(st.floats(-1.0, 1.5).map(_pow10), log10_wide.map(_pow10)))
         return PoissonSampledEvent(q, GaussianEvent(sigma=nm))
+    if kind == "sampled-pure":
+        q = draw(st.one_of(st.floats(-300.0, 0.0).map(_pow10), st.just(1.0)))
+        return PoissonSampledEvent(q, draw(st.sampled_from([LaplaceEvent(scale=w(), sensitivity=w()),
+                                                            PureDpEvent(w()), RandomizedResponseEvent(w())])))
     return NoOpEvent()
 
 

@@ -304,12 +304,16 @@ class _Classes:
         if type(leaf) is ApproxDpEvent and leaf.delta > 0:
             self.approx.append((float(leaf.epsilon), float(leaf.delta), float(c)))
             return
+        if isinstance(leaf, PoissonSampledEvent) and leaf.sampling_probability == 1.0:
+            leaf = leaf.event  # a pure release on the whole dataset: the release itself
         e = pure_epsilon(leaf)
         if e is None:
             self.other.append((leaf, c))
             return
         if type(leaf) is RandomizedResponseEvent:
             key = ("rr", int(leaf.num_categories))
+        elif type(leaf) is LaplaceEvent:
+            key = ("laplace", 0)
         else:
             key = ("pure", 0)
         vals, cnts_k = self.pure.setdefault(key, ([], []))
@@ -325,9 +329,14 @@ class _Classes:
             m, c = m[order], c[order]
         else:
             m, c = np.zeros(0), np.zeros(0)
-        groups = list(self.groups)
+        groups = list(self.groups)  # the bulk Laplace group, if any: one group per family
         for (family, k), (vals, cnts_k) in sorted(self.pure.items()):
-            groups.append(PureGroup(family, k, np.array(vals, dtype=float), np.array(cnts_k)))
+            eps, cnts = np.array(vals, dtype=float), np.array(cnts_k)
+            same = [i for i, g in enumerate(groups) if (g.family, g.k) == (family, k)]
+            if same:
+                g = groups.pop(same[0])
+                eps, cnts = np.concatenate([g.eps, eps]), np.concatenate([g.counts, cnts])
+            groups.append(PureGroup(family, k, eps, cnts))
         for i, g in enumerate(groups):
             order = _canonical_order(g.eps, g.counts)
             groups[i] = PureGroup(g.family, g.k, g.eps[order], g.counts[order])

@@ -9,6 +9,7 @@ form (:mod:`dpaudit.accounting.composition`) and the methods.
 
 from __future__ import annotations
 
+import math
 from typing import TypeGuard
 
 from dpaudit.events import (
@@ -26,12 +27,29 @@ from dpaudit.events import (
 from dpaudit.events_ml import DiscreteLaplaceEvent
 from dpaudit.numerics import div_down, div_up, mul_up
 
-__all__ = ["is_full_sample", "leaf_mu", "sampled_noise_multiplier", "pure_epsilon"]
+__all__ = ["is_full_sample", "leaf_mu", "sampled_noise_multiplier", "pure_epsilon", "sampled_epsilon"]
 
 
 def is_full_sample(leaf: PrivacyEvent) -> TypeGuard[PoissonSampledEvent]:
-    """A Poisson-sampled event with q = 1: the inner Gaussian itself."""
-    return isinstance(leaf, PoissonSampledEvent) and leaf.sampling_probability == 1.0
+    """A Poisson-sampled Gaussian with q = 1: the inner Gaussian itself."""
+    return (isinstance(leaf, PoissonSampledEvent) and leaf.sampling_probability == 1.0
+            and isinstance(leaf.event, GaussianEvent))
+
+
+def sampled_epsilon(q: float, epsilon: float) -> float:
+    """log(1 + q(e^ε − 1)), rounded up: the ε of an ε-DP release on a Poisson subsample of rate q
+    (add/remove relation; Li, Qardaji & Su 2012). For ε > 700, ε + log(q + e^{−ε}).
+
+    >>> sampled_epsilon(1.0, 2.0) >= 2.0, round(sampled_epsilon(0.01, 1.0), 6)
+    (True, 0.017037)
+    """
+    if q == 0.0 or epsilon == 0.0:
+        return 0.0
+    if epsilon > 700.0:
+        value = epsilon + math.log(q + math.exp(-epsilon))
+    else:
+        value = math.log1p(mul_up(q, math.expm1(epsilon)))
+    return min(epsilon, value * (1.0 + 1e-14)) if math.isfinite(value) else math.inf
 
 
 def leaf_mu(leaf: PrivacyEvent) -> float:
@@ -68,4 +86,7 @@ def pure_epsilon(leaf: PrivacyEvent) -> float | None:
         return float(leaf.epsilon)
     if isinstance(leaf, DiscreteLaplaceEvent):
         return mul_up(leaf.parameter, float(leaf.sensitivity))
+    if isinstance(leaf, PoissonSampledEvent) and not isinstance(leaf.event, GaussianEvent):
+        inner = pure_epsilon(leaf.event)
+        return None if inner is None else sampled_epsilon(leaf.sampling_probability, inner)
     return None

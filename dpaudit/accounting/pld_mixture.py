@@ -32,10 +32,17 @@ from dpaudit.accounting.pld_steps import gaussian_pmfs
 from dpaudit.events import GaussianEvent, PoissonSampledEvent, PrivacyEvent
 from dpaudit.events_ml import MixtureOfGaussiansEvent, TruncatedSubsampledGaussianEvent
 
-__all__ = ["MIXTURES", "leaf_parts", "leaf_pmfs"]
+__all__ = ["MIXTURES", "is_sampled_gaussian", "leaf_parts", "leaf_pmfs"]
 
 MIXTURES = (MixtureOfGaussiansEvent, TruncatedSubsampledGaussianEvent)
 """The leaves whose PLD is a mixture of Poisson-subsampled Gaussians'."""
+
+
+def is_sampled_gaussian(leaf: PrivacyEvent) -> bool:
+    """A Poisson-subsampled Gaussian or one of its mixtures (a sampled pure ε-DP release is not:
+    it is composed with the pure leaves)."""
+    return isinstance(leaf, MIXTURES) or (isinstance(leaf, PoissonSampledEvent)
+                                          and isinstance(leaf.event, GaussianEvent))
 
 
 def leaf_parts(leaf: PrivacyEvent) -> list[tuple[float, PoissonSampledEvent]]:

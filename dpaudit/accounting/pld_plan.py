@@ -24,13 +24,12 @@ from dpaudit.accounting.composition import (
     pure_epsilon,
     sampled_noise_multiplier,
 )
-from dpaudit.accounting.pld_mixture import MIXTURES, leaf_parts, leaf_pmfs
+from dpaudit.accounting.pld_mixture import is_sampled_gaussian, leaf_parts, leaf_pmfs
 from dpaudit.accounting.pld_pmf import TAIL_TRUNCATION, self_convolve_bounds
 from dpaudit.accounting.pld_steps import SMALL_EPSILON
 from dpaudit.events import (
     ApproxDpEvent,
     LaplaceEvent,
-    PoissonSampledEvent,
     PrivacyEvent,
     PureDpEvent,
     RandomizedResponseEvent,
@@ -125,7 +124,7 @@ def composition_leaves(comp: Composition) -> tuple[float, list[tuple[PrivacyEven
     st = comp.steps()
     sampled: list[tuple[PrivacyEvent, int, float, float]] = []
     for leaf, count in st.other:
-        if not isinstance(leaf, (PoissonSampledEvent, *MIXTURES)):
+        if not is_sampled_gaussian(leaf):
             raise no_bound(leaf, "PLD")
         parts = leaf_parts(leaf)
         if not parts:  # a mixture whose every sensitivity is 0 reveals nothing
@@ -145,8 +144,7 @@ def composition_leaves(comp: Composition) -> tuple[float, list[tuple[PrivacyEven
     if distinct > MAX_LEAVES:
         rest = _binned_leaves(st)
     else:  # canonical order: the composed grid must not depend on the order of the leaves
-        rest = [(leaf, c) for leaf, c in comp.gaussian_part()[2]
-                if not isinstance(leaf, (PoissonSampledEvent, *MIXTURES))]
+        rest = [(leaf, c) for leaf, c in comp.gaussian_part()[2] if not is_sampled_gaussian(leaf)]
         rest.sort(key=lambda lc: (type(lc[0]).__name__, repr(lc[0]), lc[1]))
     out = []
     for leaf, count in rest:

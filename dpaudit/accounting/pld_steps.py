@@ -3,7 +3,10 @@
 Discrete Laplace → ``from_discrete_laplace_mechanism``; Laplace → ``from_laplace_mechanism``;
 k-ary randomized response (k > 2) → ``from_randomized_response``; any other pure or (ε, δ) leaf,
 and every ε below 1e-6 → ``from_privacy_parameters(ε, δ)`` (randomized response's PLD, which
-dominates every (ε, δ)-DP mechanism). :mod:`dpaudit.accounting.pld` composes them.
+dominates every (ε, δ)-DP mechanism). A Poisson-sampled Laplace or discrete Laplace → the same
+constructions with ``sampling_prob=q``; any other Poisson-sampled ε-DP release → the sampled pair
+of binary randomized response (:func:`sampled_randomized_response_pmfs`).
+:mod:`dpaudit.accounting.pld` composes them.
 
 >>> from dpaudit.events import LaplaceEvent
 >>> [p.probs.size > 10 for p in single_step_pmfs(LaplaceEvent(1.0), 1.0, 0.0, 1e-3)]
@@ -15,11 +18,14 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
+from dpaudit.accounting.leaves import pure_epsilon, sampled_epsilon
 from dpaudit.accounting.pld_pmf import Pmf, from_dp
-from dpaudit.events import LaplaceEvent, PrivacyEvent, RandomizedResponseEvent
+from dpaudit.events import LaplaceEvent, PoissonSampledEvent, PrivacyEvent, RandomizedResponseEvent
 from dpaudit.events_ml import DiscreteLaplaceEvent
 
-__all__ = ["single_step_pmfs", "dense_pmfs", "SMALL_EPSILON"]
+__all__ = ["single_step_pmfs", "dense_pmfs", "sampled_randomized_response_pmfs", "SMALL_EPSILON"]
 
 SMALL_EPSILON = 1e-6
 
@@ -30,6 +36,8 @@ def single_step_pmfs(leaf: PrivacyEvent, e: float, d: float, interval: float) ->
     from dp_accounting.pld import common
     from dp_accounting.pld import privacy_loss_distribution as pld
 
+    if isinstance(leaf, PoissonSampledEvent) and e >= SMALL_EPSILON:
+        return _sampled_pmfs(leaf, interval)
     if isinstance(leaf, DiscreteLaplaceEvent) and e >= SMALL_EPSILON:
         p = pld.from_discrete_laplace_mechanism(
             leaf.parameter, sensitivity=leaf.sensitivity, pessimistic_estimate=True,
@@ -46,6 +54,65 @@ def single_step_pmfs(leaf: PrivacyEvent, e: float, d: float, interval: float) ->
         p = pld.from_privacy_parameters(common.DifferentialPrivacyParameters(e, d),
                                         value_discretization_interval=interval)
     return dense_pmfs(p)
+
+
+def _sampled_pmfs(leaf: PoissonSampledEvent, interval: float) -> list[Pmf]:
+    """(remove, add) PMFs of a Poisson-sampled pure ε-DP leaf (its amplified ε at least 1e-6)."""
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    inner, q = leaf.event, leaf.sampling_probability
+    if q == 1.0:
+        e = pure_epsilon(inner)
+        assert e is not None, "a Poisson-sampled leaf that is not Gaussian is pure"
+        return single_step_pmfs(inner, e, 0.0, interval)
+    if isinstance(inner, LaplaceEvent):
+        p = pld.from_laplace_mechanism(inner.scale, sensitivity=inner.sensitivity, pessimistic_estimate=True,
+                                       value_discretization_interval=interval, sampling_prob=q)
+    elif isinstance(inner, DiscreteLaplaceEvent):
+        p = pld.from_discrete_laplace_mechanism(
+            inner.parameter, sensitivity=inner.sensitivity, pessimistic_estimate=True,
+            value_discretization_interval=interval, sampling_prob=q)
+    else:
+        e = pure_epsilon(inner)
+        assert e is not None, "a Poisson-sampled leaf that is not Gaussian is pure"
+        return sampled_randomized_response_pmfs(e, q, interval)
+    pmfs = dense_pmfs(p)
+    return pmfs if len(pmfs) == 2 else [pmfs[0], pmfs[0]]
+
+
+def sampled_randomized_response_pmfs(epsilon: float, q: float, interval: float) -> list[Pmf]:
+    """The (remove, add) PMFs of binary randomized response with ε run on a Poisson subsample of
+    rate q: the pair ((1 − q)A + qB, A) and its reverse (A, (1 − q)A + qB) with A = (p, 1 − p),
+    B = (1 − p, p), p = e^ε/(1 + e^ε). Its two atoms are at losses ℓ₋ = log(1 + q(e^{−ε} − 1))
+    and ℓ₊ = log(1 + q(e^ε − 1)) (remove) and at −ℓ₋, −ℓ₊ (add), rounded up to the grid; the
+    masses are those of the first distribution, rounded up. Binary randomized response dominates
+    every ε-DP pair, and Poisson subsampling preserves domination (Zhu, Dong & Wang 2022), so this
+    dominates every Poisson-sampled ε-DP release.
+
+    >>> remove, add = sampled_randomized_response_pmfs(1.0, 0.1, 1e-3)
+    >>> remove.lower, remove.lower + remove.probs.size - 1, add.lower
+    (-65, 159, -158)
+    """
+    p = 1.0 / (1.0 + math.exp(-epsilon))
+    up = 1.0 + 1e-14
+    low = math.log1p(q * math.expm1(-epsilon))  # ≤ 0
+    high_up = sampled_epsilon(q, epsilon)
+    high_down = high_up / up**2
+    x_low = ((1.0 - q) * p + q * (1.0 - p)) * up  # the first distribution's mass on each outcome
+    x_high = ((1.0 - q) * (1.0 - p) + q * p) * up
+    remove = _two_atoms((low / up, x_low), (high_up, x_high), interval)
+    add = _two_atoms((-low * up, p * up), (-high_down, (1.0 - p) * up), interval)
+    return [remove, add]
+
+
+def _two_atoms(a: tuple[float, float], b: tuple[float, float], interval: float) -> Pmf:
+    """The PMF with mass a[1] at loss a[0] and b[1] at b[0], each loss rounded up to the grid."""
+    ia, ib = math.ceil(a[0] / interval), math.ceil(b[0] / interval)
+    lower = min(ia, ib)
+    probs = np.zeros(max(ia, ib) - lower + 1)
+    probs[ia - lower] += a[1]
+    probs[ib - lower] += b[1]
+    return Pmf(lower, probs, 0.0, 0.0)
 
 
 def gaussian_pmfs(noise_multiplier: float, interval: float) -> list[Pmf]:
