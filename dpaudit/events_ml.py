@@ -48,9 +48,9 @@ on :mod:`dpaudit.events`, which is near its size limit):
 from __future__ import annotations
 
 import math
-from typing import ClassVar
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import ClassVar
 
 from dpaudit.events import GaussianEvent, Neighbouring, PrivacyEvent
 from dpaudit.validation import check_integer, check_nonnegative, check_number, check_positive
