@@ -11,8 +11,8 @@ Leaves
     :class:`LaplaceEvent`, :class:`RandomizedResponseEvent`,
     :class:`GaussianReportNoisyMaxEvent`, :class:`LaplaceReportNoisyMaxEvent`,
     :class:`PureDpEvent`, :class:`ApproxDpEvent`, :class:`NoOpEvent`,
-    :class:`PoissonSampledEvent` (a Gaussian release on a Poisson subsample; accounted by the
-    ``rdp`` and ``pld`` methods only); and in :mod:`dpaudit.events_ml` (built on this module):
+    :class:`PoissonSampledEvent` (a Gaussian or pure ε-DP release on a Poisson subsample);
+    and in :mod:`dpaudit.events_ml` (built on this module):
     ``SampledWithoutReplacementEvent`` (fixed-size batches, replace-one), ``TreeAggregationEvent``
     (DP-FTRL), ``ZCdpEvent``, ``DiscreteLaplaceEvent``.
 

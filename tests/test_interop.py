@@ -530,10 +530,11 @@ def test_repeat_and_select_parameters_are_validated(kwargs, message):
         from_dp_accounting(dpe.RepeatAndSelectDpEvent(dpa.LaplaceDpEvent(1.0), **kwargs))
 
 
-def test_sampling_with_replacement_is_rdp_only_and_replace_one():
-    """dp-accounting 0.6 bounds it with neither accountant (so there is no peer number); ours is
-    the RDP of joint convexity over the record's copies — sound (tests/test_soundness.py checks it
-    against exact divergences) but loose: above sampling without replacement of the same batch."""
+def test_sampling_with_replacement_is_rdp_and_pld_and_replace_one():
+    """dp-accounting 0.6 bounds it with neither accountant (so there is no peer number); ours are
+    the RDP and the PLD of the pair that reveals the record's number of copies — sound
+    (tests/test_soundness.py and tests/test_with_replacement_pld.py check them against exact
+    divergences) but loose: above sampling without replacement of the same batch."""
     wr = dpa.SelfComposedDpEvent(dpa.SampledWithReplacementDpEvent(60000, 256, dpa.GaussianDpEvent(1.1)), 100)
     for acc in (dpa.rdp.RdpAccountant(neighboring_relation=NeighborRel.REPLACE_ONE),
                 dpa.pld.PLDAccountant(neighboring_relation=NeighborRel.REPLACE_ONE)):
@@ -547,10 +548,11 @@ def test_sampling_with_replacement_is_rdp_only_and_replace_one():
     wor = account(SampledWithoutReplacementEvent(60000, 256, GaussianEvent(sigma=1.1)).repeat(100),
                   delta=1e-5)
     assert math.isfinite(report.bounds["rdp"].value) and report.bounds["rdp"].value > wor.bounds["rdp"].value
-    for name in ("pld", "gdp", "basic", "advanced"):
+    assert wor.bounds["rdp"].value < report.bounds["pld"].value < report.bounds["rdp"].value
+    for name in ("gdp", "basic", "advanced"):
         b = report.bounds[name]
         assert not b.applicable and "sampled with replacement" in b.reason
-        assert "rdp method bounds it" in b.reason
+        assert "rdp and pld methods bound it" in b.reason
     empty = dpa.SampledWithReplacementDpEvent(10, 0, dpa.GaussianDpEvent(1.0))
     assert from_dp_accounting(empty) == NoOpEvent()
     assert isinstance(from_dp_accounting(dpa.SampledWithReplacementDpEvent(10, 3, dpa.GaussianDpEvent(0.0))),

@@ -93,7 +93,7 @@ def no_bound(leaf: PrivacyEvent, what: str) -> NotApplicable:
     if isinstance(leaf, SampledWithReplacementEvent):
         return NotApplicable(
             f"no {what} bound is implemented for a Gaussian on a batch sampled with replacement "
-            "(replace-one); the rdp method bounds it (joint convexity over the record's copies)")
+            "(replace-one); the rdp and pld methods bound it (revealing the record's number of copies)")
     if isinstance(leaf, MixtureOfGaussiansEvent):
         return NotApplicable(
             f"no {what} bound is implemented for a mixture of Gaussians; the rdp and pld methods bound it "

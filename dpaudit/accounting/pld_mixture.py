@@ -1,5 +1,7 @@
 """Pessimistic single-step PLDs of the sampled-Gaussian leaves: the Poisson-subsampled Gaussian,
-and the two mixtures of it (the mixture of Gaussians; the Gaussian on a truncated Poisson sample).
+the two mixtures of it (the mixture of Gaussians; the Gaussian on a truncated Poisson sample), and
+the Gaussian on a batch drawn with replacement (a mixture over the record's number of copies:
+:mod:`dpaudit.accounting.pld_with_replacement`).
 
 A mixture leaf's pair of output distributions is a mixture, with the *same* weights w_j on both
 sides, of pairs each dominated by a Poisson-subsampled Gaussian
@@ -29,8 +31,13 @@ from dpaudit.accounting.mixtures import mixture_parts
 from dpaudit.accounting.pld_pmf import Pmf
 from dpaudit.accounting.pld_sampled import sampled_gaussian_pmfs
 from dpaudit.accounting.pld_steps import gaussian_pmfs
+from dpaudit.accounting.pld_with_replacement import copy_parts, zero_and_tail_pmfs
 from dpaudit.events import GaussianEvent, PoissonSampledEvent, PrivacyEvent
-from dpaudit.events_ml import MixtureOfGaussiansEvent, TruncatedSubsampledGaussianEvent
+from dpaudit.events_ml import (
+    MixtureOfGaussiansEvent,
+    SampledWithReplacementEvent,
+    TruncatedSubsampledGaussianEvent,
+)
 
 __all__ = ["MIXTURES", "is_sampled_gaussian", "leaf_parts", "leaf_pmfs"]
 
@@ -39,10 +46,10 @@ MIXTURES = (MixtureOfGaussiansEvent, TruncatedSubsampledGaussianEvent)
 
 
 def is_sampled_gaussian(leaf: PrivacyEvent) -> bool:
-    """A Poisson-subsampled Gaussian or one of its mixtures (a sampled pure ε-DP release is not:
-    it is composed with the pure leaves)."""
-    return isinstance(leaf, MIXTURES) or (isinstance(leaf, PoissonSampledEvent)
-                                          and isinstance(leaf.event, GaussianEvent))
+    """A Poisson-subsampled Gaussian, one of its mixtures, or a Gaussian on a batch drawn with
+    replacement (a sampled pure ε-DP release is not: it is composed with the pure leaves)."""
+    return isinstance(leaf, (*MIXTURES, SampledWithReplacementEvent)) or (
+        isinstance(leaf, PoissonSampledEvent) and isinstance(leaf.event, GaussianEvent))
 
 
 def leaf_parts(leaf: PrivacyEvent) -> list[tuple[float, PoissonSampledEvent]]:
@@ -50,6 +57,8 @@ def leaf_parts(leaf: PrivacyEvent) -> list[tuple[float, PoissonSampledEvent]]:
     weight 1, or a mixture's parts."""
     if isinstance(leaf, PoissonSampledEvent):
         return [(1.0, leaf)]
+    if isinstance(leaf, SampledWithReplacementEvent):
+        return copy_parts(leaf)
     if isinstance(leaf, MIXTURES):
         parts = mixture_parts(leaf)
         if sum(w for w, _ in parts) <= 1.0 + 1e-9:
@@ -89,6 +98,8 @@ def leaf_pmfs(leaf: PrivacyEvent, interval: float) -> list[Pmf]:
     """The pessimistic (remove, add) PMFs of one step of ``leaf`` on the grid ``interval``."""
     parts = leaf_parts(leaf)
     pmfs = [(w, _part_pmfs(part, interval)) for w, part in parts]
+    if isinstance(leaf, SampledWithReplacementEvent):  # no copy (loss 0), too many (loss +∞)
+        pmfs += [(w, [p, p]) for w, p in zero_and_tail_pmfs(leaf) if w > 0]
     if len(pmfs) == 1 and pmfs[0][0] == 1.0:
         return pmfs[0][1]
     return [_mix([(w, d[k]) for w, d in pmfs]) for k in (0, 1)]

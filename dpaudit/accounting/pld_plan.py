@@ -27,6 +27,7 @@ from dpaudit.accounting.composition import (
 from dpaudit.accounting.pld_mixture import is_sampled_gaussian, leaf_parts, leaf_pmfs
 from dpaudit.accounting.pld_pmf import TAIL_TRUNCATION, self_convolve_bounds
 from dpaudit.accounting.pld_steps import SMALL_EPSILON
+from dpaudit.accounting.pld_with_replacement import MAX_COPY_MU
 from dpaudit.events import (
     ApproxDpEvent,
     LaplaceEvent,
@@ -34,6 +35,7 @@ from dpaudit.events import (
     PureDpEvent,
     RandomizedResponseEvent,
 )
+from dpaudit.events_ml import SampledWithReplacementEvent
 
 BASE_INTERVAL = 1e-4
 GRID_BUDGET = 2_000_000
@@ -87,12 +89,13 @@ def _sampled_widths(mu: float, q: float, count: int) -> tuple[float, float]:
     """(single-step width, composed width) of ``count`` Poisson-subsampled Gaussian steps: the
     single step's loss range is within the Gaussian's (μ² + 20μ); the composition's is sized by
     its central-limit GDP parameter q·sqrt(count·(e^{μ²} − 1)) (Bu, Dong, Long & Su 2020,
-    Thm 5), plus one single step's range for the tails. A memory estimate only: the grid is
+    Thm 5), at most the unsampled composition's μ·sqrt(count), plus one single step's range for
+    the tails. A memory estimate only: the grid is
     checked again where it is built (:func:`~dpaudit.accounting.pld_pmf.self_compose`)."""
     with np.errstate(over="ignore"):
         clt = q * math.sqrt(count) * math.sqrt(math.expm1(mu * mu)) if mu < 26.0 else math.inf
-    single = _gauss_width(mu)
-    return single, single + _gauss_width(clt)
+    single = _gauss_width(mu)  # the loss never exceeds the unsampled Gaussian's: μ·sqrt(count) caps it
+    return single, single + _gauss_width(min(clt, mu * math.sqrt(count)))
 
 
 def _probed_width(leaf: PrivacyEvent, count: int, noise_multiplier: float, interval: float) -> float:
@@ -127,6 +130,10 @@ def composition_leaves(comp: Composition) -> tuple[float, list[tuple[PrivacyEven
         if not is_sampled_gaussian(leaf):
             raise no_bound(leaf, "PLD")
         parts = leaf_parts(leaf)
+        if not parts and isinstance(leaf, SampledWithReplacementEvent) and leaf_mu(leaf.event) > 0:
+            raise NotApplicable(
+                f"a Gaussian of mu={leaf_mu(leaf.event):.3g} per copy of the record, on a batch drawn with "
+                f"replacement, is outside the PLD domain (mu per copy at most {MAX_COPY_MU:g})")
         if not parts:  # a mixture whose every sensitivity is 0 reveals nothing
             continue
         nm, m = math.inf, 0.0  # the part of largest mu (a mixture's parts are checked one by one)

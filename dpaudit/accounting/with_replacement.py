@@ -32,7 +32,7 @@ from dpaudit.events import GaussianEvent
 from dpaudit.events_ml import SampledWithReplacementEvent
 from dpaudit.numerics import div_up
 
-__all__ = ["log_with_replacement_rdp", "log_expm1_up", "log_rho_of_terms"]
+__all__ = ["log_with_replacement_rdp", "log_expm1_up", "log_rho_of_terms", "log_binomial_up"]
 
 _TERMS = 64
 _LOG2 = math.log(2.0)
@@ -47,8 +47,8 @@ def log_expm1_up(log_x: np.ndarray) -> np.ndarray:
     return np.where(x < 1e-10, log_x + x, np.where(x > 30.0, x, mid))
 
 
-def _log_binom_up(m: int, c: np.ndarray) -> np.ndarray:
-    """log binom(m, c), rounded up."""
+def log_binomial_up(m: int, c: np.ndarray | float) -> np.ndarray:
+    """log binom(m, c), rounded up (vectorised over c)."""
     parts = (gammaln(m + 1.0), gammaln(c + 1.0), gammaln(m - c + 1.0))
     err = 1e-14 * (abs(parts[0]) + np.abs(parts[1]) + np.abs(parts[2])) + 1e-15
     return parts[0] - parts[1] - parts[2] + err
@@ -69,14 +69,14 @@ def log_with_replacement_rdp(leaf: SampledWithReplacementEvent, alphas: np.ndarr
     log_n, log1m = math.log(n), math.log1p(-1.0 / n)
     k = min(m, _TERMS)
     c = np.arange(1, k + 1, dtype=float)[:, None]
-    log_w = _log_binom_up(m, c) - c * log_n + (m - c) * log1m
+    log_w = log_binomial_up(m, c) - c * log_n + (m - c) * log1m
     log_w = log_w + 1e-14 * (c * log_n + (m - c) * abs(log1m))
     base = np.log(a - 1.0) + np.log(a) + 2.0 * math.log(mu) - _LOG2  # log of x at c = 1
     base = base + 1e-14 * (np.abs(np.log(a - 1.0)) + np.log(a) + 2.0 * abs(math.log(mu)) + _LOG2)
     rows = [log_w + log_expm1_up(base[None, :] + 2.0 * np.log(c))]
     if m > k:
         kk = np.array([float(k + 1)])
-        log_tail = float(_log_binom_up(m, kk)[0]) - (k + 1) * log_n
+        log_tail = float(log_binomial_up(m, kk)[0]) - (k + 1) * log_n
         with np.errstate(over="ignore"):
             rows.append((log_tail + np.exp(base + 2.0 * math.log(m)) * (1.0 + 1e-14))[None, :])
     return np.minimum(log_rho_of_terms(rows, a), log_cap)
