@@ -312,3 +312,26 @@ def test_validation_errors():
         HybridCounter(epsilon=1.0, sensitivity=0.0, rng=rng)
     with pytest.raises(ValueError, match="ledger"):
         HybridCounter(epsilon=1.0, rng=rng, ledger=[])
+
+
+@pytest.mark.parametrize("horizon,tree,padded", [(1, "binary", False), (13, "full", True), (16, "full", False),
+                                                 (37, "binary", False), (37, "full", True)])
+def test_gaussian_tree_counter_is_tree_aggregation(horizon, tree, padded):
+    """The counter's ledger (per unit, worst unit) certifies exactly what its tree-aggregation
+    event certifies, under every method: a record enters at most ``levels`` nodes, and the event
+    of 2^(levels−1) leaves has exactly that many."""
+    ledger = Ledger()
+    c = BinaryTreeCounter(horizon, noise="gaussian", mu=0.7, tree=tree, padded=padded,
+                          rng=np.random.default_rng(1), ledger=ledger)
+    for t in range(horizon):
+        c.step(1.0, unit=t)
+    if tree == "full":
+        c.close()
+    assert max(ledger.charges().values()) == c.levels == c.aggregation_event.nodes
+    ours, tree_event = account(ledger.event(), delta=1e-6), account(c.aggregation_event, delta=1e-6)
+    for name in ("gdp", "rdp", "basic", "advanced", "pld"):
+        assert ours.bounds[name].value == pytest.approx(tree_event.bounds[name].value, rel=1e-9), name
+    assert tree_event.bounds["gdp"].value == pytest.approx(account(GaussianEvent.from_mu(0.7), delta=1e-6)
+                                                           .bounds["gdp"].value, rel=1e-9)
+    with pytest.raises(ValueError, match="defined for Gaussian noise"):
+        _ = BinaryTreeCounter(8, epsilon=1.0, rng=np.random.default_rng(0)).aggregation_event

@@ -76,6 +76,7 @@ from typing import Literal
 import numpy as np
 
 from dpaudit.events import Neighbouring, PrivacyEvent
+from dpaudit.events_ml import TreeAggregationEvent
 from dpaudit.ledger import Ledger
 from dpaudit.validation import check_integer
 from mechanisms.base import Norm, check_batch, check_neighbouring, check_rng, record_release
@@ -252,6 +253,22 @@ class BinaryTreeCounter(ReleaseLog):
         if self.noise.kind != "gaussian":
             raise ValueError("mu_per_unit is defined for Gaussian noise; use epsilon_per_unit")
         return float(np.sqrt(self.levels)) * self.noise.sensitivity / self.noise.scale
+
+    @property
+    def aggregation_event(self) -> TreeAggregationEvent:
+        """Gaussian: the counter as tree aggregation (DP-FTRL's event; dp-accounting's
+        ``SingleEpochTreeAggregationDpEvent``): noise multiplier σ/Δ on a tree of 2^(levels−1)
+        leaves, whose ⌈log₂(n + 1)⌉ = ``levels`` nodes per record are exactly the most any unit is
+        charged here (Δ is the sensitivity under the counter's own relation).
+
+        >>> import numpy as np
+        >>> c = BinaryTreeCounter(6, noise="gaussian", mu=1.0, rng=np.random.default_rng(0))
+        >>> c.aggregation_event.nodes == c.levels, round(c.aggregation_event.noise_multiplier, 6)
+        (True, 1.732051)
+        """
+        if self.noise.kind != "gaussian":
+            raise ValueError("aggregation_event is defined for Gaussian noise (tree aggregation is Gaussian)")
+        return TreeAggregationEvent(self.noise.scale / self.noise.sensitivity, (2 ** (self.levels - 1),))
 
     def noise_variance(self, t: int) -> float:
         """Theoretical variance (per coordinate) of the error of the output at step ``t``."""
