@@ -314,8 +314,9 @@ def test_validation_errors():
         HybridCounter(epsilon=1.0, rng=rng, ledger=[])
 
 
-@pytest.mark.parametrize("horizon,tree,padded", [(1, "binary", False), (13, "full", True), (16, "full", False),
-                                                 (37, "binary", False), (37, "full", True)])
+@pytest.mark.parametrize("horizon,tree,padded", [(1, "binary", False), (13, "full", True),
+                                                 (16, "full", False), (37, "binary", False),
+                                                 (37, "full", True)])
 def test_gaussian_tree_counter_is_tree_aggregation(horizon, tree, padded):
     """The counter's ledger (per unit, worst unit) certifies exactly what its tree-aggregation
     event certifies, under every method: a record enters at most ``levels`` nodes, and the event
