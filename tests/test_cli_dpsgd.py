@@ -7,7 +7,10 @@ import json
 
 import pytest
 
+from dpaudit.accounting import epsilon_under
 from dpaudit.cli.main import main
+from dpaudit.events import GaussianEvent
+from dpaudit.events_ml import SampledWithReplacementEvent
 
 
 def run_cli(capsys, *args: str) -> tuple[int, str, str]:
@@ -41,6 +44,20 @@ def test_epsilon_dpsgd_fixed_batches(capsys):
     code, out, _ = run_cli(capsys, "epsilon", "dpsgd", "--dataset-size", "60000", "--batch-size", "256",
                            "--noise-multiplier", "1.1", "--steps", "2000", "--delta", "1e-5", "--json")
     assert code == 0 and json.loads(out)["best"]["method"] == "pld"
+
+
+def test_epsilon_dpsgd_batches_drawn_with_replacement(capsys):
+    code, out, _ = run_cli(capsys, "epsilon", "dpsgd", "--sampling", "with-replacement", "--dataset-size",
+                           "1000", "--batch-size", "10", "--noise-multiplier", "2", "--steps", "50",
+                           "--delta", "1e-5", "--json")
+    d = json.loads(out)
+    wr = SampledWithReplacementEvent(1000, 10, GaussianEvent(sigma=2.0, sensitivity=2.0)).repeat(50)
+    assert code == 0 and d["best"]["method"] == "pld" and d["num_releases"] == 50
+    assert d["best"]["value"] >= epsilon_under("pld", wr, 1e-5) * (1 - 1e-12)
+    assert "revealing the record's number of copies" in d["reasons"]["gdp"]
+    code, _, err = run_cli(capsys, "epsilon", "dpsgd", "--sampling", "with-replacement", "-q", "0.1",
+                           "--noise-multiplier", "2", "--steps", "5", "--delta", "1e-5")
+    assert code == 2 and "--sampling with-replacement needs --dataset-size" in err
 
 
 def test_calibrate_dpsgd_json_and_text(capsys):

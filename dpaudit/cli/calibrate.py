@@ -43,7 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from dpaudit.accounting.calibration import calibrate_dpsgd
 
-    wor = args.sampling == "without-replacement"
+    wor = args.sampling != "poisson"  # fixed-size batches, drawn without or with replacement
     if args.dataset_size is not None and args.batch_size is not None and not wor:
         if args.sampling_rate is not None:
             raise ValueError("give either --sampling-rate or --dataset-size with --batch-size, not both")
@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("give exactly two of --noise-multiplier, --steps and --sampling-rate (or "
                          "--dataset-size with --batch-size); the third is calibrated")
     if wor and rate is None:
-        raise ValueError("--sampling without-replacement needs --dataset-size and --batch-size (the batch "
+        raise ValueError(f"--sampling {args.sampling} needs --dataset-size and --batch-size (the batch "
                          "size is not calibrated)")
 
     def step(q: float, sigma: float) -> PrivacyEvent:

@@ -92,10 +92,12 @@ def add_dpsgd_options(p: argparse.ArgumentParser, *, noise_required: bool) -> No
                    required=noise_required, help="noise standard deviation / clipping norm")
     p.add_argument("--steps", "-k", type=integer("--steps", 1, MAX_STEPS), required=noise_required,
                    help="training steps k")
-    p.add_argument("--sampling", choices=("poisson", "without-replacement"), default="poisson",
+    p.add_argument("--sampling", choices=("poisson", "without-replacement", "with-replacement"),
+                   default="poisson",
                    help="poisson: each record joins a batch with probability q (add/remove relation); "
-                        "without-replacement: batches of --batch-size drawn from --dataset-size records "
-                        "(replace-one relation: one replaced record moves the clipped sum by 2C)")
+                        "without-replacement / with-replacement: batches of --batch-size drawn from "
+                        "--dataset-size records, distinct or independently (replace-one relation: one "
+                        "replaced record moves the clipped sum by 2C per copy)")
     p.add_argument("--dataset-size", type=integer("--dataset-size", 1, 10**12),
                    help="records N (without-replacement; with poisson, q = B/N unless --sampling-rate)")
     p.add_argument("--batch-size", type=integer("--batch-size", 1, 10**12), help="records per batch B")
@@ -104,22 +106,24 @@ def add_dpsgd_options(p: argparse.ArgumentParser, *, noise_required: bool) -> No
 def dpsgd_step(args: argparse.Namespace, noise_multiplier: float) -> PrivacyEvent:
     """One DP-SGD step from the command line's sampling options."""
     from dpaudit.events import GaussianEvent, PoissonSampledEvent
-    from dpaudit.events_ml import SampledWithoutReplacementEvent
+    from dpaudit.events_ml import SampledWithoutReplacementEvent, SampledWithReplacementEvent
 
     n, b = args.dataset_size, args.batch_size
     if (n is None) != (b is None):
         raise ValueError("give --dataset-size and --batch-size together")
-    if n is not None and b > n:
+    if n is not None and b > n and args.sampling != "with-replacement":
         raise ValueError(f"--batch-size must be at most --dataset-size ({n}), got {b}")
     inner = GaussianEvent(sigma=noise_multiplier)
-    if args.sampling == "without-replacement":
+    if args.sampling != "poisson":
         if n is None:
-            raise ValueError("--sampling without-replacement needs --dataset-size and --batch-size")
+            raise ValueError(f"--sampling {args.sampling} needs --dataset-size and --batch-size")
         if args.sampling_rate is not None:
-            raise ValueError("--sampling-rate is B/N with --sampling without-replacement: give only "
+            raise ValueError(f"--sampling-rate is B/N with --sampling {args.sampling}: give only "
                              "--dataset-size and --batch-size")
-        # replacing one record moves a sum of gradients clipped to norm C by up to 2C
-        return SampledWithoutReplacementEvent(n, b, GaussianEvent(sigma=noise_multiplier, sensitivity=2.0))
+        # replacing one record moves a sum of gradients clipped to norm C by up to 2C (per copy)
+        fixed = SampledWithoutReplacementEvent if args.sampling == "without-replacement" else \
+            SampledWithReplacementEvent
+        return fixed(n, b, GaussianEvent(sigma=noise_multiplier, sensitivity=2.0))
     if args.sampling_rate is None:
         if n is None:
             raise ValueError("give --sampling-rate, or --dataset-size with --batch-size")
@@ -192,9 +196,10 @@ def _report(args: argparse.Namespace, event: PrivacyEvent, cfg: ThompsonConfig |
 
 def dpsgd_header(args: argparse.Namespace) -> str:
     """One line naming the DP-SGD configuration and its neighbouring relation."""
-    if args.sampling == "without-replacement":
-        how = (f"batches of {args.batch_size} of {args.dataset_size} records drawn without replacement "
-               "(replace one record: sensitivity 2C)")
+    if args.sampling != "poisson":
+        how = (f"batches of {args.batch_size} of {args.dataset_size} records drawn "
+               f"{args.sampling.replace('-', ' ')} (replace one record: sensitivity 2C"
+               f"{' per copy' if args.sampling == 'with-replacement' else ''})")
     else:
         q = args.sampling_rate if args.sampling_rate is not None else args.batch_size / args.dataset_size
         how = f"Poisson sampling q = {q:g} (add or remove one record)"
