@@ -84,9 +84,10 @@ def run_case(case: Case, scale: float, repeat: int, seed: int) -> dict[str, Any]
     ours_s, ours = cpu_seconds(lambda: project_regret(case, T, R, seed), repeat)
     loop_s, loop = cpu_seconds(lambda: case.loop(T, R, seed), repeat)
     row: dict[str, Any] = {"family": case.family, "algorithm": case.algorithm, "options": case.options,
-                           "env": case.env, "horizon": T, "reps": R, "toolkit_s": ours_s, "numpy_loop_s": loop_s,
-                           "ratio_numpy": loop_s / ours_s, "toolkit_regret": mean_se(ours),
-                           "numpy_loop_regret": mean_se(loop), "note": case.note}
+                           "env": case.env, "horizon": T, "reps": R, "toolkit_s": ours_s,
+                           "numpy_loop_s": loop_s, "ratio_numpy": loop_s / ours_s,
+                           "toolkit_regret": mean_se(ours), "numpy_loop_regret": mean_se(loop),
+                           "note": case.note}
     if case.numba_loop is not None:
         nb_s, nb = cpu_seconds(lambda: case.numba_loop(T, R, seed), repeat)
         row.update(numba_loop_s=nb_s, ratio_numba=nb_s / ours_s, numba_loop_regret=mean_se(nb))
@@ -131,7 +132,8 @@ def main(argv: list[str] | None = None) -> int:
     print(table(rows))
     if args.json is not None:
         with open(args.json, "w") as fh:
-            json.dump({"rows": rows, "scale": args.scale, "repeat": args.repeat, "seed": args.seed}, fh, indent=1)
+            json.dump({"rows": rows, "scale": args.scale, "repeat": args.repeat, "seed": args.seed}, fh,
+                      indent=1)
     return 0
 
 
