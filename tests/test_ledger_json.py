@@ -56,6 +56,8 @@ ONE_OF_EACH = [
     ApproxDpEvent(0.5, 1e-300),
     NonPrivateEvent("the report's length is the click position"),
     PoissonSampledEvent(0.01, GaussianEvent(sigma=1.1)),
+    ComposedEvent((PoissonSampledEvent(0.1, LaplaceEvent(2.0)),
+                   PoissonSampledEvent(0.2, DiscreteLaplaceEvent(0.5, 2)))),
     ComposedEvent(()),
     SelfComposedEvent(LaplaceEvent(2.0), 7),
     ParallelEvent((GaussianEvent(1.0), ComposedEvent((LaplaceEvent(1.0), PureDpEvent(0.2).repeat(3))))),
