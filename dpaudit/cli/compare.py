@@ -29,6 +29,7 @@ import sys
 from typing import Any
 
 from dpaudit.cli.common import UsageError, check_simulation, emit_json, integer, number, plot_path
+from dpaudit.cli.executors import add_parallel_options, parallel
 from dpaudit.cli.run import (
     MAX_AUDIT_TRIALS,
     MAX_HORIZON,
@@ -36,7 +37,6 @@ from dpaudit.cli.run import (
     _alg_parser,
     _audit_horizon,
     _env,
-    _executor,
     check_work,
 )
 from dpaudit.formatting import fmt_down, fmt_up
@@ -53,6 +53,7 @@ _SHARED = (
     "--audit-trials",
     "--audit-horizon",
     "--workers",
+    "--scheduler",
     "--json",
     "--plot",
 )
@@ -101,12 +102,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="neighbouring-run pairs for each algorithm's audit, 0 to skip (default 0)",
     )
     p.add_argument("--seed", type=integer("--seed", 0, 2**63 - 1), default=0, help="root seed (default 0)")
-    p.add_argument(
-        "--workers",
-        type=integer("--workers", 1, 64),
-        default=1,
-        help="processes for each simulation (default 1)",
-    )
+    add_parallel_options(p, "processes for each simulation")
     p.add_argument("--json", action="store_true", help="print one JSON object (no progress bars)")
     p.add_argument(
         "--plot", metavar="FILE.png", type=plot_path(), help="draw the regret curves of all algorithms"
@@ -354,7 +350,8 @@ def _run_all(
     from dpaudit.declaration import LedgerCheckError
 
     reports: list[tuple[str, Any]] = []
-    executor = _executor(args.workers)
+    par = parallel(args)
+    executor = par.executor
     try:
         for spec, label, env, algo, ta in plans:
             try:
@@ -377,8 +374,7 @@ def _run_all(
                 raise UsageError(f"{label}: {exc}") from None
             reports.append((label, report))
     finally:
-        if executor is not None:
-            executor.shutdown()
+        par.close()
     return reports, None
 
 

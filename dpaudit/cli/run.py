@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from concurrent.futures import Executor
 from typing import Any
 
 from dpaudit.cli.common import (  # noqa: F401  (the limits are re-exported for callers of this module)
@@ -46,6 +45,7 @@ from dpaudit.cli.common import (  # noqa: F401  (the limits are re-exported for 
     number,
     plot_path,
 )
+from dpaudit.cli.executors import add_parallel_options, parallel
 from dpaudit.formatting import fmt_up
 from dpaudit.papers import OU_2024
 
@@ -180,10 +180,9 @@ def _alg_parser(spec: Any) -> Parser:
 
 
 def _output_options(p: argparse.ArgumentParser, workers_help: str, plot_help: str) -> None:
-    """--seed, --workers, --json, --plot: the options ``run`` and ``tune`` share."""
+    """--seed, --workers, --scheduler, --json, --plot: the options ``run`` and ``tune`` share."""
     p.add_argument("--seed", type=integer("--seed", 0, 2**63 - 1), default=0, help="root seed (default 0)")
-    p.add_argument("--workers", type=integer("--workers", 1, 64), default=1,
-                   help=f"{workers_help} (default 1)")
+    add_parallel_options(p, workers_help)
     p.add_argument("--json", action="store_true", help="print one JSON object (no progress bars)")
     p.add_argument("--plot", metavar="FILE.png", type=plot_path(), help=plot_help)
 
@@ -225,14 +224,6 @@ def _audit_horizon(spec: Any, policy: Any, args: argparse.Namespace, env: Any) -
     return Ta
 
 
-def _executor(workers: int) -> Executor | None:
-    if workers <= 1:
-        return None
-    from concurrent.futures import ProcessPoolExecutor
-
-    return ProcessPoolExecutor(workers)
-
-
 def _preparse(rest: list[str]) -> None:
     """Check the options every algorithm shares (sizes, --plot) before the registry (numpy,
     SciPy, numba: seconds) is imported, so that their refusals are instant; the algorithm's own
@@ -246,6 +237,7 @@ def _preparse(rest: list[str]) -> None:
     p.add_argument("--delta", type=number("--delta", 0.0, 1.0, low_open=True, high_open=True))
     p.add_argument("--seed", type=integer("--seed", 0, 2**63 - 1))
     p.add_argument("--workers", type=integer("--workers", 1, 64))
+    p.add_argument("--scheduler")
     p.add_argument("--plot", type=plot_path())
     known, _ = p.parse_known_args(rest)
     if known.horizon is not None and known.reps is not None:
@@ -275,7 +267,8 @@ def run_alg(args: argparse.Namespace) -> int:
     from bandits.run import run_algorithm
     from dpaudit.declaration import LedgerCheckError
     progress = not opts.json and sys.stderr.isatty()
-    executor = _executor(opts.workers)
+    par = parallel(opts)
+    executor = par.executor
     try:
         report = run_algorithm(
             spec.key,
@@ -296,8 +289,7 @@ def run_alg(args: argparse.Namespace) -> int:
     except ValueError as exc:  # a configuration the checks above cannot see (e.g. no audit pair fits T)
         raise UsageError(str(exc)) from None
     finally:
-        if executor is not None:
-            executor.shutdown()
+        par.close()
     if opts.json:
         emit_json(report.to_dict())
     else:
@@ -412,7 +404,8 @@ def tune_ts(args: argparse.Namespace) -> int:
             f"(a smaller budget needs a variance scale above 1e300), got {mu:g}"
         )
     bmax = max_prepulls(args.horizon, env.n_arms, mu)
-    executor = _executor(args.workers)
+    par = parallel(args)
+    executor = par.executor
     try:
         res = tune_thompson(
             env,
@@ -427,8 +420,7 @@ def tune_ts(args: argparse.Namespace) -> int:
             progress=not args.json and sys.stderr.isatty(),
         )
     finally:
-        if executor is not None:
-            executor.shutdown()
+        par.close()
     if args.json:
         emit_json(res.to_dict())
     else:
