@@ -1,0 +1,2 @@
+"""stub"""
+CASES: list = []
