@@ -13,6 +13,7 @@ pseudo-regret counts the initial pulls. Instance: the default, five Bernoulli ar
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -67,7 +68,7 @@ def dp_ts_ucb_loop(horizon: int, reps: int, seed: int, alpha: float = 1.0, c0: f
     return regret
 
 
-def _loop(alpha: float):  # type: ignore[no-untyped-def]
+def _loop(alpha: float) -> Callable[[int, int, int], np.ndarray]:
     return lambda horizon, reps, seed: dp_ts_ucb_loop(horizon, reps, seed, alpha)
 
 

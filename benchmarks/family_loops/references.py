@@ -64,8 +64,7 @@ try:
     import numba
 
     @numba.njit(cache=False)
-    def _beta_ts_numba(horizon: int, reps: int, seed: int, means: np.ndarray) -> np.ndarray:
-        np.random.seed(seed)
+    def _beta_ts_numba(horizon: int, reps: int, rng: np.random.Generator, means: np.ndarray) -> np.ndarray:
         N = means.size
         best = means.max()
         out = np.zeros(reps)
@@ -77,11 +76,11 @@ try:
                 a = 0
                 top = -np.inf
                 for i in range(N):
-                    th = np.random.beta(A[i], B[i])
+                    th = rng.beta(A[i], B[i])
                     if th > top:
                         top = th
                         a = i
-                if np.random.random() < means[a]:
+                if rng.random() < means[a]:
                     A[a] += 1.0
                 else:
                     B[a] += 1.0
@@ -90,7 +89,7 @@ try:
         return out
 
     def beta_ts_numba(horizon: int, reps: int, seed: int) -> np.ndarray:
-        return _beta_ts_numba(horizon, reps, seed, MEANS)
+        return _beta_ts_numba(horizon, reps, np.random.default_rng(seed), MEANS)
 except ImportError:  # pragma: no cover
     beta_ts_numba = None
 

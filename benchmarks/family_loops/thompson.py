@@ -9,6 +9,7 @@ Instance: the algorithm's default, five Bernoulli arms 0.75, 0.625, ..., 0.25.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -53,8 +54,8 @@ try:
     import numba
 
     @numba.njit(cache=False)
-    def _ts_numba(horizon: int, reps: int, seed: int, b: int, c: float, means: np.ndarray) -> np.ndarray:
-        np.random.seed(seed)
+    def _ts_numba(horizon: int, reps: int, rng: np.random.Generator, b: int, c: float,
+                  means: np.ndarray) -> np.ndarray:
         N = means.size
         best = means.max()
         out = np.zeros(reps)
@@ -68,7 +69,7 @@ try:
                 for _ in range(b):
                     if t >= horizon:
                         break
-                    S[arm] += 1.0 if np.random.random() < means[arm] else 0.0
+                    S[arm] += 1.0 if rng.random() < means[arm] else 0.0
                     n[arm] += 1.0
                     reg += best - means[arm]
                     t += 1
@@ -77,11 +78,11 @@ try:
                 top = -np.inf
                 for i in range(N):
                     n1 = n[i] + 1.0
-                    th = S[i] / n1 + sqrtc / np.sqrt(n1) * np.random.standard_normal()
+                    th = S[i] / n1 + sqrtc / np.sqrt(n1) * rng.standard_normal()
                     if th > top:
                         top = th
                         a = i
-                S[a] += 1.0 if np.random.random() < means[a] else 0.0
+                S[a] += 1.0 if rng.random() < means[a] else 0.0
                 n[a] += 1.0
                 reg += best - means[a]
                 t += 1
@@ -89,16 +90,16 @@ try:
         return out
 
     def numba_loop(horizon: int, reps: int, seed: int, b: int = 0, c: float = 1.0) -> np.ndarray:
-        return _ts_numba(horizon, reps, seed, b, c, MEANS)
+        return _ts_numba(horizon, reps, np.random.default_rng(seed), b, c, MEANS)
 except ImportError:  # pragma: no cover
     numba_loop = None
 
 
-def _numpy(b: int, c: float) -> Any:
+def _numpy(b: int, c: float) -> Callable[[int, int, int], np.ndarray]:
     return lambda horizon, reps, seed: gaussian_ts_loop(horizon, reps, seed, b, c)
 
 
-def _numba(b: int, c: float) -> Any:
+def _numba(b: int, c: float) -> Callable[[int, int, int], np.ndarray] | None:
     if numba_loop is None:
         return None
     return lambda horizon, reps, seed: numba_loop(horizon, reps, seed, b, c)
