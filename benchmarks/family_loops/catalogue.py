@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from benchmarks.family_loops import Case
 
-FAMILY_MODULES = ("full_info", "matroid", "semibandits")
+FAMILY_MODULES = ("full_info", "matroid", "semibandits", "cascading")
 """The family modules, each defining ``CASES`` (filled in as the loops are written)."""
 
 
