@@ -66,9 +66,9 @@ def cascade_ldp_laplace_loop(horizon: int, reps: int, seed: int, epsilon: float 
 
 CASES = [
     Case(family="cascading", algorithm="cascade-ucb", options={}, env=None, loop=cascade_ucb_loop,
-         test_horizon=5_000, test_reps=40),
+         test_horizon=10_000, test_reps=40),
     Case(family="cascading", algorithm="cascade-ldp-laplace", options={"epsilon": 1.0, "noise_factor": 0.01},
-         env=None, loop=cascade_ldp_laplace_loop, test_horizon=5_000, test_reps=40,
+         env=None, loop=cascade_ldp_laplace_loop, test_horizon=10_000, test_reps=40,
          note="noise_factor 0.01: the paper's experiments (section 7) multiply all noises (and the privacy "
               "bonus) by 0.01"),
 ]

@@ -114,7 +114,7 @@ def dpts_mat_loop(horizon: int, reps: int, seed: int, epsilon: float = 2.0) -> n
 
 CASES = [
     Case(family="matroid", algorithm="dpucb-mat", options={"epsilon": 2.0}, env=None, loop=dpucb_mat_loop,
-         test_horizon=2_000, test_reps=40),
+         test_horizon=5_000, test_reps=40),
     Case(family="matroid", algorithm="dpts-mat", options={"epsilon": 2.0}, env=None, loop=dpts_mat_loop,
-         test_horizon=2_000, test_reps=40),
+         test_horizon=5_000, test_reps=40),
 ]

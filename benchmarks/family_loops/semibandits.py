@@ -96,10 +96,10 @@ def cucb_dp_loop(horizon: int, reps: int, seed: int, epsilon: float = 1.0,
 
 CASES = [
     Case(family="semibandits", algorithm="cucb-ldp2", options={"epsilon": 1.0}, env=None, loop=cucb_ldp2_loop,
-         test_horizon=5_000, test_reps=40),
+         test_horizon=20_000, test_reps=40),
     Case(family="semibandits", algorithm="cucb-dp", options={"epsilon": 1.0, "bonus_scale": 1.0 / 30.0},
          env=None, loop=lambda T, R, s: cucb_dp_loop(T, R, s, bonus_scale=1.0 / 30.0),
-         test_horizon=10_000, test_reps=20,
+         test_horizon=20_000, test_reps=30,
          note="bonus_scale 1/30: the toolkit's documented scaled variant (with the paper's constants every "
               "UCB stays 1 for the whole run)"),
 ]
