@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from benchmarks.family_loops import Case
 
-FAMILY_MODULES = ("thompson", "dp_ts_ucb", "lazy", "references")
+FAMILY_MODULES = ("thompson", "dp_ts_ucb", "lazy", "full_info", "matroid", "semibandits", "cascading",
+                  "references")
 """The family modules, each defining ``CASES`` (filled in as the loops are written)."""
 
 
