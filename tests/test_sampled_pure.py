@@ -36,13 +36,18 @@ from dpaudit.events import (
 from dpaudit.events_ml import DiscreteLaplaceEvent
 from dpaudit.interop import from_dp_accounting, to_dp_accounting
 
-mp.mp.dps = 50
+DPS = 50  # mpmath digits, set where used (other modules change the global precision)
 METHODS = ("basic", "advanced", "rdp", "gdp", "pld")
 
 
 def rr_exact_delta(eps0: float, q: float, k: int, eps: float) -> mp.mpf:
     """δ(ε) of k-fold binary randomized response (ε0) on a Poisson subsample of rate q, the larger
     of the two directions."""
+    with mp.workdps(DPS):
+        return +_rr_exact_delta(eps0, q, k, eps)
+
+
+def _rr_exact_delta(eps0: float, q: float, k: int, eps: float) -> mp.mpf:
     e0, q, eps = mp.mpf(eps0), mp.mpf(q), mp.mpf(eps)
     p = mp.e**e0 / (1 + mp.e**e0)
     a = (p, 1 - p)  # without the record
@@ -62,6 +67,11 @@ def laplace_exact_delta(b: float, q: float, eps: float) -> mp.mpf:
     """δ(ε) of one Laplace release (scale b, sensitivity 1) on a Poisson subsample of rate q, the
     larger direction, in closed form (ε ≥ 0). The likelihood ratio Lap(1, b)/Lap(0, b) is
     r(o) = e^{(|o| − |o − 1|)/b}, increasing from e^{−1/b} to e^{1/b} on [0, 1]."""
+    with mp.workdps(DPS):
+        return +_laplace_exact_delta(b, q, eps)
+
+
+def _laplace_exact_delta(b: float, q: float, eps: float) -> mp.mpf:
     b, q, eps = mp.mpf(b), mp.mpf(q), mp.mpf(eps)
     top = mp.e ** (1 / b)
 
@@ -141,7 +151,8 @@ def test_pure_bound_is_the_amplified_epsilon():
               DiscreteLaplaceEvent(0.5, 4)]
     for inner in inners:
         event = PoissonSampledEvent(q, inner).repeat(k)
-        exact = k * mp.log(1 + mp.mpf(q) * mp.expm1(2))
+        with mp.workdps(DPS):
+            exact = k * mp.log(1 + mp.mpf(q) * mp.expm1(2))
         basic = epsilon_under("basic", event, 1e-6)
         assert exact <= basic <= exact * (1 + 1e-12), inner
         full = PoissonSampledEvent(1.0, inner).repeat(k)
