@@ -96,14 +96,16 @@ def run_case(case: Case, scale: float, repeat: int, seed: int) -> dict[str, Any]
 
 def table(rows: list[dict[str, Any]]) -> str:
     """The README table (markdown)."""
-    lines = ["| family | algorithm | T × R | toolkit | NumPy loop | toolkit / NumPy | numba loop | "
+    lines = ["| family | algorithm (options) | T × R | toolkit | NumPy loop | toolkit / NumPy | numba loop | "
              "toolkit / numba | regret: toolkit vs loop |",
              "|---|---|---:|---:|---:|---:|---:|---:|---|"]
     for r in rows:
         nb = f"{r['numba_loop_s']:.2f} s" if "numba_loop_s" in r else "-"
         nbr = f"{r['ratio_numba']:.2f}×" if "ratio_numba" in r else "-"
         (a, sa), (b, sb) = r["toolkit_regret"], r["numpy_loop_regret"]
-        lines.append(f"| {r['family']} | `{r['algorithm']}` | {r['horizon']:.0e} × {r['reps']} | "
+        opts = ", ".join(f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}"
+                         for k, v in r["options"].items())
+        lines.append(f"| {r['family']} | `{r['algorithm']}` ({opts}) | {r['horizon']:.0e} × {r['reps']} | "
                      f"{r['toolkit_s']:.2f} s | {r['numpy_loop_s']:.2f} s | {r['ratio_numpy']:.2f}× | {nb} | "
                      f"{nbr} | {a:.0f} ± {sa:.0f} vs {b:.0f} ± {sb:.0f} |")
     return "\n".join(lines)

@@ -1,12 +1,14 @@
 """Tables and sentences of the performance benchmarks, rendered from their stored runs
 (``docs/img/growth.json`` from ``bench_growth.py``, ``docs/img/audit_workers.json`` from
-``bench_audit_workers.py``) into the README and the docs by ``benchmarks/readme_tables.py``."""
+``bench_audit_workers.py``, ``docs/img/families.json`` from ``bench_families.py``) into the README
+and the docs by ``benchmarks/readme_tables.py``."""
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["growth_table", "growth_sentence", "workers_table", "workers_sentence"]
+__all__ = ["growth_table", "growth_sentence", "workers_table", "workers_sentence", "families_table",
+           "families_sentence"]
 
 
 def _x(v: float | None) -> str:
@@ -50,3 +52,25 @@ def workers_sentence(rows: list[dict[str, Any]]) -> str:
     same = sum(r["same"] for r in rows)
     return (f"two worker processes: {min(s):.2f}–{max(s):.2f}× the one-process speed over {len(rows)} "
             f"default runs, the same numbers in {same} of {len(rows)}")
+
+
+def families_table(data: dict[str, Any]) -> str:
+    """One row per case of ``bench_families.py``: toolkit and loop CPU seconds, ratios, regrets."""
+    from benchmarks.bench_families import table
+
+    return table(data["rows"])
+
+
+def families_sentence(data: dict[str, Any]) -> str:
+    """How many cases reach 3× the NumPy loop, the slowest, and the numba comparison."""
+    rows = data["rows"]
+    fam = sorted({r["family"] for r in rows})
+    ok = [r for r in rows if r["ratio_numpy"] >= 3.0]
+    slow = sorted(rows, key=lambda r: r["ratio_numpy"])[:3]
+    slow_txt = ", ".join(f"{r['algorithm']} {r['ratio_numpy']:.2f}×" for r in slow)
+    nb = [r for r in rows if "ratio_numba" in r]
+    nb_txt = ", ".join(f"{r['algorithm']} {r['ratio_numba']:.2f}×" for r in nb)
+    size = f"T × R = {rows[0]['horizon']:,} × {rows[0]['reps']}"
+    return (f"{len(rows)} cases of {len(fam)} families at {size}: "
+            f"the toolkit at least 3× its plain NumPy loop in {len(ok)} of {len(rows)}; slowest {slow_txt}; "
+            f"against a numba loop of the same algorithm {nb_txt}")

@@ -66,6 +66,7 @@ CALIBRATION = ROOT / "docs" / "img" / "calibration.json"
 LEADERBOARD = ROOT / "docs" / "img" / "leaderboard_reduced.json"
 GROWTH = ROOT / "docs" / "img" / "growth.json"
 WORKERS = ROOT / "docs" / "img" / "audit_workers.json"
+FAMILIES = ROOT / "docs" / "img" / "families.json"
 DOCUMENTS = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
 
 __all__ = ["TUNING", "AUDITS", "run_tuning", "run_audits", "render_all", "differences", "write", "main"]
@@ -333,6 +334,10 @@ def _perf_renderers() -> dict[str, Callable[[], str]]:
     if GROWTH.exists():
         growth = json.loads(GROWTH.read_text())
         out |= {"growth": lambda: t.growth_table(growth), "growth-summary": lambda: t.growth_sentence(growth)}
+    if FAMILIES.exists():
+        families = json.loads(FAMILIES.read_text())
+        out |= {"families": lambda: t.families_table(families),
+                "families-summary": lambda: t.families_sentence(families)}
     if WORKERS.exists():
         workers = json.loads(WORKERS.read_text())
         out |= {"workers": lambda: t.workers_table(workers),
