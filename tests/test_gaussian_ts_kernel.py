@@ -187,3 +187,17 @@ def test_block_statistics_equal_the_per_round_computation(N, b, c, T, design):
             assert np.array_equal(cnt + held, ref.holder_counts(a, hold, start))
             if b == 0:
                 assert len(np.unique(hold)) == 2
+
+
+@pytest.mark.parametrize("shape", [(0, 5), (1, 1), (7, 3), (1000, 5)])
+def test_fill_standard_normal_is_numpys_draw(shape):
+    """Same values and the same generator state afterwards as Generator.standard_normal(out=)."""
+    from bandits.engine.compiled import fill_standard_normal
+
+    a, b = np.empty(shape), np.empty(shape)
+    ga, gb = np.random.default_rng(7), np.random.default_rng(7)
+    fill_standard_normal(ga, a)
+    gb.standard_normal(out=b)
+    assert np.array_equal(a, b) and ga.random() == gb.random()
+    with pytest.raises(ValueError, match="contiguous"):  # as NumPy's own: refused
+        fill_standard_normal(np.random.default_rng(1), np.empty((4, 10))[:, :3])

@@ -24,7 +24,7 @@ except ImportError:  # pragma: no cover - the 'fast' extra is not installed
 
 __all__ = [
     "NUMBA", "modinv", "greedy_kernel", "csb_kernel", "gaussian_ts_kernel", "lazy_ts_kernel",
-    "beta_ts_kernel",
+    "beta_ts_kernel", "normal_fill_kernel",
 ]
 
 NUMBA = njit is not None
@@ -276,3 +276,13 @@ def beta_ts_kernel(  # pragma: no cover - compiled
         win = 1.0 if U[k] < table[k, j] else 0.0
         alpha[j] += win
         beta[j] += 1.0 - win
+
+
+@_jit
+def normal_fill_kernel(gen: Any, out: Any) -> None:  # pragma: no cover - compiled
+    """``gen.standard_normal(out=out)`` for a C-contiguous ``out``: numba's ``Generator`` runs
+    NumPy's own ziggurat on the same bit generator, so the values and the generator's state
+    afterwards are the same bit for bit, without NumPy's per-call path."""
+    flat = out.reshape(-1)
+    for i in range(flat.size):
+        flat[i] = gen.standard_normal()

@@ -21,6 +21,11 @@ engine can jump ahead without drawing them: :func:`lazy_ts_chunk` runs its per-r
 numba's ``Generator.beta`` runs NumPy's own algorithm on the same bit generator, so its actions
 are bit-identical to the NumPy step loop of :class:`bandits.lazy.policies.LazyDPTS` (tested).
 
+:func:`fill_standard_normal` fills a buffer with a generator's standard normals, the same values
+as ``Generator.standard_normal(out=...)`` (numba runs NumPy's ziggurat on the same bit
+generator) in about a quarter of the time: Gaussian Thompson sampling draws N normals per round
+and repetition, most of a long run's or an audit's cost.
+
 Set the environment variable ``DPAUDIT_NUMBA=0`` to disable the kernels (the NumPy paths run;
 the older ``DPAUDIT_NO_NUMBA=1`` too). :data:`HAVE_NUMBA` says whether they may run.
 
@@ -36,13 +41,15 @@ from typing import Any
 import numpy as np
 
 __all__ = ["HAVE_NUMBA", "installed", "available", "greedy_linear_exact", "csb_chunk", "gaussian_ts_rounds",
-           "lazy_ts_chunk", "beta_ts_chunk"]
+           "lazy_ts_chunk", "beta_ts_chunk", "fill_standard_normal"]
 
 _KERNEL: Any = None
 _CSB: Any = None
 _GTS: Any = None
 _LAZY: Any = None
 _BETA: Any = None
+_FILL: Any = None
+_FILL_MIN = 2048  # numba's call costs ~8 µs (unboxing the Generator), NumPy's ~1 µs; ~8 ns saved a draw
 _TRIED = False
 
 
@@ -71,7 +78,7 @@ def available() -> bool:
 
 
 def _kernel() -> Any:
-    global _KERNEL, _CSB, _GTS, _LAZY, _BETA, _TRIED
+    global _KERNEL, _CSB, _GTS, _LAZY, _BETA, _FILL, _TRIED
     if _TRIED:
         return _KERNEL
     _TRIED = True
@@ -80,7 +87,7 @@ def _kernel() -> Any:
     if not nk.NUMBA:  # pragma: no cover - the 'fast' extra is not installed
         return None
     _KERNEL, _CSB, _GTS, _LAZY = nk.greedy_kernel, nk.csb_kernel, nk.gaussian_ts_kernel, nk.lazy_ts_kernel
-    _BETA = nk.beta_ts_kernel
+    _BETA, _FILL = nk.beta_ts_kernel, nk.normal_fill_kernel
     return _KERNEL
 
 
@@ -185,3 +192,20 @@ def beta_ts_chunk(
     if _BETA is None or not available():
         raise RuntimeError("numba is not available (pip install 'dpaudit[fast]'; DPAUDIT_NUMBA != 0)")
     _BETA(gen, U, table, alpha, beta, actions)
+
+
+def fill_standard_normal(gen: np.random.Generator, out: np.ndarray) -> None:
+    """``gen.standard_normal(out=out)`` (``out`` C-contiguous float64), compiled where numba is
+    available: the same values and the same generator state afterwards, bit for bit (tested).
+
+    >>> a, b = np.empty((3, 2)), np.empty((3, 2))
+    >>> fill_standard_normal(np.random.default_rng(1), a)
+    >>> bool((a == np.random.default_rng(1).standard_normal(out=b)).all())
+    True
+    """
+    if HAVE_NUMBA and not _TRIED:
+        _kernel()
+    if _FILL is None or out.size < _FILL_MIN or not out.flags.c_contiguous or out.dtype != np.float64:
+        gen.standard_normal(out=out)
+        return
+    _FILL(gen, out)

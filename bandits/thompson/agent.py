@@ -105,7 +105,7 @@ class GaussianTSAgent(Agent):
                 self._zbuf = np.empty((self.reps, C, self.n_arms))
             self._Z = self._zbuf[:, :C]
             for r, g in enumerate(gens):
-                g.standard_normal(out=self._Z[r])
+                compiled.fill_standard_normal(g, self._Z[r])  # compiled where numba is: same values
         self._t0 = t0
         self._zoff = start
 
