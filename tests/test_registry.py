@@ -94,5 +94,6 @@ def test_a_tiny_run_imports_only_the_scipy_it_uses() -> None:
     code, loaded = json.loads(proc.stdout.strip().splitlines()[-1])
     assert code == 0
     heavy = sorted(m for m in loaded if m.split(".")[:2] in (["scipy", "stats"], ["scipy", "optimize"],
-                                                            ["scipy", "integrate"]) or m == "matplotlib")
-    assert not heavy, heavy
+                                                            ["scipy", "integrate"])
+                   or m.split(".")[0] in ("matplotlib", "numba") or m == "bandits.plots")
+    assert not heavy, heavy  # numba: 400 rounds are below the kernel's threshold

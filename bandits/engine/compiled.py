@@ -203,7 +203,7 @@ def fill_standard_normal(gen: np.random.Generator, out: np.ndarray) -> None:
     >>> bool((a == np.random.default_rng(1).standard_normal(out=b)).all())
     True
     """
-    if HAVE_NUMBA and not _TRIED:
+    if out.size >= _FILL_MIN and HAVE_NUMBA and not _TRIED:
         _kernel()
     if _FILL is None or out.size < _FILL_MIN or not out.flags.c_contiguous or out.dtype != np.float64:
         gen.standard_normal(out=out)

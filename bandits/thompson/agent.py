@@ -3,9 +3,11 @@
 :class:`GaussianTSAgent` holds the reward sums S and counts n, shape (R, N), and plays a chunk of
 rounds with the engine its policy names (:class:`bandits.thompson.policy.GaussianTS`):
 
-* ``"auto"`` (default) — ``"kernel"`` when the compiled round loop is available (numba), else
-  ``"speculative"`` (measured with numba, 10 repetitions, N = 5 and 50 arms, T = 10⁵ and 10⁶:
-  the kernel takes 0.70–0.89× the speculative engine's time, 0.51× at N = 50, T = 10⁶);
+* ``"auto"`` (default) — ``"kernel"`` when the compiled round loop is available (numba) and the
+  run has at least :data:`KERNEL_MIN_ROUNDS` sampling rounds over its repetitions (below, loading
+  numba costs more than it saves), else ``"speculative"`` (measured with numba, 10 repetitions,
+  N = 5 and 50 arms, T = 10⁵ and 10⁶: the kernel takes 0.70–0.89× the speculative engine's time,
+  0.51× at N = 50, T = 10⁶);
 * ``"speculative"`` — :mod:`bandits.thompson.speculative`: runs of the leader are
   guessed and checked many rounds per NumPy call; where the policy explores a lot (large c)
   runs between deviations are short, so speculation is abandoned mid-chunk when it advances
@@ -31,6 +33,9 @@ from bandits.engine import compiled
 from bandits.policy import Agent, Outcomes, RunContext
 from bandits.thompson.speculative import LENGTHS, MIN_ADVANCE, catch_up, speculate
 from dpaudit.events import GaussianReportNoisyMaxEvent
+
+KERNEL_MIN_ROUNDS = 200_000
+"""Sampling rounds (over all repetitions) from which the "auto" engine loads the compiled kernel."""
 
 __all__ = ["GaussianTSAgent", "ThompsonParameters"]
 
@@ -60,9 +65,14 @@ class GaussianTSAgent(Agent):
     def __init__(self, policy: ThompsonParameters, run: RunContext) -> None:
         super().__init__(run)
         self.policy = policy
+        self._prepull_end = min(policy.b * self.n_arms, self.horizon)
+        # below KERNEL_MIN_ROUNDS sampling rounds (all repetitions) numba's import and kernel load
+        # (~0.3 s) would cost more than they save: the NumPy engines (the same actions)
+        small = self.reps * (self.horizon - self._prepull_end) < KERNEL_MIN_ROUNDS
+        self._compiled = not small and compiled.available()
         self.engine = policy.engine
         if self.engine == "auto":
-            self.engine = "kernel" if compiled.available() else "speculative"
+            self.engine = "kernel" if self._compiled else "speculative"
         self._sqrtc = math.sqrt(policy.c)
         shape = (self.reps, self.n_arms)
         self.S = np.zeros(shape)
@@ -74,7 +84,6 @@ class GaussianTSAgent(Agent):
         self._Z = np.empty((self.reps, 0, self.n_arms))
         self._zbuf = self._Z
         self._t0 = 0
-        self._prepull_end = min(policy.b * self.n_arms, self.horizon)
         self._zoff = self._prepull_end  # the round whose noise is _Z[:, 0]
         self._K = 64
         self._speculating = True
@@ -240,7 +249,7 @@ class GaussianTSAgent(Agent):
         numba is available (:func:`bandits.engine.compiled.gaussian_ts_rounds`), else :meth:`_catch_up`
         and the NumPy step loop. Both give the same actions and state, bit for bit (tested)."""
         C = actions.shape[1]
-        if compiled.available():
+        if self._compiled or (self.engine == "kernel" and compiled.available()):
             top = int(self.n.max()) + C + 1
             if self._scale_lut.size < top:  # sqrt(c)/sqrt(m + 1) for every reachable count m
                 self._scale_lut = self._sqrtc / np.sqrt(np.arange(max(top, 2 * self._scale_lut.size)) + 1.0)

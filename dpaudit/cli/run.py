@@ -263,7 +263,6 @@ def run_alg(args: argparse.Namespace) -> int:
     algo = {o.dest: getattr(opts, o.dest) for o in spec.options}
     policy = spec.configure(algo, env, opts.horizon).policy
     Ta = _audit_horizon(spec, policy, opts, env)
-    from bandits.plots import plot_run  # after every check: a bad option costs no more
     from bandits.run import run_algorithm
     from dpaudit.declaration import LedgerCheckError
     progress = not opts.json and sys.stderr.isatty()
@@ -295,6 +294,8 @@ def run_alg(args: argparse.Namespace) -> int:
     else:
         print(report)
     if opts.plot:  # after the results are printed: a failing plot loses nothing computed
+        from bandits.plots import plot_run
+
         sys.stdout.flush()
         plot_run(report, opts.plot)
         if not opts.json:
