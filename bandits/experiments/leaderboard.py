@@ -455,10 +455,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--out", default=None, help="figures folder (default: DPAUDIT_FIGURES_DIR, else docs/img "
                    "with --full, else a temporary folder)")  # fmt: skip
     p.add_argument("--reps", type=int, default=None, help="repetitions (default: the scale's, >= 2)")
+    p.add_argument("--horizons", type=int, nargs="+", default=None,
+                   help="only these horizons (default: the scale's); the scale is named after them")
     args = p.parse_args(argv)
     base = FULL if args.full else REDUCED
+    change: dict[str, Any] = {} if args.reps is None else {"reps": args.reps}
+    if args.horizons is not None:
+        change |= {"horizons": tuple(args.horizons),
+                   "scale": f"{base.scale}-T" + "-".join(str(T) for T in args.horizons)}
     try:
-        cfg = base if args.reps is None else LeaderboardConfig(**(asdict(base) | {"reps": args.reps}))
+        cfg = LeaderboardConfig(**(asdict(base) | change))
     except ValueError as exc:
         print(f"leaderboard: {exc}", file=sys.stderr)
         return 2
