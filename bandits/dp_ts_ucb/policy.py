@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from bandits.actions import ActionStructure
+from bandits.engine import compiled
 from bandits.lazy.policies import UNIT, EpochRoundsLog, argmax_in_order, priority_order
 from bandits.policy import Agent, Outcomes, Policy, RunContext
 from dpaudit.analyses.dp_ts_ucb import ROUNDINGS, DPTSUCBPrivacy
@@ -216,6 +217,9 @@ class DPTSUCBAgent(Agent):
         self.retired: dict[tuple[int, int, int], tuple[int, int, float]] = {}
         self._rel: list[tuple[np.ndarray, np.ndarray, int]] = []
         self.log = _SampleLog(self)
+        # the compiled round loop (the same arithmetic), unless an audit keeps every sample
+        self._compiled = (run.ledgers.transcripts is None
+                          and compiled.worth_compiling(self.reps * self.horizon))
 
     def mechanism(self, n: int) -> GaussianMechanism:
         """One sample of a mean of ``n`` observations, at the scale this agent uses."""
@@ -272,6 +276,10 @@ class DPTSUCBAgent(Agent):
     def run_chunk(self, t0: int, t1: int, outcomes: Outcomes) -> np.ndarray:
         self.prepare(t0, t1)
         actions = np.empty((self.reps, t1 - t0), dtype=np.intp)
+        if self._compiled:
+            rr, aa, tt = self._compiled_chunk(t0, outcomes.table, actions)
+            self.log.add(t0, actions, rr, aa, tt)
+            return actions
         rows, table = self.rows, outcomes.table
         for k in range(t1 - t0):
             a = self.select(t0 + k)
@@ -283,6 +291,22 @@ class DPTSUCBAgent(Agent):
         tt = np.concatenate([np.full(r.size, t) for r, _, t in rel]) if rel else np.empty(0, dtype=np.int64)
         self.log.add(t0, actions, rr, aa, tt)
         return actions
+
+    def _compiled_chunk(self, t0: int, table: np.ndarray, actions: np.ndarray,
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The chunk by :func:`bandits.engine.compiled.dp_ts_ucb_chunk` (the arithmetic of
+        :meth:`select`/:meth:`update`, bit for bit); returns the epoch closings (repetitions, arms,
+        rounds) and keeps the retired means as :meth:`update` does."""
+        order = self.perm if self.perm is not None else np.tile(np.arange(self.n_arms), (self.reps, 1))
+        state = {"mean": self.mean, "sd": self.sd, "n": self.n, "h": self.h, "drawn": self.drawn,
+                 "mx": self.mx, "ep": self.ep, "N": self.N, "Phi": self.Phi}
+        ev, ev_sd = compiled.dp_ts_ucb_chunk(t0, self.init_end, self._zoff, table, self._Z, order,
+                                             self.policy.index == "max", self.phi, self.sqrtL, self.f, state,
+                                             actions)
+        for (r, a, t, drawn, n, existed), sd in zip(ev.tolist(), ev_sd.tolist()):
+            if existed:
+                self.retired[(r, a, t)] = (drawn, n, sd)
+        return ev[:, 0], ev[:, 1], ev[:, 2]
 
     def finish(self) -> None:
         self.log.close()

@@ -24,7 +24,7 @@ except ImportError:  # pragma: no cover - the 'fast' extra is not installed
 
 __all__ = [
     "NUMBA", "modinv", "greedy_kernel", "csb_kernel", "gaussian_ts_kernel", "lazy_ts_kernel",
-    "beta_ts_kernel", "normal_fill_kernel",
+    "beta_ts_kernel", "normal_fill_kernel", "dp_ts_ucb_kernel",
 ]
 
 NUMBA = njit is not None
@@ -286,3 +286,67 @@ def normal_fill_kernel(gen: Any, out: Any) -> None:  # pragma: no cover - compil
     flat = out.reshape(-1)
     for i in range(flat.size):
         flat[i] = gen.standard_normal()
+
+
+@_jit
+def dp_ts_ucb_kernel(  # pragma: no cover - compiled; a flat kernel signature
+    t0: Any, init_end: Any, zoff: Any, table: Any, Z: Any, perm: Any, max_index: Any, phi: Any, sqrtL: Any,
+    f: Any, mean: Any, sd: Any, n: Any, h: Any, drawn: Any, mx: Any, ep: Any, N: Any, Phi: Any,
+    actions: Any, ev: Any, ev_sd: Any,
+) -> int:
+    """Rounds ``t0 .. t0+C−1`` of DP-TS-UCB for every repetition (state arrays (R, K) in place).
+
+    The arithmetic of the step loop (:meth:`bandits.dp_ts_ucb.policy.DPTSUCBAgent.select` and
+    ``update``), operation for operation: an arm with samples left draws θ = mean + sd·Z, keeps the
+    maximum M and counts the sample; its index is M (``max_index``) or θ, an exhausted arm's M; the
+    first maximum in the priority order ``perm`` is played; its observation joins the epoch in
+    progress, which closes at f·2^(e+1) observations. Each closing is written to ``ev`` (rows:
+    repetition, arm, round, samples drawn from the retired mean, its observations, whether there
+    was one) with the retired mean's scale in ``ev_sd``; returns the number of closings.
+    """
+    R, K = mean.shape
+    C = actions.shape[1]
+    index = np.empty(K)
+    nev = 0
+    for r in range(R):
+        for k in range(C):
+            t = t0 + k
+            if t < init_end:
+                j = t % K
+            else:
+                zk = t - zoff
+                for i in range(K):
+                    if h[r, i] > 0:
+                        theta = mean[r, i] + sd[r, i] * Z[r, zk, i]
+                        if theta > mx[r, i]:
+                            mx[r, i] = theta
+                        index[i] = mx[r, i] if max_index else theta
+                        h[r, i] -= 1
+                        drawn[r, i] += 1
+                    else:
+                        index[i] = mx[r, i]
+                j = perm[r, 0]
+                best = index[j]
+                for q in range(1, K):
+                    i = perm[r, q]
+                    if index[i] > best:
+                        best = index[i]
+                        j = i
+            actions[r, k] = j
+            N[r, j] += 1
+            Phi[r, j] += table[r, k, j]
+            if N[r, j] == f << (ep[r, j] + 1):
+                ev[nev, 0], ev[nev, 1], ev[nev, 2] = r, j, t
+                ev[nev, 3], ev[nev, 4], ev[nev, 5] = drawn[r, j], n[r, j], 1 if ep[r, j] >= 0 else 0
+                ev_sd[nev] = sd[r, j]
+                nev += 1
+                n[r, j] = N[r, j]
+                mean[r, j] = Phi[r, j] / N[r, j]
+                sd[r, j] = sqrtL / np.sqrt(N[r, j])
+                h[r, j] = phi
+                drawn[r, j] = 0
+                mx[r, j] = -np.inf
+                ep[r, j] += 1
+                N[r, j] = 0
+                Phi[r, j] = 0.0
+    return nev

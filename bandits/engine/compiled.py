@@ -21,6 +21,9 @@ engine can jump ahead without drawing them: :func:`lazy_ts_chunk` runs its per-r
 numba's ``Generator.beta`` runs NumPy's own algorithm on the same bit generator, so its actions
 are bit-identical to the NumPy step loop of :class:`bandits.lazy.policies.LazyDPTS` (tested).
 
+:func:`dp_ts_ucb_chunk` plays a chunk of DP-TS-UCB (:mod:`bandits.dp_ts_ucb.policy`) one repetition
+at a time: its NumPy step loop pays ≈ 20 array operations per round for all repetitions.
+
 :func:`fill_standard_normal` fills a buffer with a generator's standard normals, the same values
 as ``Generator.standard_normal(out=...)`` (numba runs NumPy's ziggurat on the same bit
 generator) in about a quarter of the time: Gaussian Thompson sampling draws N normals per round
@@ -41,7 +44,8 @@ from typing import Any
 import numpy as np
 
 __all__ = ["HAVE_NUMBA", "installed", "available", "greedy_linear_exact", "csb_chunk", "gaussian_ts_rounds",
-           "lazy_ts_chunk", "beta_ts_chunk", "fill_standard_normal"]
+           "lazy_ts_chunk", "beta_ts_chunk", "fill_standard_normal", "dp_ts_ucb_chunk", "KERNEL_MIN_ROUNDS",
+           "worth_compiling"]
 
 _KERNEL: Any = None
 _CSB: Any = None
@@ -49,6 +53,7 @@ _GTS: Any = None
 _LAZY: Any = None
 _BETA: Any = None
 _FILL: Any = None
+_DPTS: Any = None
 _FILL_MIN = 2048  # numba's call costs ~8 µs (unboxing the Generator), NumPy's ~1 µs; ~8 ns saved a draw
 _TRIED = False
 
@@ -65,6 +70,17 @@ def installed() -> bool:
     return importlib.util.find_spec("numba") is not None
 
 
+KERNEL_MIN_ROUNDS = 200_000
+"""Rounds (over all repetitions) from which an agent loads its compiled kernel: below, numba's
+import and the kernel's load (about 0.3 s) cost more than they save (the NumPy paths give the
+same results)."""
+
+
+def worth_compiling(rounds: int) -> bool:
+    """Whether a run of ``rounds`` rounds over all repetitions should use a compiled kernel."""
+    return rounds >= KERNEL_MIN_ROUNDS and available()
+
+
 HAVE_NUMBA = installed()
 """Whether numba is installed and enabled, decided without importing numba (0.4 s and about
 90 MB), which happens only when a kernel first runs."""
@@ -78,7 +94,7 @@ def available() -> bool:
 
 
 def _kernel() -> Any:
-    global _KERNEL, _CSB, _GTS, _LAZY, _BETA, _FILL, _TRIED
+    global _KERNEL, _CSB, _GTS, _LAZY, _BETA, _FILL, _DPTS, _TRIED
     if _TRIED:
         return _KERNEL
     _TRIED = True
@@ -87,7 +103,7 @@ def _kernel() -> Any:
     if not nk.NUMBA:  # pragma: no cover - the 'fast' extra is not installed
         return None
     _KERNEL, _CSB, _GTS, _LAZY = nk.greedy_kernel, nk.csb_kernel, nk.gaussian_ts_kernel, nk.lazy_ts_kernel
-    _BETA, _FILL = nk.beta_ts_kernel, nk.normal_fill_kernel
+    _BETA, _FILL, _DPTS = nk.beta_ts_kernel, nk.normal_fill_kernel, nk.dp_ts_ucb_kernel
     return _KERNEL
 
 
@@ -209,3 +225,26 @@ def fill_standard_normal(gen: np.random.Generator, out: np.ndarray) -> None:
         gen.standard_normal(out=out)
         return
     _FILL(gen, out)
+
+
+def dp_ts_ucb_chunk(t0: int, init_end: int, zoff: int, table: np.ndarray, Z: np.ndarray,
+                    perm: np.ndarray, max_index: bool, phi: int, sqrtL: float, f: int,
+                    state: dict[str, np.ndarray], actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rounds ``t0 ..`` of DP-TS-UCB for every repetition, compiled
+    (:func:`bandits.engine._numba_kernels.dp_ts_ucb_kernel`: the step loop's arithmetic, bit for
+    bit, tested). ``state`` holds the agent's (R, K) arrays mean, sd, n, h, drawn, mx, ep, N, Phi
+    (updated in place); returns the epoch closings as an int64 (E, 6) array (repetition, arm,
+    round, samples drawn from the retired mean, its observations, whether it existed) and the
+    retired means' scales (E,). Raises ``RuntimeError`` if numba is unavailable."""
+    _kernel()
+    if _DPTS is None or not available():
+        raise RuntimeError("numba is not available (pip install 'dpaudit[fast]'; DPAUDIT_NUMBA != 0)")
+    R, C = actions.shape
+    ev = np.empty((R * C, 6), dtype=np.int64)
+    ev_sd = np.empty(R * C)
+    k = _DPTS(int(t0), int(init_end), int(zoff), np.ascontiguousarray(table, dtype=float),
+              np.ascontiguousarray(Z, dtype=float), np.ascontiguousarray(perm, dtype=np.int64),
+              bool(max_index), int(phi), float(sqrtL), int(f),
+              *(state[key] for key in ("mean", "sd", "n", "h", "drawn", "mx", "ep", "N", "Phi")),
+              actions, ev, ev_sd)  # fmt: skip
+    return ev[:k], ev_sd[:k]

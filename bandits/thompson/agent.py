@@ -4,10 +4,10 @@
 rounds with the engine its policy names (:class:`bandits.thompson.policy.GaussianTS`):
 
 * ``"auto"`` (default) — ``"kernel"`` when the compiled round loop is available (numba) and the
-  run has at least :data:`KERNEL_MIN_ROUNDS` sampling rounds over its repetitions (below, loading
-  numba costs more than it saves), else ``"speculative"`` (measured with numba, 10 repetitions,
-  N = 5 and 50 arms, T = 10⁵ and 10⁶: the kernel takes 0.70–0.89× the speculative engine's time,
-  0.51× at N = 50, T = 10⁶);
+  run has at least ``KERNEL_MIN_ROUNDS`` (:mod:`bandits.engine.compiled`) sampling rounds over
+  its repetitions (below, loading numba costs more than it saves), else ``"speculative"``
+  (measured with numba, 10 repetitions, N = 5 and 50 arms, T = 10⁵ and 10⁶: the kernel takes
+  0.70–0.89× the speculative engine's time, 0.51× at N = 50, T = 10⁶);
 * ``"speculative"`` — :mod:`bandits.thompson.speculative`: runs of the leader are
   guessed and checked many rounds per NumPy call; where the policy explores a lot (large c)
   runs between deviations are short, so speculation is abandoned mid-chunk when it advances
@@ -33,9 +33,6 @@ from bandits.engine import compiled
 from bandits.policy import Agent, Outcomes, RunContext
 from bandits.thompson.speculative import LENGTHS, MIN_ADVANCE, catch_up, speculate
 from dpaudit.events import GaussianReportNoisyMaxEvent
-
-KERNEL_MIN_ROUNDS = 200_000
-"""Sampling rounds (over all repetitions) from which the "auto" engine loads the compiled kernel."""
 
 __all__ = ["GaussianTSAgent", "ThompsonParameters"]
 
@@ -66,10 +63,8 @@ class GaussianTSAgent(Agent):
         super().__init__(run)
         self.policy = policy
         self._prepull_end = min(policy.b * self.n_arms, self.horizon)
-        # below KERNEL_MIN_ROUNDS sampling rounds (all repetitions) numba's import and kernel load
-        # (~0.3 s) would cost more than they save: the NumPy engines (the same actions)
-        small = self.reps * (self.horizon - self._prepull_end) < KERNEL_MIN_ROUNDS
-        self._compiled = not small and compiled.available()
+        # a small run keeps to the NumPy engines (the same actions): loading numba costs more
+        self._compiled = compiled.worth_compiling(self.reps * (self.horizon - self._prepull_end))
         self.engine = policy.engine
         if self.engine == "auto":
             self.engine = "kernel" if self._compiled else "speculative"
