@@ -80,6 +80,7 @@ from mechanisms.randomness import NoiseTape
 __all__ = ["INIT_MODES", "UNIT", "MatroidPolicy", "DPUCBMat", "DPTSMat", "OMM", "CTSGaussian", "cover_bases"]
 
 INIT_MODES = ("paper", "public-w0", "cover")
+_MIN_BLOCK, _MAX_BLOCK = 16, 2048  # rounds per block of the lazy engine (_MatroidAgent.run_chunk)
 UNIT = "one round's reward vector"
 
 
@@ -271,6 +272,7 @@ class _MatroidAgent(Agent):
         self._t0 = 0
         self._w0: np.ndarray | None = None
         self.released_init: np.ndarray | None = None
+        self._block = _MIN_BLOCK  # rounds per block of the lazy engine (run_chunk)
 
     # -- randomness --------------------------------------------------------------------------
     def prepare(self, t0: int, t1: int) -> None:
@@ -281,9 +283,42 @@ class _MatroidAgent(Agent):
             self._k = self._keys.random((t1 - t0, self.n_arms))
 
     def run_chunk(self, t0: int, t1: int, outcomes: Outcomes) -> np.ndarray:
+        """Rounds ``t0 .. t1-1``. The lazy (private) algorithms play blocks of rounds at once: their
+        estimates change only when an epoch fills, so until then every round's indices are known
+        in advance (:meth:`block_scores`) and one greedy call serves a whole block. A block is
+        cut after the first round in which some repetition fills an epoch
+        (:meth:`~BatchLazyEpochs.rounds_to_release`), so the actions, estimates, releases and
+        noise order are those of the round-by-round loop (tested). The block length adapts:
+        doubled after a block played in full, else twice the rounds played."""
         if t0 == 0 and self.full_init:
             self._w0 = np.array(outcomes.table[:, 0], dtype=float)  # w0: the whole first row
-        return super().run_chunk(t0, t1, outcomes)
+        if not self.policy.lazy:
+            return super().run_chunk(t0, t1, outcomes)
+        self.prepare(t0, t1)
+        actions = np.empty((self.reps, t1 - t0, self.K), dtype=np.intp)
+        t, data_free = t0, (1 if self.full_init else len(self.cover))
+        while t < min(t1, data_free):  # the data-independent initial rounds, one at a time
+            a = self.select(t)
+            self.update(t, a, outcomes.observe(t - t0, a))
+            actions[:, t - t0] = a
+            t += 1
+        while t < t1:
+            b = min(self._block, t1 - t)
+            acts = self.block_actions(t, b)
+            n = min(b, int(self.est.rounds_to_release(acts).min()) + 1)
+            acts, k = acts[:, :n], t - t0
+            x = outcomes.table[self.rows[:, None, None], np.arange(k, k + n)[None, :, None], acts]
+            self.est.push_block(acts, np.clip(x, 0.0, 1.0), t)  # rewards in [0, 1]
+            actions[:, k : k + n] = acts
+            t += n
+            self._block = min(_MAX_BLOCK, 2 * b) if n == b else max(_MIN_BLOCK, 2 * n)
+        return actions
+
+    def block_actions(self, t: int, b: int) -> np.ndarray:
+        """(R, b, K): the bases of rounds ``t .. t+b-1`` if no estimate changes meanwhile."""
+        R, N = self.reps, self.n_arms
+        keys = None if self._k is None else self._k[:, t - self._t0 : t - self._t0 + b].reshape(R * b, N)
+        return self.problem.oracle(self.block_scores(t, b).reshape(R * b, N), keys).reshape(R, b, self.K)
 
     # -- estimates ---------------------------------------------------------------------------
     def _stats(self) -> tuple[np.ndarray, np.ndarray]:
@@ -295,19 +330,26 @@ class _MatroidAgent(Agent):
 
     def scores(self, t: int) -> np.ndarray:
         """The per-arm indices of paper round ``t + offset`` (UCB values or posterior samples)."""
-        tau = t + self.offset
-        mean, n = self._stats()
-        z = None if self._z is None else self._z[:, t - self._t0]  # the posterior draws (TS rules)
-        T = np.maximum(n, 1).astype(float)  # arms never observed (loops) are never chosen anyway
+        return self.block_scores(t, 1)[:, 0]
+
+    def block_scores(self, t: int, b: int) -> np.ndarray:
+        """(R, b, N): the indices of rounds ``t .. t+b-1`` from the current estimates — what
+        :meth:`scores` gives round by round while no estimate changes (every float operation is
+        the same, broadcast over the rounds; ``math.log`` as in a per-round loop)."""
         pol = self.policy
+        c = self.K if pol.private else 1  # ln(K t) for the private indices, ln t for OMM
+        log = np.array([math.log(c * (s + self.offset)) for s in range(t, t + b)])[:, None]
+        mean, n = self._stats()
+        mean = mean[:, None, :]
+        z = None if self._z is None else self._z[:, t - self._t0 : t - self._t0 + b]  # TS draws
+        T = np.maximum(n, 1).astype(float)[:, None, :]  # never-observed arms (loops) are never chosen
         if pol.private:
-            log = math.log(self.K * tau)
             if pol.rule == "ucb":  # Chandak, Hu & Hegde (2023), eq. (3)
                 return mean + np.sqrt(3.0 * log / T) + 3.0 * log / (self.eps0 * T)
             assert z is not None  # Algorithm 3 lines 5-6: N(w~ + 3 ln(Kt)/(eps0 T), 1/T)
             return mean + 3.0 * log / (self.eps0 * T) + z / np.sqrt(T)
         if pol.rule == "ucb":  # OMM
-            return mean + np.sqrt(2.0 * math.log(tau) / T)
+            return mean + np.sqrt(2.0 * log / T)
         assert z is not None
         return mean + z / np.sqrt(T)  # CTS-Gaussian
 
