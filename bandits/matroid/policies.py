@@ -324,9 +324,8 @@ class _MatroidAgent(Agent):
     def _stats(self) -> tuple[np.ndarray, np.ndarray]:
         if self.policy.lazy:
             return self.est.estimate, self.est.size
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean = np.where(self.counts > 0, self.sums / np.maximum(self.counts, 1), 0.0)
-        return mean, self.counts
+        # an arm never observed has sum 0.0, so sum / max(count, 1) is its mean 0.0: no 0/0 to mask
+        return self.sums / np.maximum(self.counts, 1), self.counts
 
     def scores(self, t: int) -> np.ndarray:
         """The per-arm indices of paper round ``t + offset`` (UCB values or posterior samples)."""
