@@ -1,9 +1,9 @@
-"""The block engine of the lazy matroid bandits (``_MatroidAgent.run_chunk``, DPUCB-MAT and DPTS-MAT)
-plays exactly the round-by-round loop of the base ``Agent.run_chunk``: same actions, estimates,
-buffers, released values, noise consumed and ledgers — on continuous rewards outside [0, 1]
-(the clip and the float order of the buffer sums matter), every initialisation and tie rule,
-and chunks that cut blocks anywhere. ``BatchLazyEpochs.push_block`` is checked against ``push``
-directly."""
+"""The block engine of the lazy matroid bandits (``_MatroidAgent.run_chunk``, DPUCB-MAT and
+DPTS-MAT: blocks of rounds mixed with stretches of single rounds) plays exactly the round-by-round
+loop of the base ``Agent.run_chunk``: same actions, estimates, buffers, released values, noise
+consumed and ledgers — on continuous rewards outside [0, 1] (the clip and the float order of the
+buffer sums matter), every initialisation and tie rule, and chunks that cut blocks anywhere.
+``BatchLazyEpochs.push_block`` is checked against ``push`` directly."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from bandits.environments.grammar import parse_combinatorial_env
+from bandits.matroid import policies as matroid_policies
 from bandits.matroid.policies import OMM, CTSGaussian, DPTSMat, DPUCBMat
 from bandits.policy import Agent, Outcomes, RunContext
 from dpaudit.transcripts import Transcripts
@@ -44,15 +45,22 @@ def _play(policy, env, table, chunk, per_round):
 @pytest.mark.parametrize("make", [DPUCBMat, DPTSMat])
 @pytest.mark.parametrize("init", ["paper", "public-w0", "cover"])
 @pytest.mark.parametrize("ties", ["index", "random"])
-def test_block_engine_equals_round_by_round(env_spec, make, init, ties):
+def test_block_engine_equals_round_by_round(env_spec, make, init, ties, monkeypatch):
     env = parse_combinatorial_env(env_spec)
-    R, T = 5, 700
+    R, T = 5, 1500
+    monkeypatch.setattr(matroid_policies, "_GAP", 2)  # blocks from a release per 2 rounds (default: 16)
+    blocks = []
+    push_block = BatchLazyEpochs.push_block
+    monkeypatch.setattr(BatchLazyEpochs, "push_block", lambda self, a, *r: blocks.append(a.shape[1]) or
+                        push_block(self, a, *r))
     rng = np.random.default_rng(3)
     table = rng.uniform(-0.3, 1.3, size=(R, T, env.n_arms))  # clipped; sums depend on float order
     table[:, :, 1] = np.round(table[:, :, 1])  # exact ties between arms' estimates, too
     policy = make(epsilon=1.5, init=init, ties=ties)
     for chunk in (T, 97, 5):
+        blocks.clear()
         a, ea, ra = _play(policy, env, table, chunk, per_round=False)
+        assert len(blocks) > 3 and sum(blocks) > T // 3  # the engine did play blocks
         b, eb, rb = _play(policy, env, table, chunk, per_round=True)
         np.testing.assert_array_equal(a, b)
         for name in ("estimate", "size", "draws", "epoch", "_sum", "_cnt", "_start", "_observed"):
@@ -63,6 +71,23 @@ def test_block_engine_equals_round_by_round(env_spec, make, init, ties):
         assert ca.keys() == cb.keys()
         for key in ca:
             np.testing.assert_array_equal(ca[key], cb[key], err_msg=key)
+
+
+def test_default_switch_plays_long_blocks_on_e1(monkeypatch):
+    """With the default switch (_GAP = 16) the engine reaches long blocks on E1's Bernoulli
+    rewards, and still plays the loop's actions."""
+    env = parse_combinatorial_env(ENVS[0])
+    R, T = 3, 12_000
+    table = (np.random.default_rng(6).random((R, T, env.n_arms)) < env.means).astype(float)
+    blocks = []
+    push_block = BatchLazyEpochs.push_block
+    monkeypatch.setattr(BatchLazyEpochs, "push_block", lambda self, a, *r: blocks.append(a.shape[1]) or
+                        push_block(self, a, *r))
+    a, ea, _ = _play(DPUCBMat(2.0), env, table, 8192, per_round=False)
+    b, eb, _ = _play(DPUCBMat(2.0), env, table, 8192, per_round=True)
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(ea.est.estimate, eb.est.estimate)
+    assert max(blocks) >= 512 and sum(blocks) > T // 2
 
 
 @pytest.mark.parametrize("make", [OMM, CTSGaussian])
