@@ -243,3 +243,45 @@ def test_chen2020_arithmetic_claims():
     assert 24 / 400 == 0.06 and 0.25 - 0.06 == pytest.approx(0.19)  # Lemma 7
     b = tree_node_scale(10**5, 5, 1.0)
     assert b == pytest.approx(166.1, abs=0.05) and math.sqrt(2 * 17) * b == pytest.approx(968.5, abs=0.5)
+
+
+@pytest.mark.parametrize(
+    "pol",
+    [CUCBDP(1.0, bonus_scale=SCALED_DP_BONUS), CUCBDP(0.7, log_base="e", ties="index", bonus_scale=0.01),
+     CUCBDP(1.0)],
+    ids=lambda p: p.name,
+)
+@pytest.mark.parametrize("spec", ["topk:k=3,means=0.1/0.5/0.5/0.9/0.2,reward=min", "topk:k=1,means=0.3/0.6",
+                                  "topk:k=2,means=0.2x3/0.8x2"])
+def test_cucb_dp_tree_kernel_and_numpy_step_loop_are_identical(pol, spec, monkeypatch):
+    """bandits.semibandits.tree_engine: same actions, means, counts, UCBs, tree state, noise and
+    ledgers as the NumPy step loop (whatever the chunking)."""
+    from bandits.semibandits import tree_engine
+
+    env = parse_combinatorial_env(spec)
+    R, T = 3, 1100
+    table = np.random.default_rng(5).uniform(-0.2, 1.2, (R, T, env.n_arms))  # clipped to [0, 1]
+
+    def play(chunk: int) -> tuple[np.ndarray, object, RunContext]:
+        run = RunContext.create(env, T, [np.random.SeedSequence(9, spawn_key=(r,)) for r in range(R)])
+        agent = pol.agent(run)
+        acts = [agent.run_chunk(t0, min(T, t0 + chunk), Outcomes(table[:, t0 : t0 + chunk], pol.feedback))
+                for t0 in range(0, T, chunk)]  # fmt: skip
+        agent.finish()
+        return np.concatenate(acts, axis=1), agent, run
+
+    fast = [play(chunk) for chunk in (T, 97)]
+    assert tree_engine.applies(fast[0][1]) is tree_engine.NUMBA
+    monkeypatch.setenv("DPAUDIT_NUMBA", "0")
+    slow = play(T)
+    assert not tree_engine.applies(slow[1])
+    b = slow[1]
+    after = b.tree.noise.laplace((2,))  # the next draws: the same noise was used before them
+    for acts, a, run in fast:
+        np.testing.assert_array_equal(acts, slow[0])
+        for name in ("mu", "n", "ucb"):
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+        for name in ("alpha", "alpha_hat", "prefix", "covered", "t", "released"):
+            np.testing.assert_array_equal(getattr(a.tree, name), getattr(b.tree, name), err_msg=name)
+        np.testing.assert_array_equal(a.tree.noise.laplace((2,)), after)
+        assert [led.to_dict() for led in run.ledgers] == [led.to_dict() for led in slow[2].ledgers]

@@ -80,6 +80,8 @@ from mechanisms.randomness import NoiseTape
 __all__ = ["INIT_MODES", "UNIT", "MatroidPolicy", "DPUCBMat", "DPTSMat", "OMM", "CTSGaussian", "cover_bases"]
 
 INIT_MODES = ("paper", "public-w0", "cover")
+_GAP, _MAX_BLOCK, _MAX_SOLO = 16, 2048, 512  # the lazy engine's lengths (_MatroidAgent.run_chunk)
+_BLOCK_CELLS = 1 << 20  # at most this many scores (R x rounds x arms) per block: 8 MB
 UNIT = "one round's reward vector"
 
 
@@ -271,6 +273,7 @@ class _MatroidAgent(Agent):
         self._t0 = 0
         self._w0: np.ndarray | None = None
         self.released_init: np.ndarray | None = None
+        self._block, self._solo = 0, _GAP  # the lazy engine's next block (0: single rounds) and stretch
 
     # -- randomness --------------------------------------------------------------------------
     def prepare(self, t0: int, t1: int) -> None:
@@ -281,33 +284,96 @@ class _MatroidAgent(Agent):
             self._k = self._keys.random((t1 - t0, self.n_arms))
 
     def run_chunk(self, t0: int, t1: int, outcomes: Outcomes) -> np.ndarray:
+        """Rounds ``t0 .. t1-1``. The lazy (private) algorithms play blocks of rounds at once: their
+        estimates change only when an epoch fills, so until then every round's indices are known
+        in advance (:meth:`block_scores`) and one greedy call serves a whole block. A block is
+        cut after the first round in which some repetition fills an epoch
+        (:meth:`~BatchLazyEpochs.rounds_to_release`), so the actions, estimates, releases and
+        noise order are those of the round-by-round loop (tested).
+
+        Blocks pay off only where epochs fill rarely: where some repetition fills one every few
+        rounds (many arms, early rounds) the rounds a cut block computed in vain cost more than
+        they save. So rounds are played one at a time in stretches (doubling up to
+        :data:`_MAX_SOLO`) until a stretch sees fewer than one release per :data:`_GAP` rounds;
+        then in blocks (doubled after a block played in full, else twice the rounds played) until
+        one is cut within :data:`_GAP` rounds. Either way every round is computed exactly as the
+        loop computes it."""
         if t0 == 0 and self.full_init:
             self._w0 = np.array(outcomes.table[:, 0], dtype=float)  # w0: the whole first row
-        return super().run_chunk(t0, t1, outcomes)
+        if not self.policy.lazy:
+            return super().run_chunk(t0, t1, outcomes)
+        self.prepare(t0, t1)
+        actions = np.empty((self.reps, t1 - t0, self.K), dtype=np.intp)
+        t, data_free = t0, (1 if self.full_init else len(self.cover))
+        if t < data_free:  # the data-independent initial rounds, one at a time
+            t = self._play_rounds(t, min(t1, data_free), t0, outcomes, actions)
+        while t < t1:
+            if not self._block:  # a stretch of single rounds
+                start, drawn = t, int(self.est.draws.sum())
+                t = self._play_rounds(t, min(t1, t + self._solo), t0, outcomes, actions)
+                rare = (int(self.est.draws.sum()) - drawn) * _GAP < t - start  # releases per round
+                self._block, self._solo = (_GAP, _GAP) if rare else (0, min(_MAX_SOLO, 2 * self._solo))
+                continue
+            b = min(self._block, t1 - t, max(1, _BLOCK_CELLS // (self.reps * self.n_arms)))
+            n = self._play_block(t, b, t0, outcomes, actions)
+            t += n
+            self._block = min(_MAX_BLOCK, 2 * b) if n == b else (2 * n if n >= _GAP else 0)
+        return actions
+
+    def _play_rounds(self, t: int, end: int, t0: int, outcomes: Outcomes, actions: np.ndarray) -> int:
+        """Rounds ``t .. end-1`` one at a time (``select``, ``update``); returns ``end``."""
+        for s in range(t, end):
+            a = self.select(s)
+            self.update(s, a, outcomes.observe(s - t0, a))
+            actions[:, s - t0] = a
+        return end
+
+    def _play_block(self, t: int, b: int, t0: int, outcomes: Outcomes, actions: np.ndarray) -> int:
+        """Rounds ``t ..`` of a block of at most ``b``, up to the first that fills an epoch; their
+        number."""
+        acts = self.block_actions(t, b)
+        n = min(b, int(self.est.rounds_to_release(acts).min()) + 1)
+        acts, k = acts[:, :n], t - t0
+        x = outcomes.table[self.rows[:, None, None], np.arange(k, k + n)[None, :, None], acts]
+        self.est.push_block(acts, np.clip(x, 0.0, 1.0), t)  # rewards in [0, 1]
+        actions[:, k : k + n] = acts
+        return n
+
+    def block_actions(self, t: int, b: int) -> np.ndarray:
+        """(R, b, K): the bases of rounds ``t .. t+b-1`` if no estimate changes meanwhile."""
+        R, N = self.reps, self.n_arms
+        keys = None if self._k is None else self._k[:, t - self._t0 : t - self._t0 + b].reshape(R * b, N)
+        return self.problem.oracle(self.block_scores(t, b).reshape(R * b, N), keys).reshape(R, b, self.K)
 
     # -- estimates ---------------------------------------------------------------------------
     def _stats(self) -> tuple[np.ndarray, np.ndarray]:
         if self.policy.lazy:
             return self.est.estimate, self.est.size
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean = np.where(self.counts > 0, self.sums / np.maximum(self.counts, 1), 0.0)
-        return mean, self.counts
+        # an arm never observed has sum 0.0, so sum / max(count, 1) is its mean 0.0: no 0/0 to mask
+        return self.sums / np.maximum(self.counts, 1), self.counts
 
     def scores(self, t: int) -> np.ndarray:
         """The per-arm indices of paper round ``t + offset`` (UCB values or posterior samples)."""
-        tau = t + self.offset
-        mean, n = self._stats()
-        z = None if self._z is None else self._z[:, t - self._t0]  # the posterior draws (TS rules)
-        T = np.maximum(n, 1).astype(float)  # arms never observed (loops) are never chosen anyway
+        return self.block_scores(t, 1)[:, 0]
+
+    def block_scores(self, t: int, b: int) -> np.ndarray:
+        """(R, b, N): the indices of rounds ``t .. t+b-1`` from the current estimates — what
+        :meth:`scores` gives round by round while no estimate changes (every float operation is
+        the same, broadcast over the rounds; ``math.log`` as in a per-round loop)."""
         pol = self.policy
+        c = self.K if pol.private else 1  # ln(K t) for the private indices, ln t for OMM
+        log = np.array([math.log(c * (s + self.offset)) for s in range(t, t + b)])[:, None]
+        mean, n = self._stats()
+        mean = mean[:, None, :]
+        z = None if self._z is None else self._z[:, t - self._t0 : t - self._t0 + b]  # TS draws
+        T = np.maximum(n, 1).astype(float)[:, None, :]  # never-observed arms (loops) are never chosen
         if pol.private:
-            log = math.log(self.K * tau)
             if pol.rule == "ucb":  # Chandak, Hu & Hegde (2023), eq. (3)
                 return mean + np.sqrt(3.0 * log / T) + 3.0 * log / (self.eps0 * T)
             assert z is not None  # Algorithm 3 lines 5-6: N(w~ + 3 ln(Kt)/(eps0 T), 1/T)
             return mean + 3.0 * log / (self.eps0 * T) + z / np.sqrt(T)
         if pol.rule == "ucb":  # OMM
-            return mean + np.sqrt(2.0 * math.log(tau) / T)
+            return mean + np.sqrt(2.0 * log / T)
         assert z is not None
         return mean + z / np.sqrt(T)  # CTS-Gaussian
 

@@ -72,6 +72,7 @@ from bandits.actions import ActionStructure, Feedback
 from bandits.engine import compiled
 from bandits.policy import Agent, Outcomes, RunContext
 from bandits.policy import Policy as _Policy
+from bandits.semibandits import tree_engine
 from bandits.structures.combinatorial import COMBINATORIAL, TIE_RULES, problem
 from dpaudit.declaration import Declaration, PublishedClaim
 from dpaudit.papers import CHEN_2020
@@ -334,9 +335,14 @@ class CUCBDP(CSBPolicy):
             "--bonus-scale lowers it)"
         )
 
-    def bonus(self, n: np.ndarray, t: int, horizon: int, m: int, k: int) -> np.ndarray:
+    def bonus_coefficients(self, horizon: int, m: int, k: int) -> tuple[float, float]:
+        """(a, p) of the bonus a/sqrt(n) + p/n: a = sqrt(4 ln(mT)), p = scale·12K ln³T/ε."""
         privacy = self.bonus_scale * 12.0 * k * math.log(horizon) ** 3 / self.epsilon
-        return _per(math.sqrt(4.0 * math.log(m * horizon)), n, 0.5) + _per(privacy, n, 1.0)
+        return math.sqrt(4.0 * math.log(m * horizon)), privacy
+
+    def bonus(self, n: np.ndarray, t: int, horizon: int, m: int, k: int) -> np.ndarray:
+        root, privacy = self.bonus_coefficients(horizon, m, k)
+        return _per(root, n, 0.5) + _per(privacy, n, 1.0)
 
     def node_scale(self, horizon: int, k: int) -> float:
         return tree_node_scale(horizon, k, self.epsilon, self.log_base, self.noise_factor)
@@ -419,6 +425,8 @@ class _CSBAgent(Agent):
     def run_chunk(self, t0: int, t1: int, outcomes: Outcomes) -> np.ndarray:
         """The compiled kernel of :mod:`bandits.engine.compiled` when numba is available and the problem is
         top-k (identical actions, estimates and per-user charges; tested), else the step loop."""
+        if tree_engine.applies(self):  # CUCB-DP: the compiled tree chunk (tested bit-identical)
+            return tree_engine.play_chunk(self, t0, t1, outcomes)
         mode = self._mode()
         if mode is None:
             return super().run_chunk(t0, t1, outcomes)

@@ -202,12 +202,65 @@ class BatchLazyEpochs:
         if fresh.any():
             rr, kk = np.nonzero(fresh)
             self._start[rr, a[rr, kk]] = t
-        full = cnt == np.left_shift(1, self.epoch[r, a])
+        self._release_full(a, cnt)
+
+    def _release_full(self, a: np.ndarray, cnt: np.ndarray) -> None:
+        """Release the epochs that the round's arms ``a`` (R, K), with buffer counts ``cnt``
+        (R, K) after it, have just filled: column by column, rows in order (the noise order)."""
+        full = cnt == np.left_shift(1, self.epoch[self._rows[:, None], a])
         if full.any():
-            for k in range(K):
+            for k in range(a.shape[1]):
                 rows = np.flatnonzero(full[:, k])
                 if rows.size:
                     self._release(rows, a[rows, k])
+
+    def _pulls(self, arms: np.ndarray) -> np.ndarray:
+        """(R, B, N) booleans: arm e observed in the block's round b (``arms``: (R, B, K))."""
+        R, B, K = arms.shape
+        hit = np.zeros((R, B, self.n_arms), dtype=bool)
+        hit[self._rows[:, None, None], np.arange(B)[None, :, None], arms] = True
+        return hit
+
+    def rounds_to_release(self, arms: np.ndarray) -> np.ndarray:
+        """(R,) for a block of rounds whose observed ``arms`` are (R, B, K): the offset of the first
+        round of the block in which each repetition would fill an epoch (B: none in the block).
+
+        Every round observes an arm at most once, so an arm with ``n`` observations left in its
+        epoch fills it at the round of its n-th pull in the block."""
+        left: np.ndarray = np.left_shift(1, self.epoch) - self._cnt  # >= 1 for every arm
+        pulled = np.cumsum(self._pulls(arms), axis=1, dtype=np.int64)
+        fills = np.any(pulled >= left[:, None, :], axis=2)
+        return np.where(fills.any(axis=1), fills.argmax(axis=1), arms.shape[1])
+
+    def push_block(self, arms: np.ndarray, values: np.ndarray, round: int) -> None:
+        """:meth:`push` of the B rounds ``round .. round+B-1`` at once (``arms``, ``values``:
+        (R, B, K)), where no epoch fills before the last round (:meth:`rounds_to_release`);
+        the same state, releases and noise order as B calls of :meth:`push`.
+
+        The sums are accumulated by ``bincount``, which adds its weights one by one in input
+        order: each arm's buffer sum is followed by its observations in round order, so every
+        float addition is the one :meth:`push` makes."""
+        a = np.asarray(arms, dtype=np.int64)
+        v = np.asarray(values, dtype=float)
+        R, B, K = a.shape
+        if R != self.reps or v.shape != a.shape or K > self.width or B < 1:
+            raise ValueError(f"arms and values must have shape ({self.reps}, B, <= {self.width}), got "
+                             f"{a.shape}, {v.shape}")
+        t, N = int(round), self.n_arms
+        self._observed[:, t : t + B, :K] = a
+        pulls = self._pulls(a)
+        cells = (self._rows[:, None, None] * N + a).ravel()
+        order = np.concatenate([np.arange(R * N), cells])
+        weights = np.concatenate([self._sum.ravel(), v.ravel()])
+        self._sum[:] = np.bincount(order, weights, minlength=R * N).reshape(R, N)
+        fresh = (self._cnt == 0) & pulls.any(axis=1)
+        self._start[fresh] = t + pulls.argmax(axis=1)[fresh]
+        self._cnt += pulls.sum(axis=1)
+        early = self._cnt - pulls[:, -1] >= np.left_shift(1, self.epoch)
+        if early.any():
+            raise ValueError("push_block: an epoch fills before the block's last round")
+        last = a[:, -1]
+        self._release_full(last, self._cnt[self._rows[:, None], last])
 
     def released_counts(self, rep: int) -> np.ndarray:
         """(T,) how many of each round's observations repetition ``rep`` has released so far."""
