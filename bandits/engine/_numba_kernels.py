@@ -24,7 +24,7 @@ except ImportError:  # pragma: no cover - the 'fast' extra is not installed
 
 __all__ = [
     "NUMBA", "modinv", "greedy_kernel", "csb_kernel", "gaussian_ts_kernel", "lazy_ts_kernel",
-    "beta_ts_kernel", "normal_fill_kernel", "dp_ts_ucb_kernel",
+    "beta_ts_kernel", "normal_fill_kernel", "dp_ts_ucb_kernel", "cucb_dp_kernel",
 ]
 
 NUMBA = njit is not None
@@ -350,3 +350,76 @@ def dp_ts_ucb_kernel(  # pragma: no cover - compiled; a flat kernel signature
                 N[r, j] = 0
                 Phi[r, j] = 0.0
     return nev
+
+
+@_jit
+def cucb_dp_kernel(  # pragma: no cover - compiled
+    mu: Any, n: Any, table: Any, keys: Any, use_keys: Any, z: Any, z0: Any, scale: Any,
+    c_root: Any, c_lin: Any, k: Any, t0: Any, alpha: Any, alpha_hat: Any, prefix: Any,
+    covered: Any, ucb: Any, out: Any,
+) -> int:
+    """Rounds t0 .. t0+C−1 of CUCB-DP (:mod:`bandits.semibandits.tree_engine`), updating ``mu``,
+    ``n``, the tree's ``alpha``, ``alpha_hat``, ``prefix`` and ``covered`` and the last round's
+    ``ucb`` in place;
+    ``z`` (R, nodes, m) the standard Laplace draws of the chunk's nodes from index ``z0``.
+    Returns the number of nodes drawn, or −1 if a UCB is NaN (the caller raises)."""
+    R, C, m = table.shape
+    taken = np.zeros(m, dtype=np.bool_)
+    acc = np.empty(m)
+    zi = z0
+    for c in range(C):
+        s = t0 + c + 1  # the tree's 1-based step
+        i = 0
+        while (s >> i) & 1 == 0:
+            i += 1
+        for r in range(R):
+            for a in range(m):  # μ̄ = clip(μ̃ + (a/sqrt(n) + p/n), 0, 1); +inf bonus at n = 0
+                if n[r, a] > 0:
+                    v = mu[r, a] + (c_root / math.sqrt(n[r, a]) + c_lin / (n[r, a] * 1.0))
+                else:
+                    v = mu[r, a] + np.inf
+                if v != v:
+                    return -1
+                v = v if v > 0.0 else 0.0
+                ucb[r, a] = v if v < 1.0 else 1.0
+                taken[a] = False
+                acc[a] = 0.0
+            for q in range(k):  # top-k: score desc, then tie key asc, then lower index
+                best = -1
+                for a in range(m):
+                    if taken[a]:
+                        continue
+                    if best < 0 or ucb[r, a] > ucb[r, best]:
+                        best = a
+                    elif use_keys and ucb[r, a] == ucb[r, best] and keys[r, c, a] < keys[r, c, best]:
+                        best = a
+                taken[best] = True
+                out[r, c, q] = best
+                x = table[r, c, best]  # the leaf X_t ⊙ 1[S_t], rewards clipped to [0, 1]
+                if x == x:
+                    x = x if x > 0.0 else 0.0
+                    x = x if x < 1.0 else 1.0
+                acc[best] = x
+                n[r, best] += 1
+            for a in range(m):  # the node completed at level i: leaf + the nodes below it
+                for j in range(i):
+                    acc[a] += alpha[r, j, a]
+                hat = acc[a] + scale * z[r, zi + i, a]  # z[zi .. zi+i-1]: right children, unused
+                below = 0.0
+                if i > 0:
+                    below = alpha_hat[r, 0, a]
+                    for j in range(1, i):
+                        below += alpha_hat[r, j, a]
+                prefix[r, a] += hat - below
+                for j in range(i):
+                    alpha[r, j, a] = 0.0
+                    alpha_hat[r, j, a] = 0.0
+                alpha[r, i, a] = acc[a]
+                alpha_hat[r, i, a] = hat
+            for q in range(k):
+                a = out[r, c, q]
+                mu[r, a] = prefix[r, a] / n[r, a]
+        for j in range(i + 1):
+            covered[j] = s
+        zi += i + 1
+    return zi - z0

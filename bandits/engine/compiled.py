@@ -45,7 +45,7 @@ import numpy as np
 
 __all__ = ["HAVE_NUMBA", "installed", "available", "greedy_linear_exact", "csb_chunk", "gaussian_ts_rounds",
            "lazy_ts_chunk", "beta_ts_chunk", "fill_standard_normal", "dp_ts_ucb_chunk", "KERNEL_MIN_ROUNDS",
-           "worth_compiling"]
+           "worth_compiling", "cucb_dp_chunk"]
 
 _KERNEL: Any = None
 _CSB: Any = None
@@ -54,6 +54,7 @@ _LAZY: Any = None
 _BETA: Any = None
 _FILL: Any = None
 _DPTS: Any = None
+_CUCBDP: Any = None
 _FILL_MIN = 2048  # numba's call costs ~8 µs (unboxing the Generator), NumPy's ~1 µs; ~8 ns saved a draw
 _TRIED = False
 
@@ -94,7 +95,7 @@ def available() -> bool:
 
 
 def _kernel() -> Any:
-    global _KERNEL, _CSB, _GTS, _LAZY, _BETA, _FILL, _DPTS, _TRIED
+    global _KERNEL, _CSB, _GTS, _LAZY, _BETA, _FILL, _DPTS, _CUCBDP, _TRIED
     if _TRIED:
         return _KERNEL
     _TRIED = True
@@ -104,6 +105,7 @@ def _kernel() -> Any:
         return None
     _KERNEL, _CSB, _GTS, _LAZY = nk.greedy_kernel, nk.csb_kernel, nk.gaussian_ts_kernel, nk.lazy_ts_kernel
     _BETA, _FILL, _DPTS = nk.beta_ts_kernel, nk.normal_fill_kernel, nk.dp_ts_ucb_kernel
+    _CUCBDP = nk.cucb_dp_kernel
     return _KERNEL
 
 
@@ -248,3 +250,14 @@ def dp_ts_ucb_chunk(t0: int, init_end: int, zoff: int, table: np.ndarray, Z: np.
               *(state[key] for key in ("mean", "sd", "n", "h", "drawn", "mx", "ep", "N", "Phi")),
               actions, ev, ev_sd)  # fmt: skip
     return ev[:k], ev_sd[:k]
+
+
+def cucb_dp_chunk(*args: Any) -> int:
+    """A chunk of CUCB-DP's rounds on a top-k problem, compiled
+    (:func:`bandits.engine._numba_kernels.cucb_dp_kernel`; its arguments; the NumPy step loop's
+    float operations in the same order: :mod:`bandits.semibandits.tree_engine`). Returns the
+    number of tree nodes drawn, −1 on a NaN score. Raises ``RuntimeError`` if numba is unavailable."""
+    _kernel()
+    if _CUCBDP is None or not available():
+        raise RuntimeError("numba is not available (pip install 'dpaudit[fast]'; DPAUDIT_NUMBA != 0)")
+    return int(_CUCBDP(*args))
