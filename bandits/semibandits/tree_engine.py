@@ -7,9 +7,10 @@ ahead of the previous one; the NumPy step loop of
 the kernel (:func:`bandits.engine.compiled.cucb_dp_chunk`) does a whole chunk of rounds in one
 call, making exactly the float operations of that loop in the same order (the UCB
 ``clip(μ̃ + (a/√n + p/n), 0, 1)``; top-k by score, then tie key, then lower index, as
-``lexsort``; the node ``((x + α₀) + α₁) + …`` plus ``b·z``; the prefix update ``prefix + (hat − ((α̂₀ + α̂₁) + …))``, the order NumPy's ``sum`` over
-the level axis uses when the arms are the inner axis, m ≥ 2), so the actions, estimates, tree
-state, noise consumed and ledgers are bit-identical to the NumPy loop, which stays the fallback
+``lexsort``; the node ``((x + α₀) + α₁) + …`` plus ``b·z``; the prefix update
+``prefix + (hat − ((α̂₀ + α̂₁) + …))``, the order NumPy's ``sum`` over the level axis uses when
+the arms are the inner axis, m ≥ 2), so the actions, estimates, tree state, noise consumed and
+ledgers are bit-identical to the NumPy loop, which stays the fallback
 (numba absent or ``DPAUDIT_NUMBA=0``; tested both ways). Audits that keep transcripts need every
 released node, including the right children the prefix sums skip: they use the NumPy loop.
 """
