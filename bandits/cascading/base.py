@@ -37,7 +37,7 @@ import abc
 import math
 from collections.abc import Sequence
 from dataclasses import KW_ONLY, dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -45,6 +45,7 @@ from bandits.actions import ActionStructure, Feedback, Ranking
 from bandits.cascading.theory import (
     NOISE_KINDS,
 )
+from bandits.engine.compiled import installed
 from bandits.policy import Agent, Outcomes, Policy, RunContext
 from bandits.structures.combinatorial import TIE_RULES, ranking
 from dpaudit.events import NonPrivateEvent, ParallelEvent, PrivacyEvent
@@ -218,6 +219,9 @@ class CascadeAgent(Agent):
     noise_width: int = 0
     noise_sampler: str = "laplace"
     private: bool = True
+    compiled: ClassVar[bool] = False
+    """Whether the agent's index is ``mean + c_t · isq`` and its update the one of
+    :mod:`bandits.cascading._kernel` (the compiled loop may then play its chunks)."""
 
     def __init__(self, run: RunContext, rows: Sequence[CascadePolicy], *, record: bool = True) -> None:
         super().__init__(run)
@@ -285,20 +289,79 @@ class CascadeAgent(Agent):
     def run_chunk(self, t0: int, t1: int, outcomes: Outcomes) -> np.ndarray:
         self.prepare(t0, t1)
         acts = np.empty((self.reps, t1 - t0, self.k), dtype=np.intp)
-        for s in range(t0, t1):
-            i = s - t0
-            if s == 0 and self.init == "paper":
-                a = self.top(np.zeros((self.reps, self.n_arms)), s)  # data-independent
-                self.observe_w0(np.asarray(outcomes.table[:, i], dtype=float))
-            else:
-                a = self.select(s)
-                flat = self.base + a
-                hit = np.asarray(outcomes.table[:, i]).reshape(-1)[flat] >= 0.5  # observe(CASCADE, ...)
-                click = np.where(hit.any(axis=1), hit.argmax(axis=1), self.k)
-                self._absorb_click(s, a, flat, click[:, None])
-            acts[:, i] = a
+        kernel = self._kernel(t0, t1)
+        start = t0
+        if kernel is not None and t0 == 0 and self.init == "paper":
+            acts[:, 0] = self._step(0, 0, outcomes)  # round 0 observes w_0: not a kernel round
+            start = 1
+        if kernel is None:
+            for s in range(t0, t1):
+                acts[:, s - t0] = self._step(s, s - t0, outcomes)
+        elif start < t1:
+            self._run_compiled(kernel, t0, t1, start, outcomes, acts)
         self.end_chunk(t0, t1)
         return acts
+
+    def _step(self, s: int, i: int, outcomes: Outcomes) -> np.ndarray:
+        """Play round ``s`` (the chunk's ``i``-th) with NumPy operations over the rows."""
+        if s == 0 and self.init == "paper":
+            a = self.top(np.zeros((self.reps, self.n_arms)), s)  # data-independent
+            self.observe_w0(np.asarray(outcomes.table[:, i], dtype=float))
+            return a
+        a = self.select(s)
+        flat = self.base + a
+        hit = np.asarray(outcomes.table[:, i]).reshape(-1)[flat] >= 0.5  # observe(CASCADE, ...)
+        click = np.where(hit.any(axis=1), hit.argmax(axis=1), self.k)
+        self._absorb_click(s, a, flat, click[:, None])
+        return a
+
+    # -- the compiled loop -------------------------------------------------------------------
+    def _kernel(self, t0: int, t1: int) -> Any:
+        """The compiled round loop when it gives what the step loop gives and numba is enabled:
+        tie rule "index", no report captured in the chunk, no transcripts kept; else None."""
+        if not self.compiled or self._tie_stream is not None:
+            return None
+        if self.capture_round is not None and t0 <= self.capture_round < t1:
+            return None
+        if self.record and self.run.ledgers.transcripts is not None:
+            return None
+        if not installed():
+            return None
+        from bandits.cascading import _kernel
+
+        return _kernel.cascade_rounds if _kernel.NUMBA else None
+
+    def _run_compiled(
+        self, kernel: Any, t0: int, t1: int, start: int, outcomes: Outcomes, acts: np.ndarray
+    ) -> None:
+        """Rounds ``start .. t1 − 1`` of the chunk by the compiled loop; the releases are then
+        booked by :meth:`compiled_releases`."""
+        i0 = start - t0
+        coef = np.empty((self.reps, t1 - t0))
+        coef[:, i0:] = self.chunk_coefficients(range(start + self.offset, t1 + self.offset))
+        noise = self.chunk_report_noise()
+        clicks = np.empty((self.reps, t1 - t0), dtype=np.int64)
+        table = outcomes.table  # or a stacked table (bandits.cascading.stacked): its repetitions' chunk
+        kernel(
+            table if isinstance(table, np.ndarray) else table.base, i0, coef,
+            np.zeros((1, 1, 1)) if noise is None else noise, noise is not None,
+            self.S, self.T, self.mean, self.isq, acts, clicks,
+        )  # fmt: skip
+        self.compiled_releases(start, clicks[:, i0:])
+
+    def chunk_coefficients(self, ts: range | Sequence[int]) -> np.ndarray:
+        """``c_t`` of the paper rounds ``ts`` per row, shape (R, len(ts)): ``sqrt(1.5 log t)``
+        plus the privacy part (subclasses)."""
+        a = np.array([math.sqrt(1.5 * math.log(t)) for t in ts])
+        return np.broadcast_to(a, (self.reps, a.size))
+
+    def chunk_report_noise(self) -> np.ndarray | None:
+        """The noise added to each position's report in the chunk (R, C, K), or None (exact)."""
+        return None
+
+    def compiled_releases(self, s0: int, clicks: np.ndarray) -> None:
+        """Book what rounds ``s0 ..`` released, given their clicks (R, n; K = none): nothing here."""
+        return None
 
     # -- hooks -------------------------------------------------------------------------------
     def observe_w0(self, row: np.ndarray) -> None:
@@ -315,7 +378,7 @@ class CascadeAgent(Agent):
 
     def coefficient(self, t: int) -> np.ndarray:
         """``c_t`` per row, shape (R, 1): ``sqrt(1.5 log t)`` plus the privacy part."""
-        return np.full((self.reps, 1), math.sqrt(1.5 * math.log(t)))
+        return self.chunk_coefficients((t,))
 
     def index(self, t: int, s: int) -> np.ndarray:
         return self.mean + self.coefficient(t) * self.isq

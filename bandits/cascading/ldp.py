@@ -216,11 +216,30 @@ class CascadeLDPFixed(CascadePolicy):
         return FixedReportsAgent(run, rows, record=record)
 
 
+class SentReports(RowReports):
+    """:class:`~mechanisms.row_reports.RowReports` whose releases the compiled round loop can book
+    a chunk at a time (:meth:`sent`)."""
+
+    def sent(self, s0: int, masks: np.ndarray) -> None:
+        """Book the rounds ``s0 .. s0 + n − 1`` as n calls of :meth:`release` would, given the
+        slots each row sent (``masks``: (R, n, slots)). Only without kept transcripts (the
+        values are not passed)."""
+        if self.ledgers is None:
+            return
+        if self.ledgers.transcripts is not None:
+            raise RuntimeError("transcripts are kept: release() each round's values")
+        n = masks.shape[1]
+        self._rounds.extend(range(s0, s0 + n))
+        self._masks.extend(masks[:, i] for i in range(n))
+
+
 class ObservedReportsAgent(CascadeAgent):
     """Algorithms 2, 3 and the Theorem 7 variant: each examined position's ``1{C = k}`` + noise;
     ``ŵ ← (T ŵ + value)/(T + 1)`` (kept as the running sum S and the count T). Index: Alg. 2
     ``ŵ + sqrt(1.5 log t/T) + b sqrt(24 log t/T)`` (Lemma 6, γ = t⁻³), Alg. 3
     ``ŵ + sqrt(1.5 log t/T) + σ sqrt(2 log(2t³)/T)`` (Lemma 7, γ = t⁻³)."""
+
+    compiled = True
 
     def __init__(self, run: RunContext, rows: Sequence[CascadePolicy], *, record: bool = True) -> None:
         super().__init__(run, rows, record=record)
@@ -230,14 +249,25 @@ class ObservedReportsAgent(CascadeAgent):
         self.noise = pols[0].noise
         self.noise_width = self.k
         self.noise_sampler = "laplace" if self.noise == "laplace" else "standard_normal"
-        self.reports = RowReports([p.value_mechanism(self.k) for p in pols], self.k, self.ledgers, "value")
+        self.reports = SentReports([p.value_mechanism(self.k) for p in pols], self.k, self.ledgers, "value")
         self.bonus = self._row_column([p.bonus_scale(self.k) for p in pols])
 
-    def coefficient(self, t: int) -> np.ndarray:
-        lt = math.log(t)
+    def chunk_coefficients(self, ts: range | Sequence[int]) -> np.ndarray:
+        lts = [math.log(t) for t in ts]
+        a = np.array([math.sqrt(1.5 * lt) for lt in lts])
         if self.noise == "laplace":
-            return math.sqrt(1.5 * lt) + self.bonus * math.sqrt(24.0 * lt)
-        return math.sqrt(1.5 * lt) + self.bonus * math.sqrt(2.0 * math.log(2.0 * float(t) ** 3))
+            b = np.array([math.sqrt(24.0 * lt) for lt in lts])
+        else:
+            b = np.array([math.sqrt(2.0 * math.log(2.0 * float(t) ** 3)) for t in ts])
+        return a + self.bonus * b
+
+    def chunk_report_noise(self) -> np.ndarray:
+        """``scale_row · standard draw`` of every slot, as :meth:`RowReports.release` adds it."""
+        return self.reports.scale[:, None, None] * self.chunk_noise
+
+    def compiled_releases(self, s0: int, clicks: np.ndarray) -> None:
+        """The examined positions ``k ≤ C`` of each round are the values sent."""
+        self.reports.sent(s0, self.positions[None, None, :] <= clicks[:, :, None])
 
     def absorb(
         self, s: int, actions: np.ndarray, flat: np.ndarray, examined: np.ndarray, clicked: np.ndarray
