@@ -10,7 +10,7 @@ import pytest
 
 from bandits.cascading import _kernel
 from bandits.cascading.base import CascadeAgent
-from bandits.cascading.policies import CascadeLDP, CascadeLDPFixed, CascadeUCB1
+from bandits.cascading.policies import CascadeDP, CascadeDPCounts, CascadeLDP, CascadeLDPFixed, CascadeUCB1
 from bandits.cascading.stacked import simulate_stacked
 from bandits.engine.simulator import simulate
 from bandits.environments.cascade import cascade_instance
@@ -27,6 +27,12 @@ COMPILED = [
     CascadeLDP(1.0, "laplace", noise_factor=0.01, init="none"),
     CascadeLDP(0.5, "gaussian", noise_factor=0.01),
     CascadeLDP(1.0, "laplace", calibration="theorem7", noise_factor=0.1, factor_on="noise"),
+    CascadeLDPFixed(1.0, "laplace", noise_factor=0.01),
+    CascadeLDPFixed(2.0, "gaussian", factor_on="noise", noise_factor=0.1),
+    CascadeDP(1.0, noise_factor=0.01),
+    CascadeDP(0.5, init="none", factor_on="noise", noise_factor=0.1),
+    CascadeDPCounts(1.0, noise_factor=0.01),
+    CascadeDPCounts(1.0, noise_factor=0.05, factor_on="noise"),
 ]
 
 
@@ -51,14 +57,19 @@ def test_compiled_loop_plays_the_numpy_step_loop_bit_for_bit(pol, monkeypatch):
 @needs_numba
 def test_compiled_loop_in_stacked_rows(monkeypatch):
     env = cascade_instance(8, 2)
-    pols = [CascadeLDP(e, "laplace", noise_factor=f) for e, f in ((0.5, 0.01), (2.0, 1.0))]
-    runs = []
-    for flag in ("1", "0"):
-        monkeypatch.setenv("DPAUDIT_NUMBA", flag)
-        runs.append(simulate_stacked(pols, env, 400, 3, seed=2, record=True, chunk_size=123))
-    for a, b in zip(*runs):
-        assert np.array_equal(a.pseudo_regret, b.pseudo_regret) and np.array_equal(a.pulls, b.pulls)
-        assert [led.to_json() for led in a.ledgers] == [led.to_json() for led in b.ledgers]
+    for pols in (
+        [CascadeLDP(e, "laplace", noise_factor=f) for e, f in ((0.5, 0.01), (2.0, 1.0))],
+        [CascadeLDPFixed(e, "laplace", noise_factor=f) for e, f in ((0.5, 0.01), (2.0, 1.0))],
+        [CascadeDP(e, noise_factor=f) for e, f in ((0.5, 0.01), (2.0, 1.0))],
+        [CascadeDPCounts(e, noise_factor=f) for e, f in ((0.5, 0.01), (2.0, 1.0))],
+    ):
+        runs = []
+        for flag in ("1", "0"):
+            monkeypatch.setenv("DPAUDIT_NUMBA", flag)
+            runs.append(simulate_stacked(pols, env, 400, 3, seed=2, record=True, chunk_size=123))
+        for a, b in zip(*runs):
+            assert np.array_equal(a.pseudo_regret, b.pseudo_regret) and np.array_equal(a.pulls, b.pulls)
+            assert [led.to_json() for led in a.ledgers] == [led.to_json() for led in b.ledgers]
 
 
 def test_the_step_loop_runs_where_the_kernel_would_differ(monkeypatch):
@@ -67,7 +78,7 @@ def test_the_step_loop_runs_where_the_kernel_would_differ(monkeypatch):
     env = cascade_instance(6, 2)
     seeds = np.random.SeedSequence(0).spawn(2)
     run = RunContext(6, 50, env.structure, RepRandom(seeds), RepRandom(seeds).child(2), RunLedgers(2))
-    for pol in (CascadeUCB1(ties="random"), CascadeLDPFixed(1.0, "laplace")):
+    for pol in (CascadeUCB1(ties="random"), CascadeLDP(1.0, "laplace", ties="random")):
         agent = pol.agent(run)
         assert isinstance(agent, CascadeAgent) and agent._kernel(0, 50) is None
     agent = CascadeLDP(1.0, "laplace").agent(run)
@@ -75,14 +86,22 @@ def test_the_step_loop_runs_where_the_kernel_would_differ(monkeypatch):
     assert agent._kernel(0, 50) is None and (agent._kernel(4, 50) is not None) == _kernel.NUMBA
 
 
-@pytest.mark.parametrize("pol", COMPILED[:3:2], ids=lambda p: p.name)
+def _source(name: str):
+    """A kernel as plain Python (``py_func``; the function itself without numba)."""
+    f = getattr(_kernel, name)
+    return getattr(f, "py_func", f)
+
+
+@pytest.mark.parametrize("pol", COMPILED[0:11:2], ids=lambda p: p.name)
 def test_kernel_source_plays_the_numpy_step_loop(pol, monkeypatch):
-    """The kernel as plain Python (``py_func``; the function itself without numba), swapped in
-    for the compiled one on a short run."""
-    src = getattr(_kernel.cascade_rounds, "py_func", _kernel.cascade_rounds)
+    """The kernel's Python source, swapped in for the compiled one on a short run."""
     env = cascade_instance(7, 3)
     monkeypatch.setenv("DPAUDIT_NUMBA", "0")
     ref = simulate(pol, env, 120, 2, 4, record_actions=True, progress=False, chunk_size=50)
-    monkeypatch.setattr(CascadeAgent, "_kernel", lambda self, t0, t1: src if self.compiled else None)
+    for helper in ("_play", "_hybrid_insert", "_sums_step"):
+        monkeypatch.setattr(_kernel, helper, _source(helper))
+    monkeypatch.setattr(
+        CascadeAgent, "_kernel", lambda self, t0, t1: _source(self.compiled) if self.compiled else None
+    )
     got = simulate(pol, env, 120, 2, 4, record_actions=True, progress=False, chunk_size=50)
     _same(got, ref)

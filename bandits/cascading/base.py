@@ -25,6 +25,11 @@ With ``init="paper"`` round 0 is the paper's "Observe w_0": the agent plays the 
 list (items 0..K−1 by the tie rule), reads the whole attraction vector ``w_0`` un-noised (as the
 paper does; it is not observable under cascade feedback) and sets ``T(e) = 1, ŵ(e) = w_0(e)``.
 
+The rounds are played by a NumPy step loop over the rows, or — with numba enabled, tie rule
+"index", no report captured and no transcripts kept — by the compiled loop of
+:mod:`bandits.cascading._kernel` named by the agent's ``compiled`` (same numbers bit for bit; the
+releases are booked per chunk).
+
 For audits an agent can keep the report of one round: set ``capture_round`` before playing; the
 report is then in ``captured`` (R, width; NaN for values not sent; the raw w₀ for round 0).
 "
@@ -208,6 +213,13 @@ def top_k(scores: np.ndarray, k: int, tie_keys: np.ndarray | None = None) -> np.
     return out
 
 
+def repetition_table(outcomes: Outcomes) -> np.ndarray:
+    """The chunk's (R₀, C, L) outcome array: the table itself, or the repetitions' table of a
+    stacked one (:mod:`bandits.cascading.stacked`: row p·R₀ + r reads repetition r)."""
+    table = outcomes.table
+    return table if isinstance(table, np.ndarray) else table.base
+
+
 class CascadeAgent(Agent):
     """The shared loop (module docstring); subclasses give ``index``, ``absorb`` and the noise.
 
@@ -219,9 +231,10 @@ class CascadeAgent(Agent):
     noise_width: int = 0
     noise_sampler: str = "laplace"
     private: bool = True
-    compiled: ClassVar[bool] = False
-    """Whether the agent's index is ``mean + c_t · isq`` and its update the one of
-    :mod:`bandits.cascading._kernel` (the compiled loop may then play its chunks)."""
+    compiled: ClassVar[str | None] = None
+    """The function of :mod:`bandits.cascading._kernel` that plays the agent's rounds (None: the
+    step loop only); :meth:`_run_compiled` calls it (here: ``cascade_rounds``, the index
+    ``mean + c_t · isq``)."""
 
     def __init__(self, run: RunContext, rows: Sequence[CascadePolicy], *, record: bool = True) -> None:
         super().__init__(run)
@@ -319,7 +332,7 @@ class CascadeAgent(Agent):
     def _kernel(self, t0: int, t1: int) -> Any:
         """The compiled round loop when it gives what the step loop gives and numba is enabled:
         tie rule "index", no report captured in the chunk, no transcripts kept; else None."""
-        if not self.compiled or self._tie_stream is not None:
+        if self.compiled is None or self._tie_stream is not None:
             return None
         if self.capture_round is not None and t0 <= self.capture_round < t1:
             return None
@@ -329,7 +342,7 @@ class CascadeAgent(Agent):
             return None
         from bandits.cascading import _kernel
 
-        return _kernel.cascade_rounds if _kernel.NUMBA else None
+        return getattr(_kernel, self.compiled) if _kernel.NUMBA else None
 
     def _run_compiled(
         self, kernel: Any, t0: int, t1: int, start: int, outcomes: Outcomes, acts: np.ndarray
@@ -341,9 +354,8 @@ class CascadeAgent(Agent):
         coef[:, i0:] = self.chunk_coefficients(range(start + self.offset, t1 + self.offset))
         noise = self.chunk_report_noise()
         clicks = np.empty((self.reps, t1 - t0), dtype=np.int64)
-        table = outcomes.table  # or a stacked table (bandits.cascading.stacked): its repetitions' chunk
         kernel(
-            table if isinstance(table, np.ndarray) else table.base, i0, coef,
+            repetition_table(outcomes), i0, coef,
             np.zeros((1, 1, 1)) if noise is None else noise, noise is not None,
             self.S, self.T, self.mean, self.isq, acts, clicks,
         )  # fmt: skip
