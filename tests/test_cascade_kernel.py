@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from bandits.cascading import _kernel
-from bandits.cascading.base import CascadeAgent
+from bandits.cascading.base import CascadeAgent, top_k
 from bandits.cascading.policies import CascadeDP, CascadeDPCounts, CascadeLDP, CascadeLDPFixed, CascadeUCB1
 from bandits.cascading.stacked import simulate_stacked
 from bandits.engine.simulator import simulate
@@ -105,3 +105,20 @@ def test_kernel_source_plays_the_numpy_step_loop(pol, monkeypatch):
     )
     got = simulate(pol, env, 120, 2, 4, record_actions=True, progress=False, chunk_size=50)
     _same(got, ref)
+
+
+@pytest.mark.parametrize("compiled", [False, True] if _kernel.NUMBA else [False])
+def test_play_takes_what_top_k_takes(compiled):
+    """The kernels' top-K is the step loop's (stable descending order, ±inf included), and the
+    click is the first attractive position."""
+    play = _kernel._play if compiled else _source("_play")
+    rng = np.random.default_rng(3)
+    u = np.round(rng.random((200, 9)), 1)
+    u[rng.random(u.shape) < 0.1] = np.inf
+    u[rng.random(u.shape) < 0.1] = -np.inf
+    want = top_k(u, 4)
+    for row, w in zip(u, want):
+        a = np.empty(4, dtype=np.int64)
+        outcomes = np.zeros(9)
+        outcomes[w[2]] = 1.0
+        assert play(row.copy(), outcomes, a) == 2 and a.tolist() == w.tolist()

@@ -51,19 +51,24 @@ def _jit(f: Callable[..., Any]) -> Callable[..., Any]:
 
 @_jit
 def _play(u: Any, outcomes: Any, a: Any) -> Any:  # pragma: no cover - compiled
-    """The K = len(a) items of largest ``u`` into ``a`` (k passes of first-argmax, as
-    :func:`~bandits.cascading.base.top_k`; ``u`` is overwritten) and the click: the first
-    position whose item's outcome is ≥ 0.5, K if none."""
+    """The K = len(a) items of largest ``u`` into ``a``, in decreasing ``u``, ties to the lower
+    item (K passes, each taking the first largest item not yet taken: the first K of the stable
+    descending sort of :func:`~bandits.cascading.base.top_k`; ``u`` not NaN, overwritten: taken
+    items are marked NaN), and the click: the first position whose item's outcome is ≥ 0.5, K if
+    none."""
     L, K = u.shape[0], a.shape[0]
     for j in range(K):
-        best = 0
-        bv = u[0]
-        for e in range(1, L):
-            if u[e] > bv:
-                bv = u[e]
+        best = -1
+        bv = 0.0
+        for e in range(L):
+            v = u[e]
+            if v != v:  # taken (marked NaN below)
+                continue
+            if best < 0 or v > bv:
+                bv = v
                 best = e
         a[j] = best
-        u[best] = -np.inf
+        u[best] = math.nan
     for j in range(K):
         if outcomes[a[j]] >= 0.5:
             return j

@@ -196,21 +196,17 @@ def _factor_parts(policy: CascadePolicy) -> list[str]:
 
 def top_k(scores: np.ndarray, k: int, tie_keys: np.ndarray | None = None) -> np.ndarray:
     """The k columns of largest score per row, in decreasing score; ties to the lower column
-    (k passes of ``argmax``: the first k of a stable descending sort) or by ``tie_keys``.
+    (the first k of a stable descending sort: one ``argsort`` of 20 items costs a fifth of k
+    passes of ``argmax``) or by ``tie_keys``. Scores must not be NaN.
 
     >>> top_k(np.array([[0.1, 0.5, 0.5, np.inf]]), 3).tolist()
     [[3, 1, 2]]
+    >>> top_k(np.array([[5.0, -np.inf, -np.inf]]), 2).tolist()
+    [[0, 1]]
     """
     if tie_keys is not None:
         return ranking(scores, tie_keys)[:, :k]
-    u = np.array(scores, dtype=float, copy=True)
-    flat, base = u.reshape(-1), np.arange(u.shape[0]) * u.shape[1]
-    out = np.empty((u.shape[0], k), dtype=np.intp)
-    for j in range(k):
-        best = np.argmax(u, axis=1)
-        out[:, j] = best
-        flat[base + best] = -np.inf
-    return out
+    return np.argsort(-np.asarray(scores, dtype=float), axis=1, kind="stable")[:, :k]
 
 
 def repetition_table(outcomes: Outcomes) -> np.ndarray:
