@@ -358,10 +358,9 @@ class CascadeAgent(Agent):
         self.compiled_releases(start, clicks[:, i0:])
 
     def chunk_coefficients(self, ts: range | Sequence[int]) -> np.ndarray:
-        """``c_t`` of the paper rounds ``ts`` per row, shape (R, len(ts)): ``sqrt(1.5 log t)``
-        plus the privacy part (subclasses)."""
-        a = np.array([math.sqrt(1.5 * math.log(t)) for t in ts])
-        return np.broadcast_to(a, (self.reps, a.size))
+        """``c_t`` of the paper rounds ``ts`` per row, shape (R, len(ts)), or (1, len(ts)) when
+        it is the same for every row: ``sqrt(1.5 log t)`` plus the privacy part (subclasses)."""
+        return np.array([[math.sqrt(1.5 * math.log(t)) for t in ts]])
 
     def chunk_report_noise(self) -> np.ndarray | None:
         """The noise added to each position's report in the chunk (R, C, K), or None (exact)."""
@@ -385,7 +384,7 @@ class CascadeAgent(Agent):
             self.run.ledgers.record(self.rows, NonPrivateEvent(W0_LEAK), units=range(0, 1), label="w_0")
 
     def coefficient(self, t: int) -> np.ndarray:
-        """``c_t`` per row, shape (R, 1): ``sqrt(1.5 log t)`` plus the privacy part."""
+        """``c_t`` per row, shape (R, 1) (or (1, 1): the same for every row)."""
         return self.chunk_coefficients((t,))
 
     def index(self, t: int, s: int) -> np.ndarray:
