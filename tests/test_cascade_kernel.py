@@ -16,7 +16,9 @@ from bandits.engine.simulator import simulate
 from bandits.environments.cascade import cascade_instance
 from bandits.policy import RunContext
 from dpaudit.ledger import RunLedgers
+from mechanisms.continual.hybrid_batch import BatchHybridStreams, BatchHybridSums
 from mechanisms.randomness import RepRandom
+from mechanisms.row_reports import RowReports
 
 needs_numba = pytest.mark.skipif(not _kernel.NUMBA, reason="numba is not installed")
 
@@ -122,3 +124,27 @@ def test_play_takes_what_top_k_takes(compiled):
         outcomes = np.zeros(9)
         outcomes[w[2]] = 1.0
         assert play(row.copy(), outcomes, a) == 2 and a.tolist() == w.tolist()
+
+
+@needs_numba
+@pytest.mark.parametrize(
+    "pol, owner, name",
+    [
+        (CascadeLDP(1.0, "laplace"), RowReports, "release"),
+        (CascadeLDPFixed(1.0, "gaussian"), RowReports, "release"),
+        (CascadeDP(1.0), BatchHybridStreams, "insert"),
+        (CascadeDPCounts(1.0), BatchHybridSums, "step"),
+    ],
+    ids=lambda x: getattr(x, "name", getattr(x, "__name__", str(x))),
+)
+def test_a_replaced_mechanism_method_runs_the_step_loop(pol, owner, name, monkeypatch):
+    """A planted bug (``benchmarks/planted_bugs.py``) edits the mechanism's method: the kernel,
+    which replays its arithmetic, must step aside so that the edit is what runs."""
+    monkeypatch.setenv("DPAUDIT_NUMBA", "1")
+    env = cascade_instance(6, 2)
+    seeds = np.random.SeedSequence(0).spawn(2)
+    run = RunContext(6, 50, env.structure, RepRandom(seeds), RepRandom(seeds).child(2), RunLedgers(2))
+    assert pol.agent(run)._kernel(0, 50) is not None
+    original = getattr(owner, name)
+    monkeypatch.setattr(owner, name, lambda *a, **k: original(*a, **k))
+    assert pol.agent(run)._kernel(0, 50) is None

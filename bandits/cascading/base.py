@@ -231,6 +231,10 @@ class CascadeAgent(Agent):
     """The function of :mod:`bandits.cascading._kernel` that plays the agent's rounds (None: the
     step loop only); :meth:`_run_compiled` calls it (here: ``cascade_rounds``, the index
     ``mean + c_t · isq``)."""
+    replays: ClassVar[tuple[tuple[type, str, Any], ...]] = ()
+    """(class, method name, function): the mechanism methods whose arithmetic the kernel replays.
+    When one has been replaced since (a subclass, or a planted bug of
+    ``benchmarks/planted_bugs.py``), the step loop runs, so that the replacement is what runs."""
 
     def __init__(self, run: RunContext, rows: Sequence[CascadePolicy], *, record: bool = True) -> None:
         super().__init__(run)
@@ -327,8 +331,11 @@ class CascadeAgent(Agent):
     # -- the compiled loop -------------------------------------------------------------------
     def _kernel(self, t0: int, t1: int) -> Any:
         """The compiled round loop when it gives what the step loop gives and numba is enabled:
-        tie rule "index", no report captured in the chunk, no transcripts kept; else None."""
+        tie rule "index", no report captured in the chunk, no transcripts kept, the replayed
+        methods (:attr:`replays`) unchanged; else None."""
         if self.compiled is None or self._tie_stream is not None:
+            return None
+        if any(getattr(owner, name) is not fn for owner, name, fn in self.replays):
             return None
         if self.capture_round is not None and t0 <= self.capture_round < t1:
             return None

@@ -180,6 +180,7 @@ class HybridStreamsAgent(CascadeAgent):
         self.w0 = self.S.copy()
 
     compiled = "streams_rounds"
+    replays = ((BatchHybridStreams, "insert", BatchHybridStreams.insert),)
 
     def index(self, t: int, s: int) -> np.ndarray:
         lt = math.log(t)
@@ -270,6 +271,7 @@ class HybridCountsAgent(CascadeAgent):
         return np.where(self.D > 0, u, np.inf)
 
     compiled = "counts_rounds"
+    replays = ((BatchHybridSums, "step", BatchHybridSums.step),)
 
     def _kernel(self, t0: int, t1: int) -> Any:
         """As the base, and the step loop when the counter could overflow its levels in the chunk

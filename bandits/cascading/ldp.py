@@ -239,6 +239,7 @@ class _ReportsAgent(CascadeAgent):
     built by the subclass), one standard draw per position and round, the bonus scale per row."""
 
     reports: SentReports
+    replays = ((SentReports, "release", RowReports.release),)
 
     def __init__(self, run: RunContext, rows: Sequence[CascadePolicy], *, record: bool = True) -> None:
         super().__init__(run, rows, record=record)
