@@ -100,7 +100,7 @@ def test_kernel_source_plays_the_numpy_step_loop(pol, monkeypatch):
     env = cascade_instance(7, 3)
     monkeypatch.setenv("DPAUDIT_NUMBA", "0")
     ref = simulate(pol, env, 120, 2, 4, record_actions=True, progress=False, chunk_size=50)
-    for helper in ("_play", "_hybrid_insert", "_sums_step"):
+    for helper in ("_play", "_taken", "_hybrid_insert", "_sums_step"):
         monkeypatch.setattr(_kernel, helper, _source(helper))
     monkeypatch.setattr(
         CascadeAgent, "_kernel", lambda self, t0, t1: _source(self.compiled) if self.compiled else None
@@ -110,14 +110,17 @@ def test_kernel_source_plays_the_numpy_step_loop(pol, monkeypatch):
 
 
 @pytest.mark.parametrize("compiled", [False, True] if _kernel.NUMBA else [False])
-def test_play_takes_what_top_k_takes(compiled):
+def test_play_takes_what_top_k_takes(compiled, monkeypatch):
     """The kernels' top-K is the step loop's (stable descending order, ±inf included), and the
     click is the first attractive position."""
+    if not compiled:
+        monkeypatch.setattr(_kernel, "_taken", _source("_taken"))
     play = _kernel._play if compiled else _source("_play")
     rng = np.random.default_rng(3)
-    u = np.round(rng.random((200, 9)), 1)
+    u = np.round(rng.random((300, 9)), 1)
     u[rng.random(u.shape) < 0.1] = np.inf
     u[rng.random(u.shape) < 0.1] = -np.inf
+    u[-100:][rng.random((100, 9)) < 0.7] = -np.inf  # often fewer than 4 finite items
     want = top_k(u, 4)
     for row, w in zip(u, want):
         a = np.empty(4, dtype=np.int64)

@@ -54,25 +54,35 @@ def _play(u: Any, outcomes: Any, a: Any) -> Any:  # pragma: no cover - compiled
     """The K = len(a) items of largest ``u`` into ``a``, in decreasing ``u``, ties to the lower
     item (K passes, each taking the first largest item not yet taken: the first K of the stable
     descending sort of :func:`~bandits.cascading.base.top_k`; ``u`` not NaN, overwritten: taken
-    items are marked NaN), and the click: the first position whose item's outcome is ≥ 0.5, K if
-    none."""
+    items are marked −∞, and when only −∞ items are left the first not taken is next), and the
+    click: the first position whose item's outcome is ≥ 0.5, K if none."""
     L, K = u.shape[0], a.shape[0]
     for j in range(K):
         best = -1
-        bv = 0.0
+        bv = -math.inf
         for e in range(L):
-            v = u[e]
-            if v != v:  # taken (marked NaN below)
-                continue
-            if best < 0 or v > bv:
-                bv = v
+            if u[e] > bv:
+                bv = u[e]
                 best = e
+        if best < 0:  # only -inf left: the first item not taken yet
+            best = 0
+            while _taken(a, j, best):
+                best += 1
         a[j] = best
-        u[best] = math.nan
+        u[best] = -math.inf
     for j in range(K):
         if outcomes[a[j]] >= 0.5:
             return j
     return K
+
+
+@_jit
+def _taken(a: Any, j: Any, e: Any) -> Any:  # pragma: no cover - compiled
+    """Whether item e is among the first j of ``a``."""
+    for q in range(j):
+        if a[q] == e:
+            return True
+    return False
 
 
 @_jit
