@@ -25,6 +25,11 @@ With ``init="paper"`` round 0 is the paper's "Observe w_0": the agent plays the 
 list (items 0..K−1 by the tie rule), reads the whole attraction vector ``w_0`` un-noised (as the
 paper does; it is not observable under cascade feedback) and sets ``T(e) = 1, ŵ(e) = w_0(e)``.
 
+The rounds are played by a NumPy step loop over the rows, or — with numba enabled, tie rule
+"index", no report captured and no transcripts kept — by the compiled loop of
+:mod:`bandits.cascading._kernel` named by the agent's ``compiled`` (same numbers bit for bit; the
+releases are booked per chunk).
+
 For audits an agent can keep the report of one round: set ``capture_round`` before playing; the
 report is then in ``captured`` (R, width; NaN for values not sent; the raw w₀ for round 0).
 "
@@ -37,7 +42,7 @@ import abc
 import math
 from collections.abc import Sequence
 from dataclasses import KW_ONLY, dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -45,6 +50,7 @@ from bandits.actions import ActionStructure, Feedback, Ranking
 from bandits.cascading.theory import (
     NOISE_KINDS,
 )
+from bandits.engine.compiled import installed
 from bandits.policy import Agent, Outcomes, Policy, RunContext
 from bandits.structures.combinatorial import TIE_RULES, ranking
 from dpaudit.events import NonPrivateEvent, ParallelEvent, PrivacyEvent
@@ -190,21 +196,24 @@ def _factor_parts(policy: CascadePolicy) -> list[str]:
 
 def top_k(scores: np.ndarray, k: int, tie_keys: np.ndarray | None = None) -> np.ndarray:
     """The k columns of largest score per row, in decreasing score; ties to the lower column
-    (k passes of ``argmax``: the first k of a stable descending sort) or by ``tie_keys``.
+    (the first k of a stable descending sort: one ``argsort`` of 20 items costs a fifth of k
+    passes of ``argmax``) or by ``tie_keys``. Scores must not be NaN.
 
     >>> top_k(np.array([[0.1, 0.5, 0.5, np.inf]]), 3).tolist()
     [[3, 1, 2]]
+    >>> top_k(np.array([[5.0, -np.inf, -np.inf]]), 2).tolist()
+    [[0, 1]]
     """
     if tie_keys is not None:
         return ranking(scores, tie_keys)[:, :k]
-    u = np.array(scores, dtype=float, copy=True)
-    flat, base = u.reshape(-1), np.arange(u.shape[0]) * u.shape[1]
-    out = np.empty((u.shape[0], k), dtype=np.intp)
-    for j in range(k):
-        best = np.argmax(u, axis=1)
-        out[:, j] = best
-        flat[base + best] = -np.inf
-    return out
+    return np.argsort(-np.asarray(scores, dtype=float), axis=1, kind="stable")[:, :k]
+
+
+def repetition_table(outcomes: Outcomes) -> np.ndarray:
+    """The chunk's (R₀, C, L) outcome array: the table itself, or the repetitions' table of a
+    stacked one (:mod:`bandits.cascading.stacked`: row p·R₀ + r reads repetition r)."""
+    table = outcomes.table
+    return table if isinstance(table, np.ndarray) else table.base
 
 
 class CascadeAgent(Agent):
@@ -218,6 +227,14 @@ class CascadeAgent(Agent):
     noise_width: int = 0
     noise_sampler: str = "laplace"
     private: bool = True
+    compiled: ClassVar[str | None] = None
+    """The function of :mod:`bandits.cascading._kernel` that plays the agent's rounds (None: the
+    step loop only); :meth:`_run_compiled` calls it (here: ``cascade_rounds``, the index
+    ``mean + c_t · isq``)."""
+    replays: ClassVar[tuple[tuple[type, str, Any], ...]] = ()
+    """(class, method name, function): the mechanism methods whose arithmetic the kernel replays.
+    When one has been replaced since (a subclass, or a planted bug of
+    ``benchmarks/planted_bugs.py``), the step loop runs, so that the replacement is what runs."""
 
     def __init__(self, run: RunContext, rows: Sequence[CascadePolicy], *, record: bool = True) -> None:
         super().__init__(run)
@@ -285,20 +302,80 @@ class CascadeAgent(Agent):
     def run_chunk(self, t0: int, t1: int, outcomes: Outcomes) -> np.ndarray:
         self.prepare(t0, t1)
         acts = np.empty((self.reps, t1 - t0, self.k), dtype=np.intp)
-        for s in range(t0, t1):
-            i = s - t0
-            if s == 0 and self.init == "paper":
-                a = self.top(np.zeros((self.reps, self.n_arms)), s)  # data-independent
-                self.observe_w0(np.asarray(outcomes.table[:, i], dtype=float))
-            else:
-                a = self.select(s)
-                flat = self.base + a
-                hit = np.asarray(outcomes.table[:, i]).reshape(-1)[flat] >= 0.5  # observe(CASCADE, ...)
-                click = np.where(hit.any(axis=1), hit.argmax(axis=1), self.k)
-                self._absorb_click(s, a, flat, click[:, None])
-            acts[:, i] = a
+        kernel = self._kernel(t0, t1)
+        start = t0
+        if kernel is not None and t0 == 0 and self.init == "paper":
+            acts[:, 0] = self._step(0, 0, outcomes)  # round 0 observes w_0: not a kernel round
+            start = 1
+        if kernel is None:
+            for s in range(t0, t1):
+                acts[:, s - t0] = self._step(s, s - t0, outcomes)
+        elif start < t1:
+            self._run_compiled(kernel, t0, t1, start, outcomes, acts)
         self.end_chunk(t0, t1)
         return acts
+
+    def _step(self, s: int, i: int, outcomes: Outcomes) -> np.ndarray:
+        """Play round ``s`` (the chunk's ``i``-th) with NumPy operations over the rows."""
+        if s == 0 and self.init == "paper":
+            a = self.top(np.zeros((self.reps, self.n_arms)), s)  # data-independent
+            self.observe_w0(np.asarray(outcomes.table[:, i], dtype=float))
+            return a
+        a = self.select(s)
+        flat = self.base + a
+        hit = np.asarray(outcomes.table[:, i]).reshape(-1)[flat] >= 0.5  # observe(CASCADE, ...)
+        click = np.where(hit.any(axis=1), hit.argmax(axis=1), self.k)
+        self._absorb_click(s, a, flat, click[:, None])
+        return a
+
+    # -- the compiled loop -------------------------------------------------------------------
+    def _kernel(self, t0: int, t1: int) -> Any:
+        """The compiled round loop when it gives what the step loop gives and numba is enabled:
+        tie rule "index", no report captured in the chunk, no transcripts kept, the replayed
+        methods (:attr:`replays`) unchanged; else None."""
+        if self.compiled is None or self._tie_stream is not None:
+            return None
+        if any(getattr(owner, name) is not fn for owner, name, fn in self.replays):
+            return None
+        if self.capture_round is not None and t0 <= self.capture_round < t1:
+            return None
+        if self.record and self.run.ledgers.transcripts is not None:
+            return None
+        if not installed():
+            return None
+        from bandits.cascading import _kernel
+
+        return getattr(_kernel, self.compiled) if _kernel.NUMBA else None
+
+    def _run_compiled(
+        self, kernel: Any, t0: int, t1: int, start: int, outcomes: Outcomes, acts: np.ndarray
+    ) -> None:
+        """Rounds ``start .. t1 − 1`` of the chunk by the compiled loop; the releases are then
+        booked by :meth:`compiled_releases`."""
+        i0 = start - t0
+        coef = np.empty((self.reps, t1 - t0))
+        coef[:, i0:] = self.chunk_coefficients(range(start + self.offset, t1 + self.offset))
+        noise = self.chunk_report_noise()
+        clicks = np.empty((self.reps, t1 - t0), dtype=np.int64)
+        kernel(
+            repetition_table(outcomes), i0, coef,
+            np.zeros((1, 1, 1)) if noise is None else noise, noise is not None,
+            self.S, self.T, self.mean, self.isq, acts, clicks,
+        )  # fmt: skip
+        self.compiled_releases(start, clicks[:, i0:])
+
+    def chunk_coefficients(self, ts: range | Sequence[int]) -> np.ndarray:
+        """``c_t`` of the paper rounds ``ts`` per row, shape (R, len(ts)), or (1, len(ts)) when
+        it is the same for every row: ``sqrt(1.5 log t)`` plus the privacy part (subclasses)."""
+        return np.array([[math.sqrt(1.5 * math.log(t)) for t in ts]])
+
+    def chunk_report_noise(self) -> np.ndarray | None:
+        """The noise added to each position's report in the chunk (R, C, K), or None (exact)."""
+        return None
+
+    def compiled_releases(self, s0: int, clicks: np.ndarray) -> None:
+        """Book what rounds ``s0 ..`` released, given their clicks (R, n; K = none): nothing here."""
+        return None
 
     # -- hooks -------------------------------------------------------------------------------
     def observe_w0(self, row: np.ndarray) -> None:
@@ -314,8 +391,8 @@ class CascadeAgent(Agent):
             self.run.ledgers.record(self.rows, NonPrivateEvent(W0_LEAK), units=range(0, 1), label="w_0")
 
     def coefficient(self, t: int) -> np.ndarray:
-        """``c_t`` per row, shape (R, 1): ``sqrt(1.5 log t)`` plus the privacy part."""
-        return np.full((self.reps, 1), math.sqrt(1.5 * math.log(t)))
+        """``c_t`` per row, shape (R, 1) (or (1, 1): the same for every row)."""
+        return self.chunk_coefficients((t,))
 
     def index(self, t: int, s: int) -> np.ndarray:
         return self.mean + self.coefficient(t) * self.isq

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import KW_ONLY, dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -25,16 +25,22 @@ from bandits.cascading.base import (
     _factor_parts,
     _k,
     counts_sensitivity,
+    repetition_table,
 )
 from bandits.cascading.theory import (
     alg1_bonus_coefficient,
 )
-from bandits.policy import Agent, RunContext
+from bandits.policy import Agent, Outcomes, RunContext
 from dpaudit.declaration import Declaration, PublishedClaim
 from dpaudit.events import ComposedEvent, NonPrivateEvent, PrivacyEvent, PureDpEvent
 from dpaudit.papers import WANG_2021
 from dpaudit.validation import check_positive
-from mechanisms.continual.hybrid_batch import BatchHybridStreams, BatchHybridSums, hybrid_unit_event
+from mechanisms.continual.hybrid_batch import (
+    BatchHybridStreams,
+    BatchHybridSums,
+    hybrid_error_sum_b2,
+    hybrid_unit_event,
+)
 
 __all__ = [
     "CascadeDP",
@@ -173,9 +179,40 @@ class HybridStreamsAgent(CascadeAgent):
         super().observe_w0(row)
         self.w0 = self.S.copy()
 
+    compiled = "streams_rounds"
+    replays = ((BatchHybridStreams, "insert", BatchHybridStreams.insert),)
+
     def index(self, t: int, s: int) -> np.ndarray:
         lt = math.log(t)
         return self.mean + math.sqrt(1.5 * lt) * self.isq + (self.coef * lt) * self.inv
+
+    def _kernel(self, t0: int, t1: int) -> Any:
+        """As the base, and the step loop when a counter could overflow its levels in the chunk
+        (it raises there)."""
+        if int(self.mech.n.max()) + (t1 - t0) >= 1 << (self.mech.levels + 1):
+            return None
+        return super()._kernel(t0, t1)
+
+    def _run_compiled(
+        self, kernel: Any, t0: int, t1: int, start: int, outcomes: Outcomes, acts: np.ndarray
+    ) -> None:
+        """The chunk by :func:`bandits.cascading._kernel.streams_rounds`; the insertions (one per
+        examined position) are booked per chunk."""
+        m, R = self.mech, self.reps
+        lts = [math.log(t) for t in range(start + self.offset, t1 + self.offset)]
+        a = np.zeros(t1 - t0)
+        cl = np.zeros((R, t1 - t0))
+        i0 = start - t0
+        a[i0:] = [math.sqrt(1.5 * lt) for lt in lts]
+        cl[:, i0:] = self.coef * np.array(lts)
+        clicks = np.empty((R, t1 - t0), dtype=np.int64)
+        counter = (m.n, m.beta, m.pending, m.alpha, m.alpha_hat, m.out)
+        scales = (m.log_scale(self.rows), float(m.sensitivity), m.epsilon, m.factor)
+        kernel(
+            repetition_table(outcomes), i0, a, cl, self.chunk_noise, counter, scales,
+            self.w0, self.T, self.mean, self.isq, self.inv, acts, clicks,
+        )  # fmt: skip
+        m.inserted(range(start, t1), np.minimum(clicks[:, i0:] + 1, self.k))
 
     def absorb(
         self, s: int, actions: np.ndarray, flat: np.ndarray, examined: np.ndarray, clicked: np.ndarray
@@ -232,6 +269,32 @@ class HybridCountsAgent(CascadeAgent):
         lam = self.bonus_mult * np.sqrt(24.0 * lt * self.mech.error_sum_b2())
         u = out[:, :L] / npos + np.sqrt(1.5 * lt / npos) + 2.0 * lam[:, None] / npos
         return np.where(self.D > 0, u, np.inf)
+
+    compiled = "counts_rounds"
+    replays = ((BatchHybridSums, "step", BatchHybridSums.step),)
+
+    def _kernel(self, t0: int, t1: int) -> Any:
+        """As the base, and the step loop when the counter could overflow its levels in the chunk
+        (it raises there)."""
+        if self.mech.t + (t1 - t0) >= 1 << (self.mech.levels + 1):
+            return None
+        return super()._kernel(t0, t1)
+
+    def _run_compiled(
+        self, kernel: Any, t0: int, t1: int, start: int, outcomes: Outcomes, acts: np.ndarray
+    ) -> None:
+        """The chunk by :func:`bandits.cascading._kernel.counts_rounds` (init is "none": every
+        round steps the counter; its ledger entries depend only on the number of steps)."""
+        m = self.mech
+        lts = np.array([math.log(t) for t in range(t0 + self.offset, t1 + self.offset)])
+        esb2 = hybrid_error_sum_b2(np.arange(m.t, m.t + t1 - t0)[None, :], m.log_scale()[:, None])
+        lam = self.bonus_mult[:, None] * np.sqrt((24.0 * lts)[None, :] * esb2)
+        blocks = np.stack([m.block_scale(k) for k in range(m.levels + 2)], axis=1)
+        kernel(
+            repetition_table(outcomes), start - t0, m.t, 1.5 * lts, 2.0 * lam, self.chunk_noise,
+            (m.beta, m.pending, m.alpha, m.alpha_hat, m.out), m.log_scale(), blocks, self.D, acts,
+        )  # fmt: skip
+        m.t += t1 - start
 
     def absorb(
         self, s: int, actions: np.ndarray, flat: np.ndarray, examined: np.ndarray, clicked: np.ndarray

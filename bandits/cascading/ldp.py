@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import KW_ONLY, dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -25,13 +25,14 @@ from bandits.cascading.base import (
     _k,
     _noise_fields,
     fixed_sensitivity,
+    repetition_table,
 )
 from bandits.cascading.theory import (
     gaussian_sigma,
     laplace_scale,
     theorem7_scale,
 )
-from bandits.policy import Agent, RunContext
+from bandits.policy import Agent, Outcomes, RunContext
 from dpaudit.declaration import Declaration, PublishedClaim
 from dpaudit.events import (
     ComposedEvent,
@@ -216,28 +217,73 @@ class CascadeLDPFixed(CascadePolicy):
         return FixedReportsAgent(run, rows, record=record)
 
 
-class ObservedReportsAgent(CascadeAgent):
+class SentReports(RowReports):
+    """:class:`~mechanisms.row_reports.RowReports` whose releases the compiled round loop can book
+    a chunk at a time (:meth:`sent`)."""
+
+    def sent(self, s0: int, masks: np.ndarray) -> None:
+        """Book the rounds ``s0 .. s0 + n − 1`` as n calls of :meth:`release` would, given the
+        slots each row sent (``masks``: (R, n, slots)). Only without kept transcripts (the
+        values are not passed)."""
+        if self.ledgers is None:
+            return
+        if self.ledgers.transcripts is not None:
+            raise RuntimeError("transcripts are kept: release() each round's values")
+        n = masks.shape[1]
+        self._rounds.extend(range(s0, s0 + n))
+        self._masks.extend(masks[:, i] for i in range(n))
+
+
+class _ReportsAgent(CascadeAgent):
+    """What the two LDP agents share: the users' reports (``reports``, a :class:`SentReports`
+    built by the subclass), one standard draw per position and round, the bonus scale per row."""
+
+    reports: SentReports
+    replays = ((SentReports, "release", RowReports.release),)
+
+    def __init__(self, run: RunContext, rows: Sequence[CascadePolicy], *, record: bool = True) -> None:
+        super().__init__(run, rows, record=record)
+        self.noise = rows[0].noise  # type: ignore[attr-defined]
+        self.noise_width = self.k
+        self.noise_sampler = "laplace" if self.noise == "laplace" else "standard_normal"
+        self.bonus = self._row_column([p.bonus_scale(self.k) for p in rows])  # type: ignore[attr-defined]
+
+    def roots(self, ts: range | Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """``sqrt(1.5 log t)`` and the root of the privacy part, ``sqrt(24 log t)`` (Laplace,
+        Lemma 6) or ``sqrt(2 log(2t³))`` (Gaussian, Lemma 7), of the paper rounds ``ts``."""
+        lts = [math.log(t) for t in ts]
+        a = np.array([math.sqrt(1.5 * lt) for lt in lts])
+        if self.noise == "laplace":
+            return a, np.array([math.sqrt(24.0 * lt) for lt in lts])
+        return a, np.array([math.sqrt(2.0 * math.log(2.0 * float(t) ** 3)) for t in ts])
+
+    def chunk_report_noise(self) -> np.ndarray:
+        """``scale_row · standard draw`` of every slot, as :meth:`RowReports.release` adds it."""
+        return self.reports.scale[:, None, None] * self.chunk_noise
+
+
+class ObservedReportsAgent(_ReportsAgent):
     """Algorithms 2, 3 and the Theorem 7 variant: each examined position's ``1{C = k}`` + noise;
     ``ŵ ← (T ŵ + value)/(T + 1)`` (kept as the running sum S and the count T). Index: Alg. 2
     ``ŵ + sqrt(1.5 log t/T) + b sqrt(24 log t/T)`` (Lemma 6, γ = t⁻³), Alg. 3
     ``ŵ + sqrt(1.5 log t/T) + σ sqrt(2 log(2t³)/T)`` (Lemma 7, γ = t⁻³)."""
 
-    def __init__(self, run: RunContext, rows: Sequence[CascadePolicy], *, record: bool = True) -> None:
-        super().__init__(run, rows, record=record)
-        pols: list[CascadeLDP] = [p for p in rows if isinstance(p, CascadeLDP)]
-        if len(pols) != self.reps:
-            raise ValueError("rows must be CascadeLDP policies")
-        self.noise = pols[0].noise
-        self.noise_width = self.k
-        self.noise_sampler = "laplace" if self.noise == "laplace" else "standard_normal"
-        self.reports = RowReports([p.value_mechanism(self.k) for p in pols], self.k, self.ledgers, "value")
-        self.bonus = self._row_column([p.bonus_scale(self.k) for p in pols])
+    compiled = "cascade_rounds"
 
-    def coefficient(self, t: int) -> np.ndarray:
-        lt = math.log(t)
-        if self.noise == "laplace":
-            return math.sqrt(1.5 * lt) + self.bonus * math.sqrt(24.0 * lt)
-        return math.sqrt(1.5 * lt) + self.bonus * math.sqrt(2.0 * math.log(2.0 * float(t) ** 3))
+    def __init__(self, run: RunContext, rows: Sequence[CascadePolicy], *, record: bool = True) -> None:
+        pols: list[CascadeLDP] = [p for p in rows if isinstance(p, CascadeLDP)]
+        if len(pols) != len(rows):
+            raise ValueError("rows must be CascadeLDP policies")
+        super().__init__(run, rows, record=record)
+        self.reports = SentReports([p.value_mechanism(self.k) for p in pols], self.k, self.ledgers, "value")
+
+    def chunk_coefficients(self, ts: range | Sequence[int]) -> np.ndarray:
+        a, b = self.roots(ts)
+        return a + self.bonus * b
+
+    def compiled_releases(self, s0: int, clicks: np.ndarray) -> None:
+        """The examined positions ``k ≤ C`` of each round are the values sent."""
+        self.reports.sent(s0, self.positions[None, None, :] <= clicks[:, :, None])
 
     def absorb(
         self, s: int, actions: np.ndarray, flat: np.ndarray, examined: np.ndarray, clicked: np.ndarray
@@ -255,22 +301,20 @@ class ObservedReportsAgent(CascadeAgent):
             self._record_chunk(NonPrivateEvent(LENGTH_LEAK), t0, t1, "report length")
 
 
-class FixedReportsAgent(CascadeAgent):
+class FixedReportsAgent(_ReportsAgent):
     """The fixed-length LDP variant (:class:`~bandits.cascading.policies.CascadeLDPFixed`):
     ``U = S/E⁺ + sqrt(1.5 log t/E⁺) + dev/E⁺`` with dev = b sqrt(24 P log t) (Laplace) or
     σ sqrt(2 P log(2t³)) (Gaussian); cached as ``mean + sqrt(1.5 log t)·isq + c'_t·g2``,
     ``g2 = sqrt(P)/E⁺``."""
 
+    compiled = "fixed_rounds"
+
     def __init__(self, run: RunContext, rows: Sequence[CascadePolicy], *, record: bool = True) -> None:
-        super().__init__(run, rows, record=record)
         pols: list[CascadeLDPFixed] = [p for p in rows if isinstance(p, CascadeLDPFixed)]
-        if len(pols) != self.reps:
+        if len(pols) != len(rows):
             raise ValueError("rows must be CascadeLDPFixed policies")
-        self.noise = pols[0].noise
-        self.noise_width = self.k
-        self.noise_sampler = "laplace" if self.noise == "laplace" else "standard_normal"
-        self.reports = RowReports([p.report_mechanism(self.k) for p in pols], 1, self.ledgers, "report")
-        self.bonus = self._row_column([p.bonus_scale(self.k) for p in pols])
+        super().__init__(run, rows, record=record)
+        self.reports = SentReports([p.report_mechanism(self.k) for p in pols], 1, self.ledgers, "report")
         R, L = self.reps, self.n_arms
         self.E = np.zeros((R, L))  # noisy examinations
         self.D = np.zeros((R, L))  # displays (public: the lists are the output)
@@ -278,12 +322,8 @@ class FixedReportsAgent(CascadeAgent):
         self.g2 = np.zeros((R, L))  # sqrt(P) / max(E, 1)
 
     def index(self, t: int, s: int) -> np.ndarray:
-        lt = math.log(t)
-        if self.noise == "laplace":
-            c2 = self.bonus * math.sqrt(24.0 * lt)
-        else:
-            c2 = self.bonus * math.sqrt(2.0 * math.log(2.0 * float(t) ** 3))
-        return self.mean + math.sqrt(1.5 * lt) * self.isq + c2 * self.g2
+        a, b = self.roots((t,))
+        return self.mean + a[0] * self.isq + (self.bonus * b) * self.g2
 
     def absorb(
         self, s: int, actions: np.ndarray, flat: np.ndarray, examined: np.ndarray, clicked: np.ndarray
@@ -301,6 +341,18 @@ class FixedReportsAgent(CascadeAgent):
         self.mean.reshape(-1)[flat] = S[flat] / ep  # D > 0 now
         self.isq.reshape(-1)[flat] = 1.0 / np.sqrt(ep)
         self.g2.reshape(-1)[flat] = np.sqrt(P[flat]) / ep
+
+    def _run_compiled(
+        self, kernel: Any, t0: int, t1: int, start: int, outcomes: Outcomes, acts: np.ndarray
+    ) -> None:
+        """The chunk by :func:`bandits.cascading._kernel.fixed_rounds` (every user sends its K
+        values: one report per round, booked per chunk)."""
+        a, b = self.roots(range(t0 + self.offset, t1 + self.offset))
+        kernel(
+            repetition_table(outcomes), start - t0, a, self.bonus * b,
+            self.chunk_report_noise(), self.S, self.E, self.D, self.P, self.mean, self.isq, self.g2, acts,
+        )  # fmt: skip
+        self.reports.sent(start, np.ones((self.reps, t1 - start, 1), dtype=bool))
 
     def end_chunk(self, t0: int, t1: int) -> None:
         self.reports.flush()

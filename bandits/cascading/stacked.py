@@ -42,7 +42,8 @@ __all__ = ["simulate_stacked"]
 
 class _Tiled:
     """The (P·R, C, N) outcome table of P stacked copies of R repetitions, built one round at a
-    time (``table[:, i]``) instead of copying the chunk P times."""
+    time (``table[:, i]``) instead of copying the chunk P times; the compiled round loop
+    (:mod:`bandits.cascading._kernel`) reads ``base`` directly (row p·R + r is repetition r)."""
 
     def __init__(self, base: np.ndarray, copies: int) -> None:
         self.base, self.copies = base, copies

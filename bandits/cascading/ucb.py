@@ -39,6 +39,7 @@ class UCBAgent(CascadeAgent):
     """CascadeUCB1: exact clicks of the examined positions; ``U = ŵ + sqrt(1.5 log t / T)``."""
 
     private = False
+    compiled = "cascade_rounds"
 
     def absorb(
         self, s: int, actions: np.ndarray, flat: np.ndarray, examined: np.ndarray, clicked: np.ndarray

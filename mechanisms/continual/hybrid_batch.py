@@ -261,6 +261,22 @@ class BatchHybridStreams:
                 self.ledgers.released(rows, keys, self.out[rows, streams])
         return self.out[rows, streams]
 
+    def inserted(self, units: range, counts: np.ndarray) -> None:
+        """Book insertions made outside :meth:`insert` by a loop that updates the state arrays
+        (``n``, ``beta``, ``pending``, ``alpha``, ``alpha_hat``, ``out``) with its arithmetic:
+        ``counts`` (R, len(units)) elements of each repetition in each unit, one call of
+        :meth:`insert` per unit (each inserting something). Not when transcripts are kept (the
+        released prefix sums are not passed)."""
+        if self.ledgers is None:
+            return
+        if self.ledgers.transcripts is not None:
+            raise RuntimeError("transcripts are kept: insert() each unit's elements")
+        counts = np.asarray(counts, dtype=np.int64)
+        if counts.shape != (self.reps, len(units)):
+            raise ValueError(f"counts must have shape ({self.reps}, {len(units)})")
+        self._units.extend(units)
+        self._counts.extend(counts[:, i] for i in range(len(units)))
+
     def flush(self) -> None:
         """Write the per-insertion charges recorded since the last flush (one entry per repetition
         and number of insertions m: ``PureDpEvent(ε/factor).repeat(m)`` on the rounds with m)."""
@@ -322,6 +338,10 @@ class BatchHybridSums:
         """Per-row log-block scale (2Δ/ε)·factor, shape (R,)."""
         return (1 * self.sensitivity / (self.epsilon / 2)) * self.factor
 
+    def block_scale(self, k: int) -> np.ndarray:
+        """Per-row scale (2kΔ/ε)·factor of a node of binary block k, shape (R,)."""
+        return (k * self.sensitivity / (self.epsilon / 2)) * self.factor
+
     def error_sum_b2(self, t: int | None = None) -> np.ndarray:
         """Per-row Σ b² of the Laplace noise in the output after step ``t`` (default: now)."""
         t = self.t if t is None else check_integer("t", t, 0)
@@ -334,7 +354,8 @@ class BatchHybridSums:
 
     def step(self, x: np.ndarray, z: np.ndarray) -> np.ndarray:
         """Insert the leaves ``x`` (R, d) with the standard Laplace draws ``z`` (R, d) of the one
-        node this step releases; return the noisy prefix sums (R, d)."""
+        node this step releases; return the noisy prefix sums (R, d). (A compiled loop may do the
+        same arithmetic on the state arrays and advance ``t``: :mod:`bandits.cascading._kernel`.)"""
         x = np.asarray(x, dtype=float)
         z = np.asarray(z, dtype=float)
         if x.shape != (self.reps, self.dim) or z.shape != x.shape:
@@ -362,8 +383,7 @@ class BatchHybridSums:
         self.alpha[:, :i] = 0.0
         self.alpha_hat[:, :i] = 0.0
         self.alpha[:, i] = acc
-        scale = (k * self.sensitivity / (self.epsilon / 2)) * self.factor
-        self.alpha_hat[:, i] = acc + scale[:, None] * z
+        self.alpha_hat[:, i] = acc + self.block_scale(k)[:, None] * z
         self._transcript(t, self.alpha_hat[:, i])
         prefix = np.zeros((self.reps, self.dim))
         for lv in range(j.bit_length()):
