@@ -22,6 +22,25 @@ from mechanisms.row_reports import RowReports
 
 needs_numba = pytest.mark.skipif(not _kernel.NUMBA, reason="numba is not installed")
 
+
+@pytest.fixture(autouse=True)
+def _short_runs_compile(monkeypatch):
+    """These runs are short; below KERNEL_MIN_ROUNDS the agents would keep to the step loop."""
+    from bandits.engine import compiled
+
+    monkeypatch.setattr(compiled, "KERNEL_MIN_ROUNDS", 0)
+
+
+@needs_numba
+def test_the_kernel_is_what_runs(monkeypatch):
+    """With numba enabled the agent's round loop is the kernel (so the comparisons compare it)."""
+    monkeypatch.setenv("DPAUDIT_NUMBA", "1")
+    env = cascade_instance(10, 3)
+    agent = CascadeUCB1().agent(RunContext.create(env, 700, np.random.SeedSequence(0).spawn(2)))
+    assert agent._kernel(0, 97) is _kernel.cascade_rounds
+    monkeypatch.setenv("DPAUDIT_NUMBA", "0")
+    assert agent._kernel(0, 97) is None
+
 COMPILED = [
     CascadeUCB1(),
     CascadeUCB1(init="none"),

@@ -29,24 +29,13 @@ True
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-njit: Any
-try:
-    from numba import njit
-except ImportError:  # pragma: no cover - the 'fast' extra is not installed
-    njit = None
+from bandits.engine._numba_kernels import NUMBA, _jit  # the one jit helper (cache=True)
 
-__all__ = ["NUMBA", "cascade_rounds", "fixed_rounds", "streams_rounds"]
-
-NUMBA = njit is not None
-
-
-def _jit(f: Callable[..., Any]) -> Callable[..., Any]:
-    return f if njit is None else njit(cache=True)(f)
+__all__ = ["NUMBA", "cascade_rounds", "fixed_rounds", "streams_rounds", "counts_rounds"]
 
 
 @_jit

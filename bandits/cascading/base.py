@@ -50,7 +50,7 @@ from bandits.actions import ActionStructure, Feedback, Ranking
 from bandits.cascading.theory import (
     NOISE_KINDS,
 )
-from bandits.engine.compiled import installed
+from bandits.engine.compiled import worth_compiling
 from bandits.policy import Agent, Outcomes, Policy, RunContext
 from bandits.structures.combinatorial import TIE_RULES, ranking
 from dpaudit.events import NonPrivateEvent, ParallelEvent, PrivacyEvent
@@ -330,7 +330,8 @@ class CascadeAgent(Agent):
 
     # -- the compiled loop -------------------------------------------------------------------
     def _kernel(self, t0: int, t1: int) -> Any:
-        """The compiled round loop when it gives what the step loop gives and numba is enabled:
+        """The compiled round loop when it gives what the step loop gives, numba is enabled and the
+        run is long enough to repay loading it (:func:`~bandits.engine.compiled.worth_compiling`):
         tie rule "index", no report captured in the chunk, no transcripts kept, the replayed
         methods (:attr:`replays`) unchanged; else None."""
         if self.compiled is None or self._tie_stream is not None:
@@ -341,7 +342,7 @@ class CascadeAgent(Agent):
             return None
         if self.record and self.run.ledgers.transcripts is not None:
             return None
-        if not installed():
+        if not worth_compiling(self.reps * self.horizon):  # a short run: loading numba costs more
             return None
         from bandits.cascading import _kernel
 
