@@ -526,3 +526,20 @@ def test_regret_regression_sec51():
     # common random numbers: both policies see the same rewards, so the reward-noise part
     # of the empirical regret is shared and the paired difference is much less noisy
     assert abs((g.final("empirical") - g.final()) - (b.final("empirical") - b.final())) < 15
+
+
+@pytest.mark.parametrize("env", [SEC51, parse_env("truncexp:0.1,1,2,5,10")], ids=["bernoulli", "truncexp"])
+@pytest.mark.parametrize("alpha", [2.0, 0.5])
+def test_ucb1_compiled_chunk_is_the_step_loop(env, alpha, monkeypatch):
+    """The compiled UCB1 round loop (numba) plays the step loop's actions, bit for bit."""
+    import bandits.references.policies as refs
+    from bandits.engine import compiled
+
+    if not compiled.available():
+        pytest.skip("numba is not installed: only the step loop exists")
+    runs = []
+    for mode in (True, False):
+        monkeypatch.setattr(refs, "worth_compiling", lambda rounds, m=mode: m)
+        runs.append(simulate(UCB1(alpha=alpha), env, 5000, 3, 4, progress=False, record_actions=True))
+    assert np.array_equal(runs[0].actions, runs[1].actions)
+    assert np.array_equal(runs[0].pseudo_regret, runs[1].pseudo_regret)

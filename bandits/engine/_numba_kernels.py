@@ -24,7 +24,7 @@ except ImportError:  # pragma: no cover - the 'fast' extra is not installed
 
 __all__ = [
     "NUMBA", "modinv", "greedy_kernel", "csb_kernel", "gaussian_ts_kernel", "lazy_ts_kernel",
-    "beta_ts_kernel", "normal_fill_kernel", "dp_ts_ucb_kernel", "cucb_dp_kernel",
+    "beta_ts_kernel", "normal_fill_kernel", "dp_ts_ucb_kernel", "cucb_dp_kernel", "ucb1_kernel",
 ]
 
 NUMBA = njit is not None
@@ -423,3 +423,30 @@ def cucb_dp_kernel(  # pragma: no cover - compiled
             covered[j] = s
         zi += i + 1
     return zi - z0
+
+
+@_jit
+def ucb1_kernel(t0: Any, alpha: Any, S: Any, n: Any, table: Any, actions: Any) -> None:  # pragma: no cover
+    """Rounds ``t0 .. t0+C−1`` of UCB1 for every repetition (``S``, ``n`` (R, K) in place): arm t
+    in round t < K, then the first maximum of S/n + sqrt((α·ln t)/n) — the step loop's
+    operations (:class:`bandits.references.policies.UCB1`), bit for bit — and its reward from
+    ``table`` (R, C, K)."""
+    R, K = S.shape
+    C = actions.shape[1]
+    for r in range(R):
+        for k in range(C):
+            t = t0 + k
+            if t < K:
+                j = t
+            else:
+                c = alpha * math.log(t)
+                j = 0
+                best = S[r, 0] / n[r, 0] + math.sqrt(c / n[r, 0])
+                for i in range(1, K):
+                    v = S[r, i] / n[r, i] + math.sqrt(c / n[r, i])
+                    if v > best:
+                        best = v
+                        j = i
+            actions[r, k] = j
+            S[r, j] += table[r, k, j]
+            n[r, j] += 1.0

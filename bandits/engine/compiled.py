@@ -45,7 +45,7 @@ import numpy as np
 
 __all__ = ["HAVE_NUMBA", "installed", "available", "greedy_linear_exact", "csb_chunk", "gaussian_ts_rounds",
            "lazy_ts_chunk", "beta_ts_chunk", "fill_standard_normal", "dp_ts_ucb_chunk", "KERNEL_MIN_ROUNDS",
-           "worth_compiling", "cucb_dp_chunk"]
+           "worth_compiling", "cucb_dp_chunk", "ucb1_chunk"]
 
 _KERNEL: Any = None
 _CSB: Any = None
@@ -55,6 +55,7 @@ _BETA: Any = None
 _FILL: Any = None
 _DPTS: Any = None
 _CUCBDP: Any = None
+_UCB1: Any = None
 _FILL_MIN = 2048  # numba's call costs ~8 µs (unboxing the Generator), NumPy's ~1 µs; ~8 ns saved a draw
 _TRIED = False
 
@@ -95,7 +96,7 @@ def available() -> bool:
 
 
 def _kernel() -> Any:
-    global _KERNEL, _CSB, _GTS, _LAZY, _BETA, _FILL, _DPTS, _CUCBDP, _TRIED
+    global _KERNEL, _CSB, _GTS, _LAZY, _BETA, _FILL, _DPTS, _CUCBDP, _UCB1, _TRIED
     if _TRIED:
         return _KERNEL
     _TRIED = True
@@ -105,7 +106,7 @@ def _kernel() -> Any:
         return None
     _KERNEL, _CSB, _GTS, _LAZY = nk.greedy_kernel, nk.csb_kernel, nk.gaussian_ts_kernel, nk.lazy_ts_kernel
     _BETA, _FILL, _DPTS = nk.beta_ts_kernel, nk.normal_fill_kernel, nk.dp_ts_ucb_kernel
-    _CUCBDP = nk.cucb_dp_kernel
+    _CUCBDP, _UCB1 = nk.cucb_dp_kernel, nk.ucb1_kernel
     return _KERNEL
 
 
@@ -261,3 +262,15 @@ def cucb_dp_chunk(*args: Any) -> int:
     if _CUCBDP is None or not available():
         raise RuntimeError("numba is not available (pip install 'dpaudit[fast]'; DPAUDIT_NUMBA != 0)")
     return int(_CUCBDP(*args))
+
+
+def ucb1_chunk(t0: int, alpha: float, S: np.ndarray, n: np.ndarray, table: np.ndarray,
+               actions: np.ndarray) -> None:
+    """Rounds ``t0 ..`` of UCB1 for every repetition, compiled
+    (:func:`bandits.engine._numba_kernels.ucb1_kernel`: the step loop's arithmetic, bit for bit,
+    tested); ``S``, ``n`` updated and ``actions`` (R, C) written in place. Raises
+    ``RuntimeError`` if numba is unavailable."""
+    _kernel()
+    if _UCB1 is None or not available():
+        raise RuntimeError("numba is not available (pip install 'dpaudit[fast]'; DPAUDIT_NUMBA != 0)")
+    _UCB1(int(t0), float(alpha), S, n, np.ascontiguousarray(table, dtype=float), actions)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bandits.engine.compiled import HAVE_NUMBA, beta_ts_chunk
+from bandits.engine.compiled import HAVE_NUMBA, beta_ts_chunk, ucb1_chunk, worth_compiling
 from bandits.policy import Agent, Outcomes, Policy, RunContext
 from dpaudit.validation import check_positive
 
@@ -122,6 +122,17 @@ class _UCB1Agent(Agent):
         self.S = np.zeros((self.reps, self.n_arms))
         self.n = np.zeros((self.reps, self.n_arms))
         self._offsets = self.rows * self.n_arms
+        self._compiled = worth_compiling(self.reps * self.horizon)  # the same arithmetic
+
+    def run_chunk(self, t0: int, t1: int, outcomes: Outcomes) -> np.ndarray:
+        """The compiled round loop (:func:`bandits.engine.compiled.ucb1_chunk`) for a long run,
+        else the step loop: the same actions, bit for bit (tested)."""
+        if not self._compiled:
+            return super().run_chunk(t0, t1, outcomes)
+        self.prepare(t0, t1)
+        actions = np.empty((self.reps, t1 - t0), dtype=np.intp)
+        ucb1_chunk(t0, self.alpha, self.S, self.n, outcomes.table, actions)
+        return actions
 
     def select(self, t: int) -> np.ndarray:
         if t < self.n_arms:
