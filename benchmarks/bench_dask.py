@@ -58,20 +58,33 @@ def audit_job(trials: int) -> Callable[[Any], Any]:
     return run
 
 
+def _warm_worker() -> None:
+    """Import what the jobs run and load the compiled kernels in a worker."""
+    import bandits.experiments.private_stochastic_bandits  # noqa: F401
+    import bandits.run  # noqa: F401
+    from bandits.engine import compiled
+
+    compiled.available()
+
+
 def timed(job: Callable[[Any], Any], executor: Any) -> tuple[float, Any]:
     t = time.perf_counter()
     out = job(executor)
     return time.perf_counter() - t, out
 
 
-def compare(name: str, job: Callable[[Any], Any]) -> dict[str, Any]:
-    """One job alone and on a fresh two-worker cluster."""
+def compare(name: str, job: Callable[[Any], Any], warm: Callable[[Any], Any]) -> dict[str, Any]:
+    """One job alone and on a fresh two-worker cluster, each after ``warm`` (a small run of the
+    same code: imports and numba's kernels loaded in this process and in every worker, as in a
+    long-lived cluster; its time is the cluster's start-up)."""
     from dask.distributed import Client, LocalCluster
 
+    warm(None)
     alone_s, alone = timed(job, None)
     t = time.perf_counter()
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
             Client(cluster) as client:
+        client.run(_warm_worker)
         start_s = time.perf_counter() - t
         dask_s, dasked = timed(job, client.get_executor())
     row = {"job": name, "one_process_s": alone_s, "dask_s": dask_s, "cluster_start_s": start_s,
@@ -91,8 +104,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.json is not None and not os.path.isdir(os.path.dirname(os.path.abspath(args.json))):
         print(f"bench_dask: --json: the folder of {args.json} does not exist", file=sys.stderr)
         return 2
-    rows = [compare(f"experiment grid ({args.scale})", grid_job(args.scale)),
-            compare(f"lazy-ucb audit ({args.audit_trials} trials)", audit_job(args.audit_trials))]
+    rows = [compare(f"experiment grid ({args.scale})", grid_job(args.scale), grid_job("reduced")),
+            compare(f"lazy-ucb audit ({args.audit_trials} trials)", audit_job(args.audit_trials),
+                    audit_job(200))]
     if args.json is not None:
         with open(args.json, "w") as fh:
             json.dump(rows, fh, indent=1)

@@ -1,6 +1,7 @@
 """Tables and sentences of the performance benchmarks, rendered from their stored runs
 (``docs/img/growth.json`` from ``bench_growth.py``, ``docs/img/audit_workers.json`` from
-``bench_audit_workers.py``, ``docs/img/families.json`` from ``bench_families.py``) into the README
+``bench_audit_workers.py``, ``docs/img/families.json`` from ``bench_families.py``,
+``docs/img/dask.json`` from ``bench_dask.py``) into the README
 and the docs by ``benchmarks/readme_tables.py``."""
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = ["growth_table", "growth_sentence", "workers_table", "workers_sentence", "families_table",
-           "families_sentence"]
+           "families_sentence", "dask_sentence"]
 
 
 def _x(v: float | None) -> str:
@@ -74,3 +75,11 @@ def families_sentence(data: dict[str, Any]) -> str:
     return (f"{len(rows)} cases of {len(fam)} families at {size}: "
             f"the toolkit at least 3× its plain NumPy loop in {len(ok)} of {len(rows)}; slowest {slow_txt}; "
             f"against a numba loop of the same algorithm {nb_txt}")
+
+
+def dask_sentence(rows: list[dict[str, Any]]) -> str:
+    """Each job's one-process and two-worker Dask times, speed-up and same-numbers check."""
+    parts = [f"{r['job']}: {r['one_process_s']:.1f} s in one process, {r['dask_s']:.1f} s on two Dask "
+             f"workers ({r['speedup']:.2f}×; {r['cluster_start_s']:.1f} s more to start the cluster), "
+             f"{'the same numbers' if r['same'] else 'DIFFERENT numbers'}" for r in rows]
+    return "; ".join(parts)

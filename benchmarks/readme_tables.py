@@ -67,6 +67,7 @@ LEADERBOARD = ROOT / "docs" / "img" / "leaderboard_reduced.json"
 GROWTH = ROOT / "docs" / "img" / "growth.json"
 WORKERS = ROOT / "docs" / "img" / "audit_workers.json"
 FAMILIES = ROOT / "docs" / "img" / "families.json"
+DASK = ROOT / "docs" / "img" / "dask.json"
 DOCUMENTS = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
 
 __all__ = ["TUNING", "AUDITS", "run_tuning", "run_audits", "render_all", "differences", "write", "main"]
@@ -338,6 +339,9 @@ def _perf_renderers() -> dict[str, Callable[[], str]]:
         families = json.loads(FAMILIES.read_text())
         out |= {"families": lambda: t.families_table(families),
                 "families-summary": lambda: t.families_sentence(families)}
+    if DASK.exists():
+        dask = json.loads(DASK.read_text())
+        out |= {"dask-summary": lambda: t.dask_sentence(dask)}
     if WORKERS.exists():
         workers = json.loads(WORKERS.read_text())
         out |= {"workers": lambda: t.workers_table(workers),
