@@ -288,3 +288,19 @@ def test_cucb_dp_tree_kernel_and_numpy_step_loop_are_identical(pol, spec, monkey
             np.testing.assert_array_equal(getattr(a.tree, name), getattr(b.tree, name), err_msg=name)
         np.testing.assert_array_equal(a.tree.noise.laplace((2,)), after)
         assert [led.to_dict() for led in run.ledgers] == [led.to_dict() for led in slow[2].ledgers]
+
+
+def test_cucb_dp_kernel_steps_aside_for_a_patched_tree(monkeypatch):
+    """A replaced tree method (a planted bug) must take effect: the NumPy loop runs then."""
+    from bandits.engine import compiled
+    from bandits.semibandits import tree_engine
+    from mechanisms.continual.tree_batch import BatchTreeSums
+
+    monkeypatch.setattr(compiled, "KERNEL_MIN_ROUNDS", 0)
+    env = parse_combinatorial_env("topk:k=2,means=0.2x3/0.8x2")
+    run = RunContext.create(env, 200, [np.random.SeedSequence(1, spawn_key=(r,)) for r in range(2)])
+    agent = CUCBDP(1.0).agent(run)
+    assert tree_engine.applies(agent) is compiled.available()
+    original = BatchTreeSums._noise
+    monkeypatch.setattr(BatchTreeSums, "_noise", lambda self: original(self) * 0.0)
+    assert not tree_engine.applies(agent)

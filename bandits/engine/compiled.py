@@ -224,7 +224,9 @@ def fill_standard_normal(gen: np.random.Generator, out: np.ndarray) -> None:
     """
     if out.size >= _FILL_MIN and HAVE_NUMBA and not _TRIED:
         _kernel()
-    if _FILL is None or out.size < _FILL_MIN or not out.flags.c_contiguous or out.dtype != np.float64:
+    # anything but a plain Generator (a wrapped one, e.g. a planted bug's) draws through its own method
+    if (_FILL is None or out.size < _FILL_MIN or type(gen) is not np.random.Generator
+            or not out.flags.c_contiguous or out.dtype != np.float64):
         gen.standard_normal(out=out)
         return
     _FILL(gen, out)

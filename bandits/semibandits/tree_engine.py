@@ -28,9 +28,23 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["applies", "play_chunk"]
 
+_REPLAYED = ("_noise", "step", "prepare")
+"""The tree methods whose arithmetic the kernel replays: if one is replaced (a planted bug, a
+user's patch), the NumPy loop runs so that the replacement takes effect."""
+
+
+def _originals() -> dict[str, Any]:
+    from mechanisms.continual.tree_batch import BatchTreeSums
+
+    return {name: BatchTreeSums.__dict__[name] for name in _REPLAYED}
+
+
+_ORIGINAL = _originals()
+
 def applies(agent: Any) -> bool:
     """Whether :func:`play_chunk` can play this CUCB-DP agent: a top-k problem with m ≥ 2 arms,
-    no transcripts kept, and a run long enough for the compiled kernel (numba available)."""
+    no transcripts kept, the tree's replayed methods not replaced, and a run long enough for the
+    compiled kernel (numba available)."""
     prob, tree = agent.problem, agent.tree
     return (
         tree is not None
@@ -38,6 +52,7 @@ def applies(agent: Any) -> bool:
         and prob.candidates is None
         and agent.n_arms >= 2
         and agent.run.ledgers.transcripts is None
+        and all(getattr(type(tree), name) is fn for name, fn in _ORIGINAL.items())
         and compiled.worth_compiling(agent.reps * agent.horizon)
     )
 
