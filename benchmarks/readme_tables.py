@@ -64,6 +64,7 @@ VALIDITY = ROOT / "docs" / "img" / "audit_validity.json"
 DPSGD = ROOT / "docs" / "img" / "dpsgd.json"
 CALIBRATION = ROOT / "docs" / "img" / "calibration.json"
 LEADERBOARD = ROOT / "docs" / "img" / "leaderboard_reduced.json"
+LEADERBOARD_FULL = ROOT / "docs" / "img" / "leaderboard_full-T100000.json"
 GROWTH = ROOT / "docs" / "img" / "growth.json"
 WORKERS = ROOT / "docs" / "img" / "audit_workers.json"
 FAMILIES = ROOT / "docs" / "img" / "families.json"
@@ -328,6 +329,22 @@ def _leaderboard_renderers(data: dict[str, Any]) -> dict[str, Callable[[], str]]
             "leaderboard-scale": lambda: scale, "leaderboard-full": lambda: full_text}  # fmt: skip
 
 
+def _leaderboard_full_renderers(data: dict[str, Any]) -> dict[str, Callable[[], str]]:
+    """The full scale at T = 10⁵ (``--full --horizons 100000``): its table, winners and scale."""
+    from bandits.experiments import leaderboard as lb
+
+    cfg = data["config"]
+    scale = (f"{len(cfg['instances'])} instances, T = {', '.join(map(str, cfg['horizons']))}, μ = "
+             f"{', '.join(f'{m:g}' for m in cfg['budgets'])}, {cfg['reps']} repetitions, tuners "
+             f"{cfg['tuner_reps']} repetitions × {cfg['tuner_candidates']} candidates, audits of "
+             f"{cfg['audit_trials']} trials; {data['seconds'] / 60:.0f} min wall at the lowest priority on "
+             "the shared 2-core machine")
+    return {"leaderboard-t1e5": lambda: lb.markdown_table(data),
+            "leaderboard-t1e5-published": lambda: lb.markdown_table(data, published=True, changed_only=True),
+            "leaderboard-t1e5-winners": lambda: " ".join(data["sentences"][i] for i in cfg["instances"]),
+            "leaderboard-t1e5-scale": lambda: scale}
+
+
 def _perf_renderers() -> dict[str, Callable[[], str]]:
     from benchmarks import perf_tables as t
 
@@ -364,6 +381,7 @@ def renderers() -> dict[str, Callable[[], str]]:
     dpsgd = json.loads(DPSGD.read_text()) if DPSGD.exists() else None
     cal = json.loads(CALIBRATION.read_text()) if CALIBRATION.exists() else None
     board = json.loads(LEADERBOARD.read_text()) if LEADERBOARD.exists() else None
+    full_board = json.loads(LEADERBOARD_FULL.read_text()) if LEADERBOARD_FULL.exists() else None
 
     def audit_value(label: str) -> Callable[[], str]:
         from dpaudit.formatting import fmt_down
@@ -386,6 +404,7 @@ def renderers() -> dict[str, Callable[[], str]]:
         **({} if dpsgd is None else _dpsgd_renderers(dpsgd)),
         **({} if cal is None else _calibration_renderers(cal)),
         **({} if board is None else _leaderboard_renderers(board)),
+        **({} if full_board is None else _leaderboard_full_renderers(full_board)),
         **_perf_renderers(),
     }  # fmt: skip
 
