@@ -186,3 +186,18 @@ def test_validation_names_the_event():
     with pytest.raises(ValueError, match="no Gaussian parameters"):
         _ = PoissonSampledEvent(0.5, LaplaceEvent(1.0)).noise_multiplier
     assert PoissonSampledEvent(0.5, GaussianEvent(2.0)).noise_multiplier == 2.0
+
+
+def test_sampled_randomized_response_keeps_the_small_outcome_mass():
+    """At a large ε the outcome of probability 1 − p ≈ e^{−ε} must keep its mass (computed as
+    1/(1 + e^ε), not 1 − p, which cancels to 0): δ stays at least the exact value."""
+    from dpaudit.accounting.pld_steps import sampled_randomized_response_pmfs
+
+    for e0 in (20.0, 40.0, 800.0):
+        remove, add = sampled_randomized_response_pmfs(e0, 0.5, 1e-2)
+        lowest = add.probs[0]  # the add direction's atom at −log(1 + q(e^ε − 1)), mass 1 − p
+        assert lowest >= mp.mpf(1) / (1 + mp.e ** mp.mpf(e0)) and lowest > 0, e0
+        assert remove.probs.sum() >= 1.0 and add.probs.sum() >= 1.0, e0
+    event = PoissonSampledEvent(0.5, RandomizedResponseEvent(40.0)).repeat(3)
+    for eps in (0.0, 30.0, 60.0):
+        assert mp.mpf(delta_under("pld", event, eps)) >= rr_exact_delta(40.0, 0.5, 3, eps), eps

@@ -66,6 +66,16 @@ def _play(u: Any, outcomes: Any, a: Any) -> Any:  # pragma: no cover - compiled
 
 
 @_jit
+def _two_bonus_index(  # pragma: no cover - compiled
+    u: Any, mean: Any, isq: Any, extra: Any, at: Any, c: Any, r: Any,
+) -> None:
+    """``u = (mean + a_t · isq) + c · extra`` on row ``r``: the index of :func:`fixed_rounds` and
+    :func:`streams_rounds`, in the step loop's order of operations."""
+    for e in range(u.size):
+        u[e] = (mean[r, e] + at * isq[r, e]) + c * extra[r, e]
+
+
+@_jit
 def _taken(a: Any, j: Any, e: Any) -> Any:  # pragma: no cover - compiled
     """Whether item e is among the first j of ``a``."""
     for q in range(j):
@@ -131,9 +141,7 @@ def fixed_rounds(  # pragma: no cover - compiled
     a = np.empty(K, dtype=np.int64)
     for r in range(R):
         for i in range(start, C):
-            at, c = a_t[i], c2[r, i]
-            for e in range(L):
-                u[e] = (mean[r, e] + at * isq[r, e]) + c * g2[r, e]
+            _two_bonus_index(u, mean, isq, g2, a_t[i], c2[r, i], r)
             click = _play(u, table[r % R0, i], a)
             above = 0.0
             for j in range(K):
@@ -212,9 +220,7 @@ def streams_rounds(  # pragma: no cover - compiled
     a = np.empty(K, dtype=np.int64)
     for r in range(R):
         for i in range(start, C):
-            at, c = a_t[i], cl[r, i]
-            for e in range(L):
-                u[e] = (mean[r, e] + at * isq[r, e]) + c * inv[r, e]
+            _two_bonus_index(u, mean, isq, inv, a_t[i], cl[r, i], r)
             click = _play(u, table[r % R0, i], a)
             clicks[r, i] = click
             for j in range(K):

@@ -218,6 +218,7 @@ class DPTSUCBAgent(Agent):
         self._rel: list[tuple[np.ndarray, np.ndarray, int]] = []
         self.log = _SampleLog(self)
         # the compiled round loop (the same arithmetic), unless an audit keeps every sample
+        self._order: np.ndarray | None = None
         self._compiled = (run.ledgers.transcripts is None
                           and compiled.worth_compiling(self.reps * self.horizon))
 
@@ -297,10 +298,12 @@ class DPTSUCBAgent(Agent):
         """The chunk by :func:`bandits.engine.compiled.dp_ts_ucb_chunk` (the arithmetic of
         :meth:`select`/:meth:`update`, bit for bit); returns the epoch closings (repetitions, arms,
         rounds) and keeps the retired means as :meth:`update` does."""
-        order = self.perm if self.perm is not None else np.tile(np.arange(self.n_arms), (self.reps, 1))
+        if self._order is None:  # the tie order, built once
+            self._order = (self.perm if self.perm is not None
+                           else np.tile(np.arange(self.n_arms), (self.reps, 1)))
         state = {"mean": self.mean, "sd": self.sd, "n": self.n, "h": self.h, "drawn": self.drawn,
                  "mx": self.mx, "ep": self.ep, "N": self.N, "Phi": self.Phi}
-        ev, ev_sd = compiled.dp_ts_ucb_chunk(t0, self.init_end, self._zoff, table, self._Z, order,
+        ev, ev_sd = compiled.dp_ts_ucb_chunk(t0, self.init_end, self._zoff, table, self._Z, self._order,
                                              self.policy.index == "max", self.phi, self.sqrtL, self.f, state,
                                              actions)
         for (r, a, t, drawn, n, existed), sd in zip(ev.tolist(), ev_sd.tolist()):

@@ -18,6 +18,10 @@ from typing import Any
 
 import numpy as np
 
+SEC51 = np.array([0.75, 0.625, 0.5, 0.375, 0.25])
+"""The five Bernoulli arms of Ou, Avella Medina & Cummings (2024), §5.1 (= setting 1 of Hu et al.
+2024): the default instance of the Thompson-sampling, DP-TS-UCB, lazy-epoch and reference loops."""
+
 
 @dataclass(frozen=True)
 class Case:

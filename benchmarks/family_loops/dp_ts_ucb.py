@@ -17,9 +17,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from benchmarks.family_loops import Case
+from benchmarks.family_loops import SEC51, Case
 
-MEANS = np.array([0.75, 0.625, 0.5, 0.375, 0.25])
+MEANS = SEC51
 
 
 def dp_ts_ucb_loop(horizon: int, reps: int, seed: int, alpha: float = 1.0, c0: float = 1.0,

@@ -25,9 +25,9 @@ import math
 
 import numpy as np
 
-from benchmarks.family_loops import Case
+from benchmarks.family_loops import SEC51, Case
 
-MEANS = np.array([0.75, 0.625, 0.5, 0.375, 0.25])
+MEANS = SEC51
 
 
 def lazy_ucb_loop(horizon: int, reps: int, seed: int, eps: float = 1.0) -> np.ndarray:

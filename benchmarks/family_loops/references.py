@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.family_loops import Case
+from benchmarks.family_loops import SEC51, Case
 
-MEANS = np.array([0.75, 0.625, 0.5, 0.375, 0.25])
+MEANS = SEC51
 
 
 def ucb1_loop(horizon: int, reps: int, seed: int, alpha: float = 2.0) -> np.ndarray:

@@ -94,14 +94,16 @@ def sampled_randomized_response_pmfs(epsilon: float, q: float, interval: float) 
     (-65, 159, -158)
     """
     p = 1.0 / (1.0 + math.exp(-epsilon))
+    # 1 − p without cancellation (never 0: a smallest positive mass where e^{−ε} underflows)
+    pc = 1.0 / (1.0 + math.exp(epsilon)) if epsilon < 700.0 else max(math.exp(-epsilon), 5e-324)
     up = 1.0 + 1e-14
     low = math.log1p(q * math.expm1(-epsilon))  # ≤ 0
     high_up = sampled_epsilon(q, epsilon)
     high_down = high_up / up**2
-    x_low = ((1.0 - q) * p + q * (1.0 - p)) * up  # the first distribution's mass on each outcome
-    x_high = ((1.0 - q) * (1.0 - p) + q * p) * up
+    x_low = ((1.0 - q) * p + q * pc) * up  # the first distribution's mass on each outcome
+    x_high = ((1.0 - q) * pc + q * p) * up
     remove = _two_atoms((low / up, x_low), (high_up, x_high), interval)
-    add = _two_atoms((-low * up, p * up), (-high_down, (1.0 - p) * up), interval)
+    add = _two_atoms((-low * up, p * up), (-high_down, pc * up), interval)
     return [remove, add]
 
 
