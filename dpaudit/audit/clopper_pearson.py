@@ -39,6 +39,7 @@ import numpy as np
 from dpaudit.validation import check_probability
 
 __all__ = [
+    "cp_upper_many",
     "check_counts",
     "cp_upper",
     "cp_lower",
@@ -92,15 +93,40 @@ def cp_upper(k: ArrayLike, n: ArrayLike, alpha: float) -> np.ndarray:
     >>> cp_upper([0, 5, 10], 10, 0.05).round(4).tolist()
     [0.2589, 0.7776, 1.0]
     """
-    from scipy import stats
+    from scipy import special
     k, n = np.broadcast_arrays(np.asarray(k, np.float64), np.asarray(n, np.float64))
     out = np.ones(k.shape)
     zero = k == 0
     mid = (k > 0) & (k < n)
     out[zero] = -np.expm1(math.log(alpha) / n[zero])
     if mid.any():
-        out[mid] = stats.beta.isf(alpha, k[mid] + 1.0, n[mid] - k[mid])
+        out[mid] = special.betainccinv(k[mid] + 1.0, n[mid] - k[mid], alpha)  # = stats.beta.isf
     return out
+
+
+_TABLES: dict[tuple[int, float], np.ndarray] = {}
+_TABLE_MAX_N = 50_000
+
+
+def cp_upper_many(k: ArrayLike, n: int, alpha: float) -> np.ndarray:
+    """:func:`cp_upper` of many integer counts out of the same ``n`` (identical values): each
+    distinct count is evaluated once, or looked up in a table of all ``n + 1`` counts (kept
+    for later calls) when ``n ≤ 50 000`` and the counts are at least a quarter as many as the
+    table or the table exists already.
+
+    >>> cp_upper_many([[0, 5], [5, 10]], 10, 0.05).round(4).tolist()
+    [[0.2589, 0.7776], [0.7776, 1.0]]
+    """
+    kk = np.asarray(k)
+    key = (int(n), float(alpha))
+    if key in _TABLES or (key[0] <= _TABLE_MAX_N and 4 * kk.size >= key[0]):
+        if key not in _TABLES:
+            if len(_TABLES) >= 64:
+                _TABLES.pop(next(iter(_TABLES)))
+            _TABLES[key] = cp_upper(np.arange(key[0] + 1), key[0], alpha)
+        return _TABLES[key][kk.astype(np.int64)]
+    u, inv = np.unique(kk, return_inverse=True)
+    return cp_upper(u, n, alpha)[inv].reshape(kk.shape)
 
 
 def cp_lower(k: ArrayLike, n: ArrayLike, alpha: float) -> np.ndarray:
@@ -112,14 +138,14 @@ def cp_lower(k: ArrayLike, n: ArrayLike, alpha: float) -> np.ndarray:
     >>> cp_lower([0, 5, 10], 10, 0.05).round(4).tolist()
     [0.0, 0.2224, 0.7411]
     """
-    from scipy import stats
+    from scipy import special
     k, n = np.broadcast_arrays(np.asarray(k, np.float64), np.asarray(n, np.float64))
     out = np.zeros(k.shape)
     full = k == n
     mid = (k > 0) & (k < n)
     out[full] = np.exp(math.log(alpha) / n[full])
     if mid.any():
-        out[mid] = stats.beta.ppf(alpha, k[mid], n[mid] - k[mid] + 1.0)
+        out[mid] = special.betaincinv(k[mid], n[mid] - k[mid] + 1.0, alpha)  # = stats.beta.ppf
     return out
 
 
@@ -195,10 +221,10 @@ def mu_from_rates(fpr: ArrayLike, fnr: ArrayLike) -> Any:
     >>> mu_from_rates(0.7, 0.7)
     0.0
     """
-    from scipy import stats
+    from scipy import special
     p, q = _rates(fpr, fnr)
     with np.errstate(invalid="ignore"):
-        out = stats.norm.isf(p) - stats.norm.ppf(q)
+        out = -special.ndtri(p) - special.ndtri(q)  # = stats.norm.isf(p) - stats.norm.ppf(q)
     out = np.maximum(0.0, np.nan_to_num(out, nan=0.0, posinf=np.inf, neginf=0.0))
     return _scalar_or_array(out, fpr, fnr)
 

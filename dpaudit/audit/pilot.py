@@ -17,17 +17,25 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from dpaudit.audit.clopper_pearson import cp_upper, epsilon_from_rates, mu_from_rates
+from dpaudit.audit.clopper_pearson import cp_upper, cp_upper_many, epsilon_from_rates, mu_from_rates
 from dpaudit.audit.thresholds import design_family
 from dpaudit.validation import check_integer, check_probability
 
-__all__ = ["PilotChoice", "NULL_SHARES", "pilot_choice"]
+__all__ = [
+    "PilotChoice",
+    "FamilyBatch",
+    "NULL_SHARES",
+    "pilot_choice",
+    "choose_tests",
+    "main_splits",
+    "batch_of_one",
+]
 
 ArrayLike = Any
 
@@ -109,32 +117,110 @@ def pilot_choice(
     """
     conf = check_probability("confidence", confidence)
     n = check_integer("main_per_side", main_per_side)
+    splits = main_splits(n, null_shares)
+    fams = [batch_of_one(design_family(x, y, sup, grid_size), np.size(x), np.size(y), sup is not None)
+            for x, y, sup in pilots]  # fmt: skip
+    return choose_tests(fams, splits, alpha=(1.0 - conf) / 2.0, kind=kind, delta=delta, claim=claim)[0]
+
+
+def main_splits(main_per_side: int, null_shares: Iterable[float]) -> list[tuple[float, int, int]]:
+    """``(null share, null size, alternative size)`` of a main sample of ``2·main_per_side`` runs
+    for every share in ``null_shares`` (validated: each in (0, 1), both sides non-empty)."""
+    n = main_per_side
     shares = tuple(float(check_probability("null_shares", s)) for s in null_shares)  # each in (0, 1)
     if not shares:
         raise ValueError("null_shares must name at least one share of the main sample, got none")
     splits = [(s, *_split(n, s)) for s in shares]
     if any(m0 < 1 or m1 < 1 for _, m0, m1 in splits):
         raise ValueError(f"main_per_side = {n} is too small to split by the null_shares {shares!r}")
-    alpha = (1.0 - conf) / 2.0
-    fams = [(design_family(x, y, sup, grid_size), np.size(x), np.size(y)) for x, y, sup in pilots]
-    if claim is not None and all(sup is not None for _, _, sup in pilots):
-        power = _pilot_power(fams, splits, alpha, kind, delta, float(claim))
-        if power is not None:
-            return power
-    best = PilotChoice(0, math.inf, 1, -1.0)
+    return splits
+
+
+@dataclass(frozen=True)
+class FamilyBatch:
+    """The test families of one design on ``R`` pilots at once (row r = pilot r): thresholds,
+    orientations, false positives and false negatives, each of shape (R, T), the pilot sizes and
+    whether the family is a finite support's cuts (``discrete``)."""
+
+    thresholds: np.ndarray
+    orientations: np.ndarray
+    false_positives: np.ndarray
+    false_negatives: np.ndarray
+    null_size: int
+    alt_size: int
+    discrete: bool
+
+
+def batch_of_one(family: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], n0: int, n1: int,
+                 discrete: bool) -> FamilyBatch:  # fmt: skip
+    """A :class:`FamilyBatch` of one pilot (the family of :func:`design_family`)."""
+    t, o, fp, fn = (np.asarray(a)[None, :] for a in family)
+    return FamilyBatch(t, o, fp, fn, int(n0), int(n1), discrete)
+
+
+def choose_tests(
+    fams: Sequence[FamilyBatch],
+    splits: Sequence[tuple[float, int, int]],
+    *,
+    alpha: float,
+    kind: str,
+    delta: float,
+    claim: float | None,
+    cp: Callable[[np.ndarray, int, float], np.ndarray] = cp_upper_many,
+) -> list[PilotChoice]:
+    """The choice of :func:`pilot_choice` for each of ``R`` pilots at once (``fams[i]`` holds
+    design i's families on every pilot): the power rule where every design is discrete and a
+    ``claim`` is given, the pessimistic rule for the pilots it leaves undecided. ``cp``
+    computes the pessimistic rule's Clopper–Pearson bounds (``cp(counts, n, alpha)``; a
+    simulation may pass an interpolating one)."""
+    reps = fams[0].thresholds.shape[0]
+    out: list[PilotChoice | None] = [None] * reps
+    if claim is not None and all(f.discrete for f in fams):
+        for r, c in enumerate(_pilot_power(fams, splits, alpha, kind, delta, float(claim))):
+            out[r] = c
+    todo = np.array([c is None for c in out])
+    if todo.any():
+        decided = _pessimistic(fams, splits, alpha, kind, delta, todo, cp)
+        for r, c in zip(np.flatnonzero(todo).tolist(), decided, strict=True):
+            out[r] = c
+    return [c for c in out if c is not None]
+
+
+def _pessimistic(
+    fams: Sequence[FamilyBatch], splits: Sequence[tuple[float, int, int]], alpha: float, kind: str,
+    delta: float, rows: np.ndarray, cp: Callable[[np.ndarray, int, float], np.ndarray],
+) -> list[PilotChoice]:
+    """The pessimistic rule (:func:`pilot_choice`) on the pilots ``rows`` (a boolean mask)."""
+    nr = int(rows.sum())
+    best = np.full(nr, -1.0)
+    pick = np.zeros((nr, 3), np.int64)  # design, test, split
     for level in (0.05, 0.2, 0.5, None):
-        for i, ((t, o, fp, fn), n0, n1) in enumerate(fams):
-            r0 = fp / n0 if level is None else cp_upper(fp, n0, level)
-            r1 = fn / n1 if level is None else cp_upper(fn, n1, level)
-            for share, m0, m1 in splits:
-                p, q = cp_upper(np.round(r0 * m0), m0, alpha), cp_upper(np.round(r1 * m1), m1, alpha)
-                score = _predicted_bound(p, q, kind, delta)
-                j = int(np.argmax(score))
-                if score[j] > best.predicted:
-                    best = PilotChoice(i, float(t[j]), int(o[j]), float(score[j]), share)
-        if best.predicted > 0:
+        active = best <= 0
+        for i, f in enumerate(fams):
+            fp, fn = f.false_positives[rows], f.false_negatives[rows]
+            if (fp == fp[:1]).all():  # rank-based grid counts: one row serves every pilot
+                fp = fp[:1]
+            r0 = fp / f.null_size if level is None else cp(fp, f.null_size, level)
+            r1 = fn / f.alt_size if level is None else cp(fn, f.alt_size, level)
+            for s, (_, m0, m1) in enumerate(splits):
+                p = cp(np.round(r0 * m0), m0, alpha)
+                q = cp(np.round(r1 * m1), m1, alpha)
+                score = np.broadcast_to(np.asarray(_predicted_bound(p, q, kind, delta), float), q.shape)
+                j = np.argmax(score, axis=1)
+                sj = score[np.arange(nr), j]
+                upd = active & (sj > best)
+                best = np.where(upd, sj, best)
+                pick[upd] = np.column_stack([np.full(nr, i), j, np.full(nr, s)])[upd]
+        if not (best <= 0).any():
             break
-    return best
+    rix = np.flatnonzero(rows)
+    out = []
+    for k, r in enumerate(rix):
+        i, j, s = (int(v) for v in pick[k])
+        f = fams[i]
+        t, o = (f.thresholds[r, j], f.orientations[r, j]) if best[k] > -1.0 else (math.inf, 1)
+        out.append(PilotChoice(i, float(t), int(o), float(best[k]), splits[s][0] if best[k] > -1.0 else 0.5))
+    return out
 
 
 # Jeffreys-posterior quantiles at which the pilot's rates are evaluated (7 midpoints per rate)
@@ -142,13 +228,13 @@ _POWER_GRID = (np.arange(7) + 0.5) / 7
 
 
 def _pilot_power(
-    fams: list[tuple[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], int, int]],
-    splits: list[tuple[float, int, int]],
+    fams: Sequence[FamilyBatch],
+    splits: Sequence[tuple[float, int, int]],
     alpha: float,
     kind: str,
     delta: float,
     claim: float,
-) -> PilotChoice | None:
+) -> list[PilotChoice | None]:
     """The test with the highest predicted probability that its main-sample bound exceeds
     ``claim`` (``None`` if no test reaches 1/7; ties broken by the predicted median bound).
 
@@ -163,20 +249,41 @@ def _pilot_power(
     the pilot to a rate no better than a common one."""
     from scipy import stats
 
-    best: tuple[float, float, int, int, float] | None = None  # (power, median, design, test, share)
-    for i, ((_, _, fp, fn), n0, n1) in enumerate(fams):
-        u = _POWER_GRID[None, :]
-        r0 = stats.beta.ppf(u, fp[:, None] + 0.5, n0 - fp[:, None] + 0.5)
-        r1 = stats.beta.ppf(u, fn[:, None] + 0.5, n1 - fn[:, None] + 0.5)
-        for share, m0, m1 in splits:
+    reps = fams[0].thresholds.shape[0]
+    rows = np.arange(reps)
+    best_pw, best_med = np.full(reps, -np.inf), np.full(reps, -np.inf)
+    pick = np.zeros((reps, 3), np.int64)  # design, test, split
+    u = _POWER_GRID[None, None, :]
+    for i, f in enumerate(fams):
+        fp, fn = f.false_positives[..., None], f.false_negatives[..., None]
+        r0 = stats.beta.ppf(u, fp + 0.5, f.null_size - fp + 0.5)
+        r1 = stats.beta.ppf(u, fn + 0.5, f.alt_size - fn + 0.5)
+        for s, (_, m0, m1) in enumerate(splits):
             p, q = cp_upper(np.round(r0 * m0), m0, alpha), cp_upper(np.round(r1 * m1), m1, alpha)
-            b = _predicted_bound(p[:, :, None], q[:, None, :], kind, delta)  # tests x r0 x r1 quantiles
-            pw = np.mean(b > claim, axis=(1, 2))
-            med = b[:, _POWER_GRID.size // 2, _POWER_GRID.size // 2]
-            j = int(np.lexsort((med, pw))[-1])
-            if best is None or (pw[j], med[j]) > best[:2]:
-                best = (float(pw[j]), float(med[j]), i, j, share)
-    if best is None or best[0] < 1 / _POWER_GRID.size:
-        return None
-    (t, o, _, _), _, _ = fams[best[2]]
-    return PilotChoice(best[2], float(t[best[3]]), int(o[best[3]]), best[1], best[4])
+            b = _predicted_bound(p[..., :, None], q[..., None, :], kind, delta)  # pilots x tests x quantiles²
+            pw = np.mean(b > claim, axis=(2, 3))
+            med = b[:, :, _POWER_GRID.size // 2, _POWER_GRID.size // 2]
+            j = _last_lexicographic_max(pw, med)
+            pj, mj = pw[rows, j], med[rows, j]
+            upd = (pj > best_pw) | ((pj == best_pw) & (mj > best_med))
+            best_pw, best_med = np.where(upd, pj, best_pw), np.where(upd, mj, best_med)
+            pick[upd] = np.column_stack([np.full(reps, i), j, np.full(reps, s)])[upd]
+    out: list[PilotChoice | None] = []
+    for r in range(reps):
+        if best_pw[r] < 1 / _POWER_GRID.size:
+            out.append(None)
+            continue
+        di, tj, sk = (int(v) for v in pick[r])
+        f = fams[di]
+        out.append(PilotChoice(di, float(f.thresholds[r, tj]), int(f.orientations[r, tj]), float(best_med[r]),
+                               splits[sk][0]))  # fmt: skip
+    return out
+
+
+def _last_lexicographic_max(primary: np.ndarray, secondary: np.ndarray) -> np.ndarray:
+    """Per row, the last column whose (primary, secondary) pair is the largest — the column
+    ``np.lexsort((secondary, primary))[-1]`` picks (a stable sort keeps ties in column order)."""
+    top = primary == primary.max(axis=1, keepdims=True)
+    sec = np.where(top, secondary, -np.inf)
+    both = top & (sec == sec.max(axis=1, keepdims=True))
+    return primary.shape[1] - 1 - np.argmax(both[:, ::-1], axis=1)
