@@ -106,5 +106,9 @@ class LaplaceMechanism(AdditiveNoiseMechanism):
         return -np.abs(output - x) / self.scale - math.log(2.0 * self.scale)
 
     def _loss_terms(self, output: np.ndarray, x: np.ndarray, x_prime: np.ndarray) -> np.ndarray:
-        # bounded by ‖x − x'‖₁/scale ≤ ε
-        return (np.abs(output - x_prime) - np.abs(output - x)) / self.scale
+        # bounded by ‖x − x'‖₁/scale ≤ ε; exactly ±|x − x'|/scale outside [min, max] of x and x'
+        # (the atoms of the loss: computed as |o − x'| − |o − x| they would scatter by an ulp,
+        # and a threshold test at an atom would count a rounding-dependent part of it)
+        raw = np.abs(output - x_prime) - np.abs(output - x)
+        lo, hi = np.minimum(x, x_prime), np.maximum(x, x_prime)
+        return np.where(output <= lo, x_prime - x, np.where(output >= hi, x - x_prime, raw)) / self.scale
