@@ -1,15 +1,19 @@
 """Tables and sentences of the performance benchmarks, rendered from their stored runs
 (``docs/img/growth.json`` from ``bench_growth.py``, ``docs/img/audit_workers.json`` from
 ``bench_audit_workers.py``, ``docs/img/families.json`` from ``bench_families.py``,
-``docs/img/dask.json`` from ``bench_dask.py``) into the README
-and the docs by ``benchmarks/readme_tables.py``."""
+``docs/img/dask.json`` from ``bench_dask.py``, and the detection-floor check
+``docs/img/floor_check.json`` from ``bench_floor_check.py``) into the README and the docs by
+``benchmarks/readme_tables.py``."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 __all__ = ["growth_table", "growth_sentence", "workers_table", "workers_sentence", "families_table",
-           "families_sentence", "dask_sentence"]
+           "families_sentence", "dask_sentence", "renderers"]
 
 
 def _x(v: float | None) -> str:
@@ -83,3 +87,27 @@ def dask_sentence(rows: list[dict[str, Any]]) -> str:
              f"workers ({r['speedup']:.2f}×; {r['cluster_start_s']:.1f} s more to start the cluster), "
              f"{'the same numbers' if r['same'] else 'DIFFERENT numbers'}" for r in rows]
     return "; ".join(parts)
+
+
+def renderers(img: Path) -> dict[str, Callable[[], str]]:
+    """Every table and sentence of this module whose stored run exists in ``img``."""
+    out: dict[str, Callable[[], str]] = {}
+
+    def load(name: str) -> Any:
+        return json.loads((img / name).read_text()) if (img / name).exists() else None
+
+    if (growth := load("growth.json")) is not None:
+        out |= {"growth": lambda: growth_table(growth), "growth-summary": lambda: growth_sentence(growth)}
+    if (families := load("families.json")) is not None:
+        out |= {"families": lambda: families_table(families),
+                "families-summary": lambda: families_sentence(families)}  # fmt: skip
+    if (dask := load("dask.json")) is not None:
+        out |= {"dask-summary": lambda: dask_sentence(dask)}
+    if (workers := load("audit_workers.json")) is not None:
+        out |= {"workers": lambda: workers_table(workers),
+                "workers-summary": lambda: workers_sentence(workers)}  # fmt: skip
+    if (floors := load("floor_check.json")) is not None:
+        from benchmarks.bench_floor_check import summary
+
+        out |= {"floor-check": lambda: summary(floors["rows"])}
+    return out

@@ -65,10 +65,6 @@ DPSGD = ROOT / "docs" / "img" / "dpsgd.json"
 CALIBRATION = ROOT / "docs" / "img" / "calibration.json"
 LEADERBOARD = ROOT / "docs" / "img" / "leaderboard_reduced.json"
 LEADERBOARD_FULL = ROOT / "docs" / "img" / "leaderboard_full-T100000.json"
-GROWTH = ROOT / "docs" / "img" / "growth.json"
-WORKERS = ROOT / "docs" / "img" / "audit_workers.json"
-FAMILIES = ROOT / "docs" / "img" / "families.json"
-DASK = ROOT / "docs" / "img" / "dask.json"
 DOCUMENTS = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
 
 __all__ = ["TUNING", "AUDITS", "run_tuning", "run_audits", "render_all", "differences", "write", "main"]
@@ -345,33 +341,14 @@ def _leaderboard_full_renderers(data: dict[str, Any]) -> dict[str, Callable[[], 
             "leaderboard-t1e5-scale": lambda: scale}
 
 
-def _perf_renderers() -> dict[str, Callable[[], str]]:
-    from benchmarks import perf_tables as t
-
-    out: dict[str, Callable[[], str]] = {}
-    if GROWTH.exists():
-        growth = json.loads(GROWTH.read_text())
-        out |= {"growth": lambda: t.growth_table(growth), "growth-summary": lambda: t.growth_sentence(growth)}
-    if FAMILIES.exists():
-        families = json.loads(FAMILIES.read_text())
-        out |= {"families": lambda: t.families_table(families),
-                "families-summary": lambda: t.families_sentence(families)}
-    if DASK.exists():
-        dask = json.loads(DASK.read_text())
-        out |= {"dask-summary": lambda: t.dask_sentence(dask)}
-    if WORKERS.exists():
-        workers = json.loads(WORKERS.read_text())
-        out |= {"workers": lambda: t.workers_table(workers),
-                "workers-summary": lambda: t.workers_sentence(workers)}
-    return out
-
-
 def _stored() -> dict[str, Any]:
     return json.loads(STORED.read_text()) if STORED.exists() else {}
 
 
 def renderers() -> dict[str, Callable[[], str]]:
     """Every table and value by name, rendered from its stored results."""
+    from benchmarks import perf_tables
+
     stored = _stored()
     ps = json.loads(PRIVATE_STOCHASTIC.read_text())
     cascading = json.loads(CASCADING.read_text())
@@ -405,7 +382,7 @@ def renderers() -> dict[str, Callable[[], str]]:
         **({} if cal is None else _calibration_renderers(cal)),
         **({} if board is None else _leaderboard_renderers(board)),
         **({} if full_board is None else _leaderboard_full_renderers(full_board)),
-        **_perf_renderers(),
+        **perf_tables.renderers(ROOT / "docs" / "img"),
     }  # fmt: skip
 
 

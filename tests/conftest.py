@@ -8,6 +8,8 @@ the doctests of :data:`SLOW_DOCTESTS` (which cannot carry a decorator) are marke
 size (≥ 10⁴ certified values in well under a minute) to a long run. The option is passed to the
 test modules through the environment variable ``DPAUDIT_SOUNDNESS_SCALE`` because hypothesis
 settings are fixed when a module is imported.
+
+``DPAUDIT_FLOOR_REPS`` (below) makes the simulated detection floors of audits cheaper.
 """
 
 from __future__ import annotations
@@ -15,6 +17,11 @@ from __future__ import annotations
 import os
 
 SLOW_SCALE = 20
+
+# The audits' detection floors are simulated (dpaudit.audit.procedure_floor): the suite uses 64
+# pilots per search (256 per polish) instead of 400, which keeps their cost small; the docs'
+# examples and the floor checks run at the default (tests/test_docs.py, test_procedure_floor.py).
+os.environ.setdefault("DPAUDIT_FLOOR_REPS", "64")
 
 SLOW_DOCTESTS = (
     "bandits/auditing/black_box.py",

@@ -17,9 +17,14 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
+
+# the audits' simulated detection floors at the suite's size (tests/conftest.py), here too when run
+# as a script to regenerate the file
+os.environ.setdefault("DPAUDIT_FLOOR_REPS", "64")
 
 DATA = Path(__file__).resolve().parent / "data" / "pinned_runs.json"
 SETTINGS = {"horizon": 2000, "reps": 2, "seed": 3, "audit_trials": 2000}

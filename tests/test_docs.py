@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 import io
+import os
 import re
 import shlex
 import sys
@@ -73,8 +74,13 @@ def run_command(argv: list[str]) -> str:
     from dpaudit.cli.main import main
 
     out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(argv)
+    reps = os.environ.pop("DPAUDIT_FLOOR_REPS", None)  # the docs show the default floors
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(argv)
+    finally:
+        if reps is not None:
+            os.environ["DPAUDIT_FLOOR_REPS"] = reps
     if code not in (0, 1):
         raise AssertionError(f"dpaudit {shlex.join(argv)} exited {code}: {err.getvalue().strip()}")
     return out.getvalue()

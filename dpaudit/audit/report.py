@@ -226,6 +226,10 @@ class AuditReport:
             )
         if self.floor is not None:
             lines.append(f"  floor       : {self.floor.describe()}")
+        if self.verdict == Verdict.INCONCLUSIVE and self.details.get("would_need_trials"):
+            need = self.details["would_need_trials"]
+            lines.append(f"  to see it   : about {need:,} trials would bring the floor below the certificate "
+                         "(floors shrink about as 1/sqrt(trials))")  # fmt: skip
         if self.estimate is not None and c.mu is not None:
             iv = self.estimate
             lines.append(

@@ -58,7 +58,8 @@ from dpaudit.audit.curves import audit_tradeoff_curve, epsilon_dp_tradeoff_curve
 from dpaudit.audit.estimate import MuInterval, mu_interval_from_counts
 from dpaudit.audit.multiplicity import Bonferroni
 from dpaudit.audit.pilot import NULL_SHARES, pilot_choice
-from dpaudit.audit.power import floor_report
+from dpaudit.audit.power import DetectionFloor, floor_report
+from dpaudit.audit.procedure_floor import Procedure, procedure_floor_report
 from dpaudit.audit.report import AuditReport, Certified, Empirical
 from dpaudit.audit.results import BoundEvidence
 from dpaudit.audit.target import AuditTarget, Candidate, RoundedLoss, choose_statistic, describe_statistic
@@ -325,9 +326,11 @@ def run_audit_with_rates(
     eb = rates.epsilon_lower_bound(target.delta)
     mb = rates.mu_lower_bound()
     c = target.certified
-    floor = floor_report(rates.null_trials, rates.alt_trials, rates.alpha_per_bound, certified_mu=c.mu,
-                         certified_epsilon=c.epsilon,
-                         delta=target.delta, tests=rates.tests)  # fmt: skip
+    if selection == "pilot":
+        floor = _procedure_floor(target, record, conf, grid_size)
+    else:
+        floor = floor_report(rates.null_trials, rates.alt_trials, rates.alpha_per_bound, certified_mu=c.mu,
+                             certified_epsilon=c.epsilon, delta=target.delta, tests=rates.tests)  # fmt: skip
     i = rates.best_mu_index()
     if rates.tests == 1:
         estimate = mu_interval_from_counts(rates.false_positives[0], rates.null_trials,
@@ -359,11 +362,37 @@ def run_audit_with_rates(
         "seconds": {"sampling": t1 - t0, "bounds": t2 - t1},
     }
     details.update(dict(target.details))
+    need = _trials_needed(floor, target.certified, trials)
+    if need is not None:
+        details["would_need_trials"] = need
     report = AuditReport.build(
         target=target.name, certified=target.certified, empirical=empirical, details=details, floor=floor,
         estimate=estimate,
     )
     return report, rates
+
+
+def _trials_needed(floor: DetectionFloor, certified: Certified, trials: int) -> int | None:
+    """When the certificate is below the floor: the trials at which the floor would reach it,
+    assuming floors shrink as 1/√trials (two significant digits, rounded up); else ``None``."""
+    have, want = (floor.mu, certified.mu) if certified.mu is not None else (floor.epsilon, certified.epsilon)
+    if have is None or want is None or not want > 0 or not math.isfinite(have) or have <= want:
+        return None
+    n = trials * (have / want) ** 2
+    scale = 10 ** max(0, math.floor(math.log10(n)) - 1)
+    return int(math.ceil(n / scale) * scale)
+
+
+def _procedure_floor(target: AuditTarget, record: dict[str, Any], conf: float,
+                     grid_size: int) -> DetectionFloor:  # fmt: skip
+    """The floor of the pilot procedure this audit ran (:mod:`dpaudit.audit.procedure_floor`)."""
+    c = target.certified
+    kind = record["objective"]
+    claim = c.mu if kind == "mu" else (c.epsilon if c.delta in (None, target.delta) else None)
+    proc = Procedure(record["pilot_trials_per_side_per_candidate"], record["main_trials_per_side"],
+                     len(record["candidates"]), conf, kind, target.delta, claim, grid_size)  # fmt: skip
+    return procedure_floor_report(proc, target.reference, certified_mu=c.mu if kind == "mu" else None,
+                                  certified_epsilon=claim if kind == "epsilon" else None)  # fmt: skip
 
 
 def _family_interval(rates: ThresholdRates, i: int) -> MuInterval:

@@ -106,6 +106,10 @@ class AuditTarget:
         candidates: further pre-registered designs (e.g. one pair per arm or coordinate) among
             which the runner's pilot chooses; the primary (``pair``, ``statistic``,
             ``support``) is always candidate 0 (:attr:`family`).
+        reference: the reference pair whose privacy the detection floor of an ε claim is
+            stated in (:mod:`dpaudit.audit.reference_pairs`: ``"laplace"`` for Laplace
+            mechanisms, else the canonical ``"randomized-response"`` pair); μ claims always
+            use the Gaussian pair.
     """
 
     name: str
@@ -117,6 +121,7 @@ class AuditTarget:
     support: tuple[float, ...] | None = None
     details: Mapping[str, Any] = field(default_factory=dict)
     candidates: tuple[Candidate, ...] = ()
+    reference: str = "randomized-response"
 
     @property
     def family(self) -> tuple[Candidate, ...]:
@@ -127,6 +132,8 @@ class AuditTarget:
         if not callable(getattr(self.mechanism, "sample", None)):  # a Sampler
             raise ValueError("mechanism must expose sample(x, rng, size=n)")
         object.__setattr__(self, "delta", check_probability("delta", self.delta, low_open=False))
+        if self.reference not in ("laplace", "randomized-response"):
+            raise ValueError(f"reference must be 'laplace' or 'randomized-response', got {self.reference!r}")
         if self.support is not None:
             sup = np.unique(np.asarray(self.support, dtype=float))
             if sup.size == 0 or np.isnan(sup).any():

@@ -162,6 +162,7 @@ def laplace_target(
         claim,
         claim.delta if claim.delta is not None else 0.0,
         details={"parameters": {"scale": scale, "sensitivity": sensitivity}, "exact": {"epsilon": true_eps}},
+        reference="laplace",
     )
 
 
