@@ -374,12 +374,16 @@ def run_audit_with_rates(
 
 def _trials_needed(floor: DetectionFloor, certified: Certified, trials: int) -> int | None:
     """When the certificate is below the floor: the trials at which the floor would reach it,
-    assuming floors shrink as 1/√trials (two significant digits, rounded up); else ``None``."""
+    assuming floors shrink as 1/√trials (two significant digits, rounded up); else ``None``
+    (also beyond 10¹⁵ trials)."""
     have, want = (floor.mu, certified.mu) if certified.mu is not None else (floor.epsilon, certified.epsilon)
     if have is None or want is None or not want > 0 or not math.isfinite(have) or have <= want:
         return None
-    n = trials * (have / want) ** 2
-    scale = 10 ** max(0, math.floor(math.log10(n)) - 1)
+    log10_n = math.log10(trials) + 2.0 * (math.log10(have) - math.log10(want))
+    if log10_n > 15:  # beyond any audit (and beyond float range for a tiny certificate)
+        return None
+    n = 10.0**log10_n
+    scale = 10 ** max(0, math.floor(log10_n) - 1)
     return int(math.ceil(n / scale) * scale)
 
 
