@@ -116,6 +116,18 @@ def summary(rows: list[dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
+def sentence(rows: list[dict[str, Any]]) -> str:
+    """The README's summary of the check."""
+    rates = [100 * r[k] / r["seeds"] for r in rows for k in ("floor_detected", "violation_detected")]
+    old = [100 * r["oracle_floor_detected"] / r["seeds"] for r in rows
+           if r["oracle_floor_detected"] is not None]  # fmt: skip
+    sizes = " and ".join(f"{t:,}" for t in sorted({r["trials"] for r in rows}))
+    seeds = min(r["seeds"] for r in rows)
+    return (f"{min(rates):.1f}–{max(rates):.1f} % of {seeds} seeds in {len(rates)} cells (Gaussian, Laplace, "
+            f"randomised response; floor and violation floor; {sizes} trials), against "
+            f"{min(old):.1f}–{max(old):.1f} % at the oracle floor reported before")  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=400)

@@ -107,7 +107,8 @@ def renderers(img: Path) -> dict[str, Callable[[], str]]:
         out |= {"workers": lambda: workers_table(workers),
                 "workers-summary": lambda: workers_sentence(workers)}  # fmt: skip
     if (floors := load("floor_check.json")) is not None:
-        from benchmarks.bench_floor_check import summary
+        from benchmarks.bench_floor_check import sentence, summary
 
-        out |= {"floor-check": lambda: summary(floors["rows"])}
+        out |= {"floor-check": lambda: summary(floors["rows"]),
+                "floor-check-summary": lambda: sentence(floors["rows"])}  # fmt: skip
     return out
