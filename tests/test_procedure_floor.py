@@ -180,6 +180,7 @@ def test_a_mechanism_at_the_reported_floor_is_detected_about_half_of_the_time(na
 
 
 def test_floors_are_cached_on_disk_and_the_cache_can_be_switched_off(tmp_path, monkeypatch):
+    from dpaudit.audit import floor_store
     from dpaudit.audit import procedure_floor as pf
 
     monkeypatch.setenv("DPAUDIT_CACHE_DIR", str(tmp_path))
@@ -192,7 +193,32 @@ def test_floors_are_cached_on_disk_and_the_cache_can_be_switched_off(tmp_path, m
     monkeypatch.setattr(pf, "_floor", lambda *a: calls.append(a))
     assert procedure_floor(GaussianReference(), pr, reps=16, seed=11) == first and not calls  # from disk
     monkeypatch.setenv("DPAUDIT_CACHE_DIR", "off")
-    assert pf._cache_file(("x",)) is None
+    assert floor_store.cache_dir() is None and floor_store.read(files[0].stem) is None
+
+
+def test_the_shipped_floors_were_computed_by_this_code():
+    """Regenerate with ``python benchmarks/ship_floors.py`` after changing a module of
+    ``floor_store.CODE`` (two minutes): stale shipped floors are ignored, so defaults get slow."""
+    import json
+
+    from dpaudit.audit import floor_store
+
+    data = json.loads(floor_store.SHIPPED.read_text())
+    assert data["code"] == floor_store.code_hash(), "run: python benchmarks/ship_floors.py"
+    assert len(data["floors"]) >= 10
+
+
+def test_a_default_mechanism_audit_uses_the_shipped_floors(monkeypatch):
+    from dpaudit.audit import procedure_floor as pf
+
+    monkeypatch.delenv("DPAUDIT_FLOOR_REPS", raising=False)
+    monkeypatch.setenv("DPAUDIT_CACHE_DIR", "off")
+    pf._floor.cache_clear()
+    monkeypatch.setattr(pf, "_floor", lambda *a: (_ for _ in ()).throw(AssertionError("computed")))
+    from dpaudit.cli.main import main
+
+    argv = ["audit", "rnm-laplace", "--scale", "1", "--epoch-length", "16", "--claim-published"]
+    assert main(argv) in (0, 1)
 
 
 def test_floor_reps_from_the_environment_are_validated(monkeypatch):

@@ -36,16 +36,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 import math
 import os
-import tempfile
-import uuid
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
+from dpaudit.audit import floor_store
 from dpaudit.audit.clopper_pearson import cp_upper_many
 from dpaudit.audit.pilot import NULL_SHARES, choose_tests, main_splits
 from dpaudit.audit.power import DetectionFloor, conditional_detections, cp_upper_smooth, detection_floor
@@ -175,58 +172,13 @@ def procedure_floor(
     """
     key = (reference.name, float(getattr(reference, "delta", 0.0)), procedure, float(target), int(reps),
            int(seed), float(upper), float(rtol), float(tol))  # fmt: skip
-    cached = _read_cache(key)
-    if cached is not None:
-        return cached
+    name = floor_store.key_name([dataclasses.asdict(k) if isinstance(k, Procedure) else k for k in key])
+    stored = floor_store.read(name)
+    if stored is not None:
+        return ProcedurePower(**stored)
     out = _floor(*key)
-    _write_cache(key, out)
+    floor_store.write(name, dataclasses.asdict(out))
     return out
-
-
-# Floors depend only on the procedure, not on the audited data: they are kept on disk (one small
-# JSON file per floor, under $DPAUDIT_CACHE_DIR, default ~/.cache/dpaudit; "off" disables), keyed
-# by the procedure and by a hash of the code that computes them, so a repeated audit pays nothing.
-_CODE = ("pilot", "power", "reference_pairs", "procedure_floor", "clopper_pearson", "multiplicity",
-         "thresholds")  # fmt: skip
-
-
-@functools.lru_cache(maxsize=1)
-def _code_hash() -> str:
-    here = Path(__file__).resolve().parent
-    text = "".join((here / f"{name}.py").read_text(encoding="utf-8") for name in _CODE)
-    return uuid.uuid5(uuid.NAMESPACE_URL, text).hex  # a name-based (SHA-1) identifier of the code
-
-
-def _cache_file(key: tuple[object, ...]) -> Path | None:
-    root = os.environ.get("DPAUDIT_CACHE_DIR", "")
-    if root.lower() in ("off", "0", "none"):
-        return None
-    home = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    base = Path(root) if root else home / "dpaudit"
-    parts = [dataclasses.asdict(k) if isinstance(k, Procedure) else k for k in key]
-    text = json.dumps([_code_hash(), *parts])
-    return base / "floors" / (uuid.uuid5(uuid.NAMESPACE_URL, text).hex + ".json")
-
-
-def _read_cache(key: tuple[object, ...]) -> ProcedurePower | None:
-    path = _cache_file(key)
-    try:
-        return ProcedurePower(**json.loads(path.read_text())) if path is not None else None
-    except (OSError, ValueError, TypeError):
-        return None
-
-
-def _write_cache(key: tuple[object, ...], value: ProcedurePower) -> None:
-    path = _cache_file(key)
-    if path is None:
-        return
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".tmp", delete=False) as fh:
-            fh.write(json.dumps(dataclasses.asdict(value)))
-        os.replace(fh.name, path)
-    except OSError:
-        pass  # a cache that cannot be written is a cache miss next time, nothing else
 
 
 @functools.lru_cache(maxsize=128)
@@ -259,7 +211,7 @@ def _floor(name: str, rr_delta: float, pr: Procedure, target: float, reps: int, 
         pm = p(mid)
         lo, pl, hi, ph = (mid, pm, hi, ph) if pm[0] < 0.5 else (lo, pl, mid, pm)
     while ph[0] < 0.5:  # widen
-        lo, pl, hi = hi, ph, base + 1.3 * (hi - base)
+        lo, pl, hi = hi, ph, base + 1.6 * (hi - base)
         if hi > upper:
             return ProcedurePower(name, target, math.inf, pl[0], pl[1], reps, evals)
         ph = p(hi)
