@@ -16,11 +16,15 @@ the procedure itself on a reference pair (:mod:`dpaudit.audit.reference_pairs`):
    bounds interpolated to within 3 % of a count's step, :func:`~dpaudit.audit.power.cp_upper_smooth`);
 3. given that choice, the certification's counts are binomial with the test's exact error rates,
    and the probability that its bound exceeds ``target`` is an exact binomial sum
-   (:func:`dpaudit.audit.power.conditional_detection`);
+   (:func:`dpaudit.audit.power.conditional_detections`);
 4. the detection probability is the mean over pilots (a conditional Monte-Carlo estimate, with
-   its standard error), and the floor is the strength where it crosses ½, found with the same
-   pilots at every strength (common random numbers make the estimate a smooth function of the
-   strength).
+   its standard error); the floor is the strength where it crosses ½: a search on common pilots
+   (the estimate is then a smooth function of the strength), polished with four times as many
+   fresh pilots (:func:`procedure_floor`).
+
+Floors are kept by :mod:`dpaudit.audit.floor_store` (shipped for the default audits, cached on
+disk). ``benchmarks/bench_floor_check.py`` places mechanisms at their reported floors and counts
+how often the audit detects them (docs/audit-bounds.md).
 
 Example (a 2·10⁴-trial audit of a μ claim, one design):
     >>> p = Procedure(pilot_per_side=1000, main_per_side=9000, designs=1, confidence=0.95, kind="mu",
@@ -162,8 +166,9 @@ def procedure_floor(
     The search uses ``reps/2`` pilots, the same at every strength: from a guess beside the oracle
     floor (never above the procedure's) it brackets ½, then regula falsi on the probit of the
     estimate until it is within ``tol`` (or half its standard error) of ½ or the bracket within
-    ``rtol`` relative. The polish measures the answer with ``4·reps`` fresh pilots and takes one
-    secant step with the search's slope: its error is that of the 4·reps pilots.
+    ``rtol`` relative. The polish measures the answer and a strength 8 % (of the excess over
+    ``target``) towards ½ with the same ``4·reps`` fresh pilots, and takes one secant step on the
+    probit scale: the answer's error is that of the 4·reps pilots.
 
     >>> p = Procedure(1000, 9000, 1, 0.95, "mu", 1e-5, None)
     >>> f = procedure_floor(GaussianReference(), p, reps=64)
