@@ -14,7 +14,14 @@ import numpy as np
 import pytest
 
 from dpaudit.audit.pilot import NULL_SHARES, batch_of_one, choose_tests, main_splits, pilot_choice
-from dpaudit.audit.power import _eps_allowed, _mu_allowed, _prob_above, detection_floor, detection_probability
+from dpaudit.audit.power import (
+    _eps_allowed,
+    _mu_allowed,
+    _prob_above,
+    conditional_detections,
+    detection_floor,
+    detection_probability,
+)
 from dpaudit.audit.procedure_floor import Procedure, procedure_detection, procedure_floor
 from dpaudit.audit.reference_pairs import (
     GaussianReference,
@@ -124,15 +131,18 @@ def test_batched_choice_is_the_pilots_own_choice():
             assert dataclasses.astuple(one) == dataclasses.astuple(two)
 
 
-def test_interpolated_sums_match_exact_ones():
+def test_batched_interpolated_sums_match_the_exact_sums():
     rng = np.random.default_rng(6)
-    for i in range(30):
-        n0, n1 = (int(10 ** rng.uniform(4, 6)) for _ in range(2))
-        p, q, tg = 10 ** rng.uniform(-3, -0.4), 10 ** rng.uniform(-3, -0.4), rng.uniform(0, 1)
-        allowed = _mu_allowed if i % 2 else _eps_allowed(1e-6)
-        a = _prob_above(p, q, n0, n1, 0.025, allowed, tg)
-        b = _prob_above(p, q, n0, n1, 0.025, allowed, tg, interpolate=True)
-        assert abs(a - b) < 1e-3
+    for i in range(12):
+        n0, n1 = (int(10 ** rng.uniform(3, 6)) for _ in range(2))
+        p, q, tg = 10 ** rng.uniform(-3, -0.3, 5), 10 ** rng.uniform(-3, -0.3, 5), rng.uniform(0, 1)
+        kind, delta = ("mu", 0.0) if i % 2 else ("epsilon", 1e-6)
+        allowed = _mu_allowed if kind == "mu" else _eps_allowed(delta)
+        exact = [_prob_above(a, b, n0, n1, 0.025, allowed, tg) for a, b in zip(p, q, strict=True)]
+        fast = conditional_detections(p, q, n0, n1, 0.025, kind=kind, delta=delta, target=tg)
+        assert np.allclose(fast, exact, atol=1e-6), (n0, n1, tg)
+    assert 0.05 < conditional_detections(np.array([0.3085]), np.array([0.3085]), 10_000, 10_000, 0.025,
+                                         target=0.95)[0] < 0.95  # fmt: skip
 
 
 def test_the_procedure_is_weaker_than_the_oracle_and_increasing():

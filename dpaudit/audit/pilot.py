@@ -183,7 +183,10 @@ def choose_tests(
         decided = _pessimistic(fams, splits, alpha, kind, delta, todo, cp)
         for r, c in zip(np.flatnonzero(todo).tolist(), decided, strict=True):
             out[r] = c
-    return [c for c in out if c is not None]
+    decided_all = [c for c in out if c is not None]
+    if len(decided_all) != reps:  # the pessimistic rule decides every pilot the power rule left
+        raise AssertionError("a pilot was left without a choice")
+    return decided_all
 
 
 def _pessimistic(

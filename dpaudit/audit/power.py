@@ -47,7 +47,6 @@ __all__ = [
     "DetectionFloor",
     "detection_probability",
     "detection_floor",
-    "conditional_detection",
     "conditional_detections",
     "cp_upper_smooth",
     "floor_report",
@@ -81,52 +80,34 @@ def _cp_knots(n: int, alpha: float) -> tuple[np.ndarray, np.ndarray]:
     return k, cp_upper(k, n, alpha)
 
 
-def _cp_window(k: np.ndarray, n: int, alpha: float, interpolate: bool) -> np.ndarray:
-    """Clopper–Pearson upper bounds of the consecutive counts ``k``: exact, or (``interpolate``)
-    linear between the cached exact values of :func:`_cp_knots` — the bound is smooth in k:
-    the interpolation error is below 3 % of the step between consecutive counts up to 10⁷
-    trials (tests/test_procedure_floor.py checks detection probabilities against the exact
-    sums)."""
-    if not interpolate or n <= 4096:
-        return cp_upper_many(k, n, alpha)
-    at, val = _cp_knots(int(n), float(alpha))
-    return np.interp(k, at, val)
-
-
-def cp_upper_smooth(k: np.ndarray, n: int, alpha: float) -> np.ndarray:
-    """:func:`~dpaudit.audit.clopper_pearson.cp_upper` of integer counts, interpolated between
-    cached exact values above 50 000 trials (:func:`_cp_window`), exact below; for simulations
-    that evaluate millions of bounds.
+def cp_upper_smooth(k: np.ndarray, n: int, alpha: float, exact_up_to: int = 50_000) -> np.ndarray:
+    """:func:`~dpaudit.audit.clopper_pearson.cp_upper` of integer counts for simulations that
+    evaluate millions of bounds: exact up to ``exact_up_to`` trials, else linear between the
+    cached exact values of :func:`_cp_knots` — the bound is smooth in k, and the interpolation
+    error is below 3 % of the step between consecutive counts up to 10⁷ trials
+    (``tests/test_procedure_floor.py`` checks detection probabilities against the exact sums).
 
     >>> float(cp_upper_smooth(np.array([50_000]), 100_000, 0.025)[0]) > 0.5
     True
     """
     kk = np.asarray(k)
-    if n <= 50_000:
+    if n <= exact_up_to:
         return cp_upper_many(kk, n, alpha)
     at, val = _cp_knots(int(n), float(alpha))
     return np.interp(kk, at, val)
 
 
-def _prob_above(p: float, q: float, n0: int, n1: int, alpha: float, allowed: Allowed, target: float,
-                interpolate: bool = False) -> float:  # fmt: skip
+def _prob_above(p: float, q: float, n0: int, n1: int, alpha: float, allowed: Allowed, target: float) -> float:
     """P[CP_u(FN, α) < allowed(CP_u(FP, α), target)] with FP ~ Bin(n0, p), FN ~ Bin(n1, q):
-    for each FP value the detecting FN values are a prefix (CP_u is increasing in the count).
-    ``interpolate``: the bounds by :func:`_cp_window`'s interpolation, the binomial laws by
-    ``scipy.special.bdtr``."""
-    from scipy import special, stats
+    for each FP value the detecting FN values are a prefix (CP_u is increasing in the count)."""
+    from scipy import stats
     k0 = _window(n0, p)
     k1 = _window(n1, q)
-    u0 = _cp_window(k0, n0, alpha, interpolate)
-    u1 = _cp_window(k1, n1, alpha, interpolate)
+    u0 = cp_upper_many(k0, n0, alpha)
+    u1 = cp_upper_many(k1, n1, alpha)
     kmax = np.searchsorted(u1, allowed(u0, target), side="left")  # FN in k1[:kmax] detect
-    if interpolate:  # the ufunc without scipy.stats' wrapper (agrees to ~1e-12 relative)
-        c0 = special.bdtr(np.concatenate([[k0[0] - 1], k0]), n0, p)
-        pmf0 = np.diff(np.where(np.isnan(c0), 0.0, c0))
-        cdf1 = np.where(kmax > 0, special.bdtr(k1[np.maximum(kmax - 1, 0)], n1, q), 0.0)
-    else:
-        pmf0 = stats.binom.pmf(k0, n0, p)
-        cdf1 = np.where(kmax > 0, stats.binom.cdf(k1[np.maximum(kmax - 1, 0)], n1, q), 0.0)
+    pmf0 = stats.binom.pmf(k0, n0, p)
+    cdf1 = np.where(kmax > 0, stats.binom.cdf(k1[np.maximum(kmax - 1, 0)], n1, q), 0.0)
     return float(np.clip(np.sum(pmf0 * cdf1), 0.0, 1.0))
 
 
@@ -201,30 +182,6 @@ def detection_probability(
     raise ValueError(f"pair must be 'gaussian' or 'randomized-response', got {pair!r}")
 
 
-def conditional_detection(
-    fpr: float,
-    fnr: float,
-    null_trials: int,
-    alt_trials: int,
-    alpha_per_rate: float,
-    *,
-    kind: str = "mu",
-    delta: float = 0.0,
-    target: float = 0.0,
-) -> float:
-    """P[the bound of one fixed test > ``target``] when its counts are Bin(``null_trials``,
-    ``fpr``) and Bin(``alt_trials``, ``fnr``) (exact binomial sums): the μ bound for
-    ``kind="mu"``, else the ε bound at ``delta``. Above 4096 trials per side the Clopper–Pearson
-    bounds are interpolated between cached exact values (:func:`_cp_window`).
-
-    >>> round(conditional_detection(0.3085, 0.3085, 10_000, 10_000, 0.025, target=0.95), 2)  # mu = 1
-    0.47
-    """
-    allowed = _mu_allowed if kind == "mu" else _eps_allowed(delta)
-    return _prob_above(float(fpr), float(fnr), int(null_trials), int(alt_trials), alpha_per_rate, allowed,
-                       target, interpolate=True)  # fmt: skip
-
-
 def conditional_detections(
     fprs: np.ndarray,
     fnrs: np.ndarray,
@@ -236,10 +193,13 @@ def conditional_detections(
     delta: float = 0.0,
     target: float = 0.0,
 ) -> np.ndarray:
-    """:func:`conditional_detection` for many tests with the same sample sizes at once: which
-    false-negative counts detect, given the false-positive count, depends on the sizes only, so
-    it is found once for the union of the tests' binomial windows (bounds interpolated as in
-    :func:`_cp_window`); each test then costs two binomial laws on its windows (log-gamma).
+    """P[the bound of a fixed test > ``target``] for many tests whose counts are
+    Bin(``null_trials``, ``fprs[i]``) and Bin(``alt_trials``, ``fnrs[i]``): the μ bound for
+    ``kind="mu"``, else the ε bound at ``delta`` (the exact sums of :func:`detection_probability`).
+    Which false-negative counts detect, given the false-positive count, depends on the sizes
+    only, so it is found once for the union of the tests' binomial windows (Clopper–Pearson
+    bounds by :func:`cp_upper_smooth` above 4096 trials); each test then costs two binomial laws
+    on its own windows (log-gamma).
 
     >>> conditional_detections(np.array([0.3085, 0.5]), np.array([0.3085, 0.5]), 10_000, 10_000, 0.025,
     ...                        target=0.95).round(2).tolist()
@@ -254,8 +214,9 @@ def conditional_detections(
     wins1 = [_window(n1, float(v)) for v in q]
     k0 = np.arange(min(w[0] for w in wins0), max(w[-1] for w in wins0) + 1)
     k1 = np.arange(min(w[0] for w in wins1), max(w[-1] for w in wins1) + 1)
-    u1 = _cp_window(k1, n1, alpha_per_rate, True)
-    kmax = np.searchsorted(u1, allowed(_cp_window(k0, n0, alpha_per_rate, True), target), side="left")
+    u1 = cp_upper_smooth(k1, n1, alpha_per_rate, exact_up_to=4096)
+    kmax = np.searchsorted(u1, allowed(cp_upper_smooth(k0, n0, alpha_per_rate, exact_up_to=4096), target),
+                           side="left")  # fmt: skip
     last = k1[np.maximum(kmax - 1, 0)]  # the largest detecting FN count, where kmax > 0
     out = np.empty(p.size)
     for r, (w0, w1) in enumerate(zip(wins0, wins1, strict=True)):

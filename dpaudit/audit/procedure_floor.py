@@ -175,8 +175,8 @@ def procedure_floor(
     >>> 0.4 < f.probability < 0.6
     True
     """
-    key = (reference.name, float(getattr(reference, "delta", 0.0)), procedure, float(target), int(reps),
-           int(seed), float(upper), float(rtol), float(tol))  # fmt: skip
+    key = (reference.name, procedure, float(target), int(reps), int(seed), float(upper), float(rtol),
+           float(tol))  # fmt: skip
     name = floor_store.key_name([dataclasses.asdict(k) if isinstance(k, Procedure) else k for k in key])
     stored = floor_store.read(name)
     if stored is not None:
@@ -187,11 +187,11 @@ def procedure_floor(
 
 
 @functools.lru_cache(maxsize=128)
-def _floor(name: str, rr_delta: float, pr: Procedure, target: float, reps: int, seed: int, upper: float,
+def _floor(name: str, pr: Procedure, target: float, reps: int, seed: int, upper: float,
            rtol: float, tol: float) -> ProcedurePower:  # fmt: skip
     from scipy import special
 
-    ref = reference_pair(name, rr_delta)
+    ref = reference_pair(name)
     alpha = (1.0 - pr.confidence) / 2.0
     evals = 0
 

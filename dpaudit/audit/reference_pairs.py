@@ -20,9 +20,9 @@ The pairs (``leak=False`` gives the null design: both sides drawn from x's distr
   statistic the output (the Gaussian privacy loss is affine in it: the same tests);
 * :class:`LaplaceReference` — Lap(0, 1) vs Lap(s, 1), ε = s, statistic the privacy loss
   |o − s| − |o| (clipped to [−s, s], with atoms — the statistic the Laplace audit uses);
-* :class:`RandomizedResponseReference` — the canonical (ε, δ) pair (Kairouz, Oh & Viswanath
-  2015, Theorem 2.1), ε = s, statistic its privacy loss on a declared support (binary
-  randomised response at δ = 0).
+* :class:`RandomizedResponseReference` — binary randomised response, the canonical ε-DP pair
+  (Kairouz, Oh & Viswanath 2015, Theorem 2.1), ε = s, statistic its privacy loss on a declared
+  support.
 
 Example:
     >>> import numpy as np
@@ -212,23 +212,18 @@ class LaplaceReference:
 
 @dataclass(frozen=True)
 class RandomizedResponseReference:
-    """The canonical (ε, δ) pair on the support of its privacy loss (module docstring): x gives
-    loss +∞, ε, −ε, −∞ with probabilities δ, (1 − δ)e^ε/(1 + e^ε), (1 − δ)/(1 + e^ε), 0; x′ the
-    mirror image. At δ = 0 the support is {−ε, ε}: binary randomised response."""
+    """Binary randomised response at ε, the canonical ε-DP pair (Kairouz, Oh & Viswanath 2015,
+    Theorem 2.1), on the support {−ε, ε} of its privacy loss: x gives loss ε with probability
+    e^ε/(1 + e^ε), x′ the mirror image. (For ε claims at δ > 0 the floor uses the Gaussian pair:
+    the canonical (ε, δ) pair's δ-atom would send the pilot after a test that certifies nothing.)"""
 
-    delta: float = 0.0
     name: str = "randomized-response"
 
-    def _pmfs(self, eps: float, leak: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        d = self.delta
-        hi = (1.0 - d) / (1.0 + math.exp(-min(eps, 700.0)))
-        lo = (1.0 - d) - hi
-        if d > 0:
-            sup = np.array([-np.inf, -eps, eps, np.inf])
-            p0 = np.array([0.0, lo, hi, d])
-        else:
-            sup, p0 = np.array([-eps, eps]), np.array([lo, hi])
-        return sup, p0, (p0[::-1].copy() if leak else p0)
+    @staticmethod
+    def _pmfs(eps: float, leak: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        hi = 1.0 / (1.0 + math.exp(-min(eps, 700.0)))
+        p0 = np.array([1.0 - hi, hi])
+        return np.array([-eps, eps]), p0, (p0[::-1].copy() if leak else p0)
 
     def pilot_families(self, strength: float, n0: int, n1: int, grid_size: int, rng: np.random.Generator,
                        reps: int, leak: bool = True) -> FamilyBatch:  # fmt: skip
@@ -251,9 +246,9 @@ class RandomizedResponseReference:
         return fpr, fnr
 
 
-def reference_pair(name: str, delta: float = 0.0) -> ReferencePair:
+def reference_pair(name: str) -> ReferencePair:
     """The reference pair called ``name`` (``"gaussian"``, ``"laplace"``,
-    ``"randomized-response"`` — the canonical pair at ``delta``).
+    ``"randomized-response"``).
 
     >>> reference_pair("laplace").name
     'laplace'
@@ -263,5 +258,5 @@ def reference_pair(name: str, delta: float = 0.0) -> ReferencePair:
     if name == "laplace":
         return LaplaceReference()
     if name == "randomized-response":
-        return RandomizedResponseReference(float(delta))
+        return RandomizedResponseReference()
     raise ValueError(f"reference must be 'gaussian', 'laplace' or 'randomized-response', got {name!r}")
