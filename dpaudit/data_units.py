@@ -54,7 +54,7 @@ class UnitRuns:
         self.stops = np.asarray(stops, dtype=np.int64)
         self.starts.setflags(write=False)
         self.stops.setflags(write=False)
-        self._hash = hash((self.starts.tobytes(), self.stops.tobytes()))
+        self._hash: int | None = None  # computed when first asked (most runs are never hashed)
 
     @classmethod
     def from_units(cls, units: np.ndarray) -> UnitRuns:
@@ -64,6 +64,8 @@ class UnitRuns:
             vals = np.unique(vals)
         if vals.size == 0:
             raise ValueError("units must be None (all units) or a non-empty collection")
+        if int(vals[-1]) - int(vals[0]) == vals.size - 1:  # one run (a sorted, gap-free array)
+            return cls(vals[:1], vals[-1:] + 1)
         breaks = np.flatnonzero(np.diff(vals) != 1) + 1
         starts = vals[np.concatenate(([0], breaks))]
         stops = vals[np.concatenate((breaks - 1, [vals.size - 1]))] + 1
@@ -93,6 +95,8 @@ class UnitRuns:
         )
 
     def __hash__(self) -> int:
+        if self._hash is None:
+            self._hash = hash((self.starts.tobytes(), self.stops.tobytes()))
         return self._hash
 
     def __repr__(self) -> str:

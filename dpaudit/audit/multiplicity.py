@@ -29,6 +29,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,13 +45,17 @@ def threshold_grid(n: int, size: int) -> np.ndarray:
     About ``size`` integers in ``[0, n − 1]``, log-spaced from both ends (dense near 0, where
     FPR is small, and near ``n − 1``, where FNR is small). The threshold of rank ``f`` is the
     ``(n − f)``-th smallest null value, so exactly ``f`` null values lie above it (without ties).
-    The grid depends only on ``n`` and ``size``, never on the data.
+    The grid depends only on ``n`` and ``size``, never on the data, so it is computed once per
+    (n, size) and returned read-only.
 
     >>> threshold_grid(10, 6).tolist()
     [0, 1, 4, 5, 8, 9]
     """
-    n = check_integer("n", n)
-    size = check_integer("size", size)
+    return _threshold_grid(check_integer("n", n), check_integer("size", size))
+
+
+@functools.lru_cache(maxsize=256)
+def _threshold_grid(n: int, size: int) -> np.ndarray:
     half = max(1, -(-int(size) // 2))
     top = (n + 1) / 2.0
     want = min(half, int(np.round(top)))  # ranks 0 .. round(top) - 1 are available
@@ -60,7 +65,9 @@ def threshold_grid(n: int, size: int) -> np.ndarray:
         if f.size >= want:
             break
         k += want - f.size
-    return np.unique(np.concatenate([f, n - 1 - f]))
+    out = np.unique(np.concatenate([f, n - 1 - f]))
+    out.setflags(write=False)
+    return out
 
 
 @dataclass(frozen=True)
