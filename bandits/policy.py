@@ -217,6 +217,10 @@ class Policy(abc.ABC):
     structures: ClassVar[tuple[type[ActionStructure], ...]] = (SingleArm,)
     joint_player: ClassVar[type[JointPlayer] | None] = None
     """A player for several agents of this class at once (None: each agent plays alone)."""
+    privacy_stream: ClassVar[str] = "noise"
+    """The stream of :class:`RunContext` whose draws make the policy private: ``"noise"`` (its
+    mechanisms' noise) or ``"random"`` (a posterior sampler's own draws); a measuring audit
+    floor scales it (:mod:`bandits.auditing.leak_floor`)."""
 
     @property
     @abc.abstractmethod

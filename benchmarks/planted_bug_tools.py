@@ -1,7 +1,8 @@
 """The machinery of the planted bugs of :mod:`benchmarks.planted_bugs`: a bug is a context manager
 that patches the running code and restores it on exit.
 
-* :class:`ScaledRandom` — per-repetition generators whose noise draws are too small by a factor;
+* :class:`~mechanisms.randomness.ScaledRandom` — per-repetition generators whose noise draws are
+  too small by a factor (re-exported);
 * :class:`Bug` — one planted bug (its kind, what it does, how it is planted, its leak factor);
 * :func:`scaled_stream`, :func:`agent_edit`, :func:`method_edit` — patch a policy's noise stream,
   an agent right after it is built, or a method (a mechanism's release, an agent's noise draw);
@@ -23,49 +24,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-import numpy as np
-
 from bandits.policy import Policy, RunContext
-from mechanisms.randomness import RepRandom
+from mechanisms.randomness import ScaledRandom
 
 __all__ = ["Bug", "ScaledRandom", "agent_edit", "method_edit", "patched", "scale_bugs", "scaled_stream",
            "split_bug"]  # fmt: skip
-
-
-class _ScaledGenerator:
-    """A numpy Generator whose noise draws (Laplace, normal) are ``factor`` times too small."""
-
-    def __init__(self, g: np.random.Generator, factor: float) -> None:
-        self._g, self._f = g, factor
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._g, name)
-
-    def laplace(self, loc: float = 0.0, scale: float = 1.0, size: Any = None) -> Any:
-        return self._g.laplace(loc, scale * self._f, size)
-
-    def normal(self, loc: float = 0.0, scale: float = 1.0, size: Any = None) -> Any:
-        return self._g.normal(loc, scale * self._f, size)
-
-    def standard_normal(self, size: Any = None, dtype: Any = np.float64, out: Any = None) -> Any:
-        res = self._g.standard_normal(size=size, dtype=dtype, out=out)
-        if out is not None:
-            out *= self._f
-            return out
-        return res * self._f
-
-
-class ScaledRandom(RepRandom):
-    """A :class:`~mechanisms.randomness.RepRandom` (and every child of it) whose noise draws are
-    ``factor`` times their intended scale."""
-
-    def __init__(self, seeds: Any, factor: float) -> None:
-        super().__init__(seeds)
-        self.factor = factor
-        self.generators = tuple(_ScaledGenerator(g, factor) for g in self.generators)  # type: ignore[misc]
-
-    def child(self, k: int) -> RepRandom:
-        return ScaledRandom(RepRandom.child(self, k).seeds, self.factor)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,9 @@ two helpers turn "R generators" into array operations:
   from generator r (one Python call per repetition per *block*, not per round). ``child(k)``
   derives independent per-repetition streams without mutating anything (``SeedSequence.spawn``
   mutates its parent, which made two agents built from the same seeds see different streams).
+* :class:`ScaledRandom` — the same generators with every Laplace and normal draw scaled by a
+  factor: the noise of a run at another scale, for the audit floor measured on an algorithm's own
+  runs (:mod:`bandits.auditing.leak_floor`) and for planted noise-scale bugs.
 * :class:`NoiseTape` — per-repetition streams of standard noise that are *consumed in order*
   at irregular times by whichever repetitions need noise now (an epoch that completes, a user
   who reports): ``take(rows, width)`` is vectorised over ``rows``; refills are per repetition
@@ -34,12 +37,13 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from dpaudit.validation import check_integer
 
-__all__ = ["RepRandom", "NoiseTape", "SAMPLERS"]
+__all__ = ["RepRandom", "ScaledRandom", "NoiseTape", "SAMPLERS"]
 
 SAMPLERS = ("standard_normal", "laplace", "random", "standard_exponential")
 """Standard distributions a :class:`NoiseTape` can hold (Laplace has scale 1)."""
@@ -171,3 +175,48 @@ class NoiseTape:
         self._cur[rows] += width
         self.drawn[rows] += width
         return out
+
+
+class _ScaledGenerator:
+    """A numpy Generator whose Laplace and normal draws are ``factor`` times their scale."""
+
+    def __init__(self, g: np.random.Generator, factor: float) -> None:
+        self._g, self._f = g, factor
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._g, name)
+
+    def laplace(self, loc: float = 0.0, scale: float = 1.0, size: Any = None) -> Any:
+        return self._g.laplace(loc, scale * self._f, size)
+
+    def normal(self, loc: float = 0.0, scale: float = 1.0, size: Any = None) -> Any:
+        return self._g.normal(loc, scale * self._f, size)
+
+    def standard_normal(self, size: Any = None, dtype: Any = np.float64, out: Any = None) -> Any:
+        res = self._g.standard_normal(size=size, dtype=dtype, out=out)
+        if out is not None:
+            out *= self._f
+            return out
+        return res * self._f
+
+
+class ScaledRandom(RepRandom):
+    """A :class:`RepRandom` (and every child of it) whose Laplace and normal draws are ``factor``
+    times their scale; uniforms and exponentials are unchanged, and a factor of 1 gives exactly
+    the draws of :class:`RepRandom`.
+
+    >>> seeds = [np.random.SeedSequence(0)]
+    >>> half = ScaledRandom(seeds, 0.5).standard_normal((3,))
+    >>> bool(np.allclose(half, RepRandom(seeds).standard_normal((3,)) / 2))
+    True
+    """
+
+    def __init__(self, seeds: Sequence[np.random.SeedSequence], factor: float) -> None:
+        super().__init__(seeds)
+        if not (isinstance(factor, (int, float)) and 0.0 < float(factor) < float("inf")):
+            raise ValueError(f"factor must be a positive finite number, got {factor!r}")
+        self.factor = float(factor)
+        self.generators = tuple(_ScaledGenerator(g, self.factor) for g in self.generators)  # type: ignore[misc]
+
+    def child(self, k: int) -> RepRandom:
+        return ScaledRandom(RepRandom.child(self, k).seeds, self.factor)

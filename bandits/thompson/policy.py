@@ -73,6 +73,7 @@ class GaussianTS(Policy):
     engine: str = "auto"
 
     joint_player: ClassVar[type[JointPlayer] | None] = GaussianTSJoint
+    privacy_stream: ClassVar[str] = "random"
 
     def __post_init__(self) -> None:
         if isinstance(self.b, bool) or not isinstance(self.b, (int, np.integer)) or self.b < 0:
