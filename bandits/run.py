@@ -128,6 +128,7 @@ def run_policy(
     audit_horizon: int | None = None,
     auditor: PolicyAuditor | None = None,
     confidence: float = 0.95,
+    audit_floor: str = "reference",
     executor: Executor | None = None,
     progress: bool = True,
     published_bounds: Mapping[str, float] | None = None,
@@ -144,6 +145,7 @@ def run_policy(
         audit_horizon: horizon of the audited runs (default ``horizon``).
         auditor: a :class:`~bandits.auditing.contract.PolicyAuditor` (default: the generic
             black-box audit, :func:`bandits.auditing.black_box.black_box_audit`).
+        audit_floor: ``"reference"`` or ``"algorithm"`` (:class:`~bandits.auditing.contract.AuditSettings`).
         published_bounds: the paper's own ε values at ``delta`` for the bounds table.
         privacy_extras: extra facts added to the ``privacy`` section.
         title, lines, config: what the report says about the configuration.
@@ -159,7 +161,7 @@ def run_policy(
     trials = check_integer("audit_trials", audit_trials, 0)
     delta = check_probability("delta", delta)
     Ta = T if audit_horizon is None else check_integer("audit_horizon", audit_horizon, 2)
-    settings = AuditSettings(trials, seed, confidence, delta, executor, progress) if trials else None
+    settings = AuditSettings(trials, seed, confidence, delta, executor, progress, audit_floor) if trials else None  # noqa: E501
     if trials and Ta != T:
         policy.declare(Ta, env.n_arms, env.structure)  # the audited configuration must be valid
     shown = _Presentation(title, tuple(lines), config, published_bounds, privacy_extras)
@@ -225,6 +227,7 @@ def run_algorithm(
     delta: float = 1e-6,
     audit_trials: int | None = None,
     audit_horizon: int | None = None,
+    audit_floor: str = "reference",
     executor: Executor | None = None,
     progress: bool = True,
     **options: Any,
@@ -262,6 +265,7 @@ def run_algorithm(
         delta=delta,
         audit_trials=trials,
         audit_horizon=audit_horizon,
+        audit_floor=audit_floor,
         auditor=spec.auditor,
         executor=executor,
         progress=progress,

@@ -2,7 +2,8 @@
 (``docs/img/growth.json`` from ``bench_growth.py``, ``docs/img/audit_workers.json`` from
 ``bench_audit_workers.py``, ``docs/img/families.json`` from ``bench_families.py``,
 ``docs/img/dask.json`` from ``bench_dask.py``, and the detection-floor check
-``docs/img/floor_check.json`` from ``bench_floor_check.py``) into the README and the docs by
+``docs/img/floor_check.json`` from ``bench_floor_check.py``, and the floor measured on the
+algorithms, ``docs/img/leak_floor.json`` from ``bench_leak_floor.py``) into the README and the docs by
 ``benchmarks/readme_tables.py``."""
 
 from __future__ import annotations
@@ -111,4 +112,10 @@ def renderers(img: Path) -> dict[str, Callable[[], str]]:
 
         out |= {"floor-check": lambda: summary(floors["rows"]),
                 "floor-check-summary": lambda: sentence(floors["rows"])}  # fmt: skip
+    if (leak := load("leak_floor.json")) is not None:
+        from benchmarks.bench_leak_floor import sentence as leak_sentence
+        from benchmarks.bench_leak_floor import table
+
+        out |= {"leak-floor": lambda: table(leak["rows"]),
+                "leak-floor-summary": lambda: leak_sentence(leak["rows"])}  # fmt: skip
     return out

@@ -55,6 +55,14 @@ import numpy as np
 
 from bandits.actions import ActionStructure
 from bandits.auditing.contract import AuditSettings, PolicyAudit
+from bandits.auditing.leak_floor import (
+    DEFAULT_REPLICATES,
+    POOL_PILOTS,
+    NoiseScaled,
+    certified_quantity,
+    detections,
+    error_rates,
+)
 from bandits.engine.simulator import simulate
 from bandits.environments import Environment, RewardTableEnv, parse_env
 from bandits.policy import Policy
@@ -67,6 +75,7 @@ from dpaudit.audit import (
     mu_lower_bound_from_counts,
 )
 from dpaudit.audit.estimate import mu_interval_from_counts
+from dpaudit.audit.leak_floor import LeakFloor, leak_floor
 from dpaudit.audit.pilot import PilotChoice, pilot_choice
 from dpaudit.audit.power import floor_report
 from dpaudit.tasks import run_tasks
@@ -82,6 +91,7 @@ __all__ = [
     "certify_chosen",
     "declared_certificate",
     "reachable_pairs",
+    "black_box_leak_floor",
     "BLOCK",
 ]
 
@@ -293,8 +303,13 @@ def audit_policy(
     t2 = time.perf_counter()
     floor = floor_report(n, n, (1.0 - conf) / 2.0, certified_mu=cert.mu, certified_epsilon=cert.epsilon,
                          delta=delta)  # fmt: skip
+    measured = None
+    if settings.floor == "algorithm" and (cert.mu is not None or cert.epsilon is not None):
+        measured = black_box_leak_floor(policy, T, env, settings, pilot_fraction=pilot_fraction, pairs=pairs,
+                                     select=select)  # fmt: skip
+    t3 = time.perf_counter()
     details = {
-        "detection_floor": floor.describe(),
+        "detection_floor": floor.describe() if measured is None else measured.describe(),
         "chosen": {
             "pair": asdict(pair), "statistic": stat.describe(), "threshold": thr, "orientation": o,
             "ranked_by": select, "predicted": pc.predicted, "false_positives": fp, "false_negatives": fn,
@@ -302,16 +317,19 @@ def audit_policy(
         "candidates": [p.name for p in cands],
         "pilot_trials_per_side": n_pilot,
         "seed": seed,
-        "seconds": {"pilot": t1 - t0, "main": t2 - t1},
+        "seconds": {"pilot": t1 - t0, "main": t2 - t1, **({"floor": t3 - t2} if measured else {})},
     }  # fmt: skip
+    if measured is not None:
+        details["algorithm_floor"] = measured.to_dict()
     return AuditReport.build(
         target=f"{policy.name} (black box)",
         certified=cert,
         empirical=empirical,
         details=details,
-        floor=floor if cert.mu is not None or cert.epsilon is not None else None,
+        floor=floor if measured is None and (cert.mu is not None or cert.epsilon is not None) else None,
         estimate=mu_interval_from_counts(fp, n, fn, n, confidence=conf),
         published=published,
+        inconclusive=measured is not None and not measured.has_power,
     )
 
 
@@ -331,17 +349,39 @@ def _pilot(
     settings: AuditSettings,
 ) -> tuple[PilotChoice, PairDesign, ArmCount]:  # fmt: skip
     """Pilot trajectories of every candidate pair; the chosen test, its pair and its statistic."""
-    pilots, keys, samples = [], [], []
-    for c, pair in enumerate(cands):
-        stats = tuple(ArmCount(j, pair.round) for j in range(env.n_arms))
-        null_t, alt_t = pair.tables(T)
-        samples += [(null_t, (0, c, 0), stats), (alt_t, (0, c, 1), stats)]
+    drawn = pilot_samples(policy, env, T, n_pilot, cands, settings, (0,))[0]
+    return choose(drawn, env, n, cands, select, settings)
+
+
+def pilot_samples(
+    policy: Policy, env: Environment, T: int, n_pilot: int, cands: Sequence[PairDesign],
+    settings: AuditSettings, *prefixes: tuple[int, ...],
+) -> list[list[np.ndarray]]:  # fmt: skip
+    """For each seed-key prefix, ``n_pilot`` trajectories on both tables of every candidate: one
+    list per prefix of (null, alternative) arrays (n_pilot, N) of every arm's play count after the
+    changed round, candidate by candidate. All prefixes go to the executor in one batch."""
+    samples = []
+    for pre in prefixes:
+        for c, pair in enumerate(cands):
+            stats = tuple(ArmCount(j, pair.round) for j in range(env.n_arms))
+            null_t, alt_t = pair.tables(T)
+            samples += [(null_t, pre + (c, 0), stats), (alt_t, pre + (c, 1), stats)]
     drawn = _sample_all(policy, T, n_pilot, samples, settings.seed, settings.executor, env.structure)
+    k = 2 * len(cands)
+    return [drawn[i * k : (i + 1) * k] for i in range(len(prefixes))]
+
+
+def choose(
+    drawn: Sequence[np.ndarray], env: Environment, n: int, cands: Sequence[PairDesign], select: str,
+    settings: AuditSettings,
+) -> tuple[PilotChoice, PairDesign, ArmCount]:  # fmt: skip
+    """The pilot's choice on one pilot sample (``drawn``: :func:`pilot_samples`' arrays)."""
+    pilots, keys = [], []
     for c, pair in enumerate(cands):
         x, y = drawn[2 * c], drawn[2 * c + 1]
-        for s, stat in enumerate(samples[2 * c][2]):
-            pilots.append((x[:, s], y[:, s], None))
-            keys.append((pair, stat))
+        for j in range(env.n_arms):
+            pilots.append((x[:, j], y[:, j], None))
+            keys.append((pair, ArmCount(j, pair.round)))
     pc = pilot_choice(pilots, n, confidence=settings.confidence, kind=select, delta=settings.delta)
     pair, stat = keys[pc.candidate]
     return pc, pair, stat
@@ -354,3 +394,52 @@ def black_box_audit(
     """The generic :class:`~bandits.auditing.contract.PolicyAuditor`: :func:`audit_policy` with the
     run's settings (and a family's own pair designs), as a one-component :class:`PolicyAudit`."""
     return PolicyAudit(audit_policy(policy, horizon, env, settings, pairs=pairs))
+
+
+def black_box_leak_floor(
+    policy: Policy,
+    horizon: int,
+    env: Environment | str,
+    settings: AuditSettings,
+    *,
+    pilot_fraction: float = 0.1,
+    pairs: Sequence[PairDesign] | None = None,
+    select: str | None = None,
+    replicates: int = DEFAULT_REPLICATES,
+    pool_pilots: int = POOL_PILOTS,
+) -> LeakFloor:
+    """The detection floor of :func:`audit_policy` (same arguments) measured on the policy's own
+    noise-scaled runs (:mod:`bandits.auditing.leak_floor`): ``replicates`` pilots per leak
+    factor, subsampled from a pool of ``pool_pilots`` pilots' worth of runs. Its runs are seeded
+    from ``settings.seed`` under keys of their own (independent of the audit's pilot and main
+    samples) and are the same at every leak factor.
+
+    >>> from bandits.lazy.policies import LazyUCB
+    >>> f = black_box_leak_floor(LazyUCB(epsilon=1.0), 6, parse_env("bernoulli:0.5,0.5,0.5"),
+    ...                          AuditSettings(trials=1000), replicates=8)
+    >>> f.has_power, 1.0 < f.violate_leak < 16.0
+    (True, True)
+    """
+    env, T, n, cert, _, select = audit_inputs(policy, horizon, env, settings, pilot_fraction, select)
+    quantity, certified = certified_quantity(policy, cert)
+    cands = reachable_pairs(list(pairs) if pairs is not None else candidate_pairs(T, env.n_arms), T)
+    n_pilot = max(100, math.ceil(pilot_fraction * n))
+    alpha, n_rep = (1.0 - settings.confidence) / 2.0, max(1, int(replicates))
+    pool = check_integer("pool_pilots", pool_pilots, 2)
+
+    def evaluate(leak: float) -> tuple[np.ndarray, np.ndarray]:
+        variant = NoiseScaled(policy, 1.0 / leak)
+        size = pool * n_pilot
+        runs = pilot_samples(variant, env, T, size, cands, settings, (2,))[0]
+        rng = np.random.default_rng(np.random.SeedSequence(settings.seed, spawn_key=(4,)))
+        fp, fn = np.empty(n_rep), np.empty(n_rep)
+        for r in range(n_rep):
+            pick = rng.choice(size, size=n_pilot, replace=False)
+            rest = np.ones(size, bool)
+            rest[pick] = False
+            pc, pair, stat = choose([a[pick] for a in runs], env, n, cands, select, settings)
+            x, y = (a[rest, stat.arm] for a in runs[2 * cands.index(pair) : 2 * cands.index(pair) + 2])
+            fp[r], fn[r] = error_rates(x, y, pc.orientation, pc.threshold)
+        return detections(fp, fn, np.ones(n_rep, bool), n, alpha, quantity, settings.delta, certified)
+
+    return leak_floor(evaluate, replicates=n_rep, quantity=quantity, certified=certified)

@@ -34,7 +34,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from bandits.environments import Environment
     from bandits.policy import Policy
 
-__all__ = ["AuditSettings", "PolicyAudit", "PolicyAuditor"]
+__all__ = ["AuditSettings", "PolicyAudit", "PolicyAuditor", "FLOORS"]
+
+FLOORS = ("reference", "algorithm")
+"""The detection floors an audit can be judged against (:class:`AuditSettings`)."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,10 @@ class AuditSettings:
         delta: the δ at which ε bounds are stated.
         executor: a ``concurrent.futures`` executor for batches of trajectories (None: in process).
         progress: show progress bars (stderr).
+        floor: the detection floor that decides ``inconclusive``: ``"reference"`` (a reference
+            pair's, :mod:`dpaudit.audit.power`) or ``"algorithm"`` (the audited algorithm's own
+            noise-scaled variants, :mod:`bandits.auditing.leak_floor`; several times the audit's
+            cost, for the audits that support it).
     """
 
     trials: int
@@ -57,6 +64,7 @@ class AuditSettings:
     delta: float = 1e-6
     executor: Executor | None = field(default=None, compare=False)
     progress: bool = False
+    floor: str = "reference"
 
     def __post_init__(self) -> None:
         check_integer("trials", self.trials, 1)
@@ -64,6 +72,8 @@ class AuditSettings:
         check_probability("confidence", self.confidence)
         check_probability("delta", self.delta)
         check_flag("progress", self.progress)
+        if self.floor not in FLOORS:
+            raise ValueError(f"floor must be one of {list(FLOORS)}, got {self.floor!r}")
 
 
 @dataclass(frozen=True)

@@ -45,85 +45,46 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any
 
 import numpy as np
 
 from bandits.auditing.black_box import PairDesign, audit_inputs, certify_chosen, reachable_pairs
 from bandits.auditing.contract import AuditSettings
+from bandits.auditing.leak_floor import (
+    DEFAULT_REPLICATES,
+    POOL_PILOTS,
+    NoiseScaled,
+    certified_quantity,
+    detections,
+    error_rates,
+    take_rows,
+)
+from bandits.auditing.release_pilot import (
+    BLOCK,
+    ReleaseStatistic,
+    choose_scored,
+    fit_runs,
+    fitted_pairs,
+    pilot,
+    pilot_sizes,
+    run_blocks,
+    score_runs,
+    tasks,
+)
 from bandits.engine.simulator import simulate
 from bandits.environments import Environment, RewardTableEnv
 from bandits.policy import Policy
 from dpaudit.audit import AuditReport, Certified, Empirical
 from dpaudit.audit.estimate import mu_interval_from_counts
-from dpaudit.audit.pilot import PilotChoice, pilot_choice
+from dpaudit.audit.leak_floor import LeakFloor, leak_floor
+from dpaudit.audit.pilot import PilotChoice
 from dpaudit.audit.power import floor_report
-from dpaudit.tasks import run_tasks
-from dpaudit.transcripts import merge
+from dpaudit.validation import check_integer
 
-__all__ = ["ReleaseStatistic", "release_pairs", "records_releases", "audit_releases", "BLOCK"]
-
-BLOCK = 1024
-"""Runs per simulated block (fixed, so results do not depend on the executor)."""
-
-MISSING = -1e300
-"""The value statistic of a run that made no such release (below every released value)."""
-
-MIN_REACH = 0.1
-"""A release counts as reached when the change moves it in at least this fraction of the fit runs."""
-
-TOP_VALUES = 6
-
-SCORED_PAIRS = 4
-"""How many pairs (those with the strongest reached releases in the fit runs) the pilot scores."""
-
-MAX_LEVELS = 8
-"""A release with at most this many distinct values also gets one indicator statistic per value."""
-"""How many single releases (the most shifted) are candidates on their own, per pair."""
-
-
-@dataclass(frozen=True)
-class ReleaseStatistic:
-    """A statistic of one run's transcript: the value of one release (``kind="value"``), whether
-    a release with few distinct values took the value ``null[0]`` (``"equals"``), or the
-    summed privacy loss over ``keys`` of a Laplace (``"laplace"``: clipped to the centres) or
-    Gaussian (``"gaussian"``: linear) mechanism centred at ``null``/``alt`` with ``scale``."""
-
-    kind: str
-    keys: tuple[str, ...]
-    null: tuple[float, ...]
-    alt: tuple[float, ...]
-    scale: tuple[float, ...]
-
-    def __call__(self, columns: Mapping[str, np.ndarray], n: int) -> np.ndarray:
-        if self.kind == "equals":
-            v = columns.get(self.keys[0])
-            return np.zeros(n) if v is None else (v == self.null[0]).astype(float)
-        if self.kind == "value":
-            v = columns.get(self.keys[0])
-            return np.full(n, MISSING) if v is None else np.where(np.isnan(v), MISSING, v)
-        total = np.zeros(n)
-        for k, m0, m1, s in zip(self.keys, self.null, self.alt, self.scale):
-            v = columns.get(k)
-            if v is None:
-                continue
-            if self.kind == "laplace":  # clipped exactly, so that no rounding splits the end points
-                lo, hi = min(m0, m1), max(m0, m1)
-                loss = (m0 + m1 - 2.0 * np.clip(v, lo, hi)) / s * (1.0 if m0 > m1 else -1.0)
-            else:
-                loss = (m1 - m0) * (v - 0.5 * (m0 + m1)) / (s * s)
-            total += np.where(np.isnan(loss), 0.0, loss)
-        return total
-
-    def describe(self) -> str:
-        if self.kind == "equals":
-            return f"release '{self.keys[0]}' == {self.null[0]:g}"
-        if self.kind == "value":
-            return f"value of release '{self.keys[0]}'"
-        shape = "Laplace" if self.kind == "laplace" else "Gaussian"
-        first = ", ".join(f"'{k}'" for k in self.keys[:3]) + (", ..." if len(self.keys) > 3 else "")
-        return f"{shape} loss over {len(self.keys)} releases ({first})"
+__all__ = ["ReleaseStatistic", "release_pairs", "records_releases", "audit_releases", "releases_leak_floor",
+           "BLOCK"]  # fmt: skip
 
 
 def release_pairs(
@@ -170,67 +131,6 @@ def first_plays(
     return out
 
 
-def _block(task: tuple) -> dict[str, np.ndarray] | np.ndarray:
-    """Simulate ``n`` runs on one fixed table with transcripts; the columns, or the statistic's
-    values when one is given. Task: ``(policy, table, horizon, n, seed, structure, statistic)``."""
-    policy, table, horizon, n, seed, structure, stat = task
-    res = simulate(
-        policy,
-        RewardTableEnv(table, action_structure=structure),
-        horizon,
-        n,
-        seed,
-        progress=False,
-        checkpoints=(),
-        transcripts=True,
-    )
-    cols = res.transcripts or {}
-    return cols if stat is None else stat(cols, n)
-
-
-def _sizes(n: int) -> list[int]:
-    return [BLOCK] * (n // BLOCK) + ([n % BLOCK] if n % BLOCK else [])
-
-
-def _tasks(
-    policy: Policy,
-    table: np.ndarray,
-    horizon: int,
-    n: int,
-    key: tuple[int, ...],
-    settings: AuditSettings,
-    structure: object,
-    stat: ReleaseStatistic | None,
-) -> list[tuple[tuple[Any, ...]]]:
-    """The blocks of ``n`` runs on ``table`` (seeds spawned from ``settings.seed`` and ``key``)."""
-    return [
-        (
-            (
-                policy,
-                table,
-                horizon,
-                sz,
-                np.random.SeedSequence(settings.seed, spawn_key=key + (i,)),
-                structure,
-                stat,
-            ),
-        )
-        for i, sz in enumerate(_sizes(n))
-    ]
-
-
-def _run_all(batches: list[list[tuple[tuple[Any, ...]]]], settings: AuditSettings) -> list[list[Any]]:
-    """Every batch's block results, all blocks submitted at once (an executor runs them in
-    parallel; the results do not depend on it)."""
-    flat = [t for b in batches for t in b]
-    out = run_tasks(_block, flat, executor=settings.executor)
-    res, i = [], 0
-    for b in batches:
-        res.append(out[i : i + len(b)])
-        i += len(b)
-    return res
-
-
 def records_releases(policy: Policy, horizon: int, env: Environment) -> bool:
     """Whether ``policy``'s mechanisms record any release in ``horizon`` rounds of ``env``'s
     shape (two runs on a tied table)."""
@@ -246,121 +146,6 @@ def records_releases(policy: Policy, horizon: int, env: Environment) -> bool:
         transcripts=True,
     )
     return bool(res.transcripts)
-
-
-@dataclass(frozen=True)
-class _Reached:
-    """A release the changed unit reaches, as the fit half of a pilot shows it."""
-
-    strength: float  # P(moved)·|shift| / spread (inf: released under one input only)
-    key: str
-    null: float
-    alt: float
-    spread: float  # median absolute deviation about the centres
-
-
-def _reached(key: str, a0: np.ndarray | None, a1: np.ndarray | None) -> _Reached | None:
-    """Whether (and how strongly) release ``key`` differs between the coupled fit runs ``a0``
-    (on x) and ``a1`` (on x′, the same seeds): the shift is the median of the paired differences,
-    exact wherever the two runs of a seed made the same decisions, taken over the runs where the
-    change reached it (at least :data:`MIN_REACH` of them)."""
-    seen0 = a0 is not None and not np.all(np.isnan(a0))
-    seen1 = a1 is not None and not np.all(np.isnan(a1))
-    if not (seen0 and seen1):
-        return _Reached(math.inf, key, 0.0, 0.0, 1.0) if seen0 or seen1 else None
-    assert a0 is not None and a1 is not None
-    both = ~np.isnan(a0) & ~np.isnan(a1)
-    d = a1[both] - a0[both]
-    m0 = float(np.median(a0[both])) if both.any() else 0.0
-    moved = np.abs(d) > 1e-12 * (1.0 + abs(m0))
-    if moved.size == 0 or moved.mean() < MIN_REACH:
-        return None
-    shift = float(np.median(d[moved]))  # the shift where the change reaches this release
-    size = abs(shift) or float(np.median(np.abs(d[moved])))  # moves both ways (an argmax): no centre shift
-    spread = float(np.median(np.abs(a0[both] - m0)))
-    if spread == 0.0:  # a noiseless release that moves
-        spread = 1e-9 * size
-    return _Reached(moved.mean() * size / spread, key, m0, m0 + shift, spread)
-
-
-def _fit(x: Mapping[str, np.ndarray], y: Mapping[str, np.ndarray]) -> tuple[list[ReleaseStatistic], float]:
-    """The candidate statistics of one pair from its coupled fit runs (module docstring), and the
-    pair's signal: Σ min(strength, 50)² over its reached releases (what ranks pairs for scoring)."""
-    found = (_reached(k, x.get(k), y.get(k)) for k in dict.fromkeys([*x, *y]))
-    reached = sorted((r for r in found if r is not None), key=lambda r: -r.strength)
-    out = [
-        ReleaseStatistic("value", (r.key,), (r.null,), (r.alt,), (r.spread,)) for r in reached[:TOP_VALUES]
-    ]
-    for r in reached[:TOP_VALUES]:  # a release with few values (an argmax, a count): each value alone
-        seen = np.unique(
-            np.concatenate([v[~np.isnan(v)] for v in (x.get(r.key), y.get(r.key)) if v is not None])
-        )
-        if 1 < seen.size <= MAX_LEVELS:
-            out += [ReleaseStatistic("equals", (r.key,), (float(u),), (float(u),), (1.0,)) for u in seen]
-    summed = [r for r in reached if math.isfinite(r.strength)]
-    if summed:
-        keys = tuple(r.key for r in summed)
-        m0s, m1s = tuple(r.null for r in summed), tuple(r.alt for r in summed)
-        lap = tuple(r.spread / math.log(2.0) for r in summed)  # Laplace b = MAD / ln 2
-        gau = tuple(r.spread * 1.4826 for r in summed)  # Gaussian σ = 1.4826 MAD
-        out += [
-            ReleaseStatistic("laplace", keys, m0s, m1s, lap),
-            ReleaseStatistic("gaussian", keys, m0s, m1s, gau),
-        ]
-    signal = sum(min(r.strength, 50.0) ** 2 for r in reached)
-    return out, signal
-
-
-def _pilot(
-    policy: Policy,
-    env: Environment,
-    T: int,
-    n: int,
-    n_pilot: int,
-    cands: list[PairDesign],
-    select: str,
-    settings: AuditSettings,
-    registered: Mapping[str, Sequence[ReleaseStatistic]],
-) -> tuple:
-    """Pilot runs: fit the statistics of every pair on ``n_pilot/4`` coupled runs per side (x and
-    x′ on the same seeds); score those of the :data:`SCORED_PAIRS` pairs with the strongest
-    reached releases, and of every pair with ``registered`` statistics (added to its fitted
-    ones), on the other ``3 n_pilot/4`` (independent seeds). Returns the choice, its pair and statistic,
-    and how many statistics were scored."""
-    fit = max(25, n_pilot // 4)
-    score = max(50, n_pilot - fit)
-    batches = []
-    for c, pair in enumerate(cands):
-        null_t, alt_t = pair.tables(T)
-        for table in (null_t, alt_t):  # the same key: x and x′ share their seeds
-            batches.append(_tasks(policy, table, T, fit, (0, c, 0), settings, env.structure, None))
-    runs = _run_all(batches, settings)
-    fitted = []
-    for c, pair in enumerate(cands):
-        stats, signal = _fit(merge(runs[2 * c], _sizes(fit)), merge(runs[2 * c + 1], _sizes(fit)))
-        stats += registered.get(pair.name, ())
-        if stats:
-            fitted.append((signal, c, pair, stats))
-    own = [f for f in fitted if f[2].name in registered]  # scored beside the strongest others
-    others = sorted((f for f in fitted if f[2].name not in registered), key=lambda f: -f[0])
-    fitted = own + others[:SCORED_PAIRS]
-    batches = []
-    for _, c, pair, _ in fitted:
-        null_t, alt_t = pair.tables(T)
-        batches += [_tasks(policy, t, T, score, (0, c, 1 + s), settings, env.structure, None)
-                    for s, t in enumerate((null_t, alt_t))]  # fmt: skip
-    runs = _run_all(batches, settings)
-    pilots, keys = [], []
-    for i, (_, _, pair, stats) in enumerate(fitted):
-        score_x, score_y = merge(runs[2 * i], _sizes(score)), merge(runs[2 * i + 1], _sizes(score))
-        for stat in stats:
-            pilots.append((stat(score_x, score), stat(score_y, score), None))
-            keys.append((pair, stat))
-    if not pilots:
-        return None, None, None, 0
-    pc = pilot_choice(pilots, n, confidence=settings.confidence, kind=select, delta=settings.delta)
-    pair, stat = keys[pc.candidate]
-    return pc, pair, stat, len(pilots)
 
 
 def audit_releases(
@@ -388,7 +173,7 @@ def audit_releases(
     extra, registered = design if design is not None else ((), {})
     cands = reachable_pairs([*pairs, *extra], T)
     n_pilot = max(200, math.ceil(pilot_fraction * n))
-    pc, pair, stat, scored = _pilot(policy, env, T, n, n_pilot, cands, select, settings, registered)
+    pc, pair, stat, scored = pilot(policy, env, T, n, n_pilot, cands, select, settings, registered)
     t1 = time.perf_counter()
     base = {
         "candidates": [p.name for p in cands],
@@ -400,10 +185,10 @@ def audit_releases(
         return _no_power(policy, cert, published, n, settings, base, t1 - t0)
     null_t, alt_t = pair.tables(T)
     main = [
-        _tasks(policy, table, T, n, (1, s), settings, env.structure, stat)
+        tasks(policy, table, T, n, (1, s), settings, env.structure, stat)
         for s, table in enumerate((null_t, alt_t))
     ]
-    xs, ys = _run_all(main, settings)
+    xs, ys = run_blocks(main, settings)
     x, y = np.concatenate(xs), np.concatenate(ys)
 
     conf, delta = settings.confidence, settings.delta
@@ -414,22 +199,38 @@ def audit_releases(
     floor = floor_report(
         n, n, (1.0 - conf) / 2.0, certified_mu=cert.mu, certified_epsilon=cert.epsilon, delta=delta
     )
+    measured = _measured_floor(policy, T, env, settings, pilot_fraction, pairs, select, design, cert)
+    t3 = time.perf_counter()
     details = {
         "view": "releases",
-        "detection_floor": floor.describe(),
+        "detection_floor": floor.describe() if measured is None else measured.describe(),
         "chosen": _chosen(pair, stat, pc, select, fp, fn),
         **base,
-        "seconds": {"pilot": t1 - t0, "main": t2 - t1},
+        "seconds": {"pilot": t1 - t0, "main": t2 - t1, **({"floor": t3 - t2} if measured else {})},
+        **({"algorithm_floor": measured.to_dict()} if measured is not None else {}),
     }
     return AuditReport.build(
         target=f"{policy.name} (releases)",
         certified=cert,
         empirical=emp,
         details=details,
-        floor=floor if cert.mu is not None or cert.epsilon is not None else None,
+        floor=floor if measured is None and (cert.mu is not None or cert.epsilon is not None) else None,
         estimate=mu_interval_from_counts(fp, n, fn, n, confidence=conf),
         published=published,
+        inconclusive=measured is not None and not measured.has_power,
     )
+
+
+def _measured_floor(
+    policy: Policy, T: int, env: Environment, settings: AuditSettings, pilot_fraction: float,
+    pairs: Sequence[PairDesign] | None, select: str, design: Any, cert: Certified,
+) -> LeakFloor | None:  # fmt: skip
+    """The floor measured on the algorithm (:func:`bandits.auditing.leak_floor.releases_leak_floor`)
+    when the settings ask for it and there is a certificate; else None."""
+    if settings.floor != "algorithm" or (cert.mu is None and cert.epsilon is None):
+        return None
+    return releases_leak_floor(policy, T, env, settings, pilot_fraction=pilot_fraction, pairs=pairs,
+                               select=select, design=design)  # fmt: skip
 
 
 def _chosen(
@@ -483,3 +284,58 @@ def _no_power(
         published=published,
         inconclusive=True,
     )
+
+
+def releases_leak_floor(
+    policy: Policy,
+    horizon: int,
+    env: Environment | str,
+    settings: AuditSettings,
+    *,
+    pilot_fraction: float = 0.1,
+    pairs: Sequence[PairDesign] | None = None,
+    select: str | None = None,
+    design: tuple[Sequence[PairDesign], Mapping[str, Sequence[ReleaseStatistic]]] | None = None,
+    replicates: int = DEFAULT_REPLICATES,
+    pool_pilots: int = POOL_PILOTS,
+) -> LeakFloor:
+    """The detection floor of :func:`audit_releases` (same arguments) measured on the policy's own
+    noise-scaled runs (:mod:`bandits.auditing.leak_floor`): for each L, pools
+    of coupled fit runs and of independent scoring runs of every pair, the pilot's own fit, pair
+    ranking and choice (:mod:`bandits.auditing.release_pilot`) on subsamples of them, and the
+    chosen statistic's error rates on the scoring runs its pilot did not see. A pilot that finds
+    no test with a positive predicted bound detects nothing, as in the audit."""
+    env, T, n, cert, _, select = audit_inputs(policy, horizon, env, settings, pilot_fraction, select)
+    quantity, certified = certified_quantity(policy, cert)
+    extra, registered = design if design is not None else ((), {})
+    fit, score = pilot_sizes(max(200, math.ceil(pilot_fraction * n)))
+    alpha, n_rep = (1.0 - settings.confidence) / 2.0, max(1, int(replicates))
+    pool = check_integer("pool_pilots", pool_pilots, 2)
+
+    def evaluate(leak: float) -> tuple[np.ndarray, np.ndarray]:
+        variant = NoiseScaled(policy, 1.0 / leak)
+        fam = pairs if pairs is not None else release_pairs(T, env.n_arms, first_play=first_plays(
+            variant, env, T, settings))  # fmt: skip
+        cands = reachable_pairs([*fam, *extra], T)
+        fits = fit_runs(variant, env, T, pool * fit, cands, settings, (6,))
+        scores = score_runs(variant, env, T, pool * score, range(len(cands)), cands, settings, (6,))
+        rng = np.random.default_rng(np.random.SeedSequence(settings.seed, spawn_key=(7,)))
+        fp, fn, live = np.ones(n_rep), np.ones(n_rep), np.zeros(n_rep, bool)
+        for r in range(n_rep):
+            rows = rng.choice(pool * fit, size=fit, replace=False)
+            sub_fits = [(take_rows(x, rows), take_rows(y, rows)) for x, y in fits]
+            fitted = fitted_pairs(sub_fits, cands, registered)
+            picks = [rng.choice(pool * score, size=score, replace=False) for _ in range(2)]
+            sub = {c: (take_rows(scores[c][0], picks[0]), take_rows(scores[c][1], picks[1]), score)
+                   for _, c, _, _ in fitted}  # fmt: skip
+            pc, pair, stat, _ = choose_scored(fitted, sub, n, select, settings)
+            if pc is None or pc.predicted <= 0:
+                continue  # the audit is inconclusive: nothing detected
+            x, y, _ = scores[cands.index(pair)]
+            rest = [np.setdiff1d(np.arange(pool * score), p) for p in picks]
+            vx, vy = stat(take_rows(x, rest[0]), rest[0].size), stat(take_rows(y, rest[1]), rest[1].size)
+            fp[r], fn[r] = error_rates(vx, vy, pc.orientation, pc.threshold)
+            live[r] = True
+        return detections(fp, fn, live, n, alpha, quantity, settings.delta, certified)
+
+    return leak_floor(evaluate, replicates=n_rep, quantity=quantity, certified=certified)

@@ -16,10 +16,14 @@ def _component_line(name: str, c: Mapping[str, Any]) -> str:
     mu = "" if emp.get("mu_lower") is None else f"mu >= {fmt_down(emp['mu_lower'], 4)}, "
     details = c.get("details", {})
     what = details.get("no_power") or details.get("chosen", {}).get("statistic") or emp.get("statistic", "")
-    return (
+    line = (
         f"  {name}: {c['verdict'].upper()} at {100 * emp['confidence']:g}%: {mu}epsilon >= "
         f"{fmt_down(emp['epsilon_lower'], 4)} ({what})"
     )
+    floor = details.get("algorithm_floor")
+    if floor:
+        line += f"\n    its floor, {details['detection_floor']}"
+    return line
 
 
 def audit_lines(a: Mapping[str, Any] | None) -> list[str]:
@@ -56,6 +60,8 @@ def audit_lines(a: Mapping[str, Any] | None) -> list[str]:
     floor = a.get("details", {}).get("detection_floor")
     if floor:
         lines.append(f"  detection floor: {floor}")
+    if a.get("details", {}).get("floor_note"):
+        lines.append(f"  ({a['details']['floor_note']})")
     est = a.get("estimate")
     if est and mu_c is not None:
         lines.append(

@@ -45,8 +45,24 @@ def audit_views(
     each at confidence 1 − (1 − ``settings.confidence``)/2; only the outputs' at the full
     confidence when the policy's mechanisms record no release."""
     if not records_releases(policy, horizon, env):
-        return auditor(policy, horizon, env, settings)
+        return _floor_note(auditor(policy, horizon, env, settings), settings)
     each = replace(settings, confidence=1.0 - (1.0 - settings.confidence) / VIEWS)
     outputs = auditor(policy, horizon, env, each)
     releases = audit_releases(policy, horizon, env, each, design=policy.release_audit(horizon, env.n_arms))
-    return replace(outputs, components={**outputs.components, "releases": releases})
+    return _floor_note(replace(outputs, components={**outputs.components, "releases": releases}), settings)
+
+
+def _floor_note(audit: PolicyAudit, settings: AuditSettings) -> PolicyAudit:
+    """Say which floors decided: the black-box outputs audit and the releases audit measure theirs
+    on the algorithm (:mod:`bandits.auditing.leak_floor`); a family's own auditor keeps its
+    reference floor."""
+    if settings.floor != "algorithm":
+        return audit
+    parts = {"outputs": audit.primary, **audit.components}
+    measured = [k for k, r in parts.items() if "algorithm_floor" in r.details]
+    kept = [k for k in parts if k not in measured]
+    note = "floors measured on this algorithm: " + (", ".join(measured) or "none")
+    if kept:
+        note += "; reference floors: " + ", ".join(kept) + " (no measured floor for this view)"
+    primary = replace(audit.primary, details={**audit.primary.details, "floor_note": note})
+    return replace(audit, primary=primary)

@@ -142,6 +142,13 @@ def _alg_parser(spec: Any) -> Parser:
         help=f"neighbouring-run pairs for the audit, 0 to skip (default {spec.default_audit_trials})",
     )
     p.add_argument(
+        "--audit-floor",
+        choices=("reference", "algorithm"),
+        default="reference",
+        help="the detection floor that decides 'inconclusive': a reference pair's (default), or "
+        "measured on this algorithm's own noise-scaled runs (several times the audit's cost)",
+    )
+    p.add_argument(
         "--audit-horizon",
         type=integer("--audit-horizon", 2, MAX_HORIZON),
         default=None,
@@ -278,6 +285,7 @@ def run_alg(args: argparse.Namespace) -> int:
             delta=opts.delta,
             audit_trials=opts.audit_trials,
             audit_horizon=Ta,
+            audit_floor=opts.audit_floor,
             executor=executor,
             progress=progress,
             **algo,
