@@ -57,9 +57,8 @@ import math
 from typing import Literal, overload
 
 import numpy as np
-from scipy import special
 
-from dpaudit.numerics import bisect, expand_bracket
+from dpaudit.numerics import bisect, expand_bracket, special
 from dpaudit.validation import check_nonnegative, check_positive, check_probability, plain
 
 __all__ = [
@@ -73,6 +72,7 @@ __all__ = [
     "gdp_tradeoff",
     "pure_dp_to_gdp",
 ]
+
 
 _SQRT2 = math.sqrt(2.0)
 _LOG_SQRT2 = 0.5 * math.log(2.0)
@@ -110,7 +110,7 @@ def _g(w: np.ndarray) -> np.ndarray:
     w = np.asarray(w, dtype=float)
     out = np.empty_like(w)
     near = w < 8.0
-    out[near] = _TWO_OVER_SQRT_PI - 2.0 * w[near] * special.erfcx(w[near])
+    out[near] = _TWO_OVER_SQRT_PI - 2.0 * w[near] * special().erfcx(w[near])
     far = ~near
     if np.any(far):
         with np.errstate(over="ignore", under="ignore"):
@@ -144,7 +144,7 @@ def _case_a(
     direct = ~quad
     if np.any(direct):
         ud, hd = u[direct], h[direct]
-        diff = special.erfcx(ud) - special.erfcx(ud + hd)
+        diff = special().erfcx(ud) - special().erfcx(ud + hd)
         ok = diff > 0  # it is, by the branch rule; otherwise fall back to the quadrature
         fallback = (log_mu[direct] - _LOG_SQRT2 + 1e-15) + np.log(
             _g(ud[:, None] + hd[:, None] * _GL_X[None, :]) @ _GL_W) if not np.all(ok) else 0.0
@@ -153,7 +153,7 @@ def _case_a(
     if not slope:
         return out, None
     # dδ/dε = −e^ε Φ(b) = −½ e^{−u²} erfcx(u + h)
-    return out, -np.exp(np.log(special.erfcx(u + h)) - log_d)
+    return out, -np.exp(np.log(special().erfcx(u + h)) - log_d)
 
 
 def _case_b(
@@ -169,10 +169,10 @@ def _case_b(
         log_gap[small] = (log_mu[small] + 1e-15) + np.log(phi_mean)
     big = ~small
     if np.any(big):
-        log_gap[big] = np.log(0.5 * (special.erf(a[big] / _SQRT2) - special.erf(b[big] / _SQRT2)))
+        log_gap[big] = np.log(0.5 * (special().erf(a[big] / _SQRT2) - special().erf(b[big] / _SQRT2)))
     eps_b = np.maximum(np.nextafter(mu * (0.5 * mu - a), -np.inf), 0.0)
     # e^ε'Φ(b) = ½e^{−a²/2}·erfcx(−b/√2), since b² − a² = 2ε'
-    log_e_phi = -0.5 * a * a + np.log(0.5 * special.erfcx(-b / _SQRT2))
+    log_e_phi = -0.5 * a * a + np.log(0.5 * special().erfcx(-b / _SQRT2))
     with np.errstate(divide="ignore"):
         log_t = np.log(-np.expm1(-eps_b)) + log_e_phi
     ratio = np.exp(log_t - log_gap)
@@ -333,7 +333,7 @@ def _newton(m: np.ndarray, tt: np.ndarray, top: np.ndarray, steps: int = 8) -> n
     iterates stay on the feasible side), started at the normal-tail approximation, kept in
     (0, top]. An estimate of the certified root, not certified itself."""
     with np.errstate(over="ignore", invalid="ignore"):  # μ² overflows (inf·0 is nan): start at top
-        e = np.fmin(top, 0.5 * m * m + m * np.maximum(-special.ndtri_exp(tt), 0.0))
+        e = np.fmin(top, 0.5 * m * m + m * np.maximum(-special().ndtri_exp(tt), 0.0))
     for _ in range(steps):
         ld, d = _log_delta(m, e, slope=True)
         f = _upper(ld) - tt
@@ -416,7 +416,7 @@ def gdp_tradeoff(mu: float, alpha: np.ndarray | float) -> np.ndarray | float:
     """The Gaussian trade-off function G_μ(α) = Φ(Φ^{-1}(1 − α) − μ) (type II error at type I α)."""
     mu = check_positive("mu", mu)
     alpha_a = np.clip(np.asarray(alpha, dtype=float), 0.0, 1.0)
-    out = special.ndtr(special.ndtri(1.0 - alpha_a) - mu)
+    out = special().ndtr(special().ndtri(1.0 - alpha_a) - mu)
     return float(out) if np.ndim(out) == 0 else out
 
 
@@ -450,9 +450,9 @@ def pure_dp_to_gdp(epsilon: float | np.ndarray) -> float | np.ndarray:
         raise ValueError(f"epsilon must be in [0, inf), got {plain(epsilon)}")
     with np.errstate(over="ignore", under="ignore"):
         tiny = eps * _SQRT_HALF_PI_UP
-        mid = 2.0 * _SQRT2 * special.erfinv(np.tanh(np.minimum(eps, 2.0) / 2.0))
+        mid = 2.0 * _SQRT2 * special().erfinv(np.tanh(np.minimum(eps, 2.0) / 2.0))
         softplus = eps + np.log1p(np.exp(-eps))
-        large = -2.0 * special.ndtri_exp(-softplus)
+        large = -2.0 * special().ndtri_exp(-softplus)
         mu = np.where(eps <= 1e-8, tiny, np.where(eps <= 2.0, mid, large))
         mu = np.where(eps == 0, 0.0, np.nextafter(mu * (1.0 + 1e-12), np.inf))
     return float(mu) if mu.ndim == 0 else mu

@@ -10,6 +10,9 @@ Arithmetic rounded in a known direction, so that a certified value never falls b
 one: divisions (:func:`div_up`, :func:`div_down`, :func:`div_up_array`), sums of count × value
 (:func:`sum_up`, :func:`sum_up_arrays`) and the norm sqrt(Σ count·value²) (:func:`norm_up`).
 
+:func:`special` is :mod:`scipy.special`, imported on first use, so that importing the toolkit (and
+a small run) does not pay SciPy's import.
+
 Example:
     >>> import numpy as np
     >>> lo, hi = bisect(lambda x: x * x <= 2.0, 0.0, 2.0)
@@ -25,10 +28,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
 __all__ = [
+    "special",
     "bisect",
     "expand_bracket",
     "minimise_zoom",
@@ -43,6 +48,17 @@ __all__ = [
 ]
 
 Predicate = Callable[[np.ndarray], np.ndarray]
+
+
+def special() -> Any:
+    """:mod:`scipy.special`, imported when first needed rather than when this package is.
+
+    >>> float(special().ndtr(0.0))
+    0.5
+    """
+    from scipy import special as module
+
+    return module
 
 
 def bisect(

@@ -32,9 +32,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import logsumexp
 
 from dpaudit.events import Neighbouring, PureDpEvent
+from dpaudit.numerics import special
 from dpaudit.validation import check_flag, check_integer, check_positive
 from mechanisms.base import NoiseMechanism, Norm, Size, check_batch, check_neighbouring, check_rng
 
@@ -94,7 +94,7 @@ class ExponentialMechanism(NoiseMechanism):
     def log_output_distribution(self, x: object) -> np.ndarray:
         """log P(output = r | utilities x) for r = 0..K−1 (exact)."""
         z = self.beta * self._utilities("x", x)
-        return z - logsumexp(z)
+        return z - special().logsumexp(z)
 
     def output_distribution(self, x: object) -> np.ndarray:
         return np.exp(self.log_output_distribution(x))

@@ -52,10 +52,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from scipy.special import logsumexp
 
 from dpaudit.analyses.gaussian_argmax import argmax_log_distribution
 from dpaudit.events import GaussianReportNoisyMaxEvent, LaplaceReportNoisyMaxEvent, Neighbouring
+from dpaudit.numerics import special
 from dpaudit.validation import check_flag, check_integer, check_positive
 from mechanisms.base import NoiseMechanism, Norm, Size, check_batch, check_neighbouring, check_rng
 
@@ -145,7 +145,7 @@ def _laplace_rnm_logp_quadrature(s: np.ndarray, b: float) -> np.ndarray:
         tm = t[-1]
         a = np.exp((np.delete(s, i) - tm) / b)
         log_poly = np.log1p(-0.5 * u[:, None] * a[None, :]).sum(axis=1)
-        pieces.append(_LOG_HALF + (s[i] - tm) / b + float(logsumexp(log_poly, b=0.5 * weights)))
+        pieces.append(_LOG_HALF + (s[i] - tm) / b + float(special().logsumexp(log_poly, b=0.5 * weights)))
         # middle pieces, each split at the mode of the concave log-integrand
         for lo, hi in zip(t[:-1], t[1:]):
             h = lambda x, i=i: float(_laplace_log_integrand(np.array(x), i, s, b))  # noqa: E731
@@ -163,7 +163,7 @@ def _laplace_rnm_logp_quadrature(s: np.ndarray, b: float) -> np.ndarray:
                                                 epsabs=0.0, epsrel=1e-13, limit=200)
                     total += val
             pieces.append(href + math.log(total) if total > 0 else -np.inf)
-        out[s == s[i]] = float(logsumexp(pieces))
+        out[s == s[i]] = float(special().logsumexp(pieces))
     return out
 
 

@@ -57,7 +57,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.special import xlogy
 
 from bandits.actions import ActionStructure, Feedback
 from bandits.engine.segments import SegmentAgent
@@ -65,6 +64,7 @@ from bandits.lazy.policies import UNIT as LAZY_UNIT
 from bandits.policy import Policy, RunContext
 from dpaudit.declaration import Declaration, PublishedClaim
 from dpaudit.events import Neighbouring
+from dpaudit.numerics import special
 from dpaudit.papers import AZIZE_BASU_2022, SAJED_SHEFFET_2019
 from dpaudit.validation import check_positive, check_probability
 from mechanisms.laplace import LaplaceMechanism
@@ -88,6 +88,7 @@ def kl_bernoulli(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     """
     p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
+        xlogy = special().xlogy
         return xlogy(p, p) - xlogy(p, q) + xlogy(1 - p, 1 - p) - xlogy(1 - p, 1 - q)
 
 

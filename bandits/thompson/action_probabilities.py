@@ -13,9 +13,9 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy import special
 
 from dpaudit.analyses.gaussian_argmax import log_argmax_probability
+from dpaudit.numerics import special
 
 __all__ = [
     "log_action_probabilities",
@@ -32,7 +32,7 @@ def _log_ndtr_pair(mu: np.ndarray, sig: np.ndarray, cand: np.ndarray) -> np.ndar
     other = 1 - cand
     rows = np.arange(mu.shape[0])
     d = mu[rows, cand] - mu[rows, other]
-    return special.log_ndtr(d / np.hypot(sig[rows, cand], sig[rows, other]))
+    return special().log_ndtr(d / np.hypot(sig[rows, cand], sig[rows, other]))
 
 
 def _log_argmax_trapezoid(mu: np.ndarray, sg: np.ndarray, cand: np.ndarray, chunk: int = 4096) -> np.ndarray:
@@ -44,7 +44,7 @@ def _log_argmax_trapezoid(mu: np.ndarray, sg: np.ndarray, cand: np.ndarray, chun
         m, g, c = mu[s : s + chunk], sg[s : s + chunk], cand[s : s + chunk]
         r = np.arange(m.shape[0])
         arg = (m[r, c][:, None, None] + g[r, c][:, None, None] * z - m[:, None, :]) / g[:, None, :]
-        ph = special.erfc(arg * -_SQRT_HALF)  # 2Φ(arg)
+        ph = special().erfc(arg * -_SQRT_HALF)  # 2Φ(arg)
         ph[r, :, c] = 2.0
         out[s : s + chunk] = np.log(np.prod(ph, axis=2) @ _TRAP_W) - N * math.log(2.0)
     return out

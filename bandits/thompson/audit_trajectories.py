@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from scipy import special
 
 from bandits.engine.memory import chunk_rounds
 from bandits.environments import RewardTableEnv
@@ -28,6 +27,7 @@ from bandits.thompson.action_probabilities import (
 from bandits.thompson.audit_designs import NeighbourTables
 from bandits.thompson.policy import GaussianTS
 from dpaudit.analyses.thompson_sampling import ThompsonConfig
+from dpaudit.numerics import special
 from mechanisms.randomness import RepRandom
 
 __all__ = [
@@ -279,10 +279,10 @@ def _pair_terms(cols: np.ndarray, values: tuple[float, float], c: float, h: int,
     lp_miss, lp_hit = [], []
     for v in values:
         x = (base + v * inv_j) / scale
-        lp_miss.append(np.log(0.5 * special.erfc(x * _SQRT_HALF)))
-        lp_hit.append(np.log(0.5 * special.erfc(-x * _SQRT_HALF)))
+        lp_miss.append(np.log(0.5 * special().erfc(x * _SQRT_HALF)))
+        lp_hit.append(np.log(0.5 * special().erfc(-x * _SQRT_HALF)))
         if v == values[side]:
-            pj = 0.5 * special.erfc(-x * _SQRT_HALF)
+            pj = 0.5 * special().erfc(-x * _SQRT_HALF)
     D = np.empty(2 * k.size)
     D[0::2] = lp_miss[0] - lp_miss[1]
     D[1::2] = lp_hit[0] - lp_hit[1]

@@ -43,12 +43,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special
 
 from dpaudit.accounting.with_replacement import log_expm1_up, log_rho_of_terms
 from dpaudit.events import GaussianEvent, PoissonSampledEvent
 from dpaudit.events_ml import MixtureOfGaussiansEvent, TruncatedSubsampledGaussianEvent
-from dpaudit.numerics import div_up
+from dpaudit.numerics import div_up, special
 
 __all__ = ["mixture_parts", "log_rdp_of_parts", "MAX_SENSITIVITIES"]
 
@@ -100,9 +99,9 @@ def _truncated_parts(leaf: TruncatedSubsampledGaussianEvent) -> list[tuple[float
     w_uncut, w_cut, q_cut = 1.0, 1.0, q
     if n <= 2**53:
         with np.errstate(all="ignore"):
-            t = float(special.betainc(b, n - b, q))  # P(Binomial(n − 1, q) ≥ b)
-            one_minus_t = float(special.betaincc(b, n - b, q))
-            s = float(special.betainc(b + 1, n - b, q))  # P(Binomial(n, q) ≥ b + 1)
+            t = float(special().betainc(b, n - b, q))  # P(Binomial(n − 1, q) ≥ b)
+            one_minus_t = float(special().betaincc(b, n - b, q))
+            s = float(special().betainc(b + 1, n - b, q))  # P(Binomial(n, q) ≥ b + 1)
         if all(math.isfinite(v) and 0.0 <= v <= 1.0 for v in (t, one_minus_t, s)):
             w_uncut = min(1.0, one_minus_t * (1.0 + _BETA_REL) + _BETA_ABS)
             w_cut = min(1.0, t * (1.0 + _BETA_REL) + _BETA_ABS)

@@ -46,7 +46,8 @@ import functools
 import math
 
 import numpy as np
-from scipy import special
+
+from dpaudit.numerics import special
 
 __all__ = ["FRACTIONAL_ORDERS", "INTEGER_ORDERS", "log_a_integer", "log_a_fractional",
            "sampled_gaussian_log_a", "lower_hull", "log_a_without_replacement", "without_replacement_log_a"]
@@ -137,9 +138,9 @@ def _fractional_terms(q: float, sigma: float, a: np.ndarray, m: int) -> tuple[np
     out = []
     for idx, arg in ((i, (z0 - i) / sigma), (al - i, (al - i - z0) / sigma)):  # t_0; t_1 with j = α − i
         lp = idx * lq + (al - idx) * l1q
-        direct = lp + (idx * idx - idx) / (2.0 * v) + special.log_ndtr(arg)
+        direct = lp + (idx * idx - idx) / (2.0 * v) + special().log_ndtr(arg)
         with np.errstate(over="ignore", divide="ignore"):
-            via_erfcx = shared + np.log(special.erfcx(-np.minimum(arg, -5.0) / _SQRT2) / 2.0)
+            via_erfcx = shared + np.log(special().erfcx(-np.minimum(arg, -5.0) / _SQRT2) / 2.0)
         use_x = arg < -5.0  # Φ(arg) tiny: (i² − i)/(2σ²) and log Φ would cancel
         log_t = log_c + np.where(use_x, via_erfcx, direct)
         mag = np.where(use_x, np.abs(shared) + np.abs(via_erfcx - shared),

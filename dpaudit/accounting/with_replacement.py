@@ -26,11 +26,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import gammaln
 
 from dpaudit.events import GaussianEvent
 from dpaudit.events_ml import SampledWithReplacementEvent
-from dpaudit.numerics import div_up
+from dpaudit.numerics import div_up, special
 
 __all__ = ["log_with_replacement_rdp", "log_expm1_up", "log_rho_of_terms", "log_binomial_up"]
 
@@ -49,7 +48,7 @@ def log_expm1_up(log_x: np.ndarray) -> np.ndarray:
 
 def log_binomial_up(m: int, c: np.ndarray | float) -> np.ndarray:
     """log binom(m, c), rounded up (vectorised over c)."""
-    parts = (gammaln(m + 1.0), gammaln(c + 1.0), gammaln(m - c + 1.0))
+    parts = (special().gammaln(m + 1.0), special().gammaln(c + 1.0), special().gammaln(m - c + 1.0))
     err = 1e-14 * (abs(parts[0]) + np.abs(parts[1]) + np.abs(parts[2])) + 1e-15
     return parts[0] - parts[1] - parts[2] + err
 

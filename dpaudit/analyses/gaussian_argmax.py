@@ -18,9 +18,8 @@ import math
 from collections.abc import Iterable
 
 import numpy as np
-from scipy import special
 
-from dpaudit.numerics import bisect
+from dpaudit.numerics import bisect, special
 from dpaudit.validation import check_finite_array, check_integer, check_positive_array
 
 __all__ = ["log_argmax_probability", "argmax_log_distribution", "argmax_distribution"]
@@ -41,14 +40,14 @@ def _log_h(z: np.ndarray, d: np.ndarray, r: np.ndarray, per_row: np.ndarray | No
     if per_row is not None:
         d, r = np.repeat(d, per_row, axis=0), np.repeat(r, per_row, axis=0)
     u = d + r * z[:, None]
-    return -0.5 * z * z - _LOG_SQRT_2PI + special.log_ndtr(u).sum(axis=1)
+    return -0.5 * z * z - _LOG_SQRT_2PI + special().log_ndtr(u).sum(axis=1)
 
 
 def _h_slope(z: np.ndarray, d: np.ndarray, r: np.ndarray) -> np.ndarray:
     """h′(z) = −z + Σ_j r_j φ(u_j)/Φ(u_j), u_j = d_j + r_j z (one z per row); strictly
     decreasing because h″ ≤ −1. The Mills ratio is taken in log space (no 0/0 far left)."""
     u = d + r * z[:, None]
-    mills = np.exp(-0.5 * u * u - _LOG_SQRT_2PI - special.log_ndtr(u))
+    mills = np.exp(-0.5 * u * u - _LOG_SQRT_2PI - special().log_ndtr(u))
     return -z + (r * mills).sum(axis=1)
 
 
