@@ -410,7 +410,8 @@ def black_box_leak_floor(
 ) -> LeakFloor:
     """The detection floor of :func:`audit_policy` (same arguments) measured on the policy's own
     noise-scaled runs (:mod:`bandits.auditing.leak_floor`): ``replicates`` pilots per leak
-    factor, subsampled from a pool of ``pool_pilots`` pilots' worth of runs. Its runs are seeded
+    factor, subsampled from one half of a pool of ``pool_pilots`` pilots' worth of runs, their
+    tests' error rates taken on the other half. Its runs are seeded
     from ``settings.seed`` under keys of their own (independent of the audit's pilot and main
     samples) and are the same at every leak factor.
 
@@ -429,16 +430,14 @@ def black_box_leak_floor(
 
     def evaluate(leak: float) -> tuple[np.ndarray, np.ndarray]:
         variant = NoiseScaled(policy, 1.0 / leak)
-        size = pool * n_pilot
-        runs = pilot_samples(variant, env, T, size, cands, settings, (2,))[0]
+        half = pool // 2 * n_pilot
+        runs = pilot_samples(variant, env, T, 2 * half, cands, settings, (2,))[0]
         rng = np.random.default_rng(np.random.SeedSequence(settings.seed, spawn_key=(4,)))
         fp, fn = np.empty(n_rep), np.empty(n_rep)
         for r in range(n_rep):
-            pick = rng.choice(size, size=n_pilot, replace=False)
-            rest = np.ones(size, bool)
-            rest[pick] = False
+            pick = rng.choice(half, size=n_pilot, replace=False)  # pilots from the first half
             pc, pair, stat = choose([a[pick] for a in runs], env, n, cands, select, settings)
-            x, y = (a[rest, stat.arm] for a in runs[2 * cands.index(pair) : 2 * cands.index(pair) + 2])
+            x, y = (a[half:, stat.arm] for a in runs[2 * cands.index(pair) : 2 * cands.index(pair) + 2])
             fp[r], fn[r] = error_rates(x, y, pc.orientation, pc.threshold)
         return detections(fp, fn, np.ones(n_rep, bool), n, alpha, quantity, settings.delta, certified)
 

@@ -10,11 +10,12 @@ theirs with their own pilot code (:func:`bandits.auditing.black_box.black_box_le
 * :class:`NoiseScaled` — a policy whose runs draw their privacy noise at 1/L of its scale (the
   stream the policy names in :attr:`~bandits.policy.Policy.privacy_stream`: ``noise`` for the
   mechanisms, ``random`` for a posterior sampler); L = 1 gives exactly the policy's own runs;
-* for each L, a pool of the variant's runs :data:`POOL_PILOTS` pilots large per table, from which
-  :data:`DEFAULT_REPLICATES` pilots are subsampled; each pilot chooses its test with the view's
-  own code, and its main-sample certification is scored exactly (:func:`detections`: binomial
-  sums, :func:`dpaudit.audit.power.conditional_detections`) at the error rates of the chosen
-  test on the pool's runs that its pilot did not see (:func:`error_rates`).
+* for each L, a pool of the variant's runs :data:`POOL_PILOTS` pilots large per table, split in
+  two halves: :data:`DEFAULT_REPLICATES` pilots are subsampled from the first, each chooses its
+  test with the view's own code, and its main-sample certification is scored exactly
+  (:func:`detections`: binomial sums, :func:`dpaudit.audit.power.conditional_detections`) at
+  the error rates of the chosen test on the second half (:func:`error_rates`) — never on runs
+  that took part in any choice, which would favour the tests the pool happens to flatter.
 
 The cost is many pilots of the variant per evaluated L: many times the audit's own. It is
 computed on request (``AuditSettings(floor="algorithm")``, ``dpaudit run --audit-floor
@@ -51,7 +52,7 @@ __all__ = ["NoiseScaled", "error_rates", "certified_quantity", "detections", "ta
 
 POOL_PILOTS = 16
 """Pilot samples' worth of variant runs per table and leak factor: the replicated pilots are
-subsamples of it, and each chosen test's error rates are those of the runs its pilot left out."""
+subsamples of its first half, and each chosen test's error rates are those of its second half."""
 
 DEFAULT_REPLICATES = 64
 """Replicated pilots per leak factor."""

@@ -302,9 +302,9 @@ def releases_leak_floor(
     """The detection floor of :func:`audit_releases` (same arguments) measured on the policy's own
     noise-scaled runs (:mod:`bandits.auditing.leak_floor`): for each L, pools
     of coupled fit runs and of independent scoring runs of every pair, the pilot's own fit, pair
-    ranking and choice (:mod:`bandits.auditing.release_pilot`) on subsamples of them, and the
-    chosen statistic's error rates on the scoring runs its pilot did not see. A pilot that finds
-    no test with a positive predicted bound detects nothing, as in the audit."""
+    ranking and choice (:mod:`bandits.auditing.release_pilot`) on subsamples of them (the scoring
+    runs from one half of their pool), and the chosen statistic's error rates on the other half.
+    A pilot that finds no test with a positive predicted bound detects nothing, as in the audit."""
     env, T, n, cert, _, select = audit_inputs(policy, horizon, env, settings, pilot_fraction, select)
     quantity, certified = certified_quantity(policy, cert)
     extra, registered = design if design is not None else ((), {})
@@ -318,22 +318,23 @@ def releases_leak_floor(
             variant, env, T, settings))  # fmt: skip
         cands = reachable_pairs([*fam, *extra], T)
         fits = fit_runs(variant, env, T, pool * fit, cands, settings, (6,))
-        scores = score_runs(variant, env, T, pool * score, range(len(cands)), cands, settings, (6,))
+        half = pool // 2 * score  # pilots score on the first half, their tests' rates on the second
+        scores = score_runs(variant, env, T, 2 * half, range(len(cands)), cands, settings, (6,))
         rng = np.random.default_rng(np.random.SeedSequence(settings.seed, spawn_key=(7,)))
         fp, fn, live = np.ones(n_rep), np.ones(n_rep), np.zeros(n_rep, bool)
         for r in range(n_rep):
             rows = rng.choice(pool * fit, size=fit, replace=False)
             sub_fits = [(take_rows(x, rows), take_rows(y, rows)) for x, y in fits]
             fitted = fitted_pairs(sub_fits, cands, registered)
-            picks = [rng.choice(pool * score, size=score, replace=False) for _ in range(2)]
+            picks = [rng.choice(half, size=score, replace=False) for _ in range(2)]
             sub = {c: (take_rows(scores[c][0], picks[0]), take_rows(scores[c][1], picks[1]), score)
                    for _, c, _, _ in fitted}  # fmt: skip
             pc, pair, stat, _ = choose_scored(fitted, sub, n, select, settings)
             if pc is None or pc.predicted <= 0:
                 continue  # the audit is inconclusive: nothing detected
             x, y, _ = scores[cands.index(pair)]
-            rest = [np.setdiff1d(np.arange(pool * score), p) for p in picks]
-            vx, vy = stat(take_rows(x, rest[0]), rest[0].size), stat(take_rows(y, rest[1]), rest[1].size)
+            rest = np.arange(half, 2 * half)
+            vx, vy = stat(take_rows(x, rest), half), stat(take_rows(y, rest), half)
             fp[r], fn[r] = error_rates(vx, vy, pc.orientation, pc.threshold)
             live[r] = True
         return detections(fp, fn, live, n, alpha, quantity, settings.delta, certified)
