@@ -109,6 +109,7 @@ def test_bad_inputs_name_the_parameter(bad):
         black_box_leak_floor(UCB1(), 6, "bernoulli:0.5,0.5", AuditSettings(trials=200), replicates=2)
 
 
+@pytest.mark.slow
 def test_floor_of_a_real_audit():
     """Lazy-UCB at ε = 1, T = 4 on two arms, 600 runs per side: the declared algorithm is seen
     (detected at L < 1), the certificate is not refuted at L = 1 (violation needs L > 1) and a
@@ -126,6 +127,7 @@ def test_floor_of_a_real_audit():
     assert rep.floor is None  # the reference floor does not decide
 
 
+@pytest.mark.slow
 def test_no_power_is_inconclusive_where_the_reference_floor_says_consistent():
     """Lazy-UCB at ε = 0.3 with 300 runs per side proves ε ≥ 0: the reference floor (one oracle
     test, ε ≥ 0.23 seen half the time) lets that pass as ``consistent``; measured on the
@@ -139,6 +141,7 @@ def test_no_power_is_inconclusive_where_the_reference_floor_says_consistent():
     assert rep.verdict.value == "inconclusive"
 
 
+@pytest.mark.slow
 def test_releases_floor_sees_the_declared_algorithm():
     """The releases view of Lazy-UCB (ε = 1, T = 4, 2 arms, 600 runs per side): its statistics see
     the declared algorithm (detected at L < 1), do not refute it at L = 1, and refute a noise-scale

@@ -416,8 +416,8 @@ def black_box_leak_floor(
     samples) and are the same at every leak factor.
 
     >>> from bandits.lazy.policies import LazyUCB
-    >>> f = black_box_leak_floor(LazyUCB(epsilon=1.0), 6, parse_env("bernoulli:0.5,0.5,0.5"),
-    ...                          AuditSettings(trials=1000), replicates=8)
+    >>> f = black_box_leak_floor(LazyUCB(epsilon=1.0), 4, parse_env("bernoulli:0.5,0.5"),
+    ...                          AuditSettings(trials=500), replicates=8, pool_pilots=4)
     >>> f.has_power, 1.0 < f.violate_leak < 16.0
     (True, True)
     """
