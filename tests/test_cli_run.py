@@ -369,3 +369,14 @@ def test_audit_pair_beyond_the_horizon_is_one_line(capsys):
     code, out, err = run_cli(capsys, "run", "dp-se", "-T", "200", "-R", "2", "--audit-trials", "20")
     assert code == 2 and out == "" and err.count("\n") == 1
     assert "no neighbouring pair of the audit is reachable within the audit horizon 200" in err
+
+
+def test_a_measured_floor_too_large_for_the_machine_is_refused_up_front(capsys):
+    """DP-SE's default audit (horizon 25,778, 20,000 runs per side) with ``--audit-floor algorithm``
+    would simulate about 540 times the audit's runs: refused with one line and status 2 before any
+    work; an unknown floor is refused by name."""
+    code, out, err = run_cli(capsys, "run", "dp-se", "--audit-floor", "algorithm")
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "measured floor's runs" in err and "--audit-trials" in err
+    code, out, err = run_cli(capsys, "run", "lazy-ucb", "--audit-floor", "oracle")
+    assert code == 2 and out == "" and err.count("\n") == 1 and "--audit-floor" in err

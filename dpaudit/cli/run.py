@@ -61,6 +61,11 @@ def check_work(horizon: int, reps: int, what: str = "--horizon x --reps") -> Non
 
 DEFAULT_REPS = 10
 
+FLOOR_RUNS_PER_TRIAL = 540
+"""Runs per audit trial of ``--audit-floor algorithm``, at most: 7 leak factors x 2 views x a pool
+of 16 pilots of 10 % of the trials x 2 tables x up to 12 neighbouring pairs
+(:mod:`bandits.auditing.leak_floor`)."""
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     run_p = sub.add_parser(
@@ -218,6 +223,9 @@ def _audit_horizon(spec: Any, policy: Any, args: argparse.Namespace, env: Any) -
         Ta = T
     if args.audit_trials:
         check_work(Ta, 2 * args.audit_trials, "audit horizon x 2 --audit-trials")
+        if args.audit_floor == "algorithm":
+            check_work(Ta, FLOOR_RUNS_PER_TRIAL * args.audit_trials, "audit horizon x the measured "
+                       f"floor's runs (up to {FLOOR_RUNS_PER_TRIAL} x --audit-trials)")  # fmt: skip
         if Ta * 2 * args.audit_trials * env.n_arms > MAX_ARM_ROUNDS:
             raise UsageError(
                 f"audit horizon x 2 --audit-trials x arms = {Ta} x {2 * args.audit_trials} x {env.n_arms} = "
