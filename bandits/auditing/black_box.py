@@ -78,6 +78,7 @@ from dpaudit.audit.estimate import mu_interval_from_counts
 from dpaudit.audit.leak_floor import LeakFloor, leak_floor
 from dpaudit.audit.pilot import PilotChoice, pilot_choice
 from dpaudit.audit.power import floor_report
+from dpaudit.audit.thresholds import threshold_errors
 from dpaudit.tasks import run_tasks
 from dpaudit.validation import check_integer
 
@@ -231,8 +232,7 @@ def certify_chosen(
     (alternative): (Clopper–Pearson ε and μ lower bounds, false positives, false negatives).
     "x′" is decided when o·(s − thr) > 0, the convention of :mod:`dpaudit.audit.thresholds`."""
     n0, n1 = x.size, y.size
-    fp = int(np.sum(orientation * (x - threshold) > 0))
-    fn = int(np.sum(orientation * (y - threshold) <= 0))
+    fp, fn = threshold_errors(x, y, threshold, orientation)
     eb = epsilon_lower_bound_from_counts(fp, n0, fn, n1, delta=delta, confidence=confidence)
     mb = mu_lower_bound_from_counts(fp, n0, fn, n1, confidence=confidence)
     empirical = Empirical(
@@ -272,6 +272,16 @@ def audit_inputs(
     return env, T, n, cert, published, select
 
 
+def pilot_size(trials: int, fraction: float, least: int) -> int:
+    """Pilot runs per side per candidate: ``fraction`` of the main sample, at least ``least``."""
+    return max(least, math.ceil(fraction * trials))
+
+
+def _design(pairs: Sequence[PairDesign] | None, T: int, n_arms: int) -> list[PairDesign]:
+    """The audit's candidate pairs: ``pairs`` (default :func:`candidate_pairs`) that fit in ``T``."""
+    return reachable_pairs(list(pairs) if pairs is not None else candidate_pairs(T, n_arms), T)
+
+
 def audit_policy(
     policy: Policy,
     horizon: int,
@@ -290,8 +300,8 @@ def audit_policy(
     ``"epsilon"`` bound (default: ε for a pure ε-DP declaration, else μ)."""
     env, T, n, cert, published, select = audit_inputs(policy, horizon, env, settings, pilot_fraction, select)
     t0 = time.perf_counter()
-    cands = reachable_pairs(list(pairs) if pairs is not None else candidate_pairs(T, env.n_arms), T)
-    n_pilot = max(100, math.ceil(pilot_fraction * n))
+    cands = _design(pairs, T, env.n_arms)
+    n_pilot = pilot_size(n, pilot_fraction, 100)
     pc, pair, stat = _pilot(policy, env, T, n, n_pilot, cands, select, settings)
     t1 = time.perf_counter()
     null_t, alt_t = pair.tables(T)
@@ -301,15 +311,19 @@ def audit_policy(
     o, thr = pc.orientation, pc.threshold
     empirical, fp, fn = certify_chosen(x, y, o, thr, delta=delta, confidence=conf, statistic=stat.describe())
     t2 = time.perf_counter()
-    floor = floor_report(n, n, (1.0 - conf) / 2.0, certified_mu=cert.mu, certified_epsilon=cert.epsilon,
-                         delta=delta)  # fmt: skip
-    measured = None
-    if settings.floor == "algorithm" and (cert.mu is not None or cert.epsilon is not None):
+    certified = cert.mu is not None or cert.epsilon is not None
+    measured, floor = None, None
+    if settings.floor == "algorithm" and certified:
         measured = black_box_leak_floor(policy, T, env, settings, pilot_fraction=pilot_fraction, pairs=pairs,
-                                     select=select)  # fmt: skip
+                                        select=select)  # fmt: skip
+        floor_text = measured.describe()
+    else:
+        floor = floor_report(n, n, (1.0 - conf) / 2.0, certified_mu=cert.mu, certified_epsilon=cert.epsilon,
+                             delta=delta)  # fmt: skip
+        floor_text = floor.describe()
     t3 = time.perf_counter()
     details = {
-        "detection_floor": floor.describe() if measured is None else measured.describe(),
+        "detection_floor": floor_text,
         "chosen": {
             "pair": asdict(pair), "statistic": stat.describe(), "threshold": thr, "orientation": o,
             "ranked_by": select, "predicted": pc.predicted, "false_positives": fp, "false_negatives": fn,
@@ -326,7 +340,7 @@ def audit_policy(
         certified=cert,
         empirical=empirical,
         details=details,
-        floor=floor if measured is None and (cert.mu is not None or cert.epsilon is not None) else None,
+        floor=floor if certified else None,
         estimate=mu_interval_from_counts(fp, n, fn, n, confidence=conf),
         published=published,
         inconclusive=measured is not None and not measured.has_power,
@@ -423,8 +437,8 @@ def black_box_leak_floor(
     """
     env, T, n, cert, _, select = audit_inputs(policy, horizon, env, settings, pilot_fraction, select)
     quantity, certified = certified_quantity(policy, cert)
-    cands = reachable_pairs(list(pairs) if pairs is not None else candidate_pairs(T, env.n_arms), T)
-    n_pilot = max(100, math.ceil(pilot_fraction * n))
+    cands = _design(pairs, T, env.n_arms)
+    n_pilot = pilot_size(n, pilot_fraction, 100)
     alpha, n_rep = (1.0 - settings.confidence) / 2.0, max(1, int(replicates))
     pool = check_integer("pool_pilots", pool_pilots, 2)
 

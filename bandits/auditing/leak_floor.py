@@ -45,6 +45,7 @@ import numpy as np
 from bandits.policy import Agent, Policy, RunContext
 from dpaudit.audit import Certified
 from dpaudit.audit.power import conditional_detections
+from dpaudit.audit.thresholds import threshold_errors
 from mechanisms.randomness import ScaledRandom
 
 __all__ = ["NoiseScaled", "error_rates", "certified_quantity", "detections", "take_rows", "POOL_PILOTS",
@@ -92,10 +93,10 @@ class NoiseScaled(Policy):
 
 
 def error_rates(x: np.ndarray, y: np.ndarray, orientation: int, threshold: float) -> tuple[float, float]:
-    """The false-positive and false-negative rates of a test on samples (convention of
-    :func:`bandits.auditing.black_box.certify_chosen`)."""
-    s0, s1 = orientation * (x - threshold), orientation * (y - threshold)
-    return float(np.mean(s0 > 0)), float(np.mean(s1 <= 0))
+    """The false-positive and false-negative rates of a test on samples
+    (:func:`dpaudit.audit.thresholds.threshold_errors`)."""
+    fp, fn = threshold_errors(x, y, threshold, orientation)
+    return fp / x.size, fn / y.size
 
 
 def certified_quantity(policy: Policy, cert: Certified) -> tuple[str, float]:

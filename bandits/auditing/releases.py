@@ -42,7 +42,6 @@ Example:
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
@@ -50,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from bandits.auditing.black_box import PairDesign, audit_inputs, certify_chosen, reachable_pairs
+from bandits.auditing.black_box import PairDesign, audit_inputs, certify_chosen, pilot_size, reachable_pairs
 from bandits.auditing.contract import AuditSettings
 from bandits.auditing.leak_floor import (
     DEFAULT_REPLICATES,
@@ -172,7 +171,7 @@ def audit_releases(
         pairs = release_pairs(T, env.n_arms, first_play=first_plays(policy, env, T, settings))
     extra, registered = design if design is not None else ((), {})
     cands = reachable_pairs([*pairs, *extra], T)
-    n_pilot = max(200, math.ceil(pilot_fraction * n))
+    n_pilot = pilot_size(n, pilot_fraction, 200)
     pc, pair, stat, scored = pilot(policy, env, T, n, n_pilot, cands, select, settings, registered)
     t1 = time.perf_counter()
     base = {
@@ -196,14 +195,18 @@ def audit_releases(
         x, y, pc.orientation, pc.threshold, delta=delta, confidence=conf, statistic=stat.describe()
     )
     t2 = time.perf_counter()
-    floor = floor_report(
-        n, n, (1.0 - conf) / 2.0, certified_mu=cert.mu, certified_epsilon=cert.epsilon, delta=delta
-    )
     measured = _measured_floor(policy, T, env, settings, pilot_fraction, pairs, select, design, cert)
+    floor = None
+    if measured is not None:
+        floor_text = measured.describe()
+    else:
+        floor = floor_report(n, n, (1.0 - conf) / 2.0, certified_mu=cert.mu, certified_epsilon=cert.epsilon,
+                             delta=delta)  # fmt: skip
+        floor_text = floor.describe()
     t3 = time.perf_counter()
     details = {
         "view": "releases",
-        "detection_floor": floor.describe() if measured is None else measured.describe(),
+        "detection_floor": floor_text,
         "chosen": _chosen(pair, stat, pc, select, fp, fn),
         **base,
         "seconds": {"pilot": t1 - t0, "main": t2 - t1, **({"floor": t3 - t2} if measured else {})},
@@ -214,7 +217,7 @@ def audit_releases(
         certified=cert,
         empirical=emp,
         details=details,
-        floor=floor if measured is None and (cert.mu is not None or cert.epsilon is not None) else None,
+        floor=floor if cert.mu is not None or cert.epsilon is not None else None,
         estimate=mu_interval_from_counts(fp, n, fn, n, confidence=conf),
         published=published,
         inconclusive=measured is not None and not measured.has_power,
@@ -225,7 +228,7 @@ def _measured_floor(
     policy: Policy, T: int, env: Environment, settings: AuditSettings, pilot_fraction: float,
     pairs: Sequence[PairDesign] | None, select: str, design: Any, cert: Certified,
 ) -> LeakFloor | None:  # fmt: skip
-    """The floor measured on the algorithm (:func:`bandits.auditing.leak_floor.releases_leak_floor`)
+    """The floor measured on the algorithm (:func:`releases_leak_floor`)
     when the settings ask for it and there is a certificate; else None."""
     if settings.floor != "algorithm" or (cert.mu is None and cert.epsilon is None):
         return None
@@ -308,7 +311,7 @@ def releases_leak_floor(
     env, T, n, cert, _, select = audit_inputs(policy, horizon, env, settings, pilot_fraction, select)
     quantity, certified = certified_quantity(policy, cert)
     extra, registered = design if design is not None else ((), {})
-    fit, score = pilot_sizes(max(200, math.ceil(pilot_fraction * n)))
+    fit, score = pilot_sizes(pilot_size(n, pilot_fraction, 200))
     alpha, n_rep = (1.0 - settings.confidence) / 2.0, max(1, int(replicates))
     pool = check_integer("pool_pilots", pool_pilots, 2)
 

@@ -39,14 +39,13 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from bandits.auditing.black_box import audit_policy, certify_chosen
+from bandits.auditing.black_box import audit_policy, certify_chosen, pilot_size
 from bandits.auditing.claims import DEFAULT_MECHANISM_TRIALS, detection_floor
 from bandits.auditing.contract import AuditSettings, PolicyAudit
 from bandits.cascading.policies import CascadeLDP, CascadeLDPFixed, CascadePolicy
@@ -175,7 +174,7 @@ def audit_designs(
 ) -> AuditReport:
     """Pilot every (design, statistic), test the best one on fresh runs (module docstring)."""
     n = check_integer("trials", trials, 10)
-    n_pilot = max(100, math.ceil(pilot_fraction * n))
+    n_pilot = pilot_size(n, pilot_fraction, 100)
     pilots, keys = [], []
     for c, d in enumerate(designs):
         st = _statistics(policy, env, d, n_pilot, np.random.SeedSequence(seed, spawn_key=(0xCA5, 0, c)))

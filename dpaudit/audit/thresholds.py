@@ -50,6 +50,7 @@ from dpaudit.audit.statistics import as_samples
 from dpaudit.validation import check_probability
 
 __all__ = [
+    "threshold_errors",
     "ThresholdRates",
     "rates_from_counts",
     "threshold_rates",
@@ -338,6 +339,22 @@ def candidate_counts(
     return rates_from_counts(t, o, fp, fn, n0.pop(), n1.pop(), conf, alpha_each, method)
 
 
+def threshold_errors(null: np.ndarray, alt: np.ndarray, threshold: float,
+                     orientation: int) -> tuple[int, int]:  # fmt: skip
+    """(false positives, false negatives) of one threshold test: "x′" is decided when
+    ``orientation·(s − threshold) > 0``, so a null sample above (``orientation`` 1) or below (−1)
+    the threshold is a false positive, an alternative one at or on the other side a false negative.
+
+    >>> threshold_errors(np.array([0.0, 1.0, 2.0]), np.array([1.0, 2.0, 3.0]), 1.5, -1)
+    (2, 2)
+    """
+    if orientation == 1:
+        return int(np.count_nonzero(null > threshold)), int(np.count_nonzero(alt <= threshold))
+    if orientation == -1:
+        return int(np.count_nonzero(null < threshold)), int(np.count_nonzero(alt >= threshold))
+    raise ValueError(f"orientation must be 1 or -1, got {orientation!r}")
+
+
 def single_test_rates(
     null: ArrayLike, alt: ArrayLike, threshold: float, orientation: int, *, confidence: float,
     method: str = "one pre-registered test",
@@ -353,11 +370,6 @@ def single_test_rates(
     conf = check_probability("confidence", confidence)
     x = as_samples("null_samples", null)
     y = as_samples("alt_samples", alt)
-    if orientation == 1:
-        fp, fn = np.count_nonzero(x > threshold), np.count_nonzero(y <= threshold)
-    elif orientation == -1:
-        fp, fn = np.count_nonzero(x < threshold), np.count_nonzero(y >= threshold)
-    else:
-        raise ValueError(f"orientation must be 1 or -1, got {orientation!r}")
+    fp, fn = threshold_errors(x, y, threshold, orientation)
     return rates_from_counts(np.array([threshold]), np.array([orientation]), np.array([fp]), np.array([fn]),
                   x.size, y.size, conf, (1.0 - conf) / 2.0, method)  # fmt: skip
