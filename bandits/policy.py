@@ -217,6 +217,11 @@ class Policy(abc.ABC):
     structures: ClassVar[tuple[type[ActionStructure], ...]] = (SingleArm,)
     joint_player: ClassVar[type[JointPlayer] | None] = None
     """A player for several agents of this class at once (None: each agent plays alone)."""
+    release_trials: ClassVar[int] = 1
+    """The releases view's runs per side as a multiple of the audit's trials
+    (:func:`bandits.auditing.views.audit_views`): more where the certificate composes many small
+    releases per unit (the nodes of a tree over the rounds), whose leak a short audit sees thinly."""
+
     privacy_stream: ClassVar[str] = "noise"
     """The stream of :class:`RunContext` whose draws make the policy private: ``"noise"`` (its
     mechanisms' noise) or ``"random"`` (a posterior sampler's own draws); a measuring audit

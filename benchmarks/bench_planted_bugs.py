@@ -97,6 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-baseline", action="store_true", help="skip the unbugged runs")
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--update", action="store_true",
+                    help="replace only these rows in the --json file (keeping the others and their seeds)")
     ap.add_argument("--markdown", default=None, help="also write the table as Markdown to this file")
     args = ap.parse_args(argv)
     cores = os.cpu_count() or 1
@@ -128,12 +130,26 @@ def main(argv: list[str] | None = None) -> int:
     total = time.perf_counter() - start
     print(f"{len(tasks)} audits in {total:.0f} s with {args.workers} worker(s)")
     if args.json:
+        out = {"seeds": args.seeds, "rows": table, "seconds": total}
+        if args.update and os.path.exists(args.json):
+            out = merge_rows(args.json, table)
         with open(args.json, "w") as fh:
-            json.dump({"seeds": args.seeds, "rows": table, "seconds": total}, fh, indent=1)
+            json.dump(out, fh, indent=1)
     if args.markdown:
         with open(args.markdown, "w") as fh:
             fh.write(markdown(table))
     return 0
+
+
+def merge_rows(path: str, table: list[dict[str, Any]]) -> dict[str, Any]:
+    """The table in ``path`` with the rows of ``table`` in place of those of the same (algorithm,
+    bug) — new ones appended — each row keeping its own seed count."""
+    with open(path) as fh:
+        old = json.load(fh)
+    new = {(r["algorithm"], r["bug"]): r for r in table}
+    rows = [new.pop((r["algorithm"], r["bug"]), r) for r in old["rows"]]
+    rows += list(new.values())
+    return {**old, "rows": rows, "seeds": min(r["seeds"] for r in rows)}
 
 
 def markdown(table: list[dict[str, Any]], seconds: bool = True) -> str:

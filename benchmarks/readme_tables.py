@@ -265,19 +265,22 @@ def render_planted_bugs(data: dict[str, Any]) -> str:
 
 
 def planted_bugs_summary(data: dict[str, Any]) -> str:
-    """Caught rows and false alarms of the planted-bugs run, in one sentence."""
-    rows, n = data["rows"], data["seeds"]
+    """Caught rows and false alarms of the planted-bugs run, in one sentence (each row with its
+    own number of audit seeds)."""
+    rows = data["rows"]
     clean = [r for r in rows if r["bug"] == "none"]
     bugs = [r for r in rows if r["bug"] != "none"]
     broken = {r["algorithm"] for r in clean if r["caught"]}  # violated even without a bug
     mine = [r for r in bugs if r["algorithm"] not in broken]
-    most = sum(r["caught"] >= 0.8 * n for r in mine)
+    most = sum(r["caught"] >= 0.8 * r["seeds"] for r in mine)
     alarms = sum(r["caught"] for r in clean if r["algorithm"] not in broken)
-    runs = n * sum(r["algorithm"] not in broken for r in clean)
-    return (f"{most} of {len(mine)} planted bugs caught in at least 80 % of {n} audit seeds, in the "
-            f"{len(clean) - len(broken)} algorithms whose unbugged audit passes (false alarms: {alarms} "
-            f"of {runs} unbugged runs); the {len(broken)} algorithms whose published guarantee the "
-            "audit refutes without any bug are left out")
+    runs = sum(r["seeds"] for r in clean if r["algorithm"] not in broken)
+    counts = sorted({r["seeds"] for r in rows})
+    seeds = " or ".join(str(c) for c in counts)
+    return (f"{most} of {len(mine)} planted bugs caught in at least 80 % of their {seeds} audit seeds, "
+            f"in the {len(clean) - len(broken)} algorithms whose unbugged audit passes "
+            f"(false alarms: {alarms} of {runs} unbugged runs); the {len(broken)} algorithms whose "
+            "published guarantee the audit refutes without any bug are left out")
 
 
 def validity_summary(data: dict[str, Any]) -> str:

@@ -9,12 +9,18 @@ import pytest
 
 from bandits.auditing.black_box import black_box_audit
 from bandits.auditing.contract import AuditSettings
+from bandits.auditing.leak_floor import NoiseScaled
+from bandits.auditing.release_pilot import _fit, played_key
 from bandits.auditing.releases import ReleaseStatistic, audit_releases, records_releases, release_pairs
 from bandits.auditing.views import audit_views
 from bandits.engine.simulator import simulate
 from bandits.environments import parse_env
+from bandits.environments.grammar import parse_combinatorial_env
+from bandits.full_info.audit import release_design as rnm_release_design
+from bandits.full_info.policies import RNMFTNL, FTNLAgent
 from bandits.lazy.policies import LazyDPTS, LazyUCB, LazyUCBAgent
 from bandits.policy import RunContext
+from bandits.semibandits.policies import CUCBDP
 from dpaudit.transcripts import Transcripts, merge
 
 
@@ -92,3 +98,67 @@ def test_no_release_no_view() -> None:
     env = parse_env("bernoulli:0.5,0.5")
     assert not records_releases(GaussianTS(b=1, c=1.0), 10, env)
     assert records_releases(LazyUCB(epsilon=1.0), 10, env)
+
+
+@dataclass(frozen=True)
+class _OneForgottenDraw(RNMFTNL):
+    """RNM-FTNL that forgets arm 1's noise in epoch 2 only (a bug the default pairs cannot reach)."""
+
+    def agent(self, run: RunContext) -> FTNLAgent:
+        agent = super().agent(run)
+        agent.Z[:, 2, 1] = 0.0
+        return agent
+
+
+def test_rnm_ftnl_pairs_reach_a_draw_forgotten_in_one_epoch() -> None:
+    pairs, stats = rnm_release_design(15, 3)
+    assert len(pairs) == 4 * 3 and set(stats) == {p.name for p in pairs}  # 4 epochs start before 15
+    env = parse_env("bernoulli:0.6,0.5,0.5")
+    settings = AuditSettings(trials=2000, seed=2)
+    good = RNMFTNL(epsilon=1.0)
+    ok = audit_releases(good, 15, env, settings, design=good.release_audit(15, 3))
+    assert ok.verdict.value == "consistent" and 0.5 < ok.empirical.epsilon_lower <= ok.certified.epsilon
+    bug = _OneForgottenDraw(epsilon=1.0)
+    alone = audit_releases(bug, 15, env, settings)  # the default family never changes epoch 2 for arm 1
+    assert alone.verdict.value != "violated"
+    caught = audit_releases(bug, 15, env, settings, design=bug.release_audit(15, 3))
+    assert caught.verdict.value == "violated"
+    assert caught.details["chosen"]["pair"]["name"] == "arm 1 against the rest at round 3 (epoch 2)"
+
+
+def test_a_gated_statistic_counts_each_release_only_where_its_arm_was_played() -> None:
+    gate = played_key(0, 2)
+    cols = {"a": np.array([1.0, 1.0, 1.0]), gate: np.array([1.0, 0.0, 1.0])}
+    lap = ReleaseStatistic("laplace", ("a",), (1.0,), (0.0,), (1.0,), (gate,))
+    np.testing.assert_allclose(lap(cols, 3), [-1.0, 0.0, -1.0])
+    assert "played its arm" in lap.describe()
+    assert lap({"a": cols["a"]}, 3).tolist() == [0.0, 0.0, 0.0]  # no actions kept: nothing counts
+
+
+def test_the_fit_gates_releases_reached_only_where_the_changed_round_played_their_arm() -> None:
+    rng = np.random.default_rng(0)
+    n = 400
+    played = rng.random(n) < 0.3
+    noise = rng.laplace(0.0, 1.0, n)
+    x = {"node[2]": 1.0 * played + noise, played_key(0, 2): played.astype(float),
+         played_key(0, 1): (~played).astype(float)}  # fmt: skip
+    y = {"node[2]": noise, **{k: v for k, v in x.items() if k != "node[2]"}}
+    stats, _ = _fit(x, y)
+    gated = [s for s in stats if any(s.gates)]
+    assert {s.kind for s in gated} == {"laplace", "gaussian"}
+    assert gated[0].gates == (played_key(0, 2),)
+    assert gated[0].null[0] == pytest.approx(1.0, abs=0.2) and gated[0].alt[0] == pytest.approx(0.0, abs=0.2)
+    ungated = [s for s in stats if s.kind == "laplace" and not s.gates]
+    assert 0.0 < ungated[0].null[0] < 0.5  # the median over every run, as without gates
+
+
+def test_gating_by_the_played_set_catches_a_tree_noise_bug() -> None:
+    """CUCB-DP's tree nodes carry the changed round only on the base arms it played, a random set;
+    the released actions say which, and the gated statistic sees the noise at a tenth."""
+    env = parse_combinatorial_env("topk:k=2,means=0.5x4,reward=min")
+    settings = AuditSettings(trials=2000, seed=0)
+    ok = audit_releases(CUCBDP(epsilon=1.0), 8, env, settings)
+    assert ok.verdict.value != "violated"
+    bad = audit_releases(NoiseScaled(CUCBDP(epsilon=1.0), 0.1), 8, env, settings)
+    assert bad.verdict.value == "violated", bad.details["chosen"]
+    assert "played its arm" in bad.details["chosen"]["statistic"]

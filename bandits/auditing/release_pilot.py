@@ -21,7 +21,7 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,7 +40,7 @@ Columns = Mapping[str, np.ndarray]
 Scored = tuple[Columns, Columns, int]
 
 __all__ = ["ReleaseStatistic", "BLOCK", "MISSING", "SCORED_PAIRS", "pilot_sizes", "fit_runs", "fitted_pairs",
-           "score_runs", "choose_scored", "run_blocks", "tasks", "pilot"]  # fmt: skip
+           "score_runs", "choose_scored", "run_blocks", "tasks", "pilot", "played_key", "gated"]  # fmt: skip
 
 BLOCK = 1024
 """Runs per simulated block (fixed, so results do not depend on the executor)."""
@@ -66,13 +66,17 @@ class ReleaseStatistic:
     """A statistic of one run's transcript: the value of one release (``kind="value"``), whether
     a release with few distinct values took the value ``null[0]`` (``"equals"``), or the
     summed privacy loss over ``keys`` of a Laplace (``"laplace"``: clipped to the centres) or
-    Gaussian (``"gaussian"``: linear) mechanism centred at ``null``/``alt`` with ``scale``."""
+    Gaussian (``"gaussian"``: linear) mechanism centred at ``null``/``alt`` with ``scale``.
+    ``gates`` (summed kinds only): per key, a column of :func:`played_key` (or ``""``) — the key's
+    loss counts only in the runs that played that arm at the changed round, the runs whose
+    released actions say the change reached it."""
 
     kind: str
     keys: tuple[str, ...]
     null: tuple[float, ...]
     alt: tuple[float, ...]
     scale: tuple[float, ...]
+    gates: tuple[str, ...] = ()
 
     def __call__(self, columns: Mapping[str, np.ndarray], n: int) -> np.ndarray:
         if self.kind == "equals":
@@ -82,10 +86,13 @@ class ReleaseStatistic:
             v = columns.get(self.keys[0])
             return np.full(n, MISSING) if v is None else np.where(np.isnan(v), MISSING, v)
         total = np.zeros(n)
-        for k, m0, m1, s in zip(self.keys, self.null, self.alt, self.scale):
+        for i, (k, m0, m1, s) in enumerate(zip(self.keys, self.null, self.alt, self.scale)):
             v = columns.get(k)
             if v is None:
                 continue
+            if self.gates and self.gates[i]:
+                gate = columns.get(self.gates[i])
+                v = np.where(gate == 1.0, v, np.nan) if gate is not None else np.full(n, np.nan)
             if self.kind == "laplace":  # clipped exactly, so that no rounding splits the end points
                 lo, hi = min(m0, m1), max(m0, m1)
                 loss = (m0 + m1 - 2.0 * np.clip(v, lo, hi)) / s * (1.0 if m0 > m1 else -1.0)
@@ -101,13 +108,25 @@ class ReleaseStatistic:
             return f"value of release '{self.keys[0]}'"
         shape = "Laplace" if self.kind == "laplace" else "Gaussian"
         first = ", ".join(f"'{k}'" for k in self.keys[:3]) + (", ..." if len(self.keys) > 3 else "")
-        return f"{shape} loss over {len(self.keys)} releases ({first})"
+        gated = ", each where the changed round played its arm" if any(self.gates) else ""
+        return f"{shape} loss over {len(self.keys)} releases ({first}{gated})"
+
+
+PLAYED = "played at round "
+"""The prefix of the :func:`played_key` columns (no release key starts with it)."""
+
+
+def played_key(round_: int, arm: int) -> str:
+    """The column that says whether a run played ``arm`` at round ``round_`` (1.0) or not (0.0):
+    kept beside the transcripts when a statistic's gates need it (the actions are released)."""
+    return f"{PLAYED}{round_}[{arm}]"
 
 
 def _block(task: tuple) -> dict[str, np.ndarray] | np.ndarray:
-    """Simulate ``n`` runs on one fixed table with transcripts; the columns, or the statistic's
-    values when one is given. Task: ``(policy, table, horizon, n, seed, structure, statistic)``."""
-    policy, table, horizon, n, seed, structure, stat = task
+    """Simulate ``n`` runs on one fixed table with transcripts; the columns (with the
+    :func:`played_key` columns of round ``gate`` unless it is None), or the statistic's values
+    when one is given. Task: ``(policy, table, horizon, n, seed, structure, statistic, gate)``."""
+    policy, table, horizon, n, seed, structure, stat, gate = task
     res = simulate(
         policy,
         RewardTableEnv(table, action_structure=structure),
@@ -117,8 +136,13 @@ def _block(task: tuple) -> dict[str, np.ndarray] | np.ndarray:
         progress=False,
         checkpoints=(),
         transcripts=True,
+        record_actions=gate is not None,
     )
-    cols = res.transcripts or {}
+    cols = dict(res.transcripts or {})
+    if gate is not None:
+        acts = np.asarray(res.actions).reshape(n, horizon, -1)[:, gate, :]
+        for arm in range(table.shape[1]):
+            cols[played_key(gate, arm)] = (acts == arm).any(axis=1).astype(float)
     return cols if stat is None else stat(cols, n)
 
 
@@ -135,8 +159,10 @@ def tasks(
     settings: AuditSettings,
     structure: object,
     stat: ReleaseStatistic | None,
+    gate: int | None = None,
 ) -> list[tuple[tuple[Any, ...]]]:
-    """The blocks of ``n`` runs on ``table`` (seeds spawned from ``settings.seed`` and ``key``)."""
+    """The blocks of ``n`` runs on ``table`` (seeds spawned from ``settings.seed`` and ``key``;
+    ``gate``: the round whose actions are kept as :func:`played_key` columns)."""
     return [
         (
             (
@@ -147,6 +173,7 @@ def tasks(
                 np.random.SeedSequence(settings.seed, spawn_key=key + (i,)),
                 structure,
                 stat,
+                gate,
             ),
         )
         for i, sz in enumerate(_sizes(n))
@@ -174,13 +201,35 @@ class _Reached:
     null: float
     alt: float
     spread: float  # median absolute deviation about the centres
+    gate: str = ""  # the played_key column that says in which runs the change reaches it
+    gated_null: float = 0.0  # the centre under x over those runs
 
 
-def _reached(key: str, a0: np.ndarray | None, a1: np.ndarray | None) -> _Reached | None:
+GATE_AGREEMENT = 0.95
+"""A release reached in only some runs is gated by the arm whose play at the changed round
+agrees with "the change moved it" in at least this fraction of the fit runs."""
+
+
+def _gate(moved: np.ndarray, played: Mapping[str, np.ndarray]) -> str:
+    """The :func:`played_key` column that best tells the runs where a release moved (``moved``)
+    from the others, if it agrees in :data:`GATE_AGREEMENT` of them; else ``""``."""
+    best, agree = "", GATE_AGREEMENT
+    for name, hit in played.items():
+        a = float(np.mean((hit == 1.0) == moved))
+        if a >= agree and hit.any():
+            best, agree = name, a
+    return best
+
+
+def _reached(
+    key: str, a0: np.ndarray | None, a1: np.ndarray | None, played: Mapping[str, np.ndarray] | None = None
+) -> _Reached | None:
     """Whether (and how strongly) release ``key`` differs between the coupled fit runs ``a0``
     (on x) and ``a1`` (on x′, the same seeds): the shift is the median of the paired differences,
     exact wherever the two runs of a seed made the same decisions, taken over the runs where the
-    change reached it (at least :data:`MIN_REACH` of them)."""
+    change reached it (at least :data:`MIN_REACH` of them). When it reaches it in only some runs
+    and the arm played at the changed round tells which (``played``: the :func:`played_key`
+    columns of the x runs), the release is gated by that arm and centred on those runs."""
     seen0 = a0 is not None and not np.all(np.isnan(a0))
     seen1 = a1 is not None and not np.all(np.isnan(a1))
     if not (seen0 and seen1):
@@ -195,15 +244,21 @@ def _reached(key: str, a0: np.ndarray | None, a1: np.ndarray | None) -> _Reached
     shift = float(np.median(d[moved]))  # the shift where the change reaches this release
     size = abs(shift) or float(np.median(np.abs(d[moved])))  # moves both ways (an argmax): no centre shift
     spread = float(np.median(np.abs(a0[both] - m0)))
+    gate = _gate(moved, {k: v[both] for k, v in played.items()}) if played and moved.mean() < 1.0 else ""
+    reach = 1.0 if gate else moved.mean()  # gated: the released actions tell where it is reached
+    gated_null = float(np.median(a0[both][moved])) if gate else m0
     if spread == 0.0:  # a noiseless release that moves
         spread = 1e-9 * size
-    return _Reached(moved.mean() * size / spread, key, m0, m0 + shift, spread)
+    return _Reached(reach * size / spread, key, m0, m0 + shift, spread, gate, gated_null)
 
 
 def _fit(x: Mapping[str, np.ndarray], y: Mapping[str, np.ndarray]) -> tuple[list[ReleaseStatistic], float]:
     """The candidate statistics of one pair from its coupled fit runs (module docstring), and the
-    pair's signal: Σ min(strength, 50)² over its reached releases (what ranks pairs for scoring)."""
-    found = (_reached(k, x.get(k), y.get(k)) for k in dict.fromkeys([*x, *y]))
+    pair's signal: Σ min(strength, 50)² over its reached releases (what ranks pairs for scoring).
+    Where some reached releases are gated by the arm played at the changed round, the summed
+    statistics come twice: ungated, and gated (each release counted only where it was reached)."""
+    played = {k: v for k, v in x.items() if k.startswith(PLAYED)}
+    found = (_reached(k, x.get(k), y.get(k), played) for k in dict.fromkeys([*x, *y]) if k not in played)
     reached = sorted((r for r in found if r is not None), key=lambda r: -r.strength)
     out = [
         ReleaseStatistic("value", (r.key,), (r.null,), (r.alt,), (r.spread,)) for r in reached[:TOP_VALUES]
@@ -224,6 +279,14 @@ def _fit(x: Mapping[str, np.ndarray], y: Mapping[str, np.ndarray]) -> tuple[list
             ReleaseStatistic("laplace", keys, m0s, m1s, lap),
             ReleaseStatistic("gaussian", keys, m0s, m1s, gau),
         ]
+        gates = tuple(r.gate for r in summed)
+        if any(gates):
+            g0 = tuple(r.gated_null for r in summed)
+            g1 = tuple(r.gated_null + r.alt - r.null for r in summed)
+            out += [
+                ReleaseStatistic("laplace", keys, g0, g1, lap, gates),
+                ReleaseStatistic("gaussian", keys, g0, g1, gau, gates),
+            ]
     signal = sum(min(r.strength, 50.0) ** 2 for r in reached)
     return out, signal
 
@@ -246,7 +309,8 @@ def pilot(
     and how many statistics were scored."""
     fit, score = pilot_sizes(n_pilot)
     fitted = fitted_pairs(fit_runs(policy, env, T, fit, cands, settings, (0,)), cands, registered)
-    scored = score_runs(policy, env, T, score, [c for _, c, _, _ in fitted], cands, settings, (0,))
+    which = [c for _, c, _, _ in fitted]
+    scored = score_runs(policy, env, T, score, which, cands, settings, (0,), gated(fitted))
     return choose_scored(fitted, scored, n, select, settings)
 
 
@@ -261,11 +325,12 @@ def fit_runs(
     prefix: tuple[int, ...],
 ) -> list[tuple[dict[str, np.ndarray], dict[str, np.ndarray]]]:  # fmt: skip
     """``fit`` coupled runs (x and x′ on the same seeds, keyed by ``prefix``) of every pair: the
-    transcripts' columns of both sides."""
+    transcripts' columns of both sides, with the :func:`played_key` columns of the changed round."""
     batches = []
     for c, pair in enumerate(cands):
         for table in pair.tables(T):  # the same key: x and x′ share their seeds
-            batches.append(tasks(policy, table, T, fit, prefix + (c, 0), settings, env.structure, None))
+            key = prefix + (c, 0)
+            batches.append(tasks(policy, table, T, fit, key, settings, env.structure, None, pair.round))
     runs = run_blocks(batches, settings)
     return [(merge(runs[2 * c], _sizes(fit)), merge(runs[2 * c + 1], _sizes(fit))) for c in range(len(cands))]
 
@@ -287,15 +352,23 @@ def fitted_pairs(
     return own + others[:SCORED_PAIRS]
 
 
+def gated(fitted: Sequence[tuple[float, int, PairDesign, Sequence[ReleaseStatistic]]]) -> set[int]:
+    """The fitted pairs (indices into the candidates) with a gated statistic: their scoring runs
+    keep the actions of the changed round."""
+    return {c for _, c, _, stats in fitted if any(any(s.gates) for s in stats)}
+
+
 def score_runs(
     policy: Policy, env: Environment, T: int, score: int, which: Sequence[int], cands: Sequence[PairDesign],
-    settings: AuditSettings, prefix: tuple[int, ...],
+    settings: AuditSettings, prefix: tuple[int, ...], gated: Collection[int] = (),
 ) -> dict[int, Scored]:  # fmt: skip
     """``score`` independent runs per side of the pairs ``which`` (indices into ``cands``): both
-    sides' columns and the number of runs."""
+    sides' columns (with the changed round's :func:`played_key` columns for the pairs in
+    ``gated``) and the number of runs."""
     batches = []
     for c in which:
-        batches += [tasks(policy, t, T, score, prefix + (c, 1 + s), settings, env.structure, None)
+        gate = cands[c].round if c in gated else None
+        batches += [tasks(policy, t, T, score, prefix + (c, 1 + s), settings, env.structure, None, gate)
                     for s, t in enumerate(cands[c].tables(T))]  # fmt: skip
     runs = run_blocks(batches, settings)
     return {c: (merge(runs[2 * i], _sizes(score)), merge(runs[2 * i + 1], _sizes(score)), score)

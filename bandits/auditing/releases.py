@@ -49,6 +49,7 @@ from typing import Any
 
 import numpy as np
 
+from bandits.actions import SingleArm
 from bandits.auditing.black_box import PairDesign, audit_inputs, certify_chosen, pilot_size, reachable_pairs
 from bandits.auditing.contract import AuditSettings
 from bandits.auditing.leak_floor import (
@@ -87,9 +88,15 @@ __all__ = ["ReleaseStatistic", "release_pairs", "records_releases", "audit_relea
 
 
 def release_pairs(
-    horizon: int, n_arms: int, max_arms: int = 8, first_play: Mapping[int, int] | None = None
+    horizon: int,
+    n_arms: int,
+    max_arms: int = 8,
+    first_play: Mapping[int, int] | None = None,
+    zero_row: bool = False,
 ) -> list[PairDesign]:
-    """The pre-registered pairs: whole-row changes (1 vs 0 on a tie) at rounds 0, 1 and N, the swap
+    """The pre-registered pairs: whole-row changes (1 vs 0 on a tie) at rounds 0, 1 and N — with
+    ``zero_row`` (a round releases several coordinates: sets, lists) also at round 0 on a zero
+    table, where the changed round's contribution is alone in every release it reaches — the swap
     of arms 0 and 1 at round 0 on a zero table (for a cascade: a click at position 1 vs at
     position 2, the worst pair of one user's feedback), and for each arm j (up to ``max_arms``,
     the last one included) its own reward (1 vs 0, every other reward 0) at the round
@@ -98,6 +105,8 @@ def release_pairs(
     tie, zero = (0.5,) * n_arms, (0.0,) * n_arms
     taus = sorted({0, 1, min(n_arms, horizon - 1)})
     out = [PairDesign(f"row {t} 1 vs 0, tie", tie, t, None) for t in taus]
+    if zero_row:
+        out.append(PairDesign("row 0 1 vs 0, others 0", zero, 0, None))
     if n_arms >= 2:
         swap = ((1.0, 0.0), (0.0, 1.0))
         out.append(PairDesign("arms 0, 1 at round 0: (1, 0) vs (0, 1), others 0", zero, 0, (0, 1), swap))
@@ -107,6 +116,12 @@ def release_pairs(
     rounds = {j: (first_play or {}).get(j, j) for j in arms}
     out += [PairDesign(f"arm {j} at round {rounds[j]} 1 vs 0, others 0", zero, rounds[j], (j,)) for j in arms]
     return out
+
+
+def _several(env: Environment) -> bool:
+    """Whether one round of ``env`` plays several arms (a set, a list), so that a whole-row
+    change reaches several coordinates of every release."""
+    return not isinstance(env.structure, SingleArm)
 
 
 def first_plays(
@@ -168,7 +183,8 @@ def audit_releases(
     env, T, n, cert, published, select = audit_inputs(policy, horizon, env, settings, pilot_fraction, select)
     t0 = time.perf_counter()
     if pairs is None:
-        pairs = release_pairs(T, env.n_arms, first_play=first_plays(policy, env, T, settings))
+        pairs = release_pairs(T, env.n_arms, first_play=first_plays(policy, env, T, settings),
+                              zero_row=_several(env))  # fmt: skip
     extra, registered = design if design is not None else ((), {})
     cands = reachable_pairs([*pairs, *extra], T)
     n_pilot = pilot_size(n, pilot_fraction, 200)
@@ -183,8 +199,9 @@ def audit_releases(
     if pc is None or pc.predicted <= 0:
         return _no_power(policy, cert, published, n, settings, base, t1 - t0)
     null_t, alt_t = pair.tables(T)
+    gate = pair.round if any(stat.gates) else None
     main = [
-        tasks(policy, table, T, n, (1, s), settings, env.structure, stat)
+        tasks(policy, table, T, n, (1, s), settings, env.structure, stat, gate)
         for s, table in enumerate((null_t, alt_t))
     ]
     xs, ys = run_blocks(main, settings)
@@ -318,11 +335,12 @@ def releases_leak_floor(
     def evaluate(leak: float) -> tuple[np.ndarray, np.ndarray]:
         variant = NoiseScaled(policy, 1.0 / leak)
         fam = pairs if pairs is not None else release_pairs(T, env.n_arms, first_play=first_plays(
-            variant, env, T, settings))  # fmt: skip
+            variant, env, T, settings), zero_row=_several(env))  # fmt: skip
         cands = reachable_pairs([*fam, *extra], T)
         fits = fit_runs(variant, env, T, pool * fit, cands, settings, (6,))
         half = pool // 2 * score  # pilots score on the first half, their tests' rates on the second
-        scores = score_runs(variant, env, T, 2 * half, range(len(cands)), cands, settings, (6,))
+        scores = score_runs(variant, env, T, 2 * half, range(len(cands)), cands, settings, (6,),
+                            range(len(cands)))  # fmt: skip
         rng = np.random.default_rng(np.random.SeedSequence(settings.seed, spawn_key=(7,)))
         fp, fn, live = np.ones(n_rep), np.ones(n_rep), np.zeros(n_rep, bool)
         for r in range(n_rep):

@@ -4,7 +4,8 @@ An algorithm's own auditor (or the black-box audit) sees its *outputs*, the acti
 :mod:`bandits.auditing.releases` sees its *releases*, the values its mechanisms published.
 :func:`audit_views` runs both on the same configuration and returns one
 :class:`~bandits.auditing.contract.PolicyAudit` whose ``"releases"`` component says which view
-saw what. Each view is certified at confidence 1 − α/2 (Bonferroni over the two views), so the
+saw what (with :attr:`~bandits.policy.Policy.release_trials` times the trials for the
+releases). Each view is certified at confidence 1 − α/2 (Bonferroni over the two views), so the
 chance that a correct implementation is reported ``violated`` by either stays at most α. An
 algorithm whose mechanisms record no release (Gaussian Thompson sampling: its privacy is its
 posterior sampling, audited white-box by its own auditor) keeps its auditor's single view at
@@ -48,7 +49,8 @@ def audit_views(
         return _floor_note(auditor(policy, horizon, env, settings), settings)
     each = replace(settings, confidence=1.0 - (1.0 - settings.confidence) / VIEWS)
     outputs = auditor(policy, horizon, env, each)
-    releases = audit_releases(policy, horizon, env, each, design=policy.release_audit(horizon, env.n_arms))
+    more = replace(each, trials=each.trials * policy.release_trials)
+    releases = audit_releases(policy, horizon, env, more, design=policy.release_audit(horizon, env.n_arms))
     return _floor_note(replace(outputs, components={**outputs.components, "releases": releases}), settings)
 
 

@@ -126,6 +126,7 @@ class CascadeDPCounts(CascadePolicy):
 
     label: ClassVar[str] = "cascade-dp-counts"
     sound_init_only: ClassVar[bool] = True
+    release_trials: ClassVar[int] = 4  # a user's feedback is in every tree node above its round
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -41,8 +41,9 @@ Example:
 from __future__ import annotations
 
 import abc
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -110,6 +111,13 @@ class RNMFTNL(_FTNL):
     @property
     def scale(self) -> float:
         return (1.0 if self.noise == "published" else 2.0) / self.epsilon
+
+    def release_audit(self, horizon: int, n_arms: int) -> tuple[Sequence[Any], Mapping[str, Sequence[Any]]]:
+        """One arm against the rest from a tie, per arm and epoch, with the indicator of that
+        arm in the epoch's release (:func:`bandits.full_info.audit.release_design`)."""
+        from bandits.full_info.audit import release_design
+
+        return release_design(horizon, n_arms)
 
     def mechanism(self, n_arms: int) -> LaplaceReportNoisyMax:
         """The epoch release: RNM over the K epoch sums, replace-one, non-monotone."""

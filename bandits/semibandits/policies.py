@@ -308,6 +308,7 @@ class CUCBDP(CSBPolicy):
     log_base: str = "2"
     noise_factor: float = 2.0
     label: ClassVar[str] = "cucb-dp"
+    release_trials: ClassVar[int] = 4  # a user's row is in 6 tree nodes x K coordinates, each at eps/(6K)
     theorem: ClassVar[str] = "Theorem 7"
 
     def __post_init__(self) -> None:
