@@ -16,6 +16,8 @@ def _component_line(name: str, c: Mapping[str, Any]) -> str:
     mu = "" if emp.get("mu_lower") is None else f"mu >= {fmt_down(emp['mu_lower'], 4)}, "
     details = c.get("details", {})
     what = details.get("no_power") or details.get("chosen", {}).get("statistic") or emp.get("statistic", "")
+    if details.get("view") == "releases" and emp.get("trials"):
+        what += f"; {emp['trials'] // 2} runs per side"
     line = (
         f"  {name}: {c['verdict'].upper()} at {100 * emp['confidence']:g}%: {mu}epsilon >= "
         f"{fmt_down(emp['epsilon_lower'], 4)} ({what})"

@@ -222,14 +222,16 @@ def _audit_horizon(spec: Any, policy: Any, args: argparse.Namespace, env: Any) -
     else:
         Ta = T
     if args.audit_trials:
-        check_work(Ta, 2 * args.audit_trials, "audit horizon x 2 --audit-trials")
+        more = int(getattr(policy, "release_trials", 1))  # the releases view's multiple of the trials
+        runs, also = 2 * args.audit_trials * more, f" x {more} (the releases view)" if more > 1 else ""
+        check_work(Ta, runs, f"audit horizon x 2 --audit-trials{also}")
         if args.audit_floor == "algorithm":
-            check_work(Ta, FLOOR_RUNS_PER_TRIAL * args.audit_trials, "audit horizon x the measured "
-                       f"floor's runs (up to {FLOOR_RUNS_PER_TRIAL} x --audit-trials)")  # fmt: skip
-        if Ta * 2 * args.audit_trials * env.n_arms > MAX_ARM_ROUNDS:
+            check_work(Ta, FLOOR_RUNS_PER_TRIAL * args.audit_trials * more, "audit horizon x the measured "
+                       f"floor's runs (up to {FLOOR_RUNS_PER_TRIAL} x {more} x --audit-trials)")  # fmt: skip
+        if Ta * runs * env.n_arms > MAX_ARM_ROUNDS:
             raise UsageError(
-                f"audit horizon x 2 --audit-trials x arms = {Ta} x {2 * args.audit_trials} x {env.n_arms} = "
-                f"{Ta * 2 * args.audit_trials * env.n_arms:.3g} arm-rounds, more than the limit "
+                f"audit horizon x 2 --audit-trials{also} x arms = {Ta} x {runs} x {env.n_arms} = "
+                f"{Ta * runs * env.n_arms:.3g} arm-rounds, more than the limit "
                 f"{MAX_ARM_ROUNDS:.0e}; use fewer --audit-trials or a shorter --audit-horizon"
             )
         try:
