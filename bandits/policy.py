@@ -219,8 +219,9 @@ class Policy(abc.ABC):
     """A player for several agents of this class at once (None: each agent plays alone)."""
     release_trials: ClassVar[int] = 1
     """The releases view's runs per side as a multiple of the audit's trials
-    (:func:`bandits.auditing.views.audit_views`): more where the certificate composes many small
-    releases per unit (the nodes of a tree over the rounds), whose leak a short audit sees thinly."""
+    (:func:`bandits.auditing.views.audit_views`): 2 where a unit's change moves several
+    coordinates of one release (a local report), 4 where the certificate composes it over many
+    releases (the nodes of a tree over the rounds) — a leak spread that way is seen thinly."""
 
     privacy_stream: ClassVar[str] = "noise"
     """The stream of :class:`RunContext` whose draws make the policy private: ``"noise"`` (its

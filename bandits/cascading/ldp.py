@@ -166,6 +166,7 @@ class CascadeLDPFixed(CascadePolicy):
 
     label: ClassVar[str] = "cascade-ldp-fixed"
     sound_init_only: ClassVar[bool] = True
+    release_trials: ClassVar[int] = 2  # a report's change moves two of its K coordinates
 
     def __post_init__(self) -> None:
         super().__post_init__()

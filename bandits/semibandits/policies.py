@@ -234,6 +234,7 @@ class CUCBLDP1(RootBonusPolicy):
     epsilon: float = 1.0
     bonus_rule: str = "literal"
     label: ClassVar[str] = "cucb-ldp1"
+    release_trials: ClassVar[int] = 2  # a report is K coordinates at eps/K each: its leak is spread
     theorem: ClassVar[str] = "Theorem 1"
 
     def __post_init__(self) -> None:
