@@ -11,20 +11,23 @@ privacy loss exceeds the certificate means the certificate does not describe thi
 Carlini 2021), applied to every release of a bandit algorithm.
 
 **Procedure.** The pre-registered pairs of neighbouring reward tables (:func:`release_pairs`):
-whole-row changes, one arm's reward at the round where the policy first plays it
-(:func:`first_plays`), and the swap of arms 0 and 1 — a click at position 1 vs 2 for a cascade.
+whole-row changes (for set and list actions also one on a zero table), one arm's reward at the
+round where the policy first plays it (:func:`first_plays`), the swap of arms 0 and 1 — a click
+at position 1 vs 2 for a cascade — and the policy's own (:meth:`~bandits.policy.Policy.release_audit`).
 A pilot of fresh runs on both tables of each pair comes in two parts:
 
 1. *fit* (a quarter, x and x′ run on the *same seeds*, so that the noise cancels in each pair of
    runs that made the same decisions): for every release key, how often the change moves it,
    its shift where it does (the median paired difference), its centre under x (median) and
    its spread (median absolute deviation); the keys that move are the releases the changed
-   unit reaches;
+   unit reaches — a key that moves only in the runs that played one arm at the changed round is
+   *gated* by that arm (the actions are released too) and centred on those runs;
 2. *score* (the rest, independent seeds, for the :data:`SCORED_PAIRS` pairs whose reached
    releases are strongest): the candidate statistics — each reached release alone (its value;
    for a release with few values, such as an argmax, each value's indicator), and the summed
    privacy loss over all reached releases in the shape of a Laplace mechanism (clipped linear)
-   and of a Gaussian one (linear), each release weighted by its fitted scale — are scored by
+   and of a Gaussian one (linear), each release weighted by its fitted scale (and, where keys are
+   gated, the same sums counting each key only in its arm's runs) — are scored by
    :func:`dpaudit.audit.pilot.pilot_choice` (the bound each would give at the main size).
 
 The chosen statistic (its keys, centres and weights frozen by the pilot) is then certified on a

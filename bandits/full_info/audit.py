@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 
 from bandits.auditing.black_box import PairDesign
 from bandits.auditing.release_pilot import ReleaseStatistic
-from bandits.full_info.policies import epoch_bounds
+from bandits.full_info.epochs import epoch_bounds
 
 __all__ = ["MAX_PAIR_ARMS", "release_design"]
 

@@ -49,6 +49,7 @@ import numpy as np
 
 from bandits.actions import ActionStructure, Feedback
 from bandits.engine.segments import SegmentAgent
+from bandits.full_info.epochs import epoch_bounds
 from bandits.lazy.policies import UNIT
 from bandits.policy import Policy, RunContext
 from dpaudit.declaration import Declaration, PublishedClaim
@@ -59,18 +60,6 @@ from mechanisms.laplace import LaplaceMechanism
 from mechanisms.report_noisy_max import LaplaceReportNoisyMax
 
 __all__ = ["RNMFTNL", "NaiveFTNL", "epoch_bounds"]
-
-
-def epoch_bounds(s: int) -> tuple[int, int]:
-    """0-based rounds [start, stop) of global epoch s (paper rounds 2^s .. 2^{s+1} − 1).
-
-    >>> [epoch_bounds(s) for s in range(4)]
-    [(0, 1), (1, 3), (3, 7), (7, 15)]
-    >>> from mechanisms.continual.epoch_sums import GlobalEpochSums
-    >>> GlobalEpochSums.epoch_of(7 + 1)   # the mechanism's 1-based rule agrees: round 8 -> epoch 3
-    3
-    """
-    return (1 << s) - 1, (1 << (s + 1)) - 1
 
 
 @dataclass(frozen=True)
