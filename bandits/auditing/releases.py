@@ -86,8 +86,8 @@ from dpaudit.audit.pilot import PilotChoice
 from dpaudit.audit.power import floor_report
 from dpaudit.validation import check_integer
 
-__all__ = ["ReleaseStatistic", "release_pairs", "records_releases", "audit_releases", "releases_leak_floor",
-           "BLOCK"]  # fmt: skip
+__all__ = ["ReleaseStatistic", "release_pairs", "audited_arms", "records_releases", "audit_releases",
+           "releases_leak_floor", "BLOCK"]  # fmt: skip
 
 
 def release_pairs(
@@ -113,12 +113,23 @@ def release_pairs(
     if n_arms >= 2:
         swap = ((1.0, 0.0), (0.0, 1.0))
         out.append(PairDesign("arms 0, 1 at round 0: (1, 0) vs (0, 1), others 0", zero, 0, (0, 1), swap))
-    arms = list(range(min(n_arms, max_arms)))
-    if n_arms > max_arms:
-        arms[-1] = n_arms - 1
+    arms = audited_arms(n_arms, max_arms)
     rounds = {j: (first_play or {}).get(j, j) for j in arms}
     out += [PairDesign(f"arm {j} at round {rounds[j]} 1 vs 0, others 0", zero, rounds[j], (j,)) for j in arms]
     return out
+
+
+def audited_arms(n_arms: int, max_arms: int = 8) -> list[int]:
+    """The arms that get their own pre-registered pairs: the first ``max_arms``, the last arm in
+    place of the last of them when there are more (so the highest index is always reached).
+
+    >>> audited_arms(4), audited_arms(20, 3)
+    ([0, 1, 2, 3], [0, 1, 19])
+    """
+    arms = list(range(min(n_arms, max_arms)))
+    if n_arms > max_arms:
+        arms[-1] = n_arms - 1
+    return arms
 
 
 def _several(env: Environment) -> bool:

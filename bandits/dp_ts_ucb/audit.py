@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from bandits.auditing.black_box import PairDesign, black_box_audit, candidate_pairs
-from bandits.auditing.releases import ReleaseStatistic
+from bandits.auditing.releases import ReleaseStatistic, audited_arms
 
 if TYPE_CHECKING:  # pragma: no cover
     from bandits.auditing.contract import AuditSettings, PolicyAudit
@@ -106,9 +106,7 @@ def release_design(
     """The releases view's additions (:meth:`bandits.policy.Policy.release_audit`): the lead pair
     of every arm (up to :data:`MAX_LEAD_ARMS`, the last one included) with its pre-registered
     statistic."""
-    arms = list(range(min(n_arms, MAX_LEAD_ARMS)))
-    if n_arms > MAX_LEAD_ARMS:
-        arms[-1] = n_arms - 1
+    arms = audited_arms(n_arms, MAX_LEAD_ARMS)
     pairs = [lead_pair(n_arms, j) for j in arms]
     return pairs, {p.name: (sample_statistic(policy, horizon, n_arms, j),) for p, j in zip(pairs, arms)}
 

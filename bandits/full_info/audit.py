@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 
 from bandits.auditing.black_box import PairDesign
 from bandits.auditing.release_pilot import ReleaseStatistic
+from bandits.auditing.releases import audited_arms
 from bandits.full_info.epochs import epoch_bounds
 
 __all__ = ["MAX_PAIR_ARMS", "release_design"]
@@ -40,9 +41,7 @@ def release_design(
 ) -> tuple[Sequence[PairDesign], Mapping[str, Sequence[ReleaseStatistic]]]:
     """One pair per arm (up to :data:`MAX_PAIR_ARMS`) and per global epoch that starts before
     ``horizon`` (module docstring), each with the indicator of its arm in that epoch's release."""
-    arms = list(range(min(n_arms, MAX_PAIR_ARMS)))
-    if n_arms > MAX_PAIR_ARMS:
-        arms[-1] = n_arms - 1
+    arms = audited_arms(n_arms, MAX_PAIR_ARMS)
     pairs, stats = [], {}
     s = 0
     while epoch_bounds(s)[0] < horizon:
