@@ -12,8 +12,9 @@ Carlini 2021), applied to every release of a bandit algorithm.
 
 **Procedure.** The pre-registered pairs of neighbouring reward tables (:func:`release_pairs`):
 whole-row changes (for set and list actions also one on a zero table), one arm's reward at the
-round where the policy first plays it (:func:`first_plays`), the swap of arms 0 and 1 — a click
-at position 1 vs 2 for a cascade — and the policy's own (:meth:`~bandits.policy.Policy.release_audit`).
+round where the policy first plays it (:func:`zero_table_plays`), the swap of arms 0 and 1, for
+a cascade a click at the first vs the last position of the list it shows at the first rounds of a
+zero table, and the policy's own (:meth:`~bandits.policy.Policy.release_audit`).
 A pilot of fresh runs on both tables of each pair comes in two parts:
 
 1. *fit* (a quarter, x and x′ run on the *same seeds*, so that the noise cancels in each pair of
@@ -47,12 +48,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 
-from bandits.actions import SingleArm
+from bandits.actions import Ranking, SingleArm
 from bandits.auditing.black_box import PairDesign, audit_inputs, certify_chosen, pilot_size, reachable_pairs
 from bandits.auditing.contract import AuditSettings
 from bandits.auditing.leak_floor import (
@@ -86,8 +87,8 @@ from dpaudit.audit.pilot import PilotChoice
 from dpaudit.audit.power import floor_report
 from dpaudit.validation import check_integer
 
-__all__ = ["ReleaseStatistic", "release_pairs", "audited_arms", "records_releases", "audit_releases",
-           "releases_leak_floor", "BLOCK"]  # fmt: skip
+__all__ = ["ReleaseStatistic", "release_pairs", "default_pairs", "zero_table_plays", "audited_arms",
+           "records_releases", "audit_releases", "releases_leak_floor", "BLOCK"]  # fmt: skip
 
 
 def release_pairs(
@@ -96,27 +97,43 @@ def release_pairs(
     max_arms: int = 8,
     first_play: Mapping[int, int] | None = None,
     zero_row: bool = False,
+    lists: Mapping[int, Sequence[int]] | None = None,
 ) -> list[PairDesign]:
     """The pre-registered pairs: whole-row changes (1 vs 0 on a tie) at rounds 0, 1 and N — with
     ``zero_row`` (a round releases several coordinates: sets, lists) also at round 0 on a zero
     table, where the changed round's contribution is alone in every release it reaches — the swap
-    of arms 0 and 1 at round 0 on a zero table (for a cascade: a click at position 1 vs at
-    position 2, the worst pair of one user's feedback), and for each arm j (up to ``max_arms``,
-    the last one included) its own reward (1 vs 0, every other reward 0) at the round
-    ``first_play[j]`` where the policy first plays it (default: round j, as round-robin initial
-    pulls do) — so that the changed reward is observed and released."""
+    of arms 0 and 1 at round 0 on a zero table, for each arm j (up to ``max_arms``, the last one
+    included) its own reward (1 vs 0, every other reward 0) at the round ``first_play[j]`` where
+    the policy first plays it (default: round j, as round-robin initial pulls do) — so that the
+    changed reward is observed and released — and, for a ranked list shown at round t of a zero
+    table (``lists[t]``, the first :data:`LIST_ROUNDS` of them), a click at its first position
+    against a click at its last: the first item attractive vs only the last one, the worst pair of
+    one user's cascade feedback (the most examinations and clicks move).
+
+    >>> [p.name for p in release_pairs(8, 3, lists={2: (6, 7, 5)})][-1]
+    'a click at position 1 vs 3 at round 2 (items 6, 5), others 0'
+    """
     tie, zero = (0.5,) * n_arms, (0.0,) * n_arms
     taus = sorted({0, 1, min(n_arms, horizon - 1)})
     out = [PairDesign(f"row {t} 1 vs 0, tie", tie, t, None) for t in taus]
     if zero_row:
         out.append(PairDesign("row 0 1 vs 0, others 0", zero, 0, None))
+    swap = ((1.0, 0.0), (0.0, 1.0))
     if n_arms >= 2:
-        swap = ((1.0, 0.0), (0.0, 1.0))
         out.append(PairDesign("arms 0, 1 at round 0: (1, 0) vs (0, 1), others 0", zero, 0, (0, 1), swap))
     arms = audited_arms(n_arms, max_arms)
     rounds = {j: (first_play or {}).get(j, j) for j in arms}
     out += [PairDesign(f"arm {j} at round {rounds[j]} 1 vs 0, others 0", zero, rounds[j], (j,)) for j in arms]
+    shown = sorted((t, tuple(a)) for t, a in (lists or {}).items() if len(a) >= 2)[:LIST_ROUNDS]
+    for t, a in shown:
+        name = f"a click at position 1 vs {len(a)} at round {t} (items {a[0]}, {a[-1]}), others 0"
+        out.append(PairDesign(name, zero, t, (a[0], a[-1]), swap))
     return out
+
+
+LIST_ROUNDS = 4
+"""How many deterministic rounds of a ranked list get their own first-vs-last click pair (a
+tree or hybrid counter exposes the users of different rounds to different numbers of nodes)."""
 
 
 def audited_arms(n_arms: int, max_arms: int = 8) -> list[int]:
@@ -138,25 +155,48 @@ def _several(env: Environment) -> bool:
     return not isinstance(env.structure, SingleArm)
 
 
-def first_plays(
+@dataclass(frozen=True)
+class ZeroTablePlays:
+    """What a policy plays on an all-zero table: ``first[j]``, the round at which it most often
+    plays arm j first (arms never played are absent), and ``lists[t]``, the action of round t
+    where every run played the same one (a deterministic round, e.g. the unseen items of a
+    cascade shown in index order)."""
+
+    first: Mapping[int, int]
+    lists: Mapping[int, tuple[int, ...]]
+
+
+def zero_table_plays(
     policy: Policy, env: Environment, horizon: int, settings: AuditSettings, runs: int = 64
-) -> dict[int, int]:
-    """For every arm, the round at which ``policy`` most often plays it first on an all-zero
-    table (``runs`` runs on their own seeds; arms never played within ``horizon`` are absent)."""
+) -> ZeroTablePlays:
+    """:class:`ZeroTablePlays` of ``policy`` from ``runs`` runs on an all-zero table (their own
+    seeds)."""
     table = np.zeros((horizon, env.n_arms))
     seed = np.random.SeedSequence(settings.seed, spawn_key=(2,))
     env0 = RewardTableEnv(table, action_structure=env.structure)
-    res = simulate(
-        policy, env0, horizon, runs, seed, record_actions=True, progress=False, checkpoints=()
-    )
+    res = simulate(policy, env0, horizon, runs, seed, record_actions=True, progress=False, checkpoints=())
     acts = np.asarray(res.actions).reshape(runs, horizon, -1)
-    out = {}
+    first = {}
     for j in range(env.n_arms):
         hit = (acts == j).any(axis=2)
         played = hit.any(axis=1)
         if played.any():
-            out[j] = int(np.bincount(hit[played].argmax(axis=1)).argmax())
-    return out
+            first[j] = int(np.bincount(hit[played].argmax(axis=1)).argmax())
+    same = (acts == acts[:1]).all(axis=(0, 2))
+    lists = {t: tuple(int(a) for a in acts[0, t]) for t in np.flatnonzero(same).tolist()}
+    return ZeroTablePlays(first, lists)
+
+
+def default_pairs(
+    policy: Policy, env: Environment, horizon: int, settings: AuditSettings
+) -> list[PairDesign]:
+    """The pre-registered pairs of :func:`release_pairs` for ``policy`` on ``env``'s shape: arms
+    changed where the policy first plays them on a zero table, a zero-table row for set and list
+    actions, and for ranked lists (a cascade) the first and last item of every deterministic
+    round's list (:class:`ZeroTablePlays`)."""
+    plays = zero_table_plays(policy, env, horizon, settings)
+    lists = plays.lists if isinstance(env.structure, Ranking) else None
+    return release_pairs(horizon, env.n_arms, first_play=plays.first, zero_row=_several(env), lists=lists)
 
 
 def records_releases(policy: Policy, horizon: int, env: Environment) -> bool:
@@ -190,15 +230,14 @@ def audit_releases(
     """Audit what ``policy``'s mechanisms release at ``horizon`` with ``settings.trials`` runs per
     neighbouring table (module docstring); the pilot adds ``pilot_fraction·trials`` (at least
     200) runs per side per pair. ``pairs``: the pre-registered family (default
-    :func:`release_pairs` at the rounds of :func:`first_plays`); ``select``: rank tests by
+    :func:`default_pairs`); ``select``: rank tests by
     their ``"mu"`` or ``"epsilon"`` bound (default: ε for a pure ε-DP declaration, else μ);
     ``design``: the policy's own pre-registered pairs (added to the family) and candidate
     statistics by pair name (:meth:`bandits.policy.Policy.release_audit`)."""
     env, T, n, cert, published, select = audit_inputs(policy, horizon, env, settings, pilot_fraction, select)
     t0 = time.perf_counter()
     if pairs is None:
-        pairs = release_pairs(T, env.n_arms, first_play=first_plays(policy, env, T, settings),
-                              zero_row=_several(env))  # fmt: skip
+        pairs = default_pairs(policy, env, T, settings)
     extra, registered = design if design is not None else ((), {})
     cands = reachable_pairs([*pairs, *extra], T)
     n_pilot = pilot_size(n, pilot_fraction, 200)
@@ -348,8 +387,7 @@ def releases_leak_floor(
 
     def evaluate(leak: float) -> tuple[np.ndarray, np.ndarray]:
         variant = NoiseScaled(policy, 1.0 / leak)
-        fam = pairs if pairs is not None else release_pairs(T, env.n_arms, first_play=first_plays(
-            variant, env, T, settings), zero_row=_several(env))  # fmt: skip
+        fam = pairs if pairs is not None else default_pairs(variant, env, T, settings)
         cands = reachable_pairs([*fam, *extra], T)
         fits = fit_runs(variant, env, T, pool * fit, cands, settings, (6,))
         half = pool // 2 * score  # pilots score on the first half, their tests' rates on the second
