@@ -72,11 +72,12 @@ class Miss:
 MISSES = (
     Miss("cucb-dp", "noise x1/2", 2.0),
     Miss("cascade-dp-sound", "noise x1/2", 2.0),
-    Miss("cascade-dp-sound", "noise x1/2", 2.0, 4, "a click at 1 vs none (the family's best)"),
+    Miss("cascade-dp-sound", "noise x1/2", 2.0, 4, "a click at 1 vs none (no list-aware pair)"),
 )
-"""The noise-scale rows of ``docs/img/planted_bugs.json`` caught in fewer than 80 % of the seeds
-(Thompson sampling's is discussed in docs/planted-bugs.md: its certificate's Gaussian pair is
-about twice what its actions reveal, so that pair's oracle says nothing about the bug)."""
+"""The noise-scale rows of ``docs/img/planted_bugs.json`` caught in fewer than 80 % of the seeds at
+the base trials (CUCB-DP's still is; cascade-dp-sound's was at 4x, before its list-aware pair and
+12x the trials; Thompson sampling's is discussed in docs/planted-bugs.md: its certificate's
+Gaussian pair is about twice what its actions reveal, so that pair's oracle says nothing about the bug)."""
 
 
 def laplace_branches(event: PrivacyEvent, shifts: int | None = None) -> list[list[float]]:
@@ -168,8 +169,8 @@ def analyse(miss: Miss) -> dict[str, Any]:
     views = VIEWS if records_releases(policy, Ta, env) else 1  # each view at 1 - α/views
     alpha = (1.0 - settings.confidence) / views / 2.0
     delta = settings.delta
+    n = trials * (int(getattr(policy, "release_trials", 1)) if views > 1 else 1)  # the releases view's
     if cert.mu is not None:  # a GDP certificate: the Gaussian pair at L·μ
-        n = trials
         mu = miss.leak * cert.mu
 
         def power(m: int) -> float:
@@ -177,7 +178,6 @@ def analyse(miss: Miss) -> dict[str, Any]:
 
         model, target = f"Gaussian pair at mu = {mu:.4g} (L x certified mu)", cert.mu
     else:
-        n = trials * int(getattr(policy, "release_trials", 1))
         event = policy.declare(Ta, env.n_arms, env.structure).event
         branches = {tuple(sorted(b)) for b in laplace_branches(event, miss.shifts)}  # a unit is in one
         tests = [(list(b), *laplace_tests(list(b), miss.leak)) for b in sorted(branches)]

@@ -29,7 +29,10 @@ A pilot of fresh runs on both tables of each pair comes in two parts:
    privacy loss over all reached releases in the shape of a Laplace mechanism (clipped linear)
    and of a Gaussian one (linear), each release weighted by its fitted scale (and, where keys are
    gated, the same sums counting each key only in its arm's runs) — are scored by
-   :func:`dpaudit.audit.pilot.pilot_choice` (the bound each would give at the main size).
+   :func:`dpaudit.audit.pilot.pilot_choice` (the bound each would give at the main size); the
+   ungated sums first among themselves on sums resampled from their terms
+   (:func:`~bandits.auditing.release_pilot.resampled_family`), the best of them then against the
+   rest.
 
 The chosen statistic (its keys, centres and weights frozen by the pilot) is then certified on a
 main sample of fresh runs with two Clopper–Pearson bounds (:func:`certify_chosen`), so the
