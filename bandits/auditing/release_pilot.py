@@ -32,7 +32,14 @@ from bandits.auditing.contract import AuditSettings
 from bandits.engine.simulator import simulate
 from bandits.environments import Environment, RewardTableEnv
 from bandits.policy import Policy
-from dpaudit.audit.pilot import FamilyBatch, PilotChoice, choose_tests, main_splits, pilot_choice
+from dpaudit.audit.pilot import (
+    FamilyBatch,
+    PilotChoice,
+    batch_of_one,
+    choose_tests,
+    main_splits,
+    pilot_choice,
+)
 from dpaudit.audit.thresholds import design_family
 from dpaudit.tasks import run_tasks
 from dpaudit.transcripts import merge
@@ -462,7 +469,7 @@ def resampled_family(
         for term in stat.terms(cols, m):
             total += term[rng.integers(0, m, RESAMPLES)]
         sums.append(total)
-    t, o, fp, fn = (np.asarray(a) for a in design_family(sums[0], sums[1], None, GRID))
+    t, o, fp, fn = design_family(sums[0], sums[1], None, GRID)
     eff = min(m * len(stat.keys), RESAMPLES)
-    fp_eff, fn_eff = (np.round(c * (eff / RESAMPLES)).astype(np.int64) for c in (fp, fn))
-    return FamilyBatch(t[None], o[None], fp_eff[None], fn_eff[None], eff, eff, False)
+    fp_eff, fn_eff = (np.round(np.asarray(c) * (eff / RESAMPLES)).astype(np.int64) for c in (fp, fn))
+    return batch_of_one((t, o, fp_eff, fn_eff), eff, eff, False)
