@@ -18,8 +18,9 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from dpaudit.lazy import exports
 
 _SOURCES = {
     "bandits.actions": ("ActionStructure", "Feedback", "Ranking", "SingleArm", "TopK"),
@@ -73,17 +74,7 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
     from bandits.thompson.policy import GaussianTS
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later look-ups skip __getattr__
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = exports(__name__, {name: mod.removeprefix("bandits.") for name, mod in _LAZY.items()})
 
 
 __all__ = [

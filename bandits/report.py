@@ -21,15 +21,17 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from bandits.auditing.contract import PolicyAudit
 from bandits.auditing.text import audit_lines
 from bandits.engine.results import SimulationResult
 from dpaudit.accounting import account
 from dpaudit.accounting.composition import normal_form, pure_epsilon
 from dpaudit.declaration import Declaration, LedgerCheck
 from dpaudit.formatting import fmt_up
+
+if TYPE_CHECKING:  # pragma: no cover
+    from bandits.auditing.contract import PolicyAudit
 
 __all__ = [
     "LINEAR_SLOPE",

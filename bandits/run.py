@@ -35,8 +35,6 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from bandits.auditing.contract import AuditSettings
-from bandits.auditing.views import audit_views
 from bandits.engine.results import SimulationResult
 from bandits.engine.simulator import simulate
 from bandits.environments import Environment, parse_env
@@ -56,7 +54,7 @@ from dpaudit.formatting import fmt_up
 from dpaudit.validation import check_integer, check_probability
 
 if TYPE_CHECKING:  # pragma: no cover
-    from bandits.auditing.contract import PolicyAuditor
+    from bandits.auditing.contract import AuditSettings, PolicyAuditor
 
 __all__ = ["RunReport", "run_policy", "run_algorithm"]
 
@@ -79,6 +77,8 @@ def _audit_section(
     """Both views of the audit (:func:`~bandits.auditing.views.audit_views`) and its note;
     ``run_mu`` is the run's headline GDP μ (the privacy section's, e.g. Thompson sampling's
     closed form), quoted for the run's T so the two lines agree."""
+    from bandits.auditing.views import audit_views  # the audit's machinery loads only when an audit runs
+
     result = audit_views(auditor, policy, audit_horizon, env, settings)
     per_side = result.primary.empirical.trials
     trials = int(per_side) // 2 if per_side else settings.trials  # what the auditor really ran
@@ -161,7 +161,11 @@ def run_policy(
     trials = check_integer("audit_trials", audit_trials, 0)
     delta = check_probability("delta", delta)
     Ta = T if audit_horizon is None else check_integer("audit_horizon", audit_horizon, 2)
-    settings = AuditSettings(trials, seed, confidence, delta, executor, progress, audit_floor) if trials else None  # noqa: E501
+    settings = None
+    if trials:
+        from bandits.auditing.contract import AuditSettings
+
+        settings = AuditSettings(trials, seed, confidence, delta, executor, progress, audit_floor)
     if trials and Ta != T:
         policy.declare(Ta, env.n_arms, env.structure)  # the audited configuration must be valid
     shown = _Presentation(title, tuple(lines), config, published_bounds, privacy_extras)

@@ -102,6 +102,10 @@ def renderers(img: Path) -> dict[str, Callable[[], str]]:
     if (families := load("families.json")) is not None:
         out |= {"families": lambda: families_table(families),
                 "families-summary": lambda: families_sentence(families)}  # fmt: skip
+    if (startup := load("startup.json")) is not None:
+        from benchmarks.bench_startup import sentence as startup_sentence
+
+        out |= {"startup-summary": lambda: startup_sentence(startup)}
     if (dask := load("dask.json")) is not None:
         out |= {"dask-summary": lambda: dask_sentence(dask)}
     if (workers := load("audit_workers.json")) is not None:

@@ -38,52 +38,123 @@ Example:
     0.0
 """
 
-from dpaudit.audit.claims import DEFAULT_GDP_DELTA, claim_epsilon, claim_mu
-from dpaudit.audit.clopper_pearson import (
-    clopper_pearson_lower,
-    clopper_pearson_upper,
-    delta_from_rates,
-    epsilon_from_rates,
-    mu_from_rates,
-)
-from dpaudit.audit.curves import (
-    CurveAudit,
-    ProfileAudit,
-    audit_privacy_profile,
-    audit_tradeoff_curve,
-    epsilon_dp_tradeoff_curve,
-    gdp_tradeoff_curve,
-)
-from dpaudit.audit.estimate import MuInterval, mu_interval_from_counts
-from dpaudit.audit.lower_bounds import (
-    epsilon_lower_bound,
-    epsilon_lower_bound_from_counts,
-    mu_lower_bound,
-    mu_lower_bound_from_counts,
-)
-from dpaudit.audit.multiplicity import Bonferroni, SampleSplit, threshold_grid
-from dpaudit.audit.neighbours import NeighbourPair, identical, predicted_bound, scalar_pair
-from dpaudit.audit.pilot import PilotChoice, pilot_choice
-from dpaudit.audit.power import DetectionFloor, detection_floor, detection_probability, floor_report
-from dpaudit.audit.profile import (
-    PrivacyProfileEstimate,
-    epsilon_lower_bound_from_losses,
-    monte_carlo_profile,
-)
-from dpaudit.audit.report import AuditReport, Certified, Empirical, Verdict
-from dpaudit.audit.results import BoundEvidence, EpsilonLowerBound, MuLowerBound
-from dpaudit.audit.runner import run_audit, run_audit_with_rates
-from dpaudit.audit.statistics import (
-    HasPrivacyLoss,
-    Identity,
-    Indicator,
-    PrivacyLoss,
-    Projection,
-    Statistic,
-    default_statistic,
-)
-from dpaudit.audit.target import AuditTarget, Candidate, Sampler, TargetFactory, choose_statistic
-from dpaudit.audit.thresholds import ThresholdRates, single_test_rates, support_rates, threshold_rates
+from typing import TYPE_CHECKING
+
+from dpaudit.lazy import exports
+
+if TYPE_CHECKING:
+    from dpaudit.audit.claims import DEFAULT_GDP_DELTA, claim_epsilon, claim_mu
+    from dpaudit.audit.clopper_pearson import (
+        clopper_pearson_lower,
+        clopper_pearson_upper,
+        delta_from_rates,
+        epsilon_from_rates,
+        mu_from_rates,
+    )
+    from dpaudit.audit.curves import (
+        CurveAudit,
+        ProfileAudit,
+        audit_privacy_profile,
+        audit_tradeoff_curve,
+        epsilon_dp_tradeoff_curve,
+        gdp_tradeoff_curve,
+    )
+    from dpaudit.audit.estimate import MuInterval, mu_interval_from_counts
+    from dpaudit.audit.lower_bounds import (
+        epsilon_lower_bound,
+        epsilon_lower_bound_from_counts,
+        mu_lower_bound,
+        mu_lower_bound_from_counts,
+    )
+    from dpaudit.audit.multiplicity import Bonferroni, SampleSplit, threshold_grid
+    from dpaudit.audit.neighbours import NeighbourPair, identical, predicted_bound, scalar_pair
+    from dpaudit.audit.pilot import PilotChoice, pilot_choice
+    from dpaudit.audit.power import DetectionFloor, detection_floor, detection_probability, floor_report
+    from dpaudit.audit.profile import (
+        PrivacyProfileEstimate,
+        epsilon_lower_bound_from_losses,
+        monte_carlo_profile,
+    )
+    from dpaudit.audit.report import AuditReport, Certified, Empirical, Verdict
+    from dpaudit.audit.results import BoundEvidence, EpsilonLowerBound, MuLowerBound
+    from dpaudit.audit.runner import run_audit, run_audit_with_rates
+    from dpaudit.audit.statistics import (
+        HasPrivacyLoss,
+        Identity,
+        Indicator,
+        PrivacyLoss,
+        Projection,
+        Statistic,
+        default_statistic,
+    )
+    from dpaudit.audit.target import AuditTarget, Candidate, Sampler, TargetFactory, choose_statistic
+    from dpaudit.audit.thresholds import ThresholdRates, single_test_rates, support_rates, threshold_rates
+
+# every public name, loaded with its module on first use (dpaudit.lazy)
+_EXPORTS = {
+    "DEFAULT_GDP_DELTA": "claims",
+    "claim_epsilon": "claims",
+    "claim_mu": "claims",
+    "clopper_pearson_lower": "clopper_pearson",
+    "clopper_pearson_upper": "clopper_pearson",
+    "delta_from_rates": "clopper_pearson",
+    "epsilon_from_rates": "clopper_pearson",
+    "mu_from_rates": "clopper_pearson",
+    "CurveAudit": "curves",
+    "ProfileAudit": "curves",
+    "audit_privacy_profile": "curves",
+    "audit_tradeoff_curve": "curves",
+    "epsilon_dp_tradeoff_curve": "curves",
+    "gdp_tradeoff_curve": "curves",
+    "MuInterval": "estimate",
+    "mu_interval_from_counts": "estimate",
+    "epsilon_lower_bound": "lower_bounds",
+    "epsilon_lower_bound_from_counts": "lower_bounds",
+    "mu_lower_bound": "lower_bounds",
+    "mu_lower_bound_from_counts": "lower_bounds",
+    "Bonferroni": "multiplicity",
+    "SampleSplit": "multiplicity",
+    "threshold_grid": "multiplicity",
+    "NeighbourPair": "neighbours",
+    "identical": "neighbours",
+    "predicted_bound": "neighbours",
+    "scalar_pair": "neighbours",
+    "PilotChoice": "pilot",
+    "pilot_choice": "pilot",
+    "DetectionFloor": "power",
+    "detection_floor": "power",
+    "detection_probability": "power",
+    "floor_report": "power",
+    "PrivacyProfileEstimate": "profile",
+    "epsilon_lower_bound_from_losses": "profile",
+    "monte_carlo_profile": "profile",
+    "AuditReport": "report",
+    "Certified": "report",
+    "Empirical": "report",
+    "Verdict": "report",
+    "BoundEvidence": "results",
+    "EpsilonLowerBound": "results",
+    "MuLowerBound": "results",
+    "run_audit": "runner",
+    "run_audit_with_rates": "runner",
+    "HasPrivacyLoss": "statistics",
+    "Identity": "statistics",
+    "Indicator": "statistics",
+    "PrivacyLoss": "statistics",
+    "Projection": "statistics",
+    "Statistic": "statistics",
+    "default_statistic": "statistics",
+    "AuditTarget": "target",
+    "Candidate": "target",
+    "Sampler": "target",
+    "TargetFactory": "target",
+    "choose_statistic": "target",
+    "ThresholdRates": "thresholds",
+    "single_test_rates": "thresholds",
+    "support_rates": "thresholds",
+    "threshold_rates": "thresholds",
+}
+__getattr__, __dir__ = exports(__name__, _EXPORTS)
 
 __all__ = [
     "Candidate",
