@@ -61,8 +61,8 @@ def measure(runs: int) -> dict[str, Any]:
         for _ in range(runs):
             numpy_s.append(_wall(_NUMPY, env))
             tool_s.append(_wall(_TOOL, env))
-        out = subprocess.run([sys.executable, "-c", _PHASES], cwd=ROOT, env=env, capture_output=True, text=True,
-                             check=True).stdout  # fmt: skip
+        out = subprocess.run([sys.executable, "-c", _PHASES], cwd=ROOT, env=env, capture_output=True,
+                             text=True, check=True).stdout  # fmt: skip
     a, b = statistics.median(numpy_s), statistics.median(tool_s)
     return {"command": "dpaudit " + " ".join(RUN), "runs": runs, "numpy_s": a, "run_s": b, "ratio": b / a,
             "phases_ms": json.loads(out.strip().splitlines()[-1])}  # fmt: skip
@@ -72,7 +72,8 @@ def sentence(row: dict[str, Any]) -> str:
     """The README's summary of one measurement."""
     phases = ", ".join(f"{k} {v:.0f} ms" for k, v in row["phases_ms"].items())
     return (f"`{row['command']}` {1000 * row['run_s']:.0f} ms against {1000 * row['numpy_s']:.0f} ms for "
-            f"`python -c \"import numpy\"` ({row['ratio']:.2f}×; medians of {row['runs']} runs; in process: {phases})")
+            f"`python -c \"import numpy\"` ({row['ratio']:.2f}×; medians of {row['runs']} runs; "
+            f"in process: {phases})")
 
 
 def main() -> None:
