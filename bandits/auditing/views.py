@@ -7,9 +7,9 @@ An algorithm's own auditor (or the black-box audit) sees its *outputs*, the acti
 saw what (with :attr:`~bandits.policy.Policy.release_trials` times the trials for the
 releases). Each view is certified at confidence 1 − α/2 (Bonferroni over the two views), so the
 chance that a correct implementation is reported ``violated`` by either stays at most α. An
-algorithm whose mechanisms record no release (Gaussian Thompson sampling: its privacy is its
-posterior sampling, audited white-box by its own auditor) keeps its auditor's single view at
-the full confidence.
+algorithm whose mechanisms record no keyed release gets its auditor's audit at the full
+confidence: Gaussian Thompson sampling's auditor reads the posterior draws itself (its releases
+view, :mod:`bandits.thompson.draws_audit`) and splits α over its two views the same way.
 
 Example:
     >>> from bandits.auditing.black_box import black_box_audit

@@ -169,7 +169,8 @@ def csb_kernel(  # pragma: no cover - compiled
 
 @_jit
 def gaussian_ts_kernel(  # pragma: no cover - compiled
-    S: Any, n: Any, Z: Any, zoff: Any, table: Any, start: Any, scale: Any, actions: Any
+    S: Any, n: Any, Z: Any, zoff: Any, table: Any, start: Any, scale: Any, actions: Any, watch: Any,
+    drawn: Any,
 ) -> None:
     R, N = S.shape
     C = actions.shape[1]
@@ -179,15 +180,20 @@ def gaussian_ts_kernel(  # pragma: no cover - compiled
         for i in range(N):  # the step loop's caches: mu = S/(n+1), scale[n] = sqrt(c)/sqrt(n+1)
             mu[i] = S[r, i] / (n[r, i] + 1.0)
             sc[i] = scale[int(n[r, i])]
+        w = watch[r] if watch.size else -1
         for k in range(start[r], C):
             kz = k - zoff
             # theta = Z*scale, then += mu: two roundings, as NumPy (no fused multiply-add)
             best = 0
             bv = Z[r, kz, 0] * sc[0]
             bv = bv + mu[0]
+            if w == 0:
+                drawn[r, k] = bv
             for i in range(1, N):
                 v = Z[r, kz, i] * sc[i]
                 v = v + mu[i]
+                if i == w:
+                    drawn[r, k] = v
                 if v > bv:  # the first maximum, as numpy.argmax
                     bv = v
                     best = i

@@ -160,6 +160,8 @@ def gaussian_ts_rounds(
     start: np.ndarray,
     scale: np.ndarray,
     actions: np.ndarray,
+    watch: np.ndarray | None = None,
+    drawn: np.ndarray | None = None,
 ) -> None:
     """Play local rounds ``start[r] .. C−1`` of every repetition r of Gaussian Thompson sampling
     (sampling rounds only), updating the reward sums ``S`` and counts ``n`` (R, N) in place and
@@ -169,7 +171,9 @@ def gaussian_ts_rounds(
     the loop's critical path, with the same value). Per round: θ = Z·scale[n] then θ += S/(n+1)
     (two roundings), the first argmax, then S += reward, n += 1 — the arithmetic of
     :meth:`bandits.thompson.agent.GaussianTSAgent.select`/``update``, so the actions and the state
-    are identical bit for bit (tested). Raises ``RuntimeError`` if numba is unavailable.
+    are identical bit for bit (tested). With ``watch`` (R,) and ``drawn`` (R, C), repetition r's
+    posterior draw θ of arm ``watch[r]`` in round k is written to ``drawn[r, k]`` (what an audit of
+    the draws reads). Raises ``RuntimeError`` if numba is unavailable.
 
     >>> import numpy as np
     >>> S, n, act = np.zeros((1, 2)), np.ones((1, 2)), np.zeros((1, 3), dtype=np.intp)
@@ -186,7 +190,10 @@ def gaussian_ts_rounds(
         raise RuntimeError("numba is not available (pip install 'dpaudit[fast]'; DPAUDIT_NUMBA != 0)")
     if S.size and int(n.max()) + actions.shape[1] >= scale.size:
         raise ValueError(f"scale has {scale.size} entries; counts reach {int(n.max()) + actions.shape[1]}")
-    _GTS(S, n, Z, int(zoff), table, np.ascontiguousarray(start, dtype=np.intp), scale, actions)
+    if watch is None or drawn is None:
+        watch, drawn = np.empty(0, dtype=np.intp), np.empty((1, 1))
+    _GTS(S, n, Z, int(zoff), table, np.ascontiguousarray(start, dtype=np.intp), scale, actions,
+         np.ascontiguousarray(watch, dtype=np.intp), drawn)  # fmt: skip
 
 
 def lazy_ts_chunk(*args: Any) -> int:

@@ -86,6 +86,11 @@ class GaussianTSAgent(Agent):
         # the first round whose action can depend on a reward: after the pre-pulls (b >= 1),
         # after round 0 (b = 0)
         self._first_private = max(self._prepull_end, 0 if policy.b else 1)
+        self.watch: np.ndarray | None = None
+        """Set by an audit of the posterior draws: the arm per repetition whose draw θ to keep."""
+        self.drawn = np.empty((self.reps, 0))
+        """With :attr:`watch`: the watched arms' draws θ in the last chunk's rounds, (R, C) (NaN in
+        rounds without a draw). Engines ``"kernel"`` and ``"step"`` only."""
 
     _MIN_ADVANCE = MIN_ADVANCE
     _SPEC_MEMORY = 64 * 2**20  # the speculative engine's padded copies; above it, the round loop
@@ -136,9 +141,11 @@ class GaussianTSAgent(Agent):
         self._scale.reshape(-1)[idx] = self._sqrtc / np.sqrt(n1)
 
     def _step_loop(self, t0: int, k0: int, table: np.ndarray, actions: np.ndarray) -> None:
-        rows = self.rows
+        rows, watch = self.rows, self.watch
         for k in range(k0, table.shape[1]):
             arms = self.select(t0 + k)
+            if watch is not None and t0 + k >= self._prepull_end:
+                self.drawn[:, k] = self._theta[rows, watch]
             self.update(t0 + k, arms, table[rows, k, arms])
             actions[:, k] = arms
 
@@ -220,6 +227,10 @@ class GaussianTSAgent(Agent):
         C, R = t1 - t0, self.reps
         actions = np.empty((R, C), dtype=np.intp)
         self._record(t0, t1, self.n)
+        if self.watch is not None:
+            if self.engine not in ("kernel", "step"):
+                raise ValueError(f"watching the draws needs the kernel or step engine, not {self.engine!r}")
+            self.drawn = np.full((R, C), np.nan)
         if self.engine == "step":
             self._step_loop(t0, 0, table, actions)
             return actions
@@ -249,9 +260,13 @@ class GaussianTSAgent(Agent):
             if self._scale_lut.size < top:  # sqrt(c)/sqrt(m + 1) for every reachable count m
                 self._scale_lut = self._sqrtc / np.sqrt(np.arange(max(top, 2 * self._scale_lut.size)) + 1.0)
             compiled.gaussian_ts_rounds(self.S, self.n, self._Z, self._zoff - t0, table, p, self._scale_lut,
-                                     actions)  # fmt: skip
+                                     actions, self.watch, self.drawn)  # fmt: skip
             return
-        k = self._catch_up(p, table, actions)
+        if self.watch is not None:  # watching the draws: the step loop from the common start
+            self._refresh()  # (catch-up computes no draw; it refreshes the caches itself)
+            k = int(p.min())
+        else:
+            k = self._catch_up(p, table, actions)
         if k < C:
             self._step_loop(t0, k, table, actions)
 

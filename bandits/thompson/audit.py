@@ -68,16 +68,18 @@ from __future__ import annotations
 import math
 import time
 from concurrent.futures import Executor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from bandits.auditing.contract import AuditSettings, PolicyAudit
+from bandits.auditing.views import VIEWS
 from bandits.environments import Environment
 from bandits.policy import Policy
 from bandits.thompson.audit_designs import NeighbourTables, TSNeighbour, candidate_designs
 from bandits.thompson.audit_trajectories import BATCH, _blocks, _merge, _model_block, _policy_block
+from bandits.thompson.draws_audit import draws_report
 from bandits.thompson.model_tests import model_tests
 from bandits.thompson.policy import GaussianTS
 from dpaudit.analyses.thompson_sampling import ThompsonConfig
@@ -275,16 +277,20 @@ def audit_thompson(
     if not 0.0 < opt.pilot_fraction < 1.0:
         raise ValueError(f"pilot_fraction must be in (0, 1), got {opt.pilot_fraction!r}")
     t_start = time.perf_counter()
-    pilot = _pilot(policy, int(horizon), arms, trials, settings.seed, settings.confidence, opt.neighbour,
+    # two views, each at 1 − α/2 (Bonferroni): the actions (outputs) and the changed arm's draws (releases)
+    each = replace(settings, confidence=1.0 - (1.0 - settings.confidence) / VIEWS)
+    pilot = _pilot(policy, int(horizon), arms, trials, settings.seed, each.confidence, opt.neighbour,
                    opt.pilot_fraction, settings.executor, settings.progress)  # fmt: skip
     t_pilot = time.perf_counter()
-    samples = _main_and_model(policy, int(horizon), arms, settings, opt, pilot)
+    samples = _main_and_model(policy, int(horizon), arms, each, opt, pilot)
     seconds = {"pilot": t_pilot - t_start, **samples.pop("seconds")}
-    report = _certify(policy, int(horizon), arms, settings, opt, pilot, samples)
+    report = _certify(policy, int(horizon), arms, each, opt, pilot, samples)
+    draws = draws_report(samples["main"], mu_certified=report.certified.mu or 0.0, delta=settings.delta,
+                         confidence=each.confidence)  # fmt: skip
     t_end = time.perf_counter()
     seconds.update(bounds_and_tests=t_end - t_start - sum(seconds.values()), total=t_end - t_start)
     report.details["seconds"] = seconds
-    return PolicyAudit(report)
+    return PolicyAudit(report, components={"releases": draws})
 
 
 def _main_and_model(
@@ -303,8 +309,8 @@ def _main_and_model(
     tables = pilot["designs"][d_star].tables(policy, horizon, arms)
     ex, seed, progress = settings.executor, settings.seed, settings.progress
     t0 = time.perf_counter()
-    main = _sample(_policy_block, (policy, tables, horizon), (min(n_exact, n_main), policy.c), 1, d_star,
-                   n_main, seed, ex, progress, "ts-audit main")  # fmt: skip
+    main = _sample(_policy_block, (policy, tables, horizon), (min(n_exact, n_main), policy.c, True), 1,
+                   d_star, n_main, seed, ex, progress, "ts-audit main")  # fmt: skip
     t1 = time.perf_counter()
     model_cfg = ThompsonConfig(horizon, arms, policy.b, policy.c)
     model = _sample(_model_block, (model_cfg, tables), (), 2, d_star, n_model, seed, ex, progress,

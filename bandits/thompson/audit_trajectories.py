@@ -37,6 +37,7 @@ __all__ = [
     "score_statistic",
     "black_box_statistic",
     "trajectory_losses",
+    "draws_loss",
 ]
 
 
@@ -59,11 +60,17 @@ def _start_counts(first: np.ndarray, tables: NeighbourTables, b: int) -> tuple[n
 
 
 def policy_actions(policy: GaussianTS, table: np.ndarray, horizon: int, size: int,
-                   seed: np.random.SeedSequence) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+                   seed: np.random.SeedSequence, watch: int | None = None
+                   ) -> tuple[np.ndarray, ...]:  # fmt: skip
     """Play the policy's own agent for ``size`` repetitions on the fixed ``table`` exactly as
     :func:`bandits.engine.simulator.simulate` does (same per-repetition streams of ``seed``, same
     chunks of rounds, tested bit-identical) and return (actions of round 0, actions of the rounds
-    from ``b·N`` (b ≥ 1) or 1 (b = 0) on, int8). No regret bookkeeping."""
+    from ``b·N`` (b ≥ 1) or 1 (b = 0) on, int8). No regret bookkeeping.
+
+    With ``watch`` (an arm, or −1 for the arm each repetition played in round 0) it also returns
+    the agent's own posterior draws θ of that arm in the same rounds, (size, rounds) — what the
+    agent computed, read from it (:attr:`bandits.thompson.agent.GaussianTSAgent.watch`); with b = 0
+    round 0 is then played as a chunk of its own (the noise stream does not depend on chunks)."""
     N = table.shape[1]
     key = tuple(seed.spawn_key)
     # repetition r's policy stream, as bandits.engine.streams.rep_streams(seed, r).policy (the privacy
@@ -75,19 +82,28 @@ def policy_actions(policy: GaussianTS, table: np.ndarray, horizon: int, size: in
     agent = _step_engine(policy).agent(run)
     first = max(policy.b * N, 1) if policy.b else 1
     out = np.empty((size, horizon - first), dtype=np.int8)
+    drawn = np.empty((size, horizon - first)) if watch is not None else None
     a0 = np.zeros(size, dtype=np.int8)
     chunk = chunk_rounds(size, N)
-    for t0 in range(0, horizon, chunk):
-        t1 = min(horizon, t0 + chunk)
+    bounds = list(range(0, horizon, chunk)) + [horizon]
+    if watch is not None and watch < 0 and horizon > 1 and bounds[1] > 1:
+        bounds.insert(1, 1)  # round 0 alone: its action names the watched arm
+    if watch is not None and watch >= 0:
+        agent.watch = np.full(size, watch, dtype=np.intp)
+    for t0, t1 in zip(bounds, bounds[1:]):
         tab = np.broadcast_to(table[t0:t1], (size, t1 - t0, N))
         act = agent.run_chunk(t0, t1, Outcomes(tab, policy.feedback))
         if t0 == 0:
             a0[:] = act[:, 0]
+            if watch is not None and watch < 0:
+                agent.watch = act[:, 0].astype(np.intp)
         lo = max(t0, first)
         if lo < t1:
             out[:, lo - first : t1 - first] = act[:, lo - t0 :]
+            if drawn is not None:
+                drawn[:, lo - first : t1 - first] = agent.drawn[:, lo - t0 :]
     agent.finish()
-    return a0, out
+    return (a0, out) if drawn is None else (a0, out, drawn)
 
 
 class _Unrecorded:
@@ -356,16 +372,50 @@ def _exact_block(a: np.ndarray, hold: np.ndarray, start: np.ndarray, tables: Nei
     return {"L": np.concatenate(Ls), "gof_sum": gs, "gof_var": gv, "rule": worst}
 
 
+def draws_loss(drawn: np.ndarray, cnt: np.ndarray, s0: np.ndarray, c_hold: np.ndarray,
+               values: tuple[float, float], c: float) -> np.ndarray:  # fmt: skip
+    """Exact privacy loss of the changed arm j's posterior draws, per row: the log-likelihood ratio
+    of the transcript (θ_j,t) under R vs R′ of the declared mechanism θ_j,t ~ N(μ_j,t, c/(n + 1)).
+
+    Given the past, only arm j's mean differs: μ_j = (n·c_j − c_j + v)/(n + 1) with n = s0 + cnt
+    its pulls before the round, c_j its constant reward and v = ``values[0]`` (R) or ``values[1]``
+    (R′) the changed one; the other arms' draws have the same law under both. So
+    L = Σ_t (μ⁰ − μ¹)(2θ − μ⁰ − μ¹)/(2σ²) = ((v₀ − v₁)/(2c)) Σ_t (2θ_t − μ⁰_t − μ¹_t).
+
+    >>> import numpy as np
+    >>> # pulls n = 1, 2: means under R (1/2, 1/2) and R′ (0, 1/6); a draw at R's mean each time
+    >>> L = draws_loss(np.array([[0.5, 0.5]]), np.array([[0, 1]]), np.array([1.0]), np.array([0.5]),
+    ...                (1.0, 0.0), 1.0)
+    >>> round(float(L[0]), 6)  # ½·((1 − ½) + (1 − ⅔)) = Σ (μ⁰ − μ¹)²/(2σ²) with σ² = 1/(n + 1)
+    0.416667
+    """
+    v0, v1 = values
+    out = np.empty(drawn.shape[0])
+    for s in range(0, drawn.shape[0], _ROWS):
+        n = cnt[s : s + _ROWS] + s0[s : s + _ROWS, None]
+        cj = c_hold[s : s + _ROWS, None]
+        base = n * cj - cj
+        mid = (2.0 * base + (v0 + v1)) / (n + 1.0)
+        out[s : s + _ROWS] = (2.0 * drawn[s : s + _ROWS] - mid).sum(axis=1)
+    return out * ((v0 - v1) / (2.0 * c))
+
+
 def _block_stats(a0: np.ndarray, a: np.ndarray, tables: NeighbourTables, b: int, c: float,
-                 exact_rows: int, side: int, check_seed: Sequence[int]) -> dict[str, Any]:  # fmt: skip
-    """Score, pull count, and (N = 2: every row; else the first ``exact_rows``) exact losses."""
+                 exact_rows: int, side: int, check_seed: Sequence[int],
+                 drawn: np.ndarray | None = None) -> dict[str, Any]:  # fmt: skip
+    """Score, pull count, (N = 2: every row; else the first ``exact_rows``) exact losses and, with
+    the changed arm's ``drawn`` posterior draws, their exact loss (:func:`draws_loss`)."""
     start, hold = _start_counts(a0, tables, b)
     N = start.shape[1]
     hit, cnt = _hits_and_counts(a, hold)
+    rows = np.arange(a.shape[0])
     out: dict[str, Any] = {
-        "score": _score_rows(hit, cnt, start[np.arange(a.shape[0]), hold], c, N),
+        "score": _score_rows(hit, cnt, start[rows, hold], c, N),
         "pulls": hit.sum(axis=1).astype(float),
     }
+    if drawn is not None:
+        cols = np.asarray(tables.columns, dtype=float)
+        out["draws"] = draws_loss(drawn, cnt, start[rows, hold], cols[hold], tables.values, c)
     if N == 2 and a.shape[0]:
         out["exact"] = _exact_two(hit, cnt, hold, start, tables, c, side)
     elif min(exact_rows, a.shape[0]):
@@ -376,11 +426,18 @@ def _block_stats(a0: np.ndarray, a: np.ndarray, tables: NeighbourTables, b: int,
 
 
 def _policy_block(policy: GaussianTS, tables: NeighbourTables, horizon: int, side: int, key: tuple[int, ...],
-                  seed: int, size: int, exact_rows: int, c_model: float) -> dict[str, Any]:  # fmt: skip
-    """One block of the real implementation (module-level: picklable for process executors)."""
+                  seed: int, size: int, exact_rows: int, c_model: float,
+                  draws: bool = False) -> dict[str, Any]:  # fmt: skip
+    """One block of the real implementation (module-level: picklable for process executors); with
+    ``draws``, the changed arm's posterior draws are read from the agent and scored too."""
     seq = np.random.SeedSequence(seed, spawn_key=(_NS,) + key)
-    a0, a = policy_actions(policy, tables.null if side == 0 else tables.alt, horizon, size, seq)
-    return _block_stats(a0, a, tables, policy.b, c_model, exact_rows, side, (seed, _NS, 9) + key)
+    tab = tables.null if side == 0 else tables.alt
+    if not draws:
+        a0, a = policy_actions(policy, tab, horizon, size, seq)
+        return _block_stats(a0, a, tables, policy.b, c_model, exact_rows, side, (seed, _NS, 9) + key)
+    watch = tables.observer if tables.observer is not None else -1
+    a0, a, drawn = policy_actions(policy, tab, horizon, size, seq, watch=watch)
+    return _block_stats(a0, a, tables, policy.b, c_model, exact_rows, side, (seed, _NS, 9) + key, drawn)
 
 
 def _model_block(config: ThompsonConfig, tables: NeighbourTables, side: int, key: tuple[int, ...],
@@ -396,7 +453,8 @@ def _blocks(n: int) -> list[int]:
 
 
 def _merge(parts: list[dict[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {k: np.concatenate([p[k] for p in parts]) for k in ("score", "pulls")}
+    out: dict[str, Any] = {k: np.concatenate([p[k] for p in parts]) for k in ("score", "pulls", "draws")
+                           if k in parts[0]}  # fmt: skip
     ex = [p["exact"] for p in parts if "exact" in p]
     if ex:
         out["L"] = np.concatenate([e["L"] for e in ex])
