@@ -17,8 +17,9 @@ exit. Five bug types per algorithm (:func:`bugs_for`):
    unit enters one release only (parallel composition: nothing to split), ``first releases raw``
    instead — the initial release of every arm made without noise.
 
-For Gaussian Thompson sampling, whose privacy is its posterior sampling, the bugs scale or drop
-the posterior draws (``run.random``'s normal draws) instead.
+For Gaussian Thompson sampling, whose privacy is its posterior sampling, the bugs scale the
+posterior draws (``run.random``'s normal draws) or drop the noise of some of them (arm 2's, arm 1's
+first); ``epsilon not split`` is replaced by the draws at a fifth of their scale (there is no split).
 
 Used by ``benchmarks/bench_planted_bugs.py`` (the detection table) and ``tests/test_planted_bugs.py``.
 """
@@ -162,6 +163,26 @@ def _dp_ts_ucb_bugs(cls: type, policy: Any) -> list[Bug]:
     ]  # fmt: skip
 
 
+def _ts_draws_zeroed(where: Callable[[Any], Any]) -> Callable[[], Any]:
+    """Gaussian Thompson sampling's standard normals at ``where(agent)`` (an index into the
+    chunk's noise Z[r, round, arm], or None) set to 0 after every draw: those posterior draws are
+    their means."""
+    from bandits.thompson.agent import GaussianTSAgent
+
+    def plant() -> contextlib.AbstractContextManager[None]:
+        original = GaussianTSAgent.prepare
+
+        def prepare(self: Any, t0: int, t1: int) -> None:
+            original(self, t0, t1)
+            index = where(self)
+            if index is not None and self._Z.shape[1]:
+                self._Z[index] = 0.0
+
+        return _patched(GaussianTSAgent, "prepare", prepare)
+
+    return plant
+
+
 def _mechanism_bugs(key: str, cls: type, n_arms: int, k: int | None) -> list[Bug]:
     """Bugs 3-5 planted in the shared mechanism classes the algorithm releases through."""
     from mechanisms.additive import AdditiveNoiseMechanism
@@ -169,18 +190,11 @@ def _mechanism_bugs(key: str, cls: type, n_arms: int, k: int | None) -> list[Bug
 
     if key == "ts":
         return _scale_bugs(cls, "random") + [
-            Bug(
-                "unit 2 noiseless",
-                "n/a for a posterior sampler; instead the posterior draws x 1/4",
-                _scaled_stream(cls, 0.25, "random"),
-                4.0,
-            ),
-            Bug(
-                "one raw release",
-                "n/a for a posterior sampler; instead the posterior draws x 0.3",
-                _scaled_stream(cls, 0.3, "random"),
-                1 / 0.3,
-            ),
+            Bug("unit 2 noiseless", "arm 2's posterior draws without noise (its posterior mean)",
+                _ts_draws_zeroed(lambda agent: (slice(None), slice(None), 2)), math.inf),
+            Bug("one raw release", "arm 1's first posterior draw without noise",
+                _ts_draws_zeroed(lambda a: (slice(None), 0, 1) if a._zoff == a._prepull_end else None),
+                math.inf),
             Bug(
                 "epsilon not split",
                 "n/a (no split); instead the posterior draws x 0.2",

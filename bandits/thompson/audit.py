@@ -79,7 +79,7 @@ from bandits.environments import Environment
 from bandits.policy import Policy
 from bandits.thompson.audit_designs import NeighbourTables, TSNeighbour, candidate_designs
 from bandits.thompson.audit_trajectories import BATCH, _blocks, _merge, _model_block, _policy_block
-from bandits.thompson.draws_audit import draws_report
+from bandits.thompson.draws_audit import draws_alarm, draws_report
 from bandits.thompson.model_tests import model_tests
 from bandits.thompson.policy import GaussianTS
 from dpaudit.analyses.thompson_sampling import ThompsonConfig
@@ -137,10 +137,13 @@ def _sample(fn: Any, head: tuple[Any, ...], tail: tuple[Any, ...], stage: int, d
 def _pilot(
     policy: GaussianTS, horizon: int, arms: int, trials: int, seed: int, confidence: float,
     neighbour: TSNeighbour | None, pilot_fraction: float, executor: Executor | None, progress: bool,
+    mu_certified: float,
 ) -> dict[str, Any]:
-    """Choose (design, statistic, threshold, orientation) on pilot trajectories of the
-    implementation (:func:`dpaudit.audit.thresholds.pilot_choice`); with one design (given, or too
-    few trials for a pilot) the threshold is left to the model sample (NaN here)."""
+    """Choose the design and the outputs' test on pilot trajectories of the implementation
+    (:func:`dpaudit.audit.pilot.pilot_choice`). The design is the outputs' best, unless the
+    pilot's own draws already refute the certificate at 99.9 % on some design (a bug on one arm's
+    draws: :func:`bandits.thompson.draws_audit.draws_alarm`) — then that design. With one design
+    (given, or too few trials for a pilot) the threshold is left to the model sample (NaN here)."""
     designs = [neighbour] if neighbour is not None else candidate_designs(arms)
     stat_names = ("score", "pulls", "L") if arms == 2 else ("score", "pulls")
     n_pilot = max(64, int(round(pilot_fraction * trials)) // len(designs))
@@ -148,21 +151,28 @@ def _pilot(
         designs = [TSNeighbour()]  # too few trials for a pilot: the tie, pre-registered
     if len(designs) == 1:
         return {"designs": designs, "design": 0, "statistic": "score", "threshold": math.nan,
-                "orientation": 0, "predicted": math.nan, "per_design": 0, "main": trials}
+                "orientation": 0, "predicted": math.nan, "per_design": 0, "main": trials, "draws_alarm": []}
     n_main = trials - n_pilot * len(designs)
-    pilots, keys = [], []
+    pilots, keys, alarms = [], [], []
     for d, nb in enumerate(designs):
         tab = nb.tables(policy, horizon, arms)
-        x = _sample(_policy_block, (policy, tab, horizon), (0 if arms > 2 else n_pilot, policy.c), 0, d,
+        x = _sample(_policy_block, (policy, tab, horizon), (0 if arms > 2 else n_pilot, policy.c, True), 0, d,
                     n_pilot, seed, executor, progress, f"ts-audit pilot {d + 1}/{len(designs)}")
         for st in stat_names:
             pilots.append((x[0][st], x[1][st], None))
             keys.append((d, st))
+        alarms.append(draws_alarm(x))
     choice = pilot_choice(pilots, n_main, confidence=confidence, kind="mu")
     d_star, stat = keys[choice.candidate]
+    loudest = max(range(len(designs)), key=lambda d: alarms[d])
+    if alarms[loudest] > mu_certified:
+        d_star = loudest  # the outputs' test: its best on that design
+        own = [i for i, k in enumerate(keys) if k[0] == d_star]
+        choice = pilot_choice([pilots[i] for i in own], n_main, confidence=confidence, kind="mu")
+        stat = keys[own[choice.candidate]][1]
     return {"designs": designs, "design": d_star, "statistic": stat, "threshold": choice.threshold,
             "orientation": choice.orientation, "predicted": choice.predicted, "per_design": n_pilot,
-            "main": n_main}
+            "main": n_main, "draws_alarm": alarms}
 
 
 def _exact_loss_section(main: tuple[dict[str, Any], dict[str, Any]], delta: float, confidence: float
@@ -212,7 +222,8 @@ def _details(policy: GaussianTS, horizon: int, arms: int, cfg: ThompsonConfig, m
         "pilot": {"designs": [d.describe() for d in designs],
                   "trajectories_per_table_per_design": pilot["per_design"], "chosen_design": pilot["design"],
                   "statistic": pilot["statistic"], "threshold": pilot["threshold"],
-                  "orientation": pilot["orientation"], "predicted_mu_lower": pilot["predicted"]},
+                  "orientation": pilot["orientation"], "predicted_mu_lower": pilot["predicted"],
+                  "draws_alarm_mu": pilot["draws_alarm"]},
         "certifying_test": {"false_positives": rates.false_positives[0],
                             "false_negatives": rates.false_negatives[0],
                             "trajectories_per_table": n_main, "fpr_upper": rates.fpr_upper[0],
@@ -279,13 +290,14 @@ def audit_thompson(
     t_start = time.perf_counter()
     # two views, each at 1 − α/2 (Bonferroni): the actions (outputs) and the changed arm's draws (releases)
     each = replace(settings, confidence=1.0 - (1.0 - settings.confidence) / VIEWS)
+    cfg = opt.claim if opt.claim is not None else ThompsonConfig(int(horizon), arms, policy.b, policy.c)
     pilot = _pilot(policy, int(horizon), arms, trials, settings.seed, each.confidence, opt.neighbour,
-                   opt.pilot_fraction, settings.executor, settings.progress)  # fmt: skip
+                   opt.pilot_fraction, settings.executor, settings.progress, cfg.mu_tight)  # fmt: skip
     t_pilot = time.perf_counter()
     samples = _main_and_model(policy, int(horizon), arms, each, opt, pilot)
     seconds = {"pilot": t_pilot - t_start, **samples.pop("seconds")}
     report = _certify(policy, int(horizon), arms, each, opt, pilot, samples)
-    draws = draws_report(samples["main"], mu_certified=report.certified.mu or 0.0, delta=settings.delta,
+    draws = draws_report(samples["main"], mu_certified=cfg.mu_tight, delta=settings.delta,
                          confidence=each.confidence)  # fmt: skip
     t_end = time.perf_counter()
     seconds.update(bounds_and_tests=t_end - t_start - sum(seconds.values()), total=t_end - t_start)

@@ -373,7 +373,7 @@ def _exact_block(a: np.ndarray, hold: np.ndarray, start: np.ndarray, tables: Nei
 
 
 def draws_loss(drawn: np.ndarray, cnt: np.ndarray, s0: np.ndarray, c_hold: np.ndarray,
-               values: tuple[float, float], c: float) -> np.ndarray:  # fmt: skip
+               values: tuple[float, float], c: float, rounds: int | None = None) -> np.ndarray:  # fmt: skip
     """Exact privacy loss of the changed arm j's posterior draws, per row: the log-likelihood ratio
     of the transcript (θ_j,t) under R vs R′ of the declared mechanism θ_j,t ~ N(μ_j,t, c/(n + 1)).
 
@@ -381,6 +381,7 @@ def draws_loss(drawn: np.ndarray, cnt: np.ndarray, s0: np.ndarray, c_hold: np.nd
     its pulls before the round, c_j its constant reward and v = ``values[0]`` (R) or ``values[1]``
     (R′) the changed one; the other arms' draws have the same law under both. So
     L = Σ_t (μ⁰ − μ¹)(2θ − μ⁰ − μ¹)/(2σ²) = ((v₀ − v₁)/(2c)) Σ_t (2θ_t − μ⁰_t − μ¹_t).
+    ``rounds`` keeps the first rounds only (1: the loss of the first draw alone).
 
     >>> import numpy as np
     >>> # pulls n = 1, 2: means under R (1/2, 1/2) and R′ (0, 1/6); a draw at R's mean each time
@@ -390,6 +391,8 @@ def draws_loss(drawn: np.ndarray, cnt: np.ndarray, s0: np.ndarray, c_hold: np.nd
     0.416667
     """
     v0, v1 = values
+    if rounds is not None:
+        drawn, cnt = drawn[:, :rounds], cnt[:, :rounds]
     out = np.empty(drawn.shape[0])
     for s in range(0, drawn.shape[0], _ROWS):
         n = cnt[s : s + _ROWS] + s0[s : s + _ROWS, None]
@@ -415,7 +418,9 @@ def _block_stats(a0: np.ndarray, a: np.ndarray, tables: NeighbourTables, b: int,
     }
     if drawn is not None:
         cols = np.asarray(tables.columns, dtype=float)
-        out["draws"] = draws_loss(drawn, cnt, start[rows, hold], cols[hold], tables.values, c)
+        s0, c_hold = start[rows, hold], cols[hold]
+        out["draws"] = draws_loss(drawn, cnt, s0, c_hold, tables.values, c)
+        out["draws_first"] = draws_loss(drawn, cnt, s0, c_hold, tables.values, c, rounds=1)
     if N == 2 and a.shape[0]:
         out["exact"] = _exact_two(hit, cnt, hold, start, tables, c, side)
     elif min(exact_rows, a.shape[0]):
@@ -453,8 +458,8 @@ def _blocks(n: int) -> list[int]:
 
 
 def _merge(parts: list[dict[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {k: np.concatenate([p[k] for p in parts]) for k in ("score", "pulls", "draws")
-                           if k in parts[0]}  # fmt: skip
+    keys = [k for k in ("score", "pulls", "draws", "draws_first") if k in parts[0]]
+    out: dict[str, Any] = {k: np.concatenate([p[k] for p in parts]) for k in keys}
     ex = [p["exact"] for p in parts if "exact" in p]
     if ex:
         out["L"] = np.concatenate([e["L"] for e in ex])
