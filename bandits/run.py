@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +53,8 @@ from dpaudit.formatting import fmt_up
 from dpaudit.validation import check_integer, check_probability
 
 if TYPE_CHECKING:  # pragma: no cover
+    from concurrent.futures import Executor
+
     from bandits.auditing.contract import AuditSettings, PolicyAuditor
 
 __all__ = ["RunReport", "run_policy", "run_algorithm"]

@@ -2,17 +2,17 @@
 
 Run: ``python benchmarks/bench_ts_audit.py [--trials 100000] [--arms 2 5] [--workers 2] [--json]``
 
-For each number of arms N: the configuration ``dpaudit run ts`` would choose at T = 10⁵ and
-1-GDP (b by the rule of thumb, c on the certified frontier), audited by
-:func:`bandits.thompson.audit.audit_thompson` at the default audit horizon b·N + 2000 with ``trials``
-trajectories per neighbouring table (pilot included) on a ``ProcessPoolExecutor``. Prints the
-verdict, the μ bound against the certificate, the detection floor, the two-sided estimate, the
-model tests, and the throughput — implementation trajectories per second of wall time and per
-second of CPU time (parent + workers; the CPU time is what the other jobs on a shared machine do
-not inflate) — next to a **baseline measured in the same run**: a plain vectorised NumPy
-two-arm Thompson-sampling loop (N(μ̂, c/(n+1)) draws, argmax, update) over the same 2000
-private rounds, no statistics. Target (issue 10): 10⁵ trajectories per side in under a minute
-for 2 arms and under 3 minutes for 5 arms.
+For each number of arms N: the configuration ``dpaudit run ts`` would choose at T = 10⁵ and 1-GDP (b
+by the rule of thumb, c on the certified frontier), audited by
+:func:`bandits.thompson.audit.audit_thompson` at the default audit horizon b·N + 2000 with
+``trials`` trajectories per neighbouring table (pilot included) on a ``ProcessPoolExecutor``. Prints
+the verdict, the μ bounds of both views (actions, posterior draws) against the certificate, the
+detection floor, the two-sided estimate, the model tests, and the throughput — implementation
+trajectories per second of wall time and per second of CPU time (parent + workers; the CPU time is
+what the other jobs on a shared machine do not inflate) — next to a **baseline measured in the same
+run**: a plain vectorised NumPy two-arm Thompson-sampling loop (N(μ̂, c/(n+1)) draws, argmax,
+update) over the same 2000 private rounds, no statistics. Target (issue 10): 10⁵ trajectories per
+side in under a minute for 2 arms and under 3 minutes for 5 arms.
 """
 
 from __future__ import annotations
@@ -74,14 +74,17 @@ def main() -> None:
         with ProcessPoolExecutor(a.workers) as ex:
             pol = GaussianTS(b=b, c=c)
             env = parse_env("bernoulli:" + ",".join(["0.5"] * n_arms))
-            rep = audit_thompson(pol, T, env, AuditSettings(trials=a.trials, executor=ex)).primary
+            audit = audit_thompson(pol, T, env, AuditSettings(trials=a.trials, executor=ex))
+            rep, draws = audit.primary, audit.components["releases"]
             wall = time.perf_counter() - t0
         cpu = _cpu() - cpu0
         d = rep.details
         n_traj = 2 * a.trials + 2 * d["model_trajectories_per_table"]
         row = {
             "arms": n_arms, "b": b, "c": c, "audit_horizon": T, "trials_per_table": a.trials,
-            "verdict": str(rep.verdict), "mu_lower": rep.empirical.mu_lower, "mu_certified": rep.certified.mu,
+            "verdict": audit.verdict, "mu_lower": rep.empirical.mu_lower, "mu_certified": rep.certified.mu,
+            "draws_mu_lower": draws.empirical.mu_lower,
+            "draws_mu_gaussian_fit": draws.details["mu_gaussian_fit"],
             "statistic": rep.empirical.statistic, "floor_mu": rep.floor.mu,
             "floor_violation_mu": rep.floor.mu_violation,
             "estimate": [rep.estimate.lower, rep.estimate.upper],
@@ -99,8 +102,12 @@ def main() -> None:
         rows.append(row)
         if not a.json:
             print(
-                f"N={n_arms} b={b} c={c:.4g} T_audit={T}, {a.trials} trajectories per table: {rep.verdict}; "
-                f"mu >= {row['mu_lower']:.4f} ({row['statistic']}) vs certified {row['mu_certified']:.4f}; "
+                f"N={n_arms} b={b} c={c:.4g} T_audit={T}, {a.trials} trajectories per table: "
+                f"{audit.verdict}; "
+                f"actions: mu >= {row['mu_lower']:.4f} ({row['statistic']}) "
+                f"vs certified {row['mu_certified']:.4f}; "
+                f"posterior draws: mu >= {row['draws_mu_lower']:.4f} (Gaussian fit "
+                f"{row['draws_mu_gaussian_fit']:.4f}); "
                 f"floor {row['floor_mu']:.4f} (violation {row['floor_violation_mu']:.4f}); test's mu in "
                 f"[{row['estimate'][0]:.4f}, {row['estimate'][1]:.4f}]; exact-loss mu >= "
                 f"{row['exact_loss_mu_lower']} on {row['exact_loss_trajectories']} per table, Gaussian fit "

@@ -34,6 +34,7 @@ import numpy as np
 
 __all__ = [
     "special",
+    "unique",
     "bisect",
     "expand_bracket",
     "minimise_zoom",
@@ -59,6 +60,29 @@ def special() -> Any:
     from scipy import special as module
 
     return module
+
+
+def unique(values: np.ndarray, return_inverse: bool = False) -> Any:
+    """``numpy.unique`` of a 1-D array without NaN (sorted distinct values, and with
+    ``return_inverse`` the index of each value among them), the same result, without loading
+    ``numpy.ma`` — which ``numpy.unique`` imports, ≈ 6 ms of a small run's start-up.
+
+    >>> u, inv = unique(np.array([3.0, 1.0, 3.0, 2.0]), return_inverse=True)
+    >>> u.tolist(), inv.tolist()
+    ([1.0, 2.0, 3.0], [2, 0, 2, 1])
+    """
+    a = np.asarray(values).reshape(-1)
+    order = np.argsort(a, kind="stable")
+    ordered = a[order]
+    fresh = np.empty(a.size, dtype=bool)
+    fresh[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=fresh[1:])
+    out = ordered[fresh]
+    if not return_inverse:
+        return out
+    inverse = np.empty(a.size, dtype=np.intp)
+    inverse[order] = np.cumsum(fresh) - 1
+    return out, inverse
 
 
 def bisect(

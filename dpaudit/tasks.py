@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor, Future
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:  # pragma: no cover (annotations only: concurrent.futures loads logging and threads)
+    from concurrent.futures import Executor, Future
 
 __all__ = ["run_tasks", "progress_bar"]
 

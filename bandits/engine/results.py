@@ -14,6 +14,7 @@ from bandits.actions import SingleArm
 from bandits.engine.replacement import Replacement
 from bandits.environments import Environment
 from dpaudit.ledger import Ledger
+from dpaudit.numerics import unique
 from dpaudit.validation import check_integer
 
 __all__ = [
@@ -31,8 +32,8 @@ def log_checkpoints(horizon: int, num: int = 50) -> np.ndarray:
     """
     horizon = check_integer("horizon", horizon)
     num = check_integer("checkpoints", num)
-    pts = np.unique(np.round(np.geomspace(1, horizon, num)).astype(np.int64))
-    return np.unique(np.append(pts, horizon))
+    pts = unique(np.round(np.geomspace(1, horizon, num)).astype(np.int64))
+    return unique(np.append(pts, horizon))
 
 
 @dataclass(frozen=True, eq=False)

@@ -32,8 +32,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -45,10 +44,14 @@ from bandits.engine.tables import _Tables
 from bandits.environments import Environment
 from bandits.policy import JointContext, JointPlayer, Outcomes, Policy, RunContext
 from dpaudit.ledger import RunLedgers
+from dpaudit.numerics import unique
 from dpaudit.tasks import run_tasks
 from dpaudit.transcripts import Transcripts, merge
 from dpaudit.validation import check_integer
 from mechanisms.randomness import RepRandom
+
+if TYPE_CHECKING:  # pragma: no cover (annotations only: concurrent.futures loads logging and threads)
+    from concurrent.futures import Executor
 
 __all__ = [
     "simulate",
@@ -271,7 +274,7 @@ def _checked(
     if isinstance(checkpoints, (int, np.integer)) and not isinstance(checkpoints, bool):
         ck = log_checkpoints(horizon, int(checkpoints))
     else:
-        ck = np.unique(np.asarray(checkpoints, dtype=np.int64).reshape(-1))
+        ck = unique(np.asarray(checkpoints, dtype=np.int64).reshape(-1))
         if ck.size and (ck[0] < 1 or ck[-1] > horizon):
             raise ValueError(f"checkpoints must be round counts in [1, {horizon}], got {checkpoints!r}")
     if replace is not None:

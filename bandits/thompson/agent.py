@@ -33,6 +33,7 @@ from bandits.engine import compiled
 from bandits.policy import Agent, Outcomes, RunContext
 from bandits.thompson.speculative import LENGTHS, MIN_ADVANCE, catch_up, speculate
 from dpaudit.events import GaussianReportNoisyMaxEvent
+from dpaudit.numerics import unique
 
 __all__ = ["GaussianTSAgent", "ThompsonParameters"]
 
@@ -166,7 +167,7 @@ class GaussianTSAgent(Agent):
             m = np.full(self.reps, max(self.policy.b, 1), dtype=np.int64)
         else:
             m = np.maximum(n_start, 1.0).min(axis=1).astype(np.int64)
-        for mv in np.unique(m).tolist():
+        for mv in unique(m).tolist():
             n1 = mv + 1.0
             ev = GaussianReportNoisyMaxEvent(
                 sensitivities=(1.0 / n1,) * self.n_arms, sigmas=(self._sqrtc / math.sqrt(n1),) * self.n_arms

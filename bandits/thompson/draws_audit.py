@@ -88,8 +88,9 @@ def draws_report(main: list[dict[str, Any]], *, mu_certified: float, delta: floa
     emp = Empirical(epsilon_lower=float(eb.epsilon), mu_lower=float(mb.mu), delta=delta,
                     confidence=confidence, trials=n0 + n1, method=METHOD, statistic=_NAMES[stat])  # fmt: skip
     details = {
-        "view": "releases: the changed arm's posterior draws, read from the agent on the outputs "
-                "audit's main trajectories",
+        "view": "releases",
+        "what": "the changed arm's posterior draws, read from the agent on the outputs audit's main "
+                "trajectories",
         "certifying_test": {"false_positives": rates.false_positives[0],
                             "false_negatives": rates.false_negatives[0],
                             "trajectories_per_table": n0, "fpr_upper": rates.fpr_upper[0],

@@ -47,16 +47,16 @@ import math
 
 import numpy as np
 
-from dpaudit.numerics import special
+from dpaudit.numerics import special, unique
 
 __all__ = ["FRACTIONAL_ORDERS", "INTEGER_ORDERS", "log_a_integer", "log_a_fractional",
            "sampled_gaussian_log_a", "lower_hull", "log_a_without_replacement", "without_replacement_log_a"]
 
 _OPACUS_FRACTIONAL = [1 + x / 10.0 for x in range(1, 100) if x % 10]
-FRACTIONAL_ORDERS = np.unique(np.concatenate([
+FRACTIONAL_ORDERS = unique(np.concatenate([
     1.0 + np.geomspace(1e-3, 255.0, 160), np.array(_OPACUS_FRACTIONAL)]))
 FRACTIONAL_ORDERS = FRACTIONAL_ORDERS[FRACTIONAL_ORDERS != np.round(FRACTIONAL_ORDERS)]
-INTEGER_ORDERS = np.unique(np.concatenate([np.arange(2, 257), np.round(np.geomspace(256, 2**15, 24))]))
+INTEGER_ORDERS = unique(np.concatenate([np.arange(2, 257), np.round(np.geomspace(256, 2**15, 24))]))
 _REL = 4e-15  # error of a term's logarithm per unit of the magnitudes of its parts (≈ 18 ulps)
 _ABS = 1e-15  # and absolute (the final exponential's rounding, ≈ 9 ulps)
 _U = 2.0**-53

@@ -16,11 +16,13 @@ True
 from __future__ import annotations
 
 import os
-from concurrent.futures import Executor
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dpaudit.cli.errors import UsageError
+
+if TYPE_CHECKING:  # pragma: no cover (annotations only: concurrent.futures loads logging and threads)
+    from concurrent.futures import Executor
 
 __all__ = ["Parallel", "parallel", "SCHEDULER_VARIABLE", "add_parallel_options"]
 
