@@ -339,6 +339,7 @@ def _calibration_renderers(data: dict[str, Any]) -> dict[str, Callable[[], str]]
 
 def _leaderboard_renderers(data: dict[str, Any]) -> dict[str, Callable[[], str]]:
     from bandits.experiments import leaderboard as lb
+    from bandits.experiments.leaderboard_tails import stuck_sentence
 
     cfg = data["config"]
     scale = (f"{cfg['scale']} scale: T = {', '.join(map(str, cfg['horizons']))}, {cfg['reps']} repetitions, "
@@ -353,12 +354,14 @@ def _leaderboard_renderers(data: dict[str, Any]) -> dict[str, Callable[[], str]]
             "leaderboard-winners": lambda: " ".join(data["sentences"][i] for i in cfg["instances"]),
             "leaderboard-published-winners":
                 lambda: " ".join(data["published_sentences"][i] for i in cfg["instances"]),
+            "leaderboard-stuck": lambda: stuck_sentence(data),
             "leaderboard-scale": lambda: scale, "leaderboard-full": lambda: full_text}  # fmt: skip
 
 
 def _leaderboard_full_renderers(data: dict[str, Any]) -> dict[str, Callable[[], str]]:
     """The full scale at T = 10⁵ (``--full --horizons 100000``): its table, winners and scale."""
     from bandits.experiments import leaderboard as lb
+    from bandits.experiments.leaderboard_tails import stuck_sentence
 
     cfg = data["config"]
     scale = (f"{len(cfg['instances'])} instances, T = {', '.join(map(str, cfg['horizons']))}, μ = "
@@ -369,6 +372,7 @@ def _leaderboard_full_renderers(data: dict[str, Any]) -> dict[str, Callable[[], 
     return {"leaderboard-t1e5": lambda: lb.markdown_table(data),
             "leaderboard-t1e5-published": lambda: lb.markdown_table(data, published=True, changed_only=True),
             "leaderboard-t1e5-winners": lambda: " ".join(data["sentences"][i] for i in cfg["instances"]),
+            "leaderboard-t1e5-stuck": lambda: stuck_sentence(data),
             "leaderboard-t1e5-scale": lambda: scale}
 
 
