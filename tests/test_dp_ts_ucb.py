@@ -219,14 +219,18 @@ def test_tune_simulates_each_alpha_as_a_run_with_the_same_seed() -> None:
 
     env = parse_env("bernoulli:0.75,0.5,0.25")
     res = tune_dp_ts_ucb(env, 1500, target_mu=1.5, reps=3, seed=4, num=5, progress=False)
-    assert [c.alpha for c in res.candidates] == [0.0, 0.25, 0.5, 0.75, 1.0]
+    assert [(c.alpha, c.first_epoch) for c in res.candidates] == [
+        (a, f) for a in (0.0, 0.25, 0.5, 0.75, 1.0) for f in (1, 4, 16, 64)]
     assert all(c.mu <= 1.5 for c in res.candidates)
     assert res.best.regret_mean == min(c.regret_mean for c in res.candidates)
-    c = res.candidates[2]
-    alone = simulate(DPTSUCB(alpha=c.alpha, c0=c.c0, design_horizon=1500), env, 1500, 3, 4, progress=False)
-    assert alone.final("pseudo") == c.regret_mean
+    for c in (res.candidates[2], res.candidates[9]):
+        alone = simulate(DPTSUCB(alpha=c.alpha, c0=c.c0, first_epoch=c.first_epoch, design_horizon=1500), env,
+                         1500, 3, 4, progress=False)  # fmt: skip
+        assert alone.final("pseudo") == c.regret_mean
+    only_one = tune_dp_ts_ucb(env, 1500, target_mu=1.5, reps=2, num=2, first_epochs=(1,), progress=False)
+    assert [c.first_epoch for c in only_one.candidates] == [1, 1]
     with pytest.raises(ValueError, match="target mu must be at least"):
-        tune_dp_ts_ucb(env, 1500, target_mu=0.1, reps=2, num=3, progress=False)
+        tune_dp_ts_ucb(env, 1500, target_mu=0.01, reps=2, num=3, progress=False)
 
 
 def test_tune_command_line(capsys: pytest.CaptureFixture) -> None:
@@ -235,8 +239,9 @@ def test_tune_command_line(capsys: pytest.CaptureFixture) -> None:
     assert main(["tune", "dp-ts-ucb", "--target-mu", "1", "-T", "400", "-R", "2", "--candidates", "3",
                  "--json"]) == 0  # fmt: skip
     out = json.loads(capsys.readouterr().out)
-    assert [c["alpha"] for c in out["candidates"]] == [0.0, 0.5, 1.0] and out["config"]["target_mu"] == 1.0
-    assert main(["tune", "dp-ts-ucb", "--target-mu", "0.1", "-T", "400"]) == 2
+    assert [(c["alpha"], c["first_epoch"]) for c in out["candidates"]] == [
+        (a, f) for a in (0.0, 0.5, 1.0) for f in (1, 4, 16, 64)] and out["config"]["target_mu"] == 1.0
+    assert main(["tune", "dp-ts-ucb", "--target-mu", "0.01", "-T", "400"]) == 2
     assert "target mu must be at least" in capsys.readouterr().err
     assert main(["tune", "dp-ts-ucb", "--target-epsilon", "1", "-T", "400"]) == 2
     assert "--target-epsilon needs --delta" in capsys.readouterr().err
@@ -259,3 +264,23 @@ def test_compiled_chunk_is_the_step_loop(policy, monkeypatch):
     a, b = runs[True], runs[False]
     assert np.array_equal(a.actions, b.actions) and np.array_equal(a.pseudo_regret, b.pseudo_regret)
     assert [lg.to_json() for lg in a.ledgers] == [lg.to_json() for lg in b.ledgers]
+
+
+@pytest.mark.slow
+def test_a_longer_first_epoch_keeps_dp_ts_ucb_off_suboptimal_arms_at_a_small_budget() -> None:
+    """The numbers README.md, docs/leaderboard.md and the tuner quote: at μ = 0.5, T = 10⁵ on the
+    Bernoulli §5.1 instance (20 runs, seed 0), a first epoch of one observation leaves φ = 2
+    samples (α = 1) and 15 runs stuck on a suboptimal arm; f = 64 (α = 0) allows 16 samples."""
+    from bandits.dp_ts_ucb.tuner import frontier_c0
+
+    env, T = parse_env("bernoulli:0.75,0.625,0.5,0.375,0.25"), 100_000
+    out = {}
+    for f, a in ((1, 1.0), (64, 0.0)):
+        c0 = frontier_c0(0.5, T, a, f)
+        assert c0 is not None and DPTSUCBPrivacy(T, a, c0, f).mu <= 0.5
+        sim = simulate(DPTSUCB(alpha=a, c0=c0, first_epoch=f), env, T, 20, 0, progress=False)
+        fin = sim.pseudo_regret[:, -1]
+        out[f] = (DPTSUCBPrivacy(T, a, c0, f).samples, round(float(fin.mean())),
+                  round(float(fin.std() / math.sqrt(fin.size))),
+                  int((fin > 0.5 * T * 0.125).sum()))  # fmt: skip
+    assert out == {1: (2, 20047, 3346, 15), 64: (16, 149, 15, 0)}

@@ -9,15 +9,15 @@ simulate, certify, check every ledger, optionally audit) with one root seed, so 
 sees the same reward tables (common random numbers).
 
 **One footing.** Each budget is a GDP μ. The GDP algorithms are tuned to that certified μ
-(:func:`bandits.thompson.tuner.tune_thompson`, :func:`bandits.dp_ts_ucb.tuner.tune_dp_ts_ucb`,
-on their own seed); the pure-ε algorithms run at ε = :func:`dpaudit.conversions.gdp_epsilon` (μ,
-δ = 10⁻⁶), the exact conversion, with δ = 0 — a pure ε-DP guarantee is at least as strong as
-(ε, 10⁻⁶). Every cell reports the certified ε at δ = 10⁻⁶ *from the pipeline*, not the requested
-one; a row whose certified ε is not the budget's (to 10⁻⁶ relative) says why. DP-TS-UCB's tuner
-works on a grid of α where the integer sample budget φ leaves the certified μ below the target;
-the tuned φ is kept and α moved to the one that spends μ exactly (:func:`exact_alpha`). A second
-table runs every
-algorithm at its *paper's* accounting of the same ε (the ``paper's eps`` of ``dpaudit compare``).
+(:func:`bandits.thompson.tuner.tune_thompson`, :func:`bandits.dp_ts_ucb.tuner.tune_dp_ts_ucb`, on
+their own seed); the pure-ε algorithms run at ε = :func:`dpaudit.conversions.gdp_epsilon` (μ, δ =
+10⁻⁶), the exact conversion, with δ = 0 — a pure ε-DP guarantee is at least as strong as (ε, 10⁻⁶).
+Every cell reports the certified ε at δ = 10⁻⁶ *from the pipeline*, not the requested one; a row
+whose certified ε is not the budget's (to 10⁻⁶ relative) says why. DP-TS-UCB's tuner works on a grid
+of α where the integer sample budget φ leaves the certified μ below the target; the tuned φ and
+first epoch are kept and α moved to the one that spends μ exactly
+(:func:`bandits.dp_ts_ucb.tuner.exact_alpha`). A second table runs every algorithm at its *paper's*
+accounting of the same ε (the ``paper's eps`` of ``dpaudit compare``).
 
 Instances: the Bernoulli (§5.1, = Hu et al.'s setting 1) and truncated-exponential (§5.2)
 instances of Ou, Avella Medina & Cummings (2024) and setting 2 of Hu et al. (2024). Reduced scale
@@ -52,7 +52,7 @@ from dpaudit.validation import check_integer
 
 __all__ = [
     "ALGORITHMS", "INSTANCES", "REDUCED", "FULL", "LeaderboardConfig", "Row", "Cell", "Leaderboard",
-    "run_leaderboard", "exact_alpha", "contenders", "winner", "winner_sentence", "markdown_table",
+    "run_leaderboard", "contenders", "winner", "winner_sentence", "markdown_table",
     "plot_instance", "main",
 ]  # fmt: skip
 
@@ -177,8 +177,10 @@ class Leaderboard:
                                         if self.config.published}}  # fmt: skip
 
 
-def _tuned_options(key: str, env: Environment, T: int, mu: float, cfg: LeaderboardConfig) -> dict[str, Any]:
-    """The options of ``dpaudit run KEY`` at the certified budget μ (module docstring)."""
+def _tuned_options(key: str, env: Environment, T: int, mu: float, cfg: LeaderboardConfig,
+                   first_epochs: tuple[int, ...] | None = None) -> dict[str, Any]:  # fmt: skip
+    """The options of ``dpaudit run KEY`` at the certified budget μ (module docstring); DP-TS-UCB's
+    first epochs are the tuner's unless ``first_epochs`` fixes them."""
     if key == "ts":
         from bandits.thompson.frontier import candidate_prepulls
         from bandits.thompson.tuner import tune_thompson
@@ -188,45 +190,17 @@ def _tuned_options(key: str, env: Environment, T: int, mu: float, cfg: Leaderboa
                              progress=False).best  # fmt: skip
         return {"prepulls": best.b, "target_mu": mu}  # c on the certified frontier at that b
     if key == "dp-ts-ucb":
-        from bandits.dp_ts_ucb.tuner import tune_dp_ts_ucb
+        from bandits.dp_ts_ucb.tuner import FIRST_EPOCHS, exact_alpha, tune_dp_ts_ucb
 
         b = tune_dp_ts_ucb(env, T, target_mu=mu, reps=cfg.tuner_reps, seed=cfg.tuner_seed,
-                           num=max(2, cfg.tuner_candidates), progress=False).best  # fmt: skip
+                           num=max(2, cfg.tuner_candidates), first_epochs=first_epochs or FIRST_EPOCHS,
+                           progress=False).best  # fmt: skip
         if b.mu < mu * (1 - EQUAL):
-            exact = exact_alpha(mu, T, b.samples)
+            exact = exact_alpha(mu, T, b.samples, b.first_epoch)
             if exact is not None:
-                return {"alpha": exact[0], "c0": exact[1]}
-        return {"alpha": b.alpha, "c0": b.c0}
+                return {"alpha": exact[0], "c0": exact[1], "first_epoch": b.first_epoch}
+        return {"alpha": b.alpha, "c0": b.c0, "first_epoch": b.first_epoch}
     return {"epsilon": float(gdp_epsilon(mu, DELTA))}
-
-
-def exact_alpha(mu: float, horizon: int, samples: int) -> tuple[float, float] | None:
-    """(α, c₀) at which DP-TS-UCB with ``samples`` samples per epoch mean certifies exactly μ-GDP
-    (μ = sqrt(φ/ln^α T), :mod:`dpaudit.analyses.dp_ts_ucb`, to 1e-9 and never above), c₀ on
-    α's frontier (:func:`bandits.dp_ts_ucb.tuner.frontier_c0`); None when that α is not in
-    [0, 1]. The tuner's α lies on a grid, where the integer φ leaves the certified μ below the
-    target: the leaderboard keeps the tuned φ and moves α to spend the budget exactly.
-
-    >>> a, c0 = exact_alpha(1.0, 20_000, 4)
-    >>> from dpaudit.analyses.dp_ts_ucb import DPTSUCBPrivacy
-    >>> p = DPTSUCBPrivacy(20_000, a, c0)
-    >>> round(a, 4), p.samples, abs(p.mu - 1.0) < 1e-9
-    (0.6046, 4, True)
-    """
-    from bandits.dp_ts_ucb.tuner import frontier_c0
-    from dpaudit.analyses.dp_ts_ucb import DPTSUCBPrivacy
-
-    a = math.log(samples / mu**2) / math.log(math.log(horizon))
-    if not 0.0 <= a <= 1.0:
-        return None
-    for _ in range(64):  # rounding: nudge α up until φ is the tuned one and μ at most the target
-        c0 = frontier_c0(mu, horizon, a)
-        if c0 is not None:
-            p = DPTSUCBPrivacy(horizon, a, c0)
-            if p.samples == samples and mu * (1 - 1e-9) <= p.mu <= mu:
-                return a, c0
-        a = math.nextafter(a, 2.0)
-    return None
 
 
 def _run(key: str, env: Environment, T: int, cfg: LeaderboardConfig, options: dict[str, Any],
@@ -273,6 +247,11 @@ def _published_options(row: Row, env: Environment, T: int, mu: float, cfg: Leade
         return None
     if row.algorithm == "ts":  # both of Theorem 4's mu and the certified mu scale as 1/sqrt(c)
         return {"prepulls": row.options["prepulls"], "target_mu": mu * ratio}
+    if row.algorithm == "dp-ts-ucb":  # Theorem 4.4 is stated for a first epoch of one observation
+        from dpaudit.analyses.dp_ts_ucb import DPTSUCBPrivacy
+
+        paper = DPTSUCBPrivacy(T, row.options["alpha"], row.options["c0"], 1)
+        return _tuned_options(row.algorithm, env, T, mu * paper.mu / paper.mu_paper, cfg, first_epochs=(1,))
     return _tuned_options(row.algorithm, env, T, mu * ratio, cfg)
 
 

@@ -31,7 +31,8 @@ __all__ = ["register_dp_ts_ucb", "tune_dp_ts_ucb_command"]
 
 def register_dp_ts_ucb(tune_kinds: argparse._SubParsersAction) -> None:
     """Add ``dpaudit tune dp-ts-ucb`` to the ``tune`` subcommands."""
-    p = tune_kinds.add_parser("dp-ts-ucb", help="alpha of DP-TS-UCB, c0 on the certified frontier")
+    p = tune_kinds.add_parser("dp-ts-ucb",
+                              help="alpha and first epoch of DP-TS-UCB, c0 on the certified frontier")
     target = p.add_mutually_exclusive_group(required=True)
     target.add_argument("--target-mu", type=number("--target-mu", 0.0, low_open=True), help="GDP budget mu")
     target.add_argument("--target-epsilon", type=number("--target-epsilon", 0.0, low_open=True),
@@ -54,7 +55,7 @@ def register_dp_ts_ucb(tune_kinds: argparse._SubParsersAction) -> None:
 def tune_dp_ts_ucb_command(args: argparse.Namespace) -> int:
     """The handler of ``dpaudit tune dp-ts-ucb``: exit status 0, or :class:`UsageError` (2)."""
     from bandits.dp_ts_ucb.spec import DEFAULT_ENV
-    from bandits.dp_ts_ucb.tuner import tune_dp_ts_ucb
+    from bandits.dp_ts_ucb.tuner import FIRST_EPOCHS, tune_dp_ts_ucb
     from bandits.environments import parse_env
 
     if args.target_epsilon is not None and args.delta is None:
@@ -65,8 +66,8 @@ def tune_dp_ts_ucb_command(args: argparse.Namespace) -> int:
         env = parse_env(DEFAULT_ENV if args.env is None else args.env)
     except ValueError as exc:
         raise UsageError(f"--env: {exc}") from None
-    what = "--horizon x --reps x --candidates"
-    check_simulation(args.horizon, args.reps * args.candidates, env.n_arms, what)
+    what = f"--horizon x --reps x --candidates x {len(FIRST_EPOCHS)} first epochs"
+    check_simulation(args.horizon, args.reps * args.candidates * len(FIRST_EPOCHS), env.n_arms, what)
     try:
         res = tune_dp_ts_ucb(env, args.horizon, target_mu=args.target_mu, target_epsilon=args.target_epsilon,
                              delta=args.delta, reps=args.reps, seed=args.seed, num=args.candidates,
@@ -76,12 +77,13 @@ def tune_dp_ts_ucb_command(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(res.to_dict())
         return 0
-    print(f"alpha on the certified frontier mu = {res.target_mu:.6g} (c0: the most samples phi the "
-          f"budget allows); T = {res.horizon}, {res.reps} reps, seed {res.seed} (same for every "
-          f"candidate), {res.env}")
+    print(f"alpha and first epoch on the certified frontier mu = {res.target_mu:.6g} (c0: the most "
+          f"samples phi the budget allows); T = {res.horizon}, {res.reps} reps, seed {res.seed} (same for "
+          f"every candidate), {res.env}")
     print(res.table())
     b = res.best
-    print(f"best: alpha = {b.alpha:.4g}, c0 = {b.c0:.6g}, phi = {b.samples} (certified mu = "
+    print(f"best: alpha = {b.alpha:.4g}, first epoch = {b.first_epoch}, c0 = {b.c0:.6g}, phi = {b.samples} "
+          f"(certified mu = "
           f"{fmt_up(b.mu)}), pseudo-regret {b.regret_mean:.1f} ± {b.regret_stderr:.1f}; "
           f"took {res.elapsed:.1f} s")
     return 0
