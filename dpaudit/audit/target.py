@@ -196,15 +196,18 @@ class RoundedLoss:
     >>> class Shift:
     ...     def privacy_loss(self, o):
     ...         return 0.5 - np.asarray(o, dtype=float)
-    >>> RoundedLoss(PrivacyLoss(Shift()))(np.array([0.1 + 0.2]))
-    array([0.2])
+    >>> RoundedLoss(PrivacyLoss(Shift()))(np.array([0.1 + 0.2, -1e300])).tolist()
+    [0.2, 1e+300]
     """
 
     loss: PrivacyLoss
     decimals: int = 9
 
     def __call__(self, outputs: Any) -> np.ndarray:
-        return np.round(self.loss(outputs), self.decimals)
+        v = np.asarray(self.loss(outputs), dtype=float)
+        big = ~(np.abs(v) < 1e290)  # 10^decimals·v would overflow: such a loss has no low bits to clear
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.where(big, v, np.round(v, self.decimals))
 
     def describe(self) -> str:
         inner = getattr(self.loss.mechanism, "mechanism", self.loss.mechanism)
