@@ -147,3 +147,25 @@ def test_bad_command_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) ->
     with pytest.raises(SystemExit) as exc:
         lb.main(["--reps", "x"])
     assert exc.value.code == 2
+
+
+@pytest.mark.slow
+def test_the_full_scale_tuner_still_risks_stuck_runs() -> None:
+    """The numbers docs/leaderboard.md quotes: DP-TS-UCB as the full-scale leaderboard tunes it
+    (α and first epoch, 10 runs on the tuner's seed) on the Bernoulli instance at T = 10⁵, then
+    20 runs at seed 0 — the mean of 10 tuning runs does not see rare lock-ins."""
+    import numpy as np
+
+    from bandits.environments import parse_env
+
+    env = parse_env(lb.INSTANCES["bernoulli"][1])
+    cfg = dataclasses.replace(lb.FULL, horizons=(100_000,))
+    got = {}
+    for mu in (0.5, 1.0, 2.0):
+        opts = lb._tuned_options("dp-ts-ucb", env, 100_000, mu, cfg)
+        rep = run_algorithm("dp-ts-ucb", env.spec, 100_000, reps=20, seed=0, audit_trials=0, progress=False,
+                            **opts)  # fmt: skip
+        fin = rep.simulation.pseudo_regret[:, -1]
+        got[mu] = (opts["first_epoch"], round(float(fin.mean())), round(float(fin.std(ddof=1) / np.sqrt(20))),
+                   int((fin > 0.5 * 100_000 * 0.125).sum()))  # fmt: skip
+    assert got == {0.5: (16, 670, 623, 1), 1.0: (4, 1313, 857, 2), 2.0: (1, 1925, 1021, 3)}
