@@ -89,7 +89,10 @@ class AlphaCandidate:
 
 @dataclass(frozen=True)
 class AlphaTuning:
-    """The candidates (increasing α) and the best one."""
+    """The candidates (increasing α, then f), the confirmation of the leading ones, and the best.
+
+    ``confirmed`` holds (candidate index, mean, s.e.) of the pseudo-regret at T of the leaders
+    run again with ``confirm_reps`` repetitions on the seed ``seed + 1``."""
 
     target_mu: float
     horizon: int
@@ -98,10 +101,15 @@ class AlphaTuning:
     seed: int
     candidates: tuple[AlphaCandidate, ...]
     elapsed: float = 0.0
+    confirmed: tuple[tuple[int, float, float], ...] = ()
+    confirm_reps: int = 0
 
     @property
     def best(self) -> AlphaCandidate:
-        """The candidate with the lowest mean pseudo-regret at T."""
+        """The confirmed leader with the lowest mean pseudo-regret at T (without a confirmation:
+        the candidate with the lowest mean)."""
+        if self.confirmed:
+            return self.candidates[min(self.confirmed, key=lambda c: c[1])[0]]
         return min(self.candidates, key=lambda c: c.regret_mean)
 
     def table(self) -> str:
@@ -117,9 +125,18 @@ class AlphaTuning:
                          f"{c.empirical_mean:.1f} ± {c.empirical_stderr:.1f} |")  # fmt: skip
         return "\n".join(lines)
 
+    def confirmation(self) -> str:
+        """One line per confirmed leader (empty without a confirmation)."""
+        c = self.candidates
+        return "\n".join(
+            f"confirmed on {self.confirm_reps} new runs: alpha = {c[i].alpha:.4g}, first epoch = "
+            f"{c[i].first_epoch}: pseudo-regret {m:.1f} ± {se:.1f}" for i, m, se in self.confirmed)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "candidates": [c.to_dict() for c in self.candidates],
+            "confirmed": [{"candidate": i, "regret_mean": m, "regret_stderr": se}
+                          for i, m, se in self.confirmed],
             "best": self.best.to_dict(),
             "config": {"target_mu": self.target_mu, "horizon": self.horizon, "env": self.env,
                        "reps": self.reps, "seed": self.seed, "elapsed_seconds": self.elapsed,
@@ -138,13 +155,17 @@ def tune_dp_ts_ucb(
     seed: int = 0,
     num: int = 11,
     first_epochs: tuple[int, ...] = FIRST_EPOCHS,
+    confirm: int = 3,
     executor: Executor | None = None,
     progress: bool = True,
 ) -> AlphaTuning:
     """α on an even grid of ``num`` points of [0, 1] times the first epochs ``first_epochs``,
     each with c₀ on the certified frontier of the target μ (or of the largest μ meeting (ε, δ)),
-    simulated with common random numbers and ranked by mean pseudo-regret (module docstring).
-    ``ValueError`` when no candidate meets the budget."""
+    simulated with common random numbers and ranked by mean pseudo-regret (module docstring);
+    the ``confirm`` leaders are then run again with 4 × ``reps`` repetitions on the seed
+    ``seed + 1`` and the best of them there wins — a configuration that leaves some runs on a
+    suboptimal arm (DP-TS-UCB with few samples per epoch mean) can look best on a few runs that
+    happened not to stick. ``ValueError`` when no candidate meets the budget."""
     T = check_integer("horizon", horizon, 2)
     num = check_integer("num", num, 1)
     epochs = tuple(check_integer("first_epochs", f, 1) for f in first_epochs)
@@ -173,7 +194,16 @@ def tune_dp_ts_ucb(
             regret_stderr=float(sim.stderr("pseudo")[-1]), empirical_mean=sim.final("empirical"),
             empirical_stderr=float(sim.stderr("empirical")[-1]), first_epoch=pol.first_epoch,
         ))  # fmt: skip
-    return AlphaTuning(mu, T, env.spec, reps, seed, tuple(cands), time.perf_counter() - t0)
+    confirmed: tuple[tuple[int, float, float], ...] = ()
+    top = check_integer("confirm", confirm, 0)
+    lead = sorted(range(len(cands)), key=lambda i: cands[i].regret_mean)[:top]
+    if len(cands) > 1 and lead:
+        again = simulate_many([pols[i] for i in lead], env, T, 4 * reps, seed + 1, checkpoints=[T],
+                              executor=executor, progress=progress)  # fmt: skip
+        confirmed = tuple((i, sim.final("pseudo"), float(sim.stderr("pseudo")[-1]))
+                          for i, sim in zip(lead, again))
+    return AlphaTuning(mu, T, env.spec, reps, seed, tuple(cands), time.perf_counter() - t0, confirmed,
+                       4 * reps if confirmed else 0)  # fmt: skip
 
 
 def exact_alpha(mu: float, horizon: int, samples: int, first_epoch: int = 1) -> tuple[float, float] | None:

@@ -81,9 +81,11 @@ def tune_dp_ts_ucb_command(args: argparse.Namespace) -> int:
           f"samples phi the budget allows); T = {res.horizon}, {res.reps} reps, seed {res.seed} (same for "
           f"every candidate), {res.env}")
     print(res.table())
+    if res.confirmed:
+        print(res.confirmation())
     b = res.best
     print(f"best: alpha = {b.alpha:.4g}, first epoch = {b.first_epoch}, c0 = {b.c0:.6g}, phi = {b.samples} "
           f"(certified mu = "
-          f"{fmt_up(b.mu)}), pseudo-regret {b.regret_mean:.1f} ± {b.regret_stderr:.1f}; "
-          f"took {res.elapsed:.1f} s")
+          f"{fmt_up(b.mu)}), pseudo-regret {b.regret_mean:.1f} ± {b.regret_stderr:.1f} on the first "
+          f"{res.reps} runs; took {res.elapsed:.1f} s")
     return 0
