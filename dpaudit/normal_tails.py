@@ -7,10 +7,11 @@ about one ulp) and NumPy:
 
 * :func:`erfcx` — the scaled complementary error function e^{x²} erfc(x). For 0 ≤ x < 8,
   ``math.erfc(x)`` times e^{x²}, with x² split exactly into a double and its rounding error
-  (Dekker's product), so the exponential adds no error of order x²·ulp; for x ≥ 8 the
-  asymptotic series (1/(x√π))·Σ (−1)^n (2n−1)!!/(2x²)^n, whose truncation after 30 terms is
-  below 1e-23 relative there; for x < 0, 2e^{x²} − erfcx(−x) (a difference of a term ≥ 2 and
-  one ≤ 1: no cancellation), ``inf`` once e^{x²} overflows.
+  (Dekker 1971, "A floating-point technique for extending the available precision"), so the
+  exponential adds no error of order x²·ulp; for x ≥ 8 the asymptotic series (1/(x√π))·Σ (−1)^n
+  (2n−1)!!/(2x²)^n, whose truncation after 30 terms is below 1e-23 relative there; for x < 0,
+  2e^{x²} − erfcx(−x) (a difference of a term ≥ 2 and one ≤ 1: no cancellation), ``inf`` once
+  e^{x²} overflows.
 * :func:`erf` — ``math.erf`` elementwise.
 * :func:`log_ndtr` and its inverse :func:`ndtri_exp` — log Φ(x) from :func:`erfcx` (no
   underflow for any x), and the x with log Φ(x) = y by Newton's method from the normal-tail

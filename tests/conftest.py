@@ -16,7 +16,27 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 SLOW_SCALE = 20
+
+NUMBA = [pytest.param(True, id="numba"), pytest.param(False, id="numpy")]
+"""Parameters of :func:`numba_mode`: ``@pytest.mark.parametrize("numba_mode", NUMBA, indirect=True)``."""
+
+
+@pytest.fixture
+def numba_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
+    """Run the test with the compiled loops (skipped without numba) or with the NumPy fallback."""
+    from bandits.engine import compiled
+
+    if request.param:
+        monkeypatch.setenv("DPAUDIT_NUMBA", "1")
+        if not compiled.available():
+            pytest.skip("numba is not installed")
+    else:
+        monkeypatch.setenv("DPAUDIT_NUMBA", "0")
+        assert not compiled.available()
+    return bool(request.param)
 
 # The audits' detection floors are simulated (dpaudit.audit.procedure_floor): the suite uses 64
 # pilots per search (256 per polish) instead of 400, which keeps their cost small; the docs'

@@ -24,21 +24,7 @@ from bandits.thompson.audit_trajectories import (
 )
 from mechanisms.randomness import RepRandom
 from tests import ts_audit_reference as ref
-
-NUMBA = [pytest.param(True, id="numba"), pytest.param(False, id="numpy")]
-
-
-@pytest.fixture
-def numba_mode(request, monkeypatch):
-    """Run the test with the compiled loop (skipped without numba) or with the NumPy fallback."""
-    if request.param:
-        monkeypatch.setenv("DPAUDIT_NUMBA", "1")
-        if not compiled.available():
-            pytest.skip("numba is not installed")
-    else:
-        monkeypatch.setenv("DPAUDIT_NUMBA", "0")
-        assert not compiled.available()
-    return request.param
+from tests.conftest import NUMBA
 
 
 def _agent(policy, env, T, seeds):

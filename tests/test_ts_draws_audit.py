@@ -20,19 +20,7 @@ from bandits.thompson.audit_trajectories import (
     policy_actions,
 )
 from benchmarks.planted_bugs import bugs_for
-
-NUMBA = [pytest.param(True, id="numba"), pytest.param(False, id="numpy")]
-
-
-@pytest.fixture
-def numba_mode(request, monkeypatch):
-    if request.param:
-        monkeypatch.setenv("DPAUDIT_NUMBA", "1")
-        if not compiled.available():
-            pytest.skip("numba is not installed")
-    else:
-        monkeypatch.setenv("DPAUDIT_NUMBA", "0")
-    return request.param
+from tests.conftest import NUMBA
 
 
 @pytest.mark.parametrize("numba_mode", NUMBA, indirect=True)
@@ -122,4 +110,28 @@ def test_noise_at_half_its_scale_is_refuted_by_the_draws():
     assert half.kind == "noise x1/2"
     audit = _tiny_audit(half)
     assert audit.verdict == "violated"
+    assert audit.components["releases"].verdict.value == "violated"
+
+
+def test_the_pilot_alarm_fires_on_separable_draws_only() -> None:
+    """:func:`draws_alarm` is the pilot's own 99.9 % bound: near 0 for overlapping losses, far above
+    any certificate when a draw is deterministic (the losses of R and R′ never overlap)."""
+    from bandits.thompson.draws_audit import draws_alarm
+
+    rng = np.random.default_rng(0)
+    noisy = [{k: rng.normal(s, 1.0, 333) for k in ("draws", "draws_first")} for s in (0.05, -0.05)]
+    raw = [{"draws": rng.normal(s, 1.0, 333), "draws_first": np.full(333, s)} for s in (0.01, -0.01)]
+    assert draws_alarm(noisy) < 0.2 and draws_alarm(raw) > 3.0
+
+
+def test_a_bug_on_arm_2s_draws_steers_the_main_sample_to_arm_2() -> None:
+    """Only a pair that changes arm 2's reward sees arm 2's noiseless draws: the pilot's alarm
+    moves the main sample there, and the draws refute the certificate."""
+    pol = GaussianTS(b=40, c=6.0)
+    bug = bugs_for("ts", pol, 3)[2]
+    assert bug.kind == "unit 2 noiseless"
+    audit = _tiny_audit(bug)
+    pilot = audit.primary.details["pilot"]
+    assert pilot["designs"][pilot["chosen_design"]].startswith("arm 2's")
+    assert max(pilot["draws_alarm_mu"]) > audit.primary.certified.mu
     assert audit.components["releases"].verdict.value == "violated"

@@ -296,7 +296,7 @@ def audit_thompson(
     t_pilot = time.perf_counter()
     samples = _main_and_model(policy, int(horizon), arms, each, opt, pilot)
     seconds = {"pilot": t_pilot - t_start, **samples.pop("seconds")}
-    report = _certify(policy, int(horizon), arms, each, opt, pilot, samples)
+    report = _certify(policy, int(horizon), arms, each, cfg, pilot, samples, opt.model_alpha)
     draws = draws_report(samples["main"], mu_certified=cfg.mu_tight, delta=settings.delta,
                          confidence=each.confidence)  # fmt: skip
     t_end = time.perf_counter()
@@ -337,13 +337,13 @@ def _main_and_model(
 
 
 def _certify(
-    policy: GaussianTS, horizon: int, arms: int, settings: AuditSettings, opt: ThompsonAuditOptions,
-    pilot: dict[str, Any], samples: dict[str, Any],
+    policy: GaussianTS, horizon: int, arms: int, settings: AuditSettings, cfg: ThompsonConfig,
+    pilot: dict[str, Any], samples: dict[str, Any], model_alpha: float,
 ) -> AuditReport:  # fmt: skip
-    """The certifying test on the main sample, the model tests and the exact-loss section."""
+    """The certifying test on the main sample against the claim ``cfg``, the model tests and the
+    exact-loss section."""
     delta, confidence, trials = settings.delta, settings.confidence, settings.trials
     main, model, n_main, stat = samples["main"], samples["model"], pilot["main"], pilot["statistic"]
-    cfg = opt.claim if opt.claim is not None else ThompsonConfig(horizon, arms, policy.b, policy.c)
     method = "one test chosen on an independent pilot"
     rates = single_test_rates(main[0][stat], main[1][stat], pilot["threshold"], pilot["orientation"],
                               confidence=confidence, method=method)  # fmt: skip
@@ -354,7 +354,7 @@ def _certify(
                          delta=delta)  # fmt: skip
     estimate = mu_interval_from_counts(rates.false_positives[0], n_main, rates.false_negatives[0], n_main,
                                        confidence=confidence)  # fmt: skip
-    mt = model_tests(main, model, alpha=opt.model_alpha)
+    mt = model_tests(main, model, alpha=model_alpha)
     exact = _exact_loss_section(main, delta, confidence)
     emp = Empirical(epsilon_lower=float(eb.epsilon), mu_lower=float(mb.mu), delta=delta,
                     confidence=confidence,

@@ -5,7 +5,8 @@ The certificate of Ou, Avella Medina & Cummings (2024) charges each round as a G
 mechanism of sensitivity 1/(n_j + 1) at that scale — the privacy of releasing the changed arm's
 draw θ_j itself, of which the action is a post-processing. So the draws are a grey-box
 transcript the certificate must cover, as an auditor of DP-SGD reads its intermediate updates
-(Nasr, Song, Thakurta, Papernot & Carlini 2021): where the action reveals about half of it (the
+(Nasr, Song, Thakurta, Papernot & Carlini 2021, "Adversary instantiation: lower bounds for
+differentially private machine learning"): where the action reveals about half of it (the
 outputs view recovers about 43 % of the certified μ), the draws reveal nearly all, and a noise
 bug that barely crosses the certificate in the actions crosses it clearly here.
 
