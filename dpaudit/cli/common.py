@@ -73,9 +73,37 @@ class Parser(argparse.ArgumentParser):
             (file or sys.stderr).write(message)
 
 
+def terminal_columns() -> int:
+    """The terminal's width as ``shutil.get_terminal_size`` finds it (``COLUMNS``, then the
+    terminal of stdout, else 80), without importing :mod:`shutil`, whose compression modules
+    cost every command a few milliseconds of start-up.
+
+    >>> import os, shutil
+    >>> terminal_columns() == shutil.get_terminal_size().columns
+    True
+    """
+    import os
+
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns if columns > 0 else 80
+
+
 class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
     """Adds "(default: X)" to an option's help unless the help already states its default or the
-    default is None / a switch's False."""
+    default is None / a switch's False; sized to the terminal as argparse's own formatter is."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:  # fmt: skip
+        super().__init__(prog, indent_increment, max_help_position,
+                         terminal_columns() - 2 if width is None else width)  # fmt: skip
 
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
