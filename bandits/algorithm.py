@@ -110,6 +110,9 @@ class AlgorithmSpec:
         env_parser: parses ``--env`` (default :func:`bandits.environments.parse_env`); problems
             with sets or lists of arms bring their own grammar.
         default_audit_trials: audit pairs when ``--audit-trials`` is not given.
+        floor_runs_per_trial: the most runs per audit trial ``--audit-floor algorithm`` makes
+            (default: that of the generic audits, :data:`bandits.auditing.leak_floor.FLOOR_RUNS_PER_TRIAL`),
+            so that ``dpaudit run`` refuses work that would not fit before starting it.
     """
 
     key: str
@@ -128,6 +131,7 @@ class AlgorithmSpec:
     default_audit_horizon: Callable[..., int] | None = None
     env_parser: Callable[[str], Environment] | None = None
     default_audit_trials: int = 2000
+    floor_runs_per_trial: int | None = None
 
     def __post_init__(self) -> None:
         if self.paper is not None and not isinstance(self.paper, Citation):

@@ -154,7 +154,7 @@ def test_releases_floor_sees_the_declared_algorithm():
     assert f.has_power and f.detect_leak < 1.0
     assert f.violate_leak is not None and 1.0 < f.violate_leak < 10.0
     with pytest.raises(ValueError, match="pool_pilots"):
-        releases_leak_floor(pol, 4, env, s, pool_pilots=1)
+        releases_leak_floor(pol, 4, env, s, pool_pilots=0)
     rep = audit_releases(pol, 4, env, AuditSettings(trials=600, seed=3))
     assert "algorithm_floor" not in rep.details  # the reference floor unless asked
 

@@ -21,6 +21,7 @@ from dpaudit.audit.power import (
     conditional_detections,
     detection_floor,
     detection_probability,
+    subsample_detections,
 )
 from dpaudit.audit.procedure_floor import Procedure, procedure_detection, procedure_floor
 from dpaudit.audit.reference_pairs import (
@@ -247,3 +248,28 @@ def test_an_inconclusive_audit_says_how_many_trials_would_see_the_certificate():
     need = rep.details["would_need_trials"]
     assert 20_000 < need < 200_000 and "to see it" in str(rep)
     assert "would_need_trials" not in run_audit(gaussian_target(1.0), trials=20_000, seed=0).details
+
+
+@pytest.mark.parametrize("kind, delta", [("mu", 0.0), ("epsilon", 1e-6)])
+def test_subsample_detections_average_to_the_exact_probability(kind, delta):
+    """Averaged over the binomial law of the scored counts, the hypergeometric estimate is the
+    exact detection probability of fresh runs (enumerated), unlike the plug-in of the rates."""
+    from scipy.stats import binom
+
+    m, n = 60, 40
+    ks = np.arange(m + 1)
+    seen = []
+    for p, q in [(0.0, 0.85), (0.01, 0.8), (0.05, 0.7), (0.2, 0.2)]:
+        exact = conditional_detections(np.array([p]), np.array([q]), n, n, 0.025, kind=kind, delta=delta)[0]
+        k0, k1 = (a.ravel() for a in np.meshgrid(ks, ks, indexing="ij"))
+        w = binom.pmf(k0, m, p) * binom.pmf(k1, m, q)
+        est = subsample_detections(k0, k1, m, n, 0.025, kind=kind, delta=delta)
+        plug = conditional_detections(k0 / m, k1 / m, n, n, 0.025, kind=kind, delta=delta)
+        assert float(w @ est) == pytest.approx(exact, abs=1e-9)
+        seen.append((exact, float(w @ plug)))
+    assert any(0.05 < e < 0.95 for e, _ in seen)
+    assert max(abs(e - pl) for e, pl in seen) > 0.02  # the plug-in is biased on these sizes
+    full = subsample_detections(np.array([0, 30]), np.array([1, 30]), n, n, 0.025, kind=kind, delta=delta)
+    assert full.tolist() == [1.0, 0.0]  # scored == trials: the indicator of the observed counts
+    with pytest.raises(ValueError, match="scored must be at least trials"):
+        subsample_detections(np.array([1]), np.array([1]), 10, 20, 0.025)

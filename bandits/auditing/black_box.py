@@ -61,7 +61,8 @@ from bandits.auditing.leak_floor import (
     NoiseScaled,
     certified_quantity,
     detections,
-    error_rates,
+    error_counts,
+    scoring_size,
 )
 from bandits.engine.simulator import simulate
 from bandits.environments import Environment, RewardTableEnv, parse_env
@@ -424,10 +425,10 @@ def black_box_leak_floor(
 ) -> LeakFloor:
     """The detection floor of :func:`audit_policy` (same arguments) measured on the policy's own
     noise-scaled runs (:mod:`bandits.auditing.leak_floor`): ``replicates`` pilots per leak
-    factor, subsampled from one half of a pool of ``pool_pilots`` pilots' worth of runs, their
-    tests' error rates taken on the other half. Its runs are seeded
-    from ``settings.seed`` under keys of their own (independent of the audit's pilot and main
-    samples) and are the same at every leak factor.
+    factor, subsampled from a pool of ``pool_pilots`` pilots' worth of runs, their tests scored
+    on :data:`~bandits.auditing.leak_floor.SCORING_MAINS` main samples' worth of further runs.
+    Its runs are seeded from ``settings.seed`` under keys of their own (independent of the
+    audit's pilot and main samples) and are the same at every leak factor.
 
     >>> from bandits.lazy.policies import LazyUCB
     >>> f = black_box_leak_floor(LazyUCB(epsilon=1.0), 4, parse_env("bernoulli:0.5,0.5"),
@@ -440,19 +441,19 @@ def black_box_leak_floor(
     cands = _design(pairs, T, env.n_arms)
     n_pilot = pilot_size(n, pilot_fraction, 100)
     alpha, n_rep = (1.0 - settings.confidence) / 2.0, max(1, int(replicates))
-    pool = check_integer("pool_pilots", pool_pilots, 2)
+    pool, m = check_integer("pool_pilots", pool_pilots, 1), scoring_size(n)
 
     def evaluate(leak: float) -> tuple[np.ndarray, np.ndarray]:
         variant = NoiseScaled(policy, 1.0 / leak)
-        half = pool // 2 * n_pilot
-        runs = pilot_samples(variant, env, T, 2 * half, cands, settings, (2,))[0]
+        half = pool * n_pilot  # the pilots' pool; the m runs after it score their tests
+        runs = pilot_samples(variant, env, T, half + m, cands, settings, (2,))[0]
         rng = np.random.default_rng(np.random.SeedSequence(settings.seed, spawn_key=(4,)))
-        fp, fn = np.empty(n_rep), np.empty(n_rep)
+        fp, fn = np.empty(n_rep, np.int64), np.empty(n_rep, np.int64)
         for r in range(n_rep):
-            pick = rng.choice(half, size=n_pilot, replace=False)  # pilots from the first half
+            pick = rng.choice(half, size=n_pilot, replace=False)
             pc, pair, stat = choose([a[pick] for a in runs], env, n, cands, select, settings)
             x, y = (a[half:, stat.arm] for a in runs[2 * cands.index(pair) : 2 * cands.index(pair) + 2])
-            fp[r], fn[r] = error_rates(x, y, pc.orientation, pc.threshold)
-        return detections(fp, fn, np.ones(n_rep, bool), n, alpha, quantity, settings.delta, certified)
+            fp[r], fn[r] = error_counts(x, y, pc.orientation, pc.threshold)
+        return detections(fp, fn, np.ones(n_rep, bool), m, n, alpha, quantity, settings.delta, certified)
 
     return leak_floor(evaluate, replicates=n_rep, quantity=quantity, certified=certified)

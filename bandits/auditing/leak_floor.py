@@ -10,12 +10,17 @@ theirs with their own pilot code (:func:`bandits.auditing.black_box.black_box_le
 * :class:`NoiseScaled` — a policy whose runs draw their privacy noise at 1/L of its scale (the
   stream the policy names in :attr:`~bandits.policy.Policy.privacy_stream`: ``noise`` for the
   mechanisms, ``random`` for a posterior sampler); L = 1 gives exactly the policy's own runs;
-* for each L, a pool of the variant's runs :data:`POOL_PILOTS` pilots large per table, split in
-  two halves: :data:`DEFAULT_REPLICATES` pilots are subsampled from the first, each chooses its
-  test with the view's own code, and its main-sample certification is scored exactly
-  (:func:`detections`: binomial sums, :func:`dpaudit.audit.power.conditional_detections`) at
-  the error rates of the chosen test on the second half (:func:`error_rates`) — never on runs
-  that took part in any choice, which would favour the tests the pool happens to flatter.
+* for each L, a pool of the variant's runs :data:`POOL_PILOTS` pilots large per table from
+  which :data:`DEFAULT_REPLICATES` pilots are subsampled, each choosing its test with the view's
+  own code, and :data:`SCORING_MAINS` main samples' worth of further runs that score the chosen
+  test (:func:`error_counts`) — never runs that took part in any choice, which would favour the
+  tests the pool happens to flatter;
+* the main-sample certification is scored without bias (:func:`detections`,
+  :func:`dpaudit.audit.power.subsample_detections`): its counts are those of a random
+  main-sample-sized subset of the scoring runs. Plugging the scoring runs' error *rates* into the
+  binomial law of the main sample, as a first version did, spread the detection curve (rates
+  estimated on fewer runs than the main sample) and put the detection factor where the audit
+  detects in 19–57 % of seeds rather than 50 %.
 
 The cost is many pilots of the variant per evaluated L: many times the audit's own. It is
 computed on request (``AuditSettings(floor="algorithm")``, ``dpaudit run --audit-floor
@@ -44,19 +49,28 @@ import numpy as np
 
 from bandits.policy import Agent, Policy, RunContext
 from dpaudit.audit import Certified
-from dpaudit.audit.power import conditional_detections
+from dpaudit.audit.power import subsample_detections
 from dpaudit.audit.thresholds import threshold_errors
 from mechanisms.randomness import ScaledRandom
 
-__all__ = ["NoiseScaled", "error_rates", "certified_quantity", "detections", "take_rows", "POOL_PILOTS",
-           "DEFAULT_REPLICATES"]  # fmt: skip
+__all__ = ["NoiseScaled", "error_counts", "certified_quantity", "detections", "take_rows", "POOL_PILOTS",
+           "SCORING_MAINS", "DEFAULT_REPLICATES", "FLOOR_RUNS_PER_TRIAL", "scoring_size"]  # fmt: skip
 
-POOL_PILOTS = 16
-"""Pilot samples' worth of variant runs per table and leak factor: the replicated pilots are
-subsamples of its first half, and each chosen test's error rates are those of its second half."""
+POOL_PILOTS = 8
+"""Pilot samples' worth of variant runs per table and leak factor that the replicated pilots are
+subsampled from."""
+
+SCORING_MAINS = 2
+"""Main samples' worth of further variant runs per table and leak factor that score each chosen
+test (at least 1 for an unbiased score; more for a smoother one)."""
 
 DEFAULT_REPLICATES = 64
 """Replicated pilots per leak factor."""
+
+FLOOR_RUNS_PER_TRIAL = 880
+"""Runs per audit trial of a measured floor of the generic views, at most: 7 leak factors × 2
+views × (a pool of :data:`POOL_PILOTS` pilots of 10 % of the trials + :data:`SCORING_MAINS` main
+samples of 90 %) × 2 tables × up to 12 neighbouring pairs."""
 
 
 @dataclass(frozen=True)
@@ -92,11 +106,16 @@ class NoiseScaled(Policy):
         self.policy.check_structure(structure)
 
 
-def error_rates(x: np.ndarray, y: np.ndarray, orientation: int, threshold: float) -> tuple[float, float]:
-    """The false-positive and false-negative rates of a test on samples
+def scoring_size(main: int) -> int:
+    """The scoring runs per side for a main sample of ``main`` runs per side."""
+    return SCORING_MAINS * int(main)
+
+
+def error_counts(x: np.ndarray, y: np.ndarray, orientation: int, threshold: float) -> tuple[int, int]:
+    """The false-positive and false-negative counts of a test on samples
     (:func:`dpaudit.audit.thresholds.threshold_errors`)."""
     fp, fn = threshold_errors(x, y, threshold, orientation)
-    return fp / x.size, fn / y.size
+    return int(fp), int(fn)
 
 
 def certified_quantity(policy: Policy, cert: Certified) -> tuple[str, float]:
@@ -108,16 +127,18 @@ def certified_quantity(policy: Policy, cert: Certified) -> tuple[str, float]:
     return "epsilon", float(cert.epsilon)
 
 
-def detections(fp: np.ndarray, fn: np.ndarray, live: np.ndarray, n: int, alpha: float, quantity: str,
-                delta: float, certified: float) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-    """Per pilot, the probabilities that the main sample's bound (n runs per side, two
-    Clopper–Pearson bounds at ``alpha``) is positive and above the certificate, for the chosen
-    tests' error rates; 0 for a pilot that chose no test (``live`` False)."""
+def detections(fp: np.ndarray, fn: np.ndarray, live: np.ndarray, scored: int, n: int, alpha: float,
+               quantity: str, delta: float, certified: float) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """Per pilot, unbiased estimates of the probabilities that the main sample's bound (n runs
+    per side, two Clopper–Pearson bounds at ``alpha``) is positive and above the certificate,
+    from the chosen tests' error counts on ``scored`` ≥ n scoring runs per side
+    (:func:`dpaudit.audit.power.subsample_detections`); 0 for a pilot that chose no test
+    (``live`` False)."""
     det, vio = np.zeros(fp.size), np.zeros(fp.size)
     if live.any():
         f, g = fp[live], fn[live]
-        det[live] = conditional_detections(f, g, n, n, alpha, kind=quantity, delta=delta, target=0.0)
-        vio[live] = conditional_detections(f, g, n, n, alpha, kind=quantity, delta=delta, target=certified)
+        det[live] = subsample_detections(f, g, scored, n, alpha, kind=quantity, delta=delta, target=0.0)
+        vio[live] = subsample_detections(f, g, scored, n, alpha, kind=quantity, delta=delta, target=certified)
     return det, vio
 
 

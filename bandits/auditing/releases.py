@@ -65,7 +65,8 @@ from bandits.auditing.leak_floor import (
     NoiseScaled,
     certified_quantity,
     detections,
-    error_rates,
+    error_counts,
+    scoring_size,
     take_rows,
 )
 from bandits.auditing.release_pilot import (
@@ -379,27 +380,28 @@ def releases_leak_floor(
     noise-scaled runs (:mod:`bandits.auditing.leak_floor`): for each L, pools
     of coupled fit runs and of independent scoring runs of every pair, the pilot's own fit, pair
     ranking and choice (:mod:`bandits.auditing.release_pilot`) on subsamples of them (the scoring
-    runs from one half of their pool), and the chosen statistic's error rates on the other half.
+    runs from their pool of ``pool_pilots`` pilots' worth), and the chosen statistic scored on
+    :data:`~bandits.auditing.leak_floor.SCORING_MAINS` main samples' worth of further runs.
     A pilot that finds no test with a positive predicted bound detects nothing, as in the audit."""
     env, T, n, cert, _, select = audit_inputs(policy, horizon, env, settings, pilot_fraction, select)
     quantity, certified = certified_quantity(policy, cert)
     extra, registered = design if design is not None else ((), {})
     fit, score = pilot_sizes(pilot_size(n, pilot_fraction, 200))
     alpha, n_rep = (1.0 - settings.confidence) / 2.0, max(1, int(replicates))
-    pool = check_integer("pool_pilots", pool_pilots, 2)
+    pool, m = check_integer("pool_pilots", pool_pilots, 1), scoring_size(n)
 
     def evaluate(leak: float) -> tuple[np.ndarray, np.ndarray]:
         variant = NoiseScaled(policy, 1.0 / leak)
         fam = pairs if pairs is not None else default_pairs(variant, env, T, settings)
         cands = reachable_pairs([*fam, *extra], T)
-        fits = fit_runs(variant, env, T, pool * fit, cands, settings, (6,))
-        half = pool // 2 * score  # pilots score on the first half, their tests' rates on the second
-        scores = score_runs(variant, env, T, 2 * half, range(len(cands)), cands, settings, (6,),
+        fits = fit_runs(variant, env, T, 2 * pool * fit, cands, settings, (6,))
+        half = pool * score  # the pilots score on these; the m runs after them score their tests
+        scores = score_runs(variant, env, T, half + m, range(len(cands)), cands, settings, (6,),
                             range(len(cands)))  # fmt: skip
         rng = np.random.default_rng(np.random.SeedSequence(settings.seed, spawn_key=(7,)))
-        fp, fn, live = np.ones(n_rep), np.ones(n_rep), np.zeros(n_rep, bool)
+        fp, fn, live = np.zeros(n_rep, np.int64), np.zeros(n_rep, np.int64), np.zeros(n_rep, bool)
         for r in range(n_rep):
-            rows = rng.choice(pool * fit, size=fit, replace=False)
+            rows = rng.choice(2 * pool * fit, size=fit, replace=False)
             sub_fits = [(take_rows(x, rows), take_rows(y, rows)) for x, y in fits]
             fitted = fitted_pairs(sub_fits, cands, registered)
             picks = [rng.choice(half, size=score, replace=False) for _ in range(2)]
@@ -409,10 +411,10 @@ def releases_leak_floor(
             if pc is None or pc.predicted <= 0:
                 continue  # the audit is inconclusive: nothing detected
             x, y, _ = scores[cands.index(pair)]
-            rest = np.arange(half, 2 * half)
-            vx, vy = stat(take_rows(x, rest), half), stat(take_rows(y, rest), half)
-            fp[r], fn[r] = error_rates(vx, vy, pc.orientation, pc.threshold)
+            rest = np.arange(half, half + m)
+            vx, vy = stat(take_rows(x, rest), m), stat(take_rows(y, rest), m)
+            fp[r], fn[r] = error_counts(vx, vy, pc.orientation, pc.threshold)
             live[r] = True
-        return detections(fp, fn, live, n, alpha, quantity, settings.delta, certified)
+        return detections(fp, fn, live, m, n, alpha, quantity, settings.delta, certified)
 
     return leak_floor(evaluate, replicates=n_rep, quantity=quantity, certified=certified)

@@ -61,12 +61,6 @@ def check_work(horizon: int, reps: int, what: str = "--horizon x --reps") -> Non
 
 DEFAULT_REPS = 10
 
-FLOOR_RUNS_PER_TRIAL = 540
-"""Runs per audit trial of ``--audit-floor algorithm``, at most: 7 leak factors x 2 views x a pool
-of 16 pilots of 10 % of the trials x 2 tables x up to 12 neighbouring pairs
-(:mod:`bandits.auditing.leak_floor`)."""
-
-
 def register(sub: argparse._SubParsersAction) -> None:
     run_p = sub.add_parser(
         "run",
@@ -226,8 +220,11 @@ def _audit_horizon(spec: Any, policy: Any, args: argparse.Namespace, env: Any) -
         runs, also = 2 * args.audit_trials * more, f" x {more} (the releases view)" if more > 1 else ""
         check_work(Ta, runs, f"audit horizon x 2 --audit-trials{also}")
         if args.audit_floor == "algorithm":
-            check_work(Ta, FLOOR_RUNS_PER_TRIAL * args.audit_trials * more, "audit horizon x the measured "
-                       f"floor's runs (up to {FLOOR_RUNS_PER_TRIAL} x {more} x --audit-trials)")  # fmt: skip
+            from bandits.auditing.leak_floor import FLOOR_RUNS_PER_TRIAL
+
+            per = spec.floor_runs_per_trial or FLOOR_RUNS_PER_TRIAL
+            check_work(Ta, per * args.audit_trials * more, "audit horizon x the measured "
+                       f"floor's runs (up to {per} x {more} x --audit-trials)")  # fmt: skip
         if Ta * runs * env.n_arms > MAX_ARM_ROUNDS:
             raise UsageError(
                 f"audit horizon x 2 --audit-trials{also} x arms = {Ta} x {runs} x {env.n_arms} = "
