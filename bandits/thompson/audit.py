@@ -21,8 +21,9 @@ streams R, R′ differ in one reward r_τ. :func:`audit_thompson`
    the statistic, the threshold and its orientation (:func:`dpaudit.audit.thresholds.pilot_choice`);
 4. **main sample**: fresh trajectories of the *real* implementation (the policy's agent, exactly
    as :func:`bandits.engine.simulator.simulate` plays it on a fixed table, in blocks of
-   :data:`BATCH`) certify that one test with Clopper–Pearson (α/2 per rate): valid lower bounds
-   on μ and on ε at δ for *any* statistic, so the verdict needs no trust in the model;
+   :data:`~bandits.thompson.audit_trajectories.BATCH`) certify that one test with Clopper–Pearson
+   (α/2 per rate): valid lower bounds on μ and on ε at δ for *any* statistic, so the verdict needs
+   no trust in the model;
 5. **model** (:func:`model_actions`): an independent plain simulation of the declared
    ``ThompsonConfig(T, N, b, c)`` on the same tables. Model tests at level ``model_alpha``
    (Bonferroni over all of them): Kolmogorov–Smirnov and Welch two-sample tests, implementation
@@ -78,8 +79,9 @@ from bandits.auditing.views import VIEWS
 from bandits.environments import Environment
 from bandits.policy import Policy
 from bandits.thompson.audit_designs import NeighbourTables, TSNeighbour, candidate_designs
-from bandits.thompson.audit_trajectories import BATCH, _blocks, _merge, _model_block, _policy_block
+from bandits.thompson.audit_trajectories import _model_block, _policy_block, sample_stage
 from bandits.thompson.draws_audit import draws_alarm, draws_report
+from bandits.thompson.draws_floor import draws_leak_floor
 from bandits.thompson.model_tests import model_tests
 from bandits.thompson.policy import GaussianTS
 from dpaudit.analyses.thompson_sampling import ThompsonConfig
@@ -91,7 +93,6 @@ from dpaudit.audit.profile import epsilon_lower_bound_from_losses, monte_carlo_p
 from dpaudit.audit.report import AuditReport, Certified, Empirical
 from dpaudit.audit.thresholds import single_test_rates, threshold_rates
 from dpaudit.conversions import gdp_epsilon
-from dpaudit.tasks import run_tasks
 
 __all__ = [
     "ThompsonAuditOptions",
@@ -118,22 +119,6 @@ def _check_args(policy: Any, horizon: int, arms: int, trials: int, seed: int, co
         raise ValueError(f"delta must be in (0, 1), got {delta!r}")
 
 
-def _sample(fn: Any, head: tuple[Any, ...], tail: tuple[Any, ...], stage: int, design: int, n: int, seed: int,
-            executor: Executor | None, progress: bool, desc: str) -> list[dict[str, Any]]:  # fmt: skip
-    """Both sides of one stage: blocks keyed by (stage, design, side, block)."""
-    args, sizes = [], []
-    for side in (0, 1):
-        for i, sz in enumerate(_blocks(n)):
-            # tail[0], if given, is the number of leading trajectories (over all blocks) with
-            # the exact loss: block i gets its share of them
-            t = (max(0, min(sz, tail[0] - i * BATCH)),) + tail[1:] if tail else tail
-            args.append(head + (side, (stage, design, side, i), seed, sz) + t)
-            sizes.append(sz)
-    parts = run_tasks(fn, args, executor=executor, progress=progress, desc=desc, unit="traj", sizes=sizes)
-    k = len(_blocks(n))
-    return [_merge(parts[:k]), _merge(parts[k:])]
-
-
 def _pilot(
     policy: GaussianTS, horizon: int, arms: int, trials: int, seed: int, confidence: float,
     neighbour: TSNeighbour | None, pilot_fraction: float, executor: Executor | None, progress: bool,
@@ -156,8 +141,8 @@ def _pilot(
     pilots, keys, alarms = [], [], []
     for d, nb in enumerate(designs):
         tab = nb.tables(policy, horizon, arms)
-        x = _sample(_policy_block, (policy, tab, horizon), (0 if arms > 2 else n_pilot, policy.c, True), 0, d,
-                    n_pilot, seed, executor, progress, f"ts-audit pilot {d + 1}/{len(designs)}")
+        x = sample_stage(_policy_block, (policy, tab, horizon), (0 if arms > 2 else n_pilot, policy.c, True),
+                         0, d, n_pilot, seed, executor, progress, f"ts-audit pilot {d + 1}/{len(designs)}")
         for st in stat_names:
             pilots.append((x[0][st], x[1][st], None))
             keys.append((d, st))
@@ -297,8 +282,17 @@ def audit_thompson(
     samples = _main_and_model(policy, int(horizon), arms, each, opt, pilot)
     seconds = {"pilot": t_pilot - t_start, **samples.pop("seconds")}
     report = _certify(policy, int(horizon), arms, each, cfg, pilot, samples, opt.model_alpha)
+    t_floor = time.perf_counter()
+    measured = None
+    if settings.floor == "algorithm":  # the releases view's, on the chosen design; the outputs' keep theirs
+        measured = draws_leak_floor(policy, samples["tables"], int(horizon), pilot["main"],
+                                    seed=settings.seed, confidence=each.confidence, mu_certified=cfg.mu_tight,
+                                    executor=settings.executor, progress=settings.progress)  # fmt: skip
+        seconds["floor"] = time.perf_counter() - t_floor
     draws = draws_report(samples["main"], mu_certified=cfg.mu_tight, delta=settings.delta,
-                         confidence=each.confidence)  # fmt: skip
+                         confidence=each.confidence, measured=measured)  # fmt: skip
+    if measured is not None:
+        draws.details["seconds"] = {"floor": seconds["floor"]}
     t_end = time.perf_counter()
     seconds.update(bounds_and_tests=t_end - t_start - sum(seconds.values()), total=t_end - t_start)
     report.details["seconds"] = seconds
@@ -321,11 +315,11 @@ def _main_and_model(
     tables = pilot["designs"][d_star].tables(policy, horizon, arms)
     ex, seed, progress = settings.executor, settings.seed, settings.progress
     t0 = time.perf_counter()
-    main = _sample(_policy_block, (policy, tables, horizon), (min(n_exact, n_main), policy.c, True), 1,
+    main = sample_stage(_policy_block, (policy, tables, horizon), (min(n_exact, n_main), policy.c, True), 1,
                    d_star, n_main, seed, ex, progress, "ts-audit main")  # fmt: skip
     t1 = time.perf_counter()
     model_cfg = ThompsonConfig(horizon, arms, policy.b, policy.c)
-    model = _sample(_model_block, (model_cfg, tables), (), 2, d_star, n_model, seed, ex, progress,
+    model = sample_stage(_model_block, (model_cfg, tables), (), 2, d_star, n_model, seed, ex, progress,
                     "ts-audit model")  # fmt: skip
     t2 = time.perf_counter()
     if not math.isfinite(pilot["threshold"]):  # a fixed design: the threshold from the model sample

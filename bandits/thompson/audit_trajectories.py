@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from concurrent.futures import Executor
 from typing import Any
 
 import numpy as np
@@ -28,10 +29,12 @@ from bandits.thompson.audit_designs import NeighbourTables
 from bandits.thompson.policy import GaussianTS
 from dpaudit.analyses.thompson_sampling import ThompsonConfig
 from dpaudit.numerics import special
-from mechanisms.randomness import RepRandom
+from dpaudit.tasks import run_tasks
+from mechanisms.randomness import RepRandom, ScaledRandom
 
 __all__ = [
     "BATCH",
+    "sample_stage",
     "policy_actions",
     "model_actions",
     "score_statistic",
@@ -60,7 +63,7 @@ def _start_counts(first: np.ndarray, tables: NeighbourTables, b: int) -> tuple[n
 
 
 def policy_actions(policy: GaussianTS, table: np.ndarray, horizon: int, size: int,
-                   seed: np.random.SeedSequence, watch: int | None = None
+                   seed: np.random.SeedSequence, watch: int | None = None, noise_factor: float = 1.0
                    ) -> tuple[np.ndarray, ...]:  # fmt: skip
     """Play the policy's own agent for ``size`` repetitions on the fixed ``table`` exactly as
     :func:`bandits.engine.simulator.simulate` does (same per-repetition streams of ``seed``, same
@@ -70,13 +73,17 @@ def policy_actions(policy: GaussianTS, table: np.ndarray, horizon: int, size: in
     With ``watch`` (an arm, or −1 for the arm each repetition played in round 0) it also returns
     the agent's own posterior draws θ of that arm in the same rounds, (size, rounds) — what the
     agent computed, read from it (:attr:`bandits.thompson.agent.GaussianTSAgent.watch`); with b = 0
-    round 0 is then played as a chunk of its own (the noise stream does not depend on chunks)."""
+    round 0 is then played as a chunk of its own (the noise stream does not depend on chunks).
+    ``noise_factor`` scales every posterior noise draw (the measured floor's variants; 1: the
+    policy as it is)."""
     N = table.shape[1]
     key = tuple(seed.spawn_key)
     # repetition r's policy stream, as bandits.engine.streams.rep_streams(seed, r).policy (the privacy
     # stream is not used by Gaussian TS: the same generators stand in for it)
     random = RepRandom([np.random.SeedSequence(seed.entropy, spawn_key=key + (r, 1), pool_size=seed.pool_size)
                         for r in range(size)])  # fmt: skip
+    if noise_factor != 1.0:
+        random = ScaledRandom(random.seeds, noise_factor)
     run = RunContext(N, horizon, RewardTableEnv(table[:1]).structure, random, random,
                      _Unrecorded(size))  # type: ignore[arg-type]  # fmt: skip
     agent = _step_engine(policy).agent(run)
@@ -432,16 +439,17 @@ def _block_stats(a0: np.ndarray, a: np.ndarray, tables: NeighbourTables, b: int,
 
 def _policy_block(policy: GaussianTS, tables: NeighbourTables, horizon: int, side: int, key: tuple[int, ...],
                   seed: int, size: int, exact_rows: int, c_model: float,
-                  draws: bool = False) -> dict[str, Any]:  # fmt: skip
+                  draws: bool = False, noise_factor: float = 1.0) -> dict[str, Any]:  # fmt: skip
     """One block of the real implementation (module-level: picklable for process executors); with
-    ``draws``, the changed arm's posterior draws are read from the agent and scored too."""
+    ``draws``, the changed arm's posterior draws are read from the agent and scored too (under the
+    declared mechanism, scale ``c_model``); ``noise_factor`` scales the agent's posterior noise."""
     seq = np.random.SeedSequence(seed, spawn_key=(_NS,) + key)
     tab = tables.null if side == 0 else tables.alt
     if not draws:
-        a0, a = policy_actions(policy, tab, horizon, size, seq)
+        a0, a = policy_actions(policy, tab, horizon, size, seq, noise_factor=noise_factor)
         return _block_stats(a0, a, tables, policy.b, c_model, exact_rows, side, (seed, _NS, 9) + key)
     watch = tables.observer if tables.observer is not None else -1
-    a0, a, drawn = policy_actions(policy, tab, horizon, size, seq, watch=watch)
+    a0, a, drawn = policy_actions(policy, tab, horizon, size, seq, watch=watch, noise_factor=noise_factor)
     return _block_stats(a0, a, tables, policy.b, c_model, exact_rows, side, (seed, _NS, 9) + key, drawn)
 
 
@@ -451,6 +459,24 @@ def _model_block(config: ThompsonConfig, tables: NeighbourTables, side: int, key
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(_NS,) + key))
     a0, a = model_actions(config, tables.null if side == 0 else tables.alt, size, rng)
     return _block_stats(a0, a, tables, config.prepulls, config.variance_scale, 0, side, (seed, _NS, 9) + key)
+
+
+def sample_stage(fn: Any, head: tuple[Any, ...], tail: tuple[Any, ...], stage: int, design: int, n: int,
+                 seed: int, executor: Executor | None, progress: bool,
+                 desc: str) -> list[dict[str, Any]]:  # fmt: skip
+    """Both sides of one stage of the audit: ``n`` trajectories per side of ``fn(*head, side, key,
+    seed, size, *tail)`` in blocks keyed by (stage, design, side, block), merged per side."""
+    args, sizes = [], []
+    for side in (0, 1):
+        for i, sz in enumerate(_blocks(n)):
+            # tail[0], if given, is the number of leading trajectories (over all blocks) with
+            # the exact loss: block i gets its share of them
+            t = (max(0, min(sz, tail[0] - i * BATCH)),) + tail[1:] if tail else tail
+            args.append(head + (side, (stage, design, side, i), seed, sz) + t)
+            sizes.append(sz)
+    parts = run_tasks(fn, args, executor=executor, progress=progress, desc=desc, unit="traj", sizes=sizes)
+    k = len(_blocks(n))
+    return [_merge(parts[:k]), _merge(parts[k:])]
 
 
 def _blocks(n: int) -> list[int]:

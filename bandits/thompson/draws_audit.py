@@ -19,7 +19,9 @@ without its noise is deterministic, so that one term separates R from R′ perfe
 whole sum would drown it (:func:`bandits.thompson.audit_trajectories.draws_loss`). The report
 shows the larger of the two bounds (both hold at once). Clopper–Pearson bounds the error rates,
 as for every single test of the toolkit; the detection floor is the reference pair's at the same
-sample size, which for the near-Gaussian loss of the whole transcript is the test itself.
+sample size, which for the near-Gaussian loss of the whole transcript is the test itself, or with
+``--audit-floor algorithm`` the floor measured on the algorithm's own noise-scaled draws
+(:mod:`bandits.thompson.draws_floor`).
 
 A bug on one arm's draws is seen only by a pair that changes that arm's reward: the pilot of the
 outputs audit runs every design with the draws too, and :func:`draws_alarm` (the pilot's own
@@ -40,6 +42,7 @@ from __future__ import annotations
 from typing import Any
 
 from dpaudit.audit.estimate import mu_interval_from_counts
+from dpaudit.audit.leak_floor import LeakFloor
 from dpaudit.audit.power import floor_report
 from dpaudit.audit.report import AuditReport, Certified, Empirical
 from dpaudit.audit.thresholds import single_test_rates
@@ -69,11 +72,12 @@ def draws_alarm(pilot: list[dict[str, Any]]) -> float:
     return max(_rates(pilot, st, ALARM_CONFIDENCE).mu_lower_bound().mu for st in DRAWS_STATISTICS)
 
 
-def draws_report(main: list[dict[str, Any]], *, mu_certified: float, delta: float, confidence: float
-                 ) -> AuditReport:  # fmt: skip
+def draws_report(main: list[dict[str, Any]], *, mu_certified: float, delta: float, confidence: float,
+                 measured: LeakFloor | None = None) -> AuditReport:  # fmt: skip
     """The releases view's report from the main sample's losses (side 0: R, side 1: R′): both
     tests at 1 − (1 − ``confidence``)/2, the stronger one shown, against ``mu_certified``
-    (module docstring)."""
+    (module docstring); with ``measured`` (:func:`bandits.thompson.draws_floor.draws_leak_floor`)
+    the floor measured on the algorithm decides, and a view without power is inconclusive."""
     each = 1.0 - (1.0 - confidence) / len(DRAWS_STATISTICS)
     tests = {st: _rates(main, st, each) for st in DRAWS_STATISTICS}
     stat = max(DRAWS_STATISTICS, key=lambda st: tests[st].mu_lower_bound().mu)
@@ -103,10 +107,13 @@ def draws_report(main: list[dict[str, Any]], *, mu_certified: float, delta: floa
         "loss_mean": [float(main[0]["draws"].mean()), float(main[1]["draws"].mean())],
         "loss_sd": [float(main[0]["draws"].std()), float(main[1]["draws"].std())],
         "mu_gaussian_fit": float(max(0.0, main[0]["draws"].mean() - main[1]["draws"].mean()) ** 0.5),
-        "detection_floor": floor.describe(),
+        "detection_floor": floor.describe() if measured is None else measured.describe(),
         "estimate": f"the test exhibits mu in [{estimate.lower:.4f}, {estimate.upper:.4f}] "
                     f"({100 * confidence:g}%) against the certified {mu_certified:.4f}",
     }  # fmt: skip
+    if measured is not None:
+        details["algorithm_floor"] = measured.to_dict()
     cert = Certified(mu=mu_certified, epsilon=eps_c, delta=delta, source="dpaudit")
     return AuditReport.build(target="thompson-sampling draws", certified=cert, empirical=emp, details=details,
-                             floor=floor, estimate=estimate)  # fmt: skip
+                             floor=floor if measured is None else None, estimate=estimate,
+                             inconclusive=measured is not None and not measured.has_power)  # fmt: skip

@@ -161,5 +161,6 @@ SPECS = (
         privacy_extras=_extras,
         default_audit_horizon=_audit_horizon,
         default_audit_trials=DEFAULT_AUDIT_TRIALS,
+        floor_runs_per_trial=40,  # bandits.thompson.draws_floor.RUNS_PER_TRIAL (not imported here: start-up)
     ),
 )

@@ -96,8 +96,9 @@ class LeakFloor:
                 return f"{what} not reached up to L = {LEAK_RANGE[1]:g}"
             return f"{what} at L >= {leak:.3g} ({q} = {leak * c:.4g})"
 
-        return (f"measured on this algorithm ({self.family}; {len(self.points)} factors, "
-                f"{self.replicates} pilots each): {part(self.detect_leak, 'detected')}, "
+        each = f", {self.replicates} pilots each" if self.replicates > 1 else ""
+        return (f"measured on this algorithm ({self.family}; {len(self.points)} factors{each}): "
+                f"{part(self.detect_leak, 'detected')}, "
                 f"{part(self.violate_leak, 'violation caught')} with probability >= 1/2")  # fmt: skip
 
     def to_dict(self) -> dict[str, object]:
@@ -141,9 +142,12 @@ def leak_floor(
     quantity: str = "mu",
     certified: float = 1.0,
     max_evaluations: int = 7,
+    refined: float = REFINED,
 ) -> LeakFloor:
     """Search the leak factors where the audit's detection and violation probabilities cross
-    ½ (module docstring). ``evaluate(L)`` returns two arrays of per-replicate probabilities."""
+    ½ (module docstring). ``evaluate(L)`` returns two arrays of per-replicate probabilities. A
+    steep curve (a test fixed in advance on a large sample: no pilots to average over) needs a
+    smaller ``refined`` ratio and more evaluations than the default."""
     lo_lim, hi_lim = LEAK_RANGE
     seen: dict[float, LeakPoint] = {}
 
@@ -171,7 +175,7 @@ def leak_floor(
                 ratio = pts[bracket[1]].leak / pts[bracket[0]].leak
                 inner = min(max(x, pts[bracket[0]].leak * ratio**0.1), pts[bracket[1]].leak / ratio**0.1)
                 wide.append((ratio, float(f"{inner:.6g}")))
-        if not wide or max(wide)[0] < REFINED:
+        if not wide or max(wide)[0] < refined:
             break
         at(max(wide)[1])
     pts = sorted(seen.values(), key=lambda p: p.leak)
