@@ -340,19 +340,15 @@ def _newton(m: np.ndarray, tt: np.ndarray, top: np.ndarray, steps: int = 8) -> n
     (0, top]. An estimate of the certified root, not certified itself."""
     with np.errstate(over="ignore", invalid="ignore"):  # μ² overflows (inf·0 is nan): start at top
         e = np.fmin(top, 0.5 * m * m + m * np.maximum(-ndtri_exp(tt), 0.0))
-    e = e.copy()
-    live = np.arange(e.size)  # elements not yet at a fixed point to the bit (the rest stay put)
     for _ in range(steps):
-        ld, d = _log_delta(m[live], e[live], slope=True)
-        f = _upper(ld) - tt[live]
-        was = e[live]
+        ld, d = _log_delta(m, e, slope=True)
+        f = _upper(ld) - tt
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            nxt = was - f / d
-        step = np.where(np.isfinite(nxt) & (nxt > 0) & (nxt < top[live]), nxt, was)
-        e[live] = step
-        live = live[step.view(np.int64) != was.view(np.int64)]
-        if live.size == 0:
-            break
+            nxt = e - f / d
+        step = np.where(np.isfinite(nxt) & (nxt > 0) & (nxt < top), nxt, e)
+        if np.array_equal(step.view(np.int64), e.view(np.int64)):
+            break  # every element at a fixed point to the bit: the remaining steps would repeat it
+        e = step
     return e
 
 
