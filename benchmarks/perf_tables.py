@@ -3,8 +3,8 @@
 ``bench_audit_workers.py``, ``docs/img/families.json`` from ``bench_families.py``,
 ``docs/img/dask.json`` from ``bench_dask.py``, and the detection-floor check
 ``docs/img/floor_check.json`` from ``bench_floor_check.py``, and the floor measured on the
-algorithms, ``docs/img/leak_floor.json`` from ``bench_leak_floor.py``) into the README and the docs by
-``benchmarks/readme_tables.py``."""
+algorithms, ``docs/img/leak_floor.json``, ``leak_floor_ts.json`` and ``leak_floor_spread.json`` from
+``bench_leak_floor.py``) into the README and the docs by ``benchmarks/readme_tables.py``."""
 
 from __future__ import annotations
 
@@ -122,4 +122,12 @@ def renderers(img: Path) -> dict[str, Callable[[], str]]:
 
         out |= {"leak-floor": lambda: table(leak["rows"]),
                 "leak-floor-summary": lambda: leak_sentence(leak["rows"])}  # fmt: skip
+    if (leak_ts := load("leak_floor_ts.json")) is not None:
+        from benchmarks.bench_leak_floor import table as ts_table
+
+        out |= {"leak-floor-ts": lambda: ts_table(leak_ts["rows"])}
+    if (spread := load("leak_floor_spread.json")) is not None:
+        from benchmarks.bench_leak_floor import spread_sentence
+
+        out |= {"leak-floor-spread": lambda: spread_sentence(spread["spread"])}
     return out
