@@ -11,6 +11,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dpaudit.accounting import account, delta_under, epsilon_under, normal_form
 from dpaudit.accounting import pld as pld_method
@@ -144,6 +146,39 @@ def test_advanced_never_exceeds_basic_and_best_takes_the_minimum():
     assert report.best.value <= report.bounds["basic"].value
     assert report.best.method in {"pld", "rdp"}
     assert report.bounds["pld"].value == pytest.approx(9.990, abs=1e-3)
+
+
+@settings(max_examples=25, deadline=None)
+@given(sigma=st.floats(0.05, 50.0), k=st.integers(1, 400), eps0=st.floats(0.0, 2.0), j=st.integers(0, 20),
+       log_delta=st.floats(-14.0, -2.0))
+def test_advanced_skips_its_search_only_where_basic_wins_bit_for_bit(sigma, k, eps0, j, log_delta):
+    # the search is skipped where the DRV bound with every δ at the whole remaining δ already
+    # exceeds basic's: the answer must be exactly min(searched DRV, basic)
+    from dpaudit.accounting import advanced, basic
+
+    parts = [GaussianEvent(sigma=sigma).repeat(k)]
+    if j and eps0 > 0:
+        parts.append(LaplaceEvent.from_epsilon(eps0).repeat(j))
+    comp = normal_form(ComposedEvent(tuple(parts)))[0]
+    delta = 10.0**log_delta
+    searched = advanced._drv_epsilon(comp, delta)
+    assert advanced.epsilon(comp, delta) == min(searched, basic.epsilon(comp, delta))
+    _, _, _, rep, mult = advanced._parts(comp)
+    norm_f, lin_f = advanced._parts(comp)[:2]
+    floor = advanced._drv_floor(rep, mult, norm_f, lin_f, math.log(delta))
+    assert floor <= searched * (1 + 1e-10)
+
+
+def test_one_gaussian_mechanism_needs_no_advanced_search():
+    # the run of Thompson sampling's default: five report-noisy-max rounds, where the DRV term
+    # ε(e^ε − 1) dominates; basic wins and the 33 + 5·17-point search is not run
+    from unittest import mock
+
+    from dpaudit.accounting import advanced
+
+    event = GaussianEvent(sigma=1.118).repeat(5)
+    with mock.patch.object(advanced, "_search", side_effect=AssertionError("searched")):
+        assert advanced.epsilon(normal_form(event)[0], 1e-6) == epsilon_under("basic", event, 1e-6)
 
 
 # ---------------------------------------------------------------------------------------

@@ -345,6 +345,40 @@ def test_every_family_is_registered() -> None:
     assert sorted(p.parent.name for p in (ROOT / "bandits").glob("*/spec.py")) == sorted(FAMILIES)
 
 
+def test_the_registry_index_names_each_spec_s_family() -> None:
+    """``get`` imports only the family its index names, so the index must be exactly the specs."""
+    from bandits import registry
+
+    found = {spec.key: module.__name__.split(".")[1] for module in registry._spec_modules()
+             for spec in module.SPECS}  # fmt: skip
+    assert found == registry.FAMILY_OF
+    assert registry.FAMILIES == FAMILIES
+
+
+_ONE_FAMILY = """
+import sys
+from bandits.registry import get
+get(sys.argv[1])
+print(sorted(m for m in sys.modules if m.startswith("bandits.") and m.endswith(".spec")))
+"""
+
+
+@pytest.mark.parametrize("key, family", [("ts", "thompson"), ("cascade-dp", "cascading")])
+def test_getting_one_algorithm_imports_only_its_family(key: str, family: str) -> None:
+    out = subprocess.run([sys.executable, "-c", _ONE_FAMILY, key], cwd=ROOT, capture_output=True, text=True,
+                         check=True).stdout  # fmt: skip
+    assert out.strip() == repr([f"bandits.{family}.spec"])
+
+
+def test_a_spec_indexed_under_another_family_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    from bandits import registry
+
+    monkeypatch.setitem(registry.FAMILY_OF, "ucb1", "lazy")
+    monkeypatch.setattr(registry, "_REGISTRY", {})
+    with pytest.raises(RuntimeError, match="'ucb1' of bandits.references.spec is indexed under 'lazy'"):
+        registry.algorithms()
+
+
 _STARTUP = """
 import json, sys
 from dpaudit.cli.main import build_parser
