@@ -288,9 +288,14 @@ class RunLedgers:
     ([range(0, 5)], [range(0, 2), range(3, 5)])
     """
 
-    def __init__(self, repetitions: int) -> None:
+    def __init__(self, repetitions: int, recording: bool = True) -> None:
         self.repetitions = check_integer("repetitions", repetitions)
-        self._ledgers = tuple(Ledger() for _ in range(self.repetitions))
+        self.recording = bool(recording)
+        """False for runs whose releases nobody reads (an audit's trajectories: the releases of a
+        run are checked by ``dpaudit run``'s own ledger check): every recording call is then a
+        no-op, there are no ledgers to iterate, and a policy that builds its entries itself checks
+        this flag first (the audit of an epoch-based policy spent ~90 % of its time on them)."""
+        self._ledgers = tuple(Ledger() for _ in range(self.repetitions)) if self.recording else ()
         # (event, label) -> (start, stop) arrays over repetitions: the run of consecutive
         # marked rounds being built, [start, stop); stop = -1 where none is open
         self._open: dict[tuple[PrivacyEvent, str], tuple[np.ndarray, np.ndarray]] = {}
@@ -307,6 +312,9 @@ class RunLedgers:
         return self.repetitions
 
     def __getitem__(self, rep: int) -> Ledger:
+        if not self.recording:
+            raise RuntimeError("this run keeps no ledgers (recording=False): check "
+                               "RunLedgers.recording before building an entry")
         return self._ledgers[rep]
 
     def __iter__(self) -> Iterator[Ledger]:
@@ -351,6 +359,8 @@ class RunLedgers:
     ) -> None:
         """Record ``event`` in the ledger of every repetition in ``rows``; ``units`` is shared,
         or (``per_row_units=True``) one collection per row (the two overloads above say which)."""
+        if not self.recording:
+            return
         rows_l = [int(r) for r in np.asarray(rows).reshape(-1)]
         if not per_row_units and rows_l:  # one immutable entry, shared by every listed ledger
             entry = self._ledgers[rows_l[0]].record(event, label=label, round=round, arm=arm, units=units)
@@ -365,6 +375,8 @@ class RunLedgers:
         """Mark that repetitions ``rows`` released ``event`` about the data of round ``round``
         (integer unit ``round``). Consecutive rounds coalesce into one range entry; the work
         is vectorised over ``rows`` except where a run breaks."""
+        if not self.recording:
+            return
         key = (event, label)
         if key not in self._open:
             self._open[key] = (np.zeros(self.repetitions, np.int64), np.full(self.repetitions, -1, np.int64))

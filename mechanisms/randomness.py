@@ -36,7 +36,8 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -56,6 +57,18 @@ def _child(seed: np.random.SeedSequence, k: int) -> np.random.SeedSequence:
     )
 
 
+def _generators(seeds: Sequence[np.random.SeedSequence]) -> tuple[np.random.Generator, ...]:
+    return tuple(np.random.Generator(np.random.PCG64(s)) for s in seeds)
+
+
+def _checked_seeds(seeds: Sequence[np.random.SeedSequence]) -> tuple[np.random.SeedSequence, ...]:
+    out = tuple(seeds)
+    for s in out:
+        if not isinstance(s, np.random.SeedSequence):
+            raise ValueError(f"seeds must be numpy.random.SeedSequence values, got {type(s).__name__}")
+    return out
+
+
 class RepRandom:
     """One :class:`numpy.random.Generator` (PCG64) per repetition.
 
@@ -63,25 +76,44 @@ class RepRandom:
         seeds: one ``SeedSequence`` per repetition (row r of every draw comes from ``seeds[r]``).
     """
 
+    _make: Callable[[], Sequence[np.random.SeedSequence]]
+
     def __init__(self, seeds: Sequence[np.random.SeedSequence]) -> None:
-        seeds = list(seeds)
-        for s in seeds:
-            if not isinstance(s, np.random.SeedSequence):
-                raise ValueError(f"seeds must be numpy.random.SeedSequence values, got {type(s).__name__}")
-        self.seeds: tuple[np.random.SeedSequence, ...] = tuple(seeds)
-        self.generators: tuple[np.random.Generator, ...] = tuple(
-            np.random.Generator(np.random.PCG64(s)) for s in seeds
-        )
+        self.seeds = _checked_seeds(seeds)
+        self._n = len(self.seeds)
+
+    @classmethod
+    def deferred(cls, n: int, make: Callable[[], Sequence[np.random.SeedSequence]]) -> RepRandom:
+        """``RepRandom(make())`` for ``n`` repetitions, ``make`` called only when a seed or a
+        generator is first needed (a stream a run never draws from costs nothing; ``make``
+        must be picklable where the object is)."""
+        out = cls.__new__(cls)
+        out._n, out._make = check_integer("n", n), make
+        return out
+
+    @functools.cached_property
+    def seeds(self) -> tuple[np.random.SeedSequence, ...]:
+        """One ``SeedSequence`` per repetition."""
+        seeds = _checked_seeds(self._make())
+        if len(seeds) != self._n:
+            raise ValueError(f"the seed maker gave {len(seeds)} seeds for {self._n} repetitions")
+        return seeds
+
+    @functools.cached_property
+    def generators(self) -> tuple[np.random.Generator, ...]:
+        """The generators, made on first use (a run that never draws from a stream — a
+        deterministic policy's own, say — does not pay ~10 µs a repetition for them)."""
+        return _generators(self.seeds)
 
     def __len__(self) -> int:
-        return len(self.generators)
+        return self._n
 
     def child(self, k: int) -> RepRandom:
         """Independent per-repetition streams number ``k`` (deterministic, nothing mutated)."""
         return RepRandom([_child(s, check_integer("k", k, 0)) for s in self.seeds])
 
     def _fill(self, method: str, shape: tuple[int, ...]) -> np.ndarray:
-        out = np.empty((len(self.generators),) + tuple(shape))
+        out = np.empty((len(self),) + tuple(shape))
         for r, g in enumerate(self.generators):
             if method == "laplace":
                 out[r] = g.laplace(0.0, 1.0, size=shape)
@@ -216,7 +248,10 @@ class ScaledRandom(RepRandom):
         if not (isinstance(factor, (int, float)) and 0.0 < float(factor) < float("inf")):
             raise ValueError(f"factor must be a positive finite number, got {factor!r}")
         self.factor = float(factor)
-        self.generators = tuple(_ScaledGenerator(g, self.factor) for g in self.generators)  # type: ignore[misc]
+
+    @functools.cached_property
+    def generators(self) -> tuple[np.random.Generator, ...]:
+        return tuple(_ScaledGenerator(g, self.factor) for g in _generators(self.seeds))  # type: ignore[misc]
 
     def child(self, k: int) -> RepRandom:
         return ScaledRandom(RepRandom.child(self, k).seeds, self.factor)

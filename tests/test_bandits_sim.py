@@ -543,3 +543,71 @@ def test_ucb1_compiled_chunk_is_the_step_loop(env, alpha, monkeypatch):
         runs.append(simulate(UCB1(alpha=alpha), env, 5000, 3, 4, progress=False, record_actions=True))
     assert np.array_equal(runs[0].actions, runs[1].actions)
     assert np.array_equal(runs[0].pseudo_regret, runs[1].pseudo_regret)
+
+
+@pytest.mark.parametrize("key", sorted(__import__("bandits.registry", fromlist=["x"]).FAMILY_OF))
+def test_a_run_without_ledgers_plays_the_same_and_records_nothing(key: str) -> None:
+    """``simulate(..., ledgers=False)`` (an audit's or a tuner's runs) skips the entries and
+    nothing else: the same actions, regret and transcripts for every registered algorithm; and
+    a policy that reached for a repetition's ledger without checking would raise here."""
+    from bandits.environments import parse_env
+    from bandits.registry import get
+
+    spec = get(key)
+    env = spec.env_parser(spec.default_env) if spec.env_parser is not None else parse_env(spec.default_env)
+    T = 3000 if key == "dp-se" else 1200  # DP-SE's first epochs end after 1200 rounds
+    policy = spec.configure({}, env, T).policy
+    kw = dict(record_actions=True, progress=False, transcripts=True, rep_chunk=2)
+    kept = simulate(policy, env, T, 3, seed=5, **kw)
+    bare = simulate(policy, env, T, 3, seed=5, ledgers=False, **kw)
+    assert len(kept.ledgers) == 3 and bare.ledgers == ()
+    assert np.array_equal(kept.actions, bare.actions)
+    assert np.array_equal(kept.pseudo_regret, bare.pseudo_regret)
+    assert (kept.transcripts is None) == (bare.transcripts is None)
+    for name, col in (kept.transcripts or {}).items():
+        assert np.array_equal(col, bare.transcripts[name], equal_nan=True), name
+    if spec.privacy != "none":
+        assert any(len(led) for led in kept.ledgers)  # the flag is what differs
+
+
+def test_run_ledgers_without_recording_refuse_a_ledger_and_keep_transcripts() -> None:
+    from dpaudit.events import LaplaceEvent
+    from dpaudit.ledger import RunLedgers
+    from dpaudit.transcripts import Transcripts
+
+    led = RunLedgers(2, recording=False)
+    led.transcripts = Transcripts(2)
+    led.record([0, 1], LaplaceEvent(scale=1.0), units=range(3))
+    led.charge_rounds(LaplaceEvent(scale=1.0), np.array([0, 1]), 4)
+    led.flush()
+    led.released([1], "x", np.array([2.5]))
+    assert len(led) == 2 and tuple(led) == ()
+    assert led.transcripts.columns()["x"][1] == 2.5
+    with pytest.raises(RuntimeError, match="recording=False"):
+        led[0]
+
+
+def test_streams_and_generators_are_made_on_first_use_with_the_same_draws() -> None:
+    import pickle
+
+    from bandits.engine.streams import StreamSeeds
+    from mechanisms.randomness import RepRandom, ScaledRandom
+
+    streams = tuple(rep_streams(11, r) for r in range(3))
+    calls = []
+
+    def make() -> list[np.random.SeedSequence]:
+        calls.append(1)
+        return StreamSeeds(streams, "privacy")()
+
+    lazy = RepRandom.deferred(3, make)
+    assert len(lazy) == 3 and not calls  # nothing made yet
+    eager = RepRandom([np.random.SeedSequence(11, spawn_key=(r, 2)) for r in range(3)])
+    assert np.array_equal(lazy.laplace((4,)), eager.laplace((4,))) and len(calls) == 1
+    assert all(s._made[0] is None for s in streams)  # the rewards' seed was never needed
+    back = pickle.loads(pickle.dumps(RepRandom.deferred(3, StreamSeeds(streams, "policy"))))
+    assert np.array_equal(back.random((2,)), RepRandom([s.policy for s in streams]).random((2,)))
+    assert np.array_equal(ScaledRandom(eager.seeds, 0.5).standard_normal((3,)),
+                          RepRandom(eager.seeds).standard_normal((3,)) / 2)  # fmt: skip
+    with pytest.raises(ValueError, match="2 seeds for 3 repetitions"):
+        RepRandom.deferred(3, lambda: [np.random.SeedSequence(r) for r in range(2)]).random((1,))

@@ -176,6 +176,7 @@ def _block_statistics(task: tuple) -> np.ndarray:
         record_actions=True,
         progress=False,
         checkpoints=(),
+        ledgers=False,
     )
     return np.stack([s(res.actions) for s in stats], axis=1)
 

@@ -154,6 +154,7 @@ def _block(task: tuple) -> dict[str, np.ndarray] | np.ndarray:
         checkpoints=(),
         transcripts=True,
         record_actions=gate is not None,
+        ledgers=False,
     )
     cols = dict(res.transcripts or {})
     if gate is not None:

@@ -178,7 +178,8 @@ def zero_table_plays(
     table = np.zeros((horizon, env.n_arms))
     seed = np.random.SeedSequence(settings.seed, spawn_key=(2,))
     env0 = RewardTableEnv(table, action_structure=env.structure)
-    res = simulate(policy, env0, horizon, runs, seed, record_actions=True, progress=False, checkpoints=())
+    res = simulate(policy, env0, horizon, runs, seed, record_actions=True, progress=False, checkpoints=(),
+                   ledgers=False)  # fmt: skip
     acts = np.asarray(res.actions).reshape(runs, horizon, -1)
     first = {}
     for j in range(env.n_arms):
@@ -216,6 +217,7 @@ def records_releases(policy: Policy, horizon: int, env: Environment) -> bool:
         progress=False,
         checkpoints=(),
         transcripts=True,
+        ledgers=False,
     )
     return bool(res.transcripts)
 

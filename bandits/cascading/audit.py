@@ -135,7 +135,8 @@ def _list_samples(
         size = min(BLOCK, n - start)
         s = np.random.SeedSequence(seed.entropy, spawn_key=tuple(seed.spawn_key) + (b,))
         res = simulate(
-            policy, env_t, horizon, size, s, record_actions=True, progress=False, checkpoints=()
+            policy, env_t, horizon, size, s, record_actions=True, progress=False, checkpoints=(),
+            ledgers=False,
         )
         out.append(np.asarray(res.actions, dtype=np.int64))
     return np.concatenate(out, axis=0)

@@ -175,7 +175,7 @@ class _SampleLog(EpochRoundsLog):
 
     def write(self, r: int, j: int, live: tuple[Units, int], drawn: int, n: int, sigma: float) -> None:
         """Record ``drawn`` samples of arm ``j``'s epoch mean ``live`` (its units, its epoch)."""
-        if drawn == 0:
+        if drawn == 0 or not self.run.ledgers.recording:
             return
         units, epoch = live
         ev = GaussianMechanism(sigma=sigma, sensitivity=1.0 / n).event.repeat(drawn)

@@ -185,7 +185,9 @@ def tune_dp_ts_ucb(
         raise ValueError(f"target mu must be at least {least} (one sample of a {f}-observation mean at "
                          f"alpha = 1, T = {T}), got {mu:g}")  # fmt: skip
     t0 = time.perf_counter()
-    sims = simulate_many(pols, env, T, reps, seed, checkpoints=[T], executor=executor, progress=progress)
+    # regret only: the tuned configuration's own run keeps its ledgers and checks them
+    sims = simulate_many(pols, env, T, reps, seed, checkpoints=[T], executor=executor, progress=progress,
+                         ledgers=False)  # fmt: skip
     cands = []
     for pol, sim in zip(pols, sims):
         p = pol.privacy(T)
@@ -199,7 +201,7 @@ def tune_dp_ts_ucb(
     lead = sorted(range(len(cands)), key=lambda i: cands[i].regret_mean)[:top]
     if len(cands) > 1 and lead:
         again = simulate_many([pols[i] for i in lead], env, T, 4 * reps, seed + 1, checkpoints=[T],
-                              executor=executor, progress=progress)  # fmt: skip
+                              executor=executor, progress=progress, ledgers=False)  # fmt: skip
         confirmed = tuple((i, sim.final("pseudo"), float(sim.stderr("pseudo")[-1]))
                           for i, sim in zip(lead, again))
     return AlphaTuning(mu, T, env.spec, reps, seed, tuple(cands), time.perf_counter() - t0, confirmed,

@@ -39,7 +39,7 @@ import numpy as np
 from bandits.engine.memory import DEFAULT_MEMORY, chunk_rounds, estimated_bytes, memory_limit
 from bandits.engine.replacement import Replacement, RewardReplacement, RoundReplacement
 from bandits.engine.results import RegretTally, SimulationResult, log_checkpoints
-from bandits.engine.streams import RepStreams, rep_streams, root_seed
+from bandits.engine.streams import RepStreams, StreamSeeds, rep_streams, root_seed
 from bandits.engine.tables import _Tables
 from bandits.environments import Environment
 from bandits.policy import JointContext, JointPlayer, Outcomes, Policy, RunContext
@@ -60,17 +60,19 @@ __all__ = [
 
 
 def _context(
-    env: Environment, horizon: int, streams: Sequence[RepStreams], transcripts: bool = False
+    env: Environment, horizon: int, streams: Sequence[RepStreams], transcripts: bool = False,
+    recording: bool = True,
 ) -> RunContext:
-    ledgers = RunLedgers(len(streams))
+    ledgers = RunLedgers(len(streams), recording)
     if transcripts:  # keep what the mechanisms release (an audit's grey-box view)
         ledgers.transcripts = Transcripts(len(streams))
+    streams = tuple(streams)
     return RunContext(
         env.n_arms,
         horizon,
         env.structure,
-        RepRandom([s.policy for s in streams]),
-        RepRandom([s.privacy for s in streams]),
+        RepRandom.deferred(len(streams), StreamSeeds(streams, "policy")),
+        RepRandom.deferred(len(streams), StreamSeeds(streams, "privacy")),
         ledgers,
     )
 
@@ -93,12 +95,13 @@ def _run_reps(
     replace: Replacement | None,
     chunk_size: int,
     transcripts: bool = False,
+    ledgers: bool = True,
     on_progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
     """Simulate repetitions ``reps`` (one vectorised block). Module-level: picklable."""
     streams = [rep_streams(root, r) for r in reps]
     tables = _Tables(env, reps, streams)
-    run = _context(env, horizon, streams, transcripts)
+    run = _context(env, horizon, streams, transcripts, ledgers)
     agent = policy.agent(run)
     tally = RegretTally(env, horizon, len(reps), checkpoints, record_actions)
     for t0 in range(0, horizon, chunk_size):
@@ -108,7 +111,7 @@ def _run_reps(
         if on_progress is not None:
             on_progress((t1 - t0) * len(reps))
     agent.finish()
-    return {**tally.result(), "ledgers": tuple(run.ledgers), "transcripts": _released(run)}
+    return {**tally.result(), "ledgers": tuple(run.ledgers), "transcripts": _released(run), "reps": len(reps)}
 
 
 def _run_reps_many(
@@ -122,6 +125,7 @@ def _run_reps_many(
     replace: Replacement | None,
     chunk_size: int,
     transcripts: bool = False,
+    ledgers: bool = True,
     on_progress: Callable[[int], None] | None = None,
 ) -> list[dict[str, Any]]:
     """:func:`_run_reps` for several policies at once (one list entry per policy), sharing the
@@ -130,7 +134,8 @@ def _run_reps_many(
     R = len(reps)
     streams = [rep_streams(root, r) for r in reps]
     tables = _Tables(env, reps, streams)
-    runs = [_context(env, horizon, streams, transcripts) for _ in policies]  # fresh generators per agent
+    # fresh generators per agent
+    runs = [_context(env, horizon, streams, transcripts, ledgers) for _ in policies]
     agents = [p.agent(run) for p, run in zip(policies, runs)]
     tallies = [RegretTally(env, horizon, R, checkpoints, record_actions) for _ in policies]
     context = JointContext(R, env.n_arms, chunk_size, DEFAULT_MEMORY,
@@ -157,7 +162,7 @@ def _run_reps_many(
             on_progress((t1 - t0) * R * len(agents))
     for a in agents:
         a.finish()
-    return [{**t.result(), "ledgers": tuple(run.ledgers), "transcripts": _released(run)}
+    return [{**t.result(), "ledgers": tuple(run.ledgers), "transcripts": _released(run), "reps": R}
             for t, run in zip(tallies, runs)]  # fmt: skip
 
 
@@ -177,6 +182,7 @@ def simulate(
     memory: int = DEFAULT_MEMORY,
     progress: bool = True,
     transcripts: bool = False,
+    ledgers: bool = True,
 ) -> SimulationResult:
     """Run ``policy`` on ``env`` for ``horizon`` rounds, ``repetitions`` times.
 
@@ -199,11 +205,14 @@ def simulate(
         progress: show a tqdm progress bar.
         transcripts: keep every repetition's released values (``SimulationResult.transcripts``:
             the first value per release key; :mod:`dpaudit.transcripts`), for audits.
+        ledgers: record every repetition's releases (``SimulationResult.ledgers``, what the
+            ledger check reads); False for runs that read only actions or transcripts (an
+            audit's trajectories), which then skip building the entries.
     """
     return simulate_many(
         [policy], env, horizon, repetitions, seed, checkpoints=checkpoints, record_actions=record_actions,
         replace=replace, executor=executor, rep_chunk=rep_chunk, chunk_size=chunk_size, memory=memory,
-        progress=progress, transcripts=transcripts,
+        progress=progress, transcripts=transcripts, ledgers=ledgers,
     )[0]  # fmt: skip
 
 
@@ -223,6 +232,7 @@ def simulate_many(
     memory: int = DEFAULT_MEMORY,
     progress: bool = True,
     transcripts: bool = False,
+    ledgers: bool = True,
 ) -> list[SimulationResult]:
     """``[simulate(p, env, horizon, repetitions, seed, ...) for p in policies]``, bit-identical
     (tested), but faster for many :class:`~bandits.thompson.policy.GaussianTS` configurations.
@@ -250,7 +260,7 @@ def simulate_many(
     if not policies:
         return []
     return _simulate(policies, env, horizon, repetitions, seed, checkpoints, record_actions, replace,
-                     executor, rep_chunk, chunk_size, memory, progress, transcripts)  # fmt: skip
+                     executor, rep_chunk, chunk_size, memory, progress, transcripts, ledgers)  # fmt: skip
 
 
 def _checked(
@@ -373,7 +383,7 @@ def _results(
                 ledgers=tuple(led for p in parts for led in p[k]["ledgers"]),
                 transcripts=(
                     None if parts[0][k]["transcripts"] is None
-                    else merge([p[k]["transcripts"] for p in parts], [len(p[k]["ledgers"]) for p in parts])
+                    else merge([p[k]["transcripts"] for p in parts], [p[k]["reps"] for p in parts])
                 ),
             )
         )
@@ -395,6 +405,7 @@ def _simulate(
     memory: int,
     progress: bool,
     transcripts: bool = False,
+    ledgers: bool = True,
 ) -> list[SimulationResult]:
     horizon, repetitions, ck = _checked(policies, env, horizon, repetitions, checkpoints, replace)
     rep_chunk, chunk = _plan(
@@ -405,7 +416,7 @@ def _simulate(
     single = len(policies) == 1
     run = _run_reps if single else _run_reps_many
     args = (policies[0] if single else policies, env, horizon)
-    tail = (root, ck, record_actions, replace, chunk, transcripts)
+    tail = (root, ck, record_actions, replace, chunk, transcripts, ledgers)
 
     start = time.perf_counter()
     desc = policies[0].name if single else f"{len(policies)} policies"

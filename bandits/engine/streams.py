@@ -17,19 +17,55 @@ True
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-__all__ = ["RepStreams", "rep_streams", "root_seed"]
+__all__ = ["RepStreams", "StreamSeeds", "rep_streams", "root_seed"]
 
 
-class RepStreams(NamedTuple):
-    """The three seed sequences of one repetition."""
+class RepStreams:
+    """The three seed sequences of one repetition (``rewards``, ``policy``, ``privacy``), each
+    made when first asked for: a ``SeedSequence`` costs ~9 µs, and a short audit run of a table
+    environment uses one or two of the three."""
 
-    rewards: np.random.SeedSequence
-    policy: np.random.SeedSequence
-    privacy: np.random.SeedSequence
+    __slots__ = ("_entropy", "_key", "_pool_size", "_made")
+
+    def __init__(self, entropy: Any, key: tuple[int, ...], pool_size: int) -> None:
+        self._entropy, self._key, self._pool_size = entropy, key, pool_size
+        self._made: list[np.random.SeedSequence | None] = [None, None, None]
+
+    def _stream(self, k: int) -> np.random.SeedSequence:
+        made = self._made[k]
+        if made is None:
+            key, pool = self._key + (k,), self._pool_size
+            made = self._made[k] = np.random.SeedSequence(self._entropy, spawn_key=key, pool_size=pool)
+        return made
+
+    @property
+    def rewards(self) -> np.random.SeedSequence:
+        return self._stream(0)
+
+    @property
+    def policy(self) -> np.random.SeedSequence:
+        return self._stream(1)
+
+    @property
+    def privacy(self) -> np.random.SeedSequence:
+        return self._stream(2)
+
+
+@dataclass(frozen=True)
+class StreamSeeds:
+    """The ``name`` stream (``"policy"`` or ``"privacy"``) of every repetition of ``streams``: a
+    picklable maker for :meth:`mechanisms.randomness.RepRandom.deferred`."""
+
+    streams: tuple[RepStreams, ...]
+    name: str
+
+    def __call__(self) -> list[np.random.SeedSequence]:
+        return [getattr(s, self.name) for s in self.streams]
 
 
 def root_seed(seed: int | np.random.SeedSequence | None) -> np.random.SeedSequence:
@@ -45,10 +81,4 @@ def root_seed(seed: int | np.random.SeedSequence | None) -> np.random.SeedSequen
 def rep_streams(seed: int | np.random.SeedSequence, rep: int) -> RepStreams:
     """The seed sequences of repetition ``rep`` (fresh objects: nothing is shared or mutated)."""
     root = root_seed(seed)
-    key = tuple(root.spawn_key) + (int(rep),)
-    return RepStreams(
-        *(
-            np.random.SeedSequence(root.entropy, spawn_key=key + (k,), pool_size=root.pool_size)
-            for k in range(3)
-        )
-    )
+    return RepStreams(root.entropy, tuple(root.spawn_key) + (int(rep),), root.pool_size)

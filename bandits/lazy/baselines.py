@@ -195,7 +195,8 @@ class DPSEAgent(SegmentAgent):
                 self.left[r] = self.horizon
                 continue
             a, Re = int(self.arm[r]), int(self.Re[r])
-            self.run.ledgers[r].record(
+            self.run.ledgers.record(
+                [r],
                 self.event,
                 units=range(t + 1 - Re, t + 1),
                 arm=a,
@@ -311,7 +312,8 @@ class AdaPAgent(SegmentAgent):
         self.n[rows, a] += length
         self.Phi[rows, a] = 0.0
         for r, arm, ln in zip(rows.tolist(), a.tolist(), length.tolist()):
-            self.run.ledgers[r].record(
+            self.run.ledgers.record(
+                [r],
                 self.event,
                 units=range(t + 1 - ln, t + 1),
                 arm=arm,

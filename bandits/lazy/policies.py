@@ -123,6 +123,8 @@ class EpochRoundsLog:
         self, t0: int, actions: np.ndarray, rel_rep: ArrayLike, rel_arm: ArrayLike, rel_round: ArrayLike
     ) -> None:
         """``actions`` (R, C) of rounds t0..; releases as parallel integer sequences."""
+        if not self.run.ledgers.recording:  # an audit's trajectories: nobody reads the entries
+            return
         R, C = actions.shape
         by_rep: dict[int, list[tuple[int, int]]] = {}
         for r, j, t in zip(

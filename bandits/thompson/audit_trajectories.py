@@ -28,6 +28,7 @@ from bandits.thompson.action_probabilities import (
 from bandits.thompson.audit_designs import NeighbourTables
 from bandits.thompson.policy import GaussianTS
 from dpaudit.analyses.thompson_sampling import ThompsonConfig
+from dpaudit.ledger import RunLedgers
 from dpaudit.numerics import special
 from dpaudit.tasks import run_tasks
 from mechanisms.randomness import RepRandom, ScaledRandom
@@ -84,8 +85,9 @@ def policy_actions(policy: GaussianTS, table: np.ndarray, horizon: int, size: in
                         for r in range(size)])  # fmt: skip
     if noise_factor != 1.0:
         random = ScaledRandom(random.seeds, noise_factor)
+    # the audit reads only the actions (a run's releases are checked by dpaudit run's ledger check)
     run = RunContext(N, horizon, RewardTableEnv(table[:1]).structure, random, random,
-                     _Unrecorded(size))  # type: ignore[arg-type]  # fmt: skip
+                     RunLedgers(size, recording=False))  # fmt: skip
     agent = _step_engine(policy).agent(run)
     first = max(policy.b * N, 1) if policy.b else 1
     out = np.empty((size, horizon - first), dtype=np.int8)
@@ -111,31 +113,6 @@ def policy_actions(policy: GaussianTS, table: np.ndarray, horizon: int, size: in
                 drawn[:, lo - first : t1 - first] = agent.drawn[:, lo - t0 :]
     agent.finish()
     return (a0, out) if drawn is None else (a0, out, drawn)
-
-
-class _Unrecorded:
-    """Stands in for the run's :class:`~dpaudit.ledger.RunLedgers` in :func:`policy_actions`: the
-    audit reads only the actions (the releases of a run are checked by ``dpaudit run``'s ledger
-    check); building 8192 ledgers per block cost ≈ 5 % of the audit.
-
-    >>> _Unrecorded(3).record([0], None, units=None); len(_Unrecorded(3))
-    3
-    """
-
-    def __init__(self, repetitions: int) -> None:
-        self.repetitions = repetitions
-
-    def __len__(self) -> int:
-        return self.repetitions
-
-    def record(self, *args: Any, **kwargs: Any) -> None:
-        """Nothing is kept."""
-
-    def charge_rounds(self, *args: Any, **kwargs: Any) -> None:
-        """Nothing is kept."""
-
-    def flush(self) -> None:
-        """Nothing to write."""
 
 
 def _step_engine(policy: GaussianTS) -> GaussianTS:

@@ -163,7 +163,8 @@ class TuningResult:
 def _run_one(
     b: int, c: float, env: Environment, horizon: int, reps: int, seed: int, checkpoints: np.ndarray
 ) -> SimulationResult:
-    return simulate(GaussianTS(b=b, c=c), env, horizon, reps, seed, checkpoints=checkpoints, progress=False)
+    return simulate(GaussianTS(b=b, c=c), env, horizon, reps, seed, checkpoints=checkpoints, progress=False,
+                    ledgers=False)  # fmt: skip
 
 
 def _simulate_pairs(
@@ -194,6 +195,7 @@ def _simulate_pairs(
             executor=executor,
             rep_chunk=rep_chunk,
             progress=progress,
+            ledgers=False,
         )
     return run_tasks(_run_one, [(b, c, env, T, reps, seed, ck) for b, c in pairs], executor=executor,
                      progress=progress, desc="tune", unit="cand")  # fmt: skip

@@ -271,7 +271,7 @@ class BatchLazyEpochs:
 
     def flush(self) -> None:
         """Write the charges of every released observation to the ledgers (once, at the end)."""
-        if self._flushed or self.ledgers is None:
+        if self._flushed or self.ledgers is None or not self.ledgers.recording:
             return
         self._flushed = True
         for rep in range(self.reps):
