@@ -72,7 +72,7 @@ LEADERBOARD_FULL = {  # tag of the values -> (stored run, how it ran)
     "t1e5": (ROOT / "docs" / "img" / "leaderboard_full-T100000.json",
              "at the lowest priority on the shared 2-core machine"),
     "t1e6": (ROOT / "docs" / "img" / "leaderboard_full-T1000000.json",
-             "at a lowered priority on a 2-core machine whose other core ran other work part of the time"),
+             "at nice 5 on a 2-core machine whose other core was mostly idle"),
 }  # fmt: skip
 DOCUMENTS = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
 

@@ -86,7 +86,10 @@ class RepRandom:
     def deferred(cls, n: int, make: Callable[[], Sequence[np.random.SeedSequence]]) -> RepRandom:
         """``RepRandom(make())`` for ``n`` repetitions, ``make`` called only when a seed or a
         generator is first needed (a stream a run never draws from costs nothing; ``make``
-        must be picklable where the object is)."""
+        must be picklable where the object is). Plain :class:`RepRandom` only: a subclass's own
+        state (a :class:`ScaledRandom`'s factor) would be skipped."""
+        if cls is not RepRandom:
+            raise TypeError(f"{cls.__name__}.deferred is not supported: build it from seeds")
         out = cls.__new__(cls)
         out._n, out._make = check_integer("n", n), make
         return out

@@ -609,5 +609,7 @@ def test_streams_and_generators_are_made_on_first_use_with_the_same_draws() -> N
     assert np.array_equal(back.random((2,)), RepRandom([s.policy for s in streams]).random((2,)))
     assert np.array_equal(ScaledRandom(eager.seeds, 0.5).standard_normal((3,)),
                           RepRandom(eager.seeds).standard_normal((3,)) / 2)  # fmt: skip
+    with pytest.raises(TypeError, match="ScaledRandom.deferred"):
+        ScaledRandom.deferred(3, make)
     with pytest.raises(ValueError, match="2 seeds for 3 repetitions"):
         RepRandom.deferred(3, lambda: [np.random.SeedSequence(r) for r in range(2)]).random((1,))

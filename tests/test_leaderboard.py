@@ -169,3 +169,26 @@ def test_the_full_scale_tuner_keeps_dp_ts_ucb_off_suboptimal_arms() -> None:
         got[mu] = (opts["first_epoch"], round(float(fin.mean())), round(float(fin.std(ddof=1) / np.sqrt(20))),
                    int((fin > 0.5 * 100_000 * 0.125).sum()))  # fmt: skip
     assert got == {0.5: (16, 107, 17, 0), 1.0: (16, 116, 15, 0), 2.0: (4, 103, 11, 0)}
+
+
+def test_the_prose_about_the_t1e6_run_is_its_stored_table() -> None:
+    """The numbers docs/leaderboard.md and the README quote about the T = 10⁶ run are those of
+    ``docs/img/leaderboard_full-T1000000.json``: Thompson sampling last in every cell (15–275
+    times the best), the quoted regrets rows of that table."""
+    root = Path(__file__).resolve().parent.parent
+    data = json.loads((root / "docs" / "img" / "leaderboard_full-T1000000.json").read_text())
+    rows = [line.split("|") for line in lb.markdown_table(data).splitlines()[2:]]
+    cells: dict[tuple[str, str], list[tuple[float, str, str]]] = {}
+    for r in rows:
+        reg = float(r[6].split("±")[0].replace(" ", ""))
+        cells.setdefault((r[1], r[3]), []).append((reg, r[4].strip(" *"), r[6].strip()))
+    assert len(cells) == 9
+    ts = [next(float(r[7]) for r in rows if (r[1], r[3]) == k and "Thompson" in r[4]) for k in cells]
+    assert all(max(v)[1].startswith("Thompson") for v in cells.values())
+    assert (f"{min(ts):.0f}", f"{max(ts):.0f}") == ("15", "275")
+    quoted = {r[2] for v in cells.values() for r in v}
+    for text in ("104 ± 11", "426 ± 11", "119 ± 17", "275 ± 10", "3855 ± 3677", "532 ± 8", "453 ± 29",
+                 "422 ± 18"):
+        assert text in quoted, text
+    doc = (root / "docs" / "leaderboard.md").read_text()
+    assert "(15–275 times the best regret)" in doc and "104 ± 11" in doc
