@@ -32,6 +32,9 @@ name                source
                     bandit at the same certified budget, reduced scale)
 ``leaderboard-t*``  ``docs/img/leaderboard_full-T100000.json`` (``leaderboard-t1e5-*``: ``--full --horizons
                     100000``) and ``leaderboard_full-T1000000.json`` (``leaderboard-t1e6-*``: 1000000)
+``dp-ts-ucb-grid*`` ``docs/img/tuner_vs_grid.json`` (``python -m bandits.experiments.tuner_vs_grid --full
+                    --mu 0.5 1 2 --workers 2 --json docs/img/tuner_vs_grid.json``: ``dpaudit tune
+                    dp-ts-ucb`` against a dense grid on the same seed)
 ==================  =========================================================================================
 
 Run from the repository root::
@@ -74,6 +77,7 @@ LEADERBOARD_FULL = {  # tag of the values -> (stored run, how it ran)
     "t1e6": (ROOT / "docs" / "img" / "leaderboard_full-T1000000.json",
              "at nice 5 on a 2-core machine whose other core was mostly idle"),
 }  # fmt: skip
+TUNER_GRID = ROOT / "docs" / "img" / "tuner_vs_grid.json"
 DOCUMENTS = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
 
 __all__ = ["TUNING", "AUDITS", "run_tuning", "run_audits", "render_all", "differences", "write", "main"]
@@ -384,6 +388,22 @@ def _leaderboard_full_renderers(data: dict[str, Any], tag: str, how: str) -> dic
             f"leaderboard-{tag}-scale": lambda: scale}
 
 
+def _tuner_grid_renderers(checks: list[dict[str, Any]]) -> dict[str, Callable[[], str]]:
+    from bandits.experiments.tuner_vs_grid import markdown_table
+
+    def summary() -> str:
+        def one(c: dict[str, Any]) -> str:
+            h = c["holdout"]
+            k = h["contenders"][h["best"]]
+            diff = f"{k['difference_mean']:+.1f} ± {k['difference_stderr']:.1f}"
+            return f"μ = {c['config']['target_mu']:g}: {diff} ({'beaten' if c['beaten'] else 'not beaten'})"
+
+        z = checks[0]["holdout"]["z"]
+        return "; ".join(one(c) for c in checks) + f" (beaten below −{z:.2f} s.e.)"
+
+    return {"dp-ts-ucb-grid": lambda: markdown_table(checks), "dp-ts-ucb-grid-summary": summary}
+
+
 def _stored() -> dict[str, Any]:
     return json.loads(STORED.read_text()) if STORED.exists() else {}
 
@@ -403,6 +423,7 @@ def renderers() -> dict[str, Callable[[], str]]:
     board = json.loads(LEADERBOARD.read_text()) if LEADERBOARD.exists() else None
     full_boards = {tag: (json.loads(path.read_text()), how)
                    for tag, (path, how) in LEADERBOARD_FULL.items() if path.exists()}  # fmt: skip
+    grid = json.loads(TUNER_GRID.read_text())["checks"] if TUNER_GRID.exists() else None
 
     def audit_value(label: str) -> Callable[[], str]:
         from dpaudit.formatting import fmt_down
@@ -428,6 +449,7 @@ def renderers() -> dict[str, Callable[[], str]]:
         **({} if board is None else _leaderboard_renderers(board)),
         **{k: v for tag, (data, how) in full_boards.items()
            for k, v in _leaderboard_full_renderers(data, tag, how).items()},
+        **({} if grid is None else _tuner_grid_renderers(grid)),
         **perf_tables.renderers(ROOT / "docs" / "img"),
     }  # fmt: skip
 

@@ -1,0 +1,396 @@
+"""Is ``dpaudit tune dp-ts-ucb`` beaten by a dense grid at the same certified budget?
+
+``python -m bandits.experiments.tuner_vs_grid [--full] [--mu M ...] [--json FILE]`` runs the tuner
+(:func:`bandits.dp_ts_ucb.tuner.tune_dp_ts_ucb`, its defaults: α on 11 points of [0, 1] times first
+epochs f ∈ {1, 4, 16, 64}, c₀ on the certified frontier, 10 runs on the seed, its 3 leaders confirmed
+on 40 runs of the next seed) and, on the *same* seed and runs (common random numbers), a dense grid
+of every DP-TS-UCB configuration that meets the budget: α on 21 points (the tuner's 11 among them),
+f ∈ {1, 2, 4, …, 64}, and for each (α, f) every sampling budget φ on a geometric ladder from 1 up
+to the frontier φ* (Hu, Huang, Zhang, Lécuyer & Hegde 2025, "Connecting Thompson Sampling and UCB:
+Towards More Efficient Trade-offs Between Privacy and Regret", ICML 2025; the certified
+μ = sqrt(φ/(f·ln^α T)) of :mod:`dpaudit.analyses.dp_ts_ucb` is at most the target for every one).
+The grid's configurations are a superset of the tuner's, and its φ < φ* test the tuner's one
+assumption: that at a given (α, f) spending the whole budget is best.
+
+**The verdict.** The grid's best mean on the seed is biased low (the minimum of hundreds of noisy,
+heavy-tailed means: a configuration with few samples per epoch mean looks best on the runs where no
+arm got stuck), so the seed only screens, in three stages on disjoint runs (successive halving):
+the seed's ``screen`` leaders (the tuner's pick left out) run again on 4 × ``reps`` runs of the next
+seed; the ``contenders`` leaders there and the tuner's pick run on ``holdout_reps`` fresh runs of a
+third seed, paired (common random numbers). The tuner is *beaten beyond the noise* when some
+contender's mean pseudo-regret on the hold-out runs is lower than the tuner's pick's by more than
+z standard errors of the paired differences, z the one-sided normal quantile at
+``level``/``contenders`` (Bonferroni: a family-wise level of ``level``; z = 3.02 for 40 contenders
+at 5 %). The check also confirms that the two searches saw the same runs: every tuner candidate's
+regret on the seed equals, bit for bit, that of the same configuration in the grid.
+
+Reduced scale by default (T = 5000, a few configurations, seconds); ``--full`` is T = 10⁵ on the
+Bernoulli instance of ``dpaudit run dp-ts-ucb`` (§5.1 of Ou, Avella Medina & Cummings 2024).
+
+Example:
+    >>> cfg = GridCheckConfig(horizon=600, reps=2, alphas=2, first_epochs=(1, 4), tuner_candidates=2,
+    ...                       screen=3, contenders=2, holdout_reps=4)
+    >>> check = run_check(cfg)
+    >>> check.same_runs, len(check.grid) > len(check.tuning.candidates)
+    (True, True)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from collections.abc import Sequence
+from concurrent.futures import Executor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from statistics import NormalDist
+from typing import Any
+
+import numpy as np
+
+from bandits.dp_ts_ucb.policy import DPTSUCB
+from bandits.dp_ts_ucb.spec import DEFAULT_ENV
+from bandits.dp_ts_ucb.tuner import AlphaTuning, c0_for_samples, frontier_c0, tune_dp_ts_ucb
+from bandits.engine.simulator import simulate_many
+from bandits.environments import parse_env
+from dpaudit.analyses.dp_ts_ucb import DPTSUCBPrivacy, sample_budget
+from dpaudit.formatting import fmt_up
+from dpaudit.validation import check_integer, check_positive
+
+__all__ = [
+    "GridCheck",
+    "GridCheckConfig",
+    "GridPoint",
+    "dense_grid",
+    "main",
+    "markdown_table",
+    "run_check",
+    "sample_ladder",
+    "stuck_limit",
+]
+
+
+@dataclass(frozen=True)
+class GridCheckConfig:
+    """What the check runs (module docstring); the defaults are the full scale's but T."""
+
+    env: str = DEFAULT_ENV
+    horizon: int = 100_000
+    target_mu: float = 1.0
+    reps: int = 10
+    seed: int = 0
+    tuner_candidates: int = 11
+    alphas: int = 21
+    first_epochs: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)
+    sample_ratio: float = 1.25
+    screen: int = 400
+    contenders: int = 40
+    holdout_reps: int = 400
+    level: float = 0.05
+    batch: int = 48
+
+    def __post_init__(self) -> None:
+        check_integer("horizon", self.horizon, 2)
+        check_positive("target_mu", self.target_mu)
+        for name in ("reps", "tuner_candidates", "alphas", "holdout_reps", "batch", "screen"):
+            check_integer(name, getattr(self, name), 2 if name == "holdout_reps" else 1)
+        check_integer("contenders", self.contenders, 1)
+        if self.contenders > self.screen:
+            raise ValueError(f"contenders must be at most screen = {self.screen}, got {self.contenders}")
+        if not (isinstance(self.level, float) and 0.0 < self.level < 1.0):
+            raise ValueError(f"level must be in (0, 1), got {self.level!r}")
+        if not self.first_epochs:
+            raise ValueError("first_epochs must name at least one first-epoch length, got ()")
+        for f in self.first_epochs:
+            check_integer("first_epochs", f, 1)
+        if not (isinstance(self.sample_ratio, (int, float)) and self.sample_ratio > 1.0):
+            raise ValueError(f"sample_ratio must be > 1, got {self.sample_ratio!r}")
+
+
+REDUCED = GridCheckConfig(horizon=5000, reps=4, tuner_candidates=3, alphas=5, first_epochs=(1, 4, 16),
+                          sample_ratio=2.0, screen=12, contenders=4, holdout_reps=40)  # fmt: skip
+FULL = GridCheckConfig()
+
+
+GRID_COLUMNS = ("alpha", "first_epoch", "samples", "regret_mean", "regret_stderr")
+"""The columns of the stored grid (``GridCheck.to_dict``): c₀ and μ follow from (α, f, φ)."""
+
+
+@dataclass(frozen=True)
+class GridPoint:
+    """One configuration's certified μ and its pseudo-regret at T (mean ± s.e.) on the seed."""
+
+    alpha: float
+    first_epoch: int
+    samples: int
+    c0: float
+    mu: float
+    regret_mean: float
+    regret_stderr: float
+
+    def key(self) -> tuple[float, int, int]:
+        return (self.alpha, self.first_epoch, self.samples)
+
+    def label(self) -> str:
+        return f"alpha = {self.alpha:.4g}, f = {self.first_epoch}, phi = {self.samples}"
+
+
+def sample_ladder(top: int, ratio: float) -> tuple[int, ...]:
+    """1, then ⌈×ratio⌉ steps (each at least +1) below ``top``, and ``top`` itself.
+
+    >>> sample_ladder(20, 1.5)
+    (1, 2, 3, 5, 8, 12, 18, 20)
+    """
+    out, v = [], 1
+    while v < top:
+        out.append(v)
+        v = max(v + 1, math.ceil(v * ratio))
+    return (*out, top)
+
+
+def dense_grid(target_mu: float, horizon: int, alphas: Sequence[float], first_epochs: Sequence[int],
+               ratio: float) -> list[DPTSUCB]:  # fmt: skip
+    """Every (α, f, φ) with φ on :func:`sample_ladder` up to the frontier φ*(α, f) of ``target_mu``
+    (:func:`bandits.dp_ts_ucb.tuner.frontier_c0`), as policies configured for T = ``horizon``;
+    every one certifies at most ``target_mu`` (checked).
+
+    >>> [(p.alpha, p.first_epoch, p.privacy(2000).samples) for p in dense_grid(1.0, 2000, [0.0], [1, 4], 2.0)]
+    [(0.0, 1, 1), (0.0, 4, 1), (0.0, 4, 2), (0.0, 4, 4)]
+    """
+    grid = []
+    for a in alphas:
+        for f in first_epochs:
+            top = frontier_c0(target_mu, horizon, a, f)
+            if top is None:
+                continue
+            for phi in sample_ladder(sample_budget(horizon, a, top)[0], ratio):
+                c0 = top if phi == sample_budget(horizon, a, top)[0] else c0_for_samples(horizon, a, phi)
+                if DPTSUCBPrivacy(horizon, a, c0, f).mu > target_mu:  # cannot happen: μ grows with φ
+                    raise AssertionError(f"grid point alpha={a}, f={f}, phi={phi} exceeds mu={target_mu}")
+                grid.append(DPTSUCB(alpha=a, c0=c0, first_epoch=f, design_horizon=horizon))
+    return grid
+
+
+@dataclass(frozen=True)
+class GridCheck:
+    """The tuner's result, the grid on the same runs, and the paired hold-out of the contenders.
+
+    ``screened`` holds (grid index, mean, s.e.) on 4 × ``reps`` runs of ``seed + 1`` of the seed's
+    leaders (the tuner's pick left out); ``contenders`` the grid indices of the leaders there;
+    ``holdout[k]`` the per-run pseudo-regrets at T of contender k on ``holdout_reps`` runs of
+    ``seed + 2``, and ``holdout_tuner`` those of the tuner's pick on the same runs."""
+
+    config: GridCheckConfig
+    tuning: AlphaTuning
+    grid: tuple[GridPoint, ...]
+    same_runs: bool
+    screened: tuple[tuple[int, float, float], ...]
+    contenders: tuple[int, ...]
+    holdout_tuner: tuple[float, ...]
+    holdout: tuple[tuple[float, ...], ...]
+    seconds: float
+
+    @property
+    def tuner_pick(self) -> GridPoint:
+        b = self.tuning.best
+        return next(g for g in self.grid if g.key() == (b.alpha, b.first_epoch, b.samples))
+
+    @property
+    def grid_best_on_seed(self) -> GridPoint:
+        return min(self.grid, key=lambda g: g.regret_mean)
+
+    @property
+    def z(self) -> float:
+        """The one-sided Bonferroni critical value: Φ⁻¹(1 − level / number of contenders)."""
+        return NormalDist().inv_cdf(1.0 - self.config.level / max(1, len(self.contenders)))
+
+    def differences(self) -> list[tuple[float, float]]:
+        """Per contender: mean and s.e. of (contender − tuner's pick) on the paired hold-out runs."""
+        t = np.asarray(self.holdout_tuner)
+        out = []
+        for runs in self.holdout:
+            d = np.asarray(runs) - t
+            out.append((float(d.mean()), float(d.std(ddof=1) / math.sqrt(d.size))))
+        return out
+
+    @property
+    def best_contender(self) -> int:
+        """The position (in ``contenders``) of the lowest mean on the hold-out runs."""
+        return int(np.argmin([np.mean(r) for r in self.holdout]))
+
+    @property
+    def beaten(self) -> bool:
+        """Some contender beats the tuner's pick by more than z paired standard errors."""
+        return any(m < -self.z * se for m, se in self.differences())
+
+    def verdict(self) -> str:
+        k = self.best_contender
+        m, se = self.differences()[k]
+        g, t = self.grid[self.contenders[k]], self.tuner_pick
+        word = "BEATEN beyond the noise" if self.beaten else "not beaten beyond the noise"
+        return (f"{word}: of the grid's {len(self.contenders)} contenders, the best on "
+                f"{len(self.holdout_tuner)} fresh paired runs ({g.label()}) minus the tuner's pick "
+                f"({t.label()}): {m:+.1f} ± {se:.1f} pseudo-regret "
+                f"(beaten below -{self.z:.2f} s.e.)")  # fmt: skip
+
+    def to_dict(self) -> dict[str, Any]:
+        diffs = self.differences()
+        return {
+            "config": asdict(self.config),
+            "tuning": self.tuning.to_dict(),
+            "grid": {"columns": list(GRID_COLUMNS),  # c0 and μ follow from (α, f, φ): dense_grid
+                     "rows": [[getattr(g, k) for k in GRID_COLUMNS] for g in self.grid]},
+            "same_runs": self.same_runs,
+            "screened": [{"point": i, "regret_mean": m, "regret_stderr": se} for i, m, se in self.screened],
+            "tuner_pick": asdict(self.tuner_pick),
+            "grid_best_on_seed": asdict(self.grid_best_on_seed),
+            "holdout": {
+                "seed": self.config.seed + 2, "z": self.z, "tuner": list(self.holdout_tuner),
+                "tuner_mean": float(np.mean(self.holdout_tuner)),
+                "contenders": [{"point": i, **asdict(self.grid[i]), "runs": list(r),
+                                "mean": float(np.mean(r)), "difference_mean": m, "difference_stderr": se}
+                               for i, r, (m, se) in zip(self.contenders, self.holdout, diffs)],
+                "best": self.best_contender,
+            },
+            "beaten": self.beaten,
+            "verdict": self.verdict(),
+            "seconds": self.seconds,
+        }  # fmt: skip
+
+
+def _points(pols: list[DPTSUCB], env: Any, cfg: GridCheckConfig, executor: Executor | None,
+            progress: bool) -> list[GridPoint]:  # fmt: skip
+    """The grid's regret on the seed, simulated ``cfg.batch`` policies at a time (the same runs as
+    one call: every policy gets its own generators from the seed)."""
+    T, out = cfg.horizon, []
+    for k in range(0, len(pols), cfg.batch):
+        part = pols[k : k + cfg.batch]
+        sims = simulate_many(part, env, T, cfg.reps, cfg.seed, checkpoints=[T], executor=executor,
+                             progress=progress, ledgers=False)  # fmt: skip
+        for pol, sim in zip(part, sims, strict=True):
+            p = pol.privacy(T)
+            out.append(GridPoint(pol.alpha, pol.first_epoch, p.samples, pol.c0, p.mu, sim.final("pseudo"),
+                                 float(sim.stderr("pseudo")[-1])))  # fmt: skip
+    return out
+
+
+def _same_runs(tuning: AlphaTuning, grid: list[GridPoint]) -> bool:
+    """Every tuner candidate is in the grid with the same c₀ and the same regret, bit for bit."""
+    by_key = {g.key(): g for g in grid}
+    for c in tuning.candidates:
+        g = by_key.get((c.alpha, c.first_epoch, c.samples))
+        if g is None or g.c0 != c.c0 or g.regret_mean != c.regret_mean or g.regret_stderr != c.regret_stderr:
+            return False
+    return True
+
+
+def run_check(cfg: GridCheckConfig = REDUCED, *, executor: Executor | None = None,
+              progress: bool = False) -> GridCheck:  # fmt: skip
+    """Run the tuner, the dense grid on the same seed and the paired hold-out of the grid's leaders
+    against the tuner's pick (module docstring)."""
+    t0 = time.perf_counter()
+    env, T = parse_env(cfg.env), cfg.horizon
+    tuning = tune_dp_ts_ucb(env, T, target_mu=cfg.target_mu, reps=cfg.reps, seed=cfg.seed,
+                            num=cfg.tuner_candidates, executor=executor, progress=progress)  # fmt: skip
+    alphas = np.unique(np.concatenate([np.linspace(0.0, 1.0, cfg.alphas),
+                                       np.linspace(0.0, 1.0, cfg.tuner_candidates)])).tolist()  # fmt: skip
+    epochs = tuple(sorted({*cfg.first_epochs, *(c.first_epoch for c in tuning.candidates)}))
+    pols = dense_grid(cfg.target_mu, T, alphas, epochs, cfg.sample_ratio)
+    grid = _points(pols, env, cfg, executor, progress)
+    b = tuning.best
+    tuner_i = next(i for i, g in enumerate(grid) if g.key() == (b.alpha, b.first_epoch, b.samples))
+    ranked = sorted((i for i in range(len(grid)) if i != tuner_i), key=lambda i: grid[i].regret_mean)
+    screen = ranked[: cfg.screen]
+    again = simulate_many([pols[i] for i in screen], env, T, 4 * cfg.reps, cfg.seed + 1, checkpoints=[T],
+                          executor=executor, progress=progress, ledgers=False)  # fmt: skip
+    screened = tuple((i, s.final("pseudo"), float(s.stderr("pseudo")[-1])) for i, s in zip(screen, again))
+    lead = tuple(i for i, _, _ in sorted(screened, key=lambda c: c[1])[: cfg.contenders])
+    final = simulate_many([pols[tuner_i], *(pols[i] for i in lead)], env, T, cfg.holdout_reps, cfg.seed + 2,
+                          checkpoints=[T], executor=executor, progress=progress, ledgers=False)  # fmt: skip
+    runs = [tuple(s.pseudo_regret[:, -1].tolist()) for s in final]
+    return GridCheck(cfg, tuning, tuple(grid), _same_runs(tuning, grid), screened, lead, runs[0],
+                     tuple(runs[1:]), time.perf_counter() - t0)  # fmt: skip
+
+
+def stuck_limit(env: str, horizon: int) -> float:
+    """T·Δ_min/2: a run whose pseudo-regret at T exceeds it spent most of the horizon on a
+    suboptimal arm (as :mod:`bandits.experiments.leaderboard_tails` counts them)."""
+    gaps = parse_env(env).gaps
+    return 0.5 * horizon * float(gaps[gaps > 0].min())
+
+
+def markdown_table(checks: Sequence[dict[str, Any]]) -> str:
+    """One row per stored check (its ``to_dict``): the budget, the grid's size, the tuner's pick,
+    the grid's best on the seed, and on the hold-out runs the tuner's pick against the best contender
+    (mean pseudo-regret at T, and how many runs stayed on a suboptimal arm: :func:`stuck_limit`)."""
+    lines = ["| target μ | grid points | tuner's pick (α, f, φ): seed | grid's best on the seed "
+             "| screened, contenders | hold-out runs | tuner's pick (stuck) | best contender (α, f, φ): mean "
+             "(stuck) | contender − tuner (± s.e.) | beaten? (below −z s.e.) |",
+             "|---:|---:|---|---|---:|---:|---:|---|---:|---|"]  # fmt: skip
+    for c in checks:
+        t, s, h = c["tuner_pick"], c["grid_best_on_seed"], c["holdout"]
+        k = h["contenders"][h["best"]]
+        limit = stuck_limit(c["config"]["env"], c["config"]["horizon"])
+        stuck_t, stuck_k = (sum(r > limit for r in runs) for runs in (h["tuner"], k["runs"]))
+        lines.append(
+            f"| {c['config']['target_mu']:g} | {len(c['grid']['rows'])} | "
+            f"{_triple(t)}: {t['regret_mean']:.1f} ± {t['regret_stderr']:.1f} | "
+            f"{_triple(s)}: {s['regret_mean']:.1f} ± {s['regret_stderr']:.1f} | "
+            f"{len(c['screened'])}, {len(h['contenders'])} | {len(h['tuner'])} | {h['tuner_mean']:.1f} "
+            f"({stuck_t}) | {_triple(k)}: {k['mean']:.1f} ({stuck_k}) | "
+            f"{k['difference_mean']:+.1f} ± {k['difference_stderr']:.1f} | "
+            f"{'**yes**' if c['beaten'] else 'no'} (z = {h['z']:.2f}) |"
+        )
+    return "\n".join(lines)
+
+
+def _triple(p: dict[str, Any]) -> str:
+    return f"({p['alpha']:.4g}, {p['first_epoch']}, {p['samples']})"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The command (module docstring); exit status 0, or 2 on bad input."""
+    p = argparse.ArgumentParser(prog="python -m bandits.experiments.tuner_vs_grid",
+                                description=(__doc__ or "").split("\n\n")[0])  # fmt: skip
+    p.add_argument("--full", action="store_true", help="T = 1e5, the full grid (about 10 min per budget)")
+    p.add_argument("--mu", type=float, nargs="+", default=[1.0], help="target GDP mu (default 1)")
+    p.add_argument("--json", metavar="FILE", default=None, help="write every check's JSON here")
+    p.add_argument("--workers", type=int, default=1, help="processes (1: serial)")
+    args = p.parse_args(argv)
+    if args.json is not None and not Path(args.json).resolve().parent.is_dir():
+        print(f"tuner_vs_grid: --json: the folder of {args.json} does not exist", file=sys.stderr)
+        return 2
+    try:
+        base = asdict(FULL if args.full else REDUCED)
+        cfgs = [GridCheckConfig(**(base | {"target_mu": m})) for m in args.mu]
+        check_integer("--workers", args.workers, 1)
+    except ValueError as exc:
+        print(f"tuner_vs_grid: {exc}", file=sys.stderr)
+        return 2
+    executor = None
+    if args.workers > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
+        executor = ProcessPoolExecutor(args.workers)
+    checks = []
+    for cfg in cfgs:
+        try:
+            check = run_check(cfg, executor=executor, progress=sys.stderr.isatty())
+        except ValueError as exc:
+            print(f"tuner_vs_grid: --mu {cfg.target_mu:g}: {exc}", file=sys.stderr)
+            return 2
+        checks.append(json.loads(json.dumps(check.to_dict())))
+        print(f"target mu = {cfg.target_mu:g} (certified mu of every point <= target; the largest: "
+              f"{fmt_up(max(g.mu for g in check.grid))}): {len(check.grid)} grid points, same runs as the "
+              f"tuner: {check.same_runs}; {check.seconds:.0f} s\n  {check.verdict()}")  # fmt: skip
+        if args.json is not None:  # after every budget: nothing computed is lost to a later failure
+            Path(args.json).write_text(json.dumps({"checks": checks}, separators=(",", ":")) + "\n")
+    print(markdown_table(checks))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
