@@ -393,10 +393,14 @@ def _tuner_grid_renderers(checks: list[dict[str, Any]]) -> dict[str, Callable[[]
 
     def summary() -> str:
         def one(c: dict[str, Any]) -> str:
-            h = c["holdout"]
-            k = h["contenders"][h["best"]]
-            diff = f"{k['difference_mean']:+.1f} ± {k['difference_stderr']:.1f}"
-            return f"μ = {c['config']['target_mu']:g}: {diff} ({'beaten' if c['beaten'] else 'not beaten'})"
+            best = c["holdout"]["best"]
+            parts = []
+            for t in c["tuners"]:
+                d = t["differences"][best]
+                flag = "`--frontier-only`" if "frontier-only" in t["command"] else "default"
+                word = "**beaten**" if t["beaten"] else "not beaten"
+                parts.append(f"{flag} {d['mean']:+.1f} ± {d['stderr']:.1f} ({word})")
+            return f"μ = {c['config']['target_mu']:g}: " + ", ".join(parts)
 
         z = checks[0]["holdout"]["z"]
         return "; ".join(one(c) for c in checks) + f" (beaten below −{z:.2f} s.e.)"

@@ -218,9 +218,11 @@ def test_tune_simulates_each_alpha_as_a_run_with_the_same_seed() -> None:
     from bandits.dp_ts_ucb.tuner import tune_dp_ts_ucb
 
     env = parse_env("bernoulli:0.75,0.5,0.25")
-    res = tune_dp_ts_ucb(env, 1500, target_mu=1.5, reps=3, seed=4, num=5, progress=False)
+    res = tune_dp_ts_ucb(env, 1500, target_mu=1.5, reps=3, seed=4, num=5, below_frontier=False,
+                         progress=False)  # fmt: skip
     assert [(c.alpha, c.first_epoch) for c in res.candidates] == [
-        (a, f) for a in (0.0, 0.25, 0.5, 0.75, 1.0) for f in (1, 4, 16, 64)]
+        (a, f) for a in (0.0, 0.25, 0.5, 0.75, 1.0) for f in (1, 4, 16, 64)
+    ]
     assert all(c.mu <= 1.5 for c in res.candidates)
     # the three leaders of the first pass run again on 12 new runs; the best of them there wins
     lead = sorted(range(len(res.candidates)), key=lambda i: res.candidates[i].regret_mean)[:3]
@@ -235,28 +237,77 @@ def test_tune_simulates_each_alpha_as_a_run_with_the_same_seed() -> None:
         alone = simulate(DPTSUCB(alpha=c.alpha, c0=c.c0, first_epoch=c.first_epoch, design_horizon=1500), env,
                          1500, 3, 4, progress=False)  # fmt: skip
         assert alone.final("pseudo") == c.regret_mean
-    only_one = tune_dp_ts_ucb(env, 1500, target_mu=1.5, reps=2, num=2, first_epochs=(1,), progress=False)
+    only_one = tune_dp_ts_ucb(env, 1500, target_mu=1.5, reps=2, num=2, first_epochs=(1,),
+                              below_frontier=False, progress=False)  # fmt: skip
     assert [c.first_epoch for c in only_one.candidates] == [1, 1]
     with pytest.raises(ValueError, match="target mu must be at least"):
         tune_dp_ts_ucb(env, 1500, target_mu=0.01, reps=2, num=3, progress=False)
+
+
+def test_tune_below_the_frontier_adds_smaller_budgets_and_more_stages() -> None:
+    from bandits.dp_ts_ucb.tuner import BELOW_RATIO, sample_ladder, stage_plan, tune_dp_ts_ucb, tuning_runs
+
+    env = parse_env("bernoulli:0.75,0.5,0.25")
+    epochs = (1, 2, 4, 8, 16, 32, 64)
+    front = tune_dp_ts_ucb(env, 1500, target_mu=1.5, reps=3, seed=4, num=3, first_epochs=epochs,
+                           below_frontier=False, progress=False)  # fmt: skip
+    res = tune_dp_ts_ucb(env, 1500, target_mu=1.5, reps=3, seed=4, num=3, progress=False)  # the default
+    tops = {(c.alpha, c.first_epoch): c.samples for c in front.candidates}
+    assert {(c.alpha, c.first_epoch, c.samples) for c in res.candidates} == {
+        (a, f, phi) for (a, f), top in tops.items() for phi in sample_ladder(top, BELOW_RATIO)
+    }
+    assert all(c.mu <= 1.5 for c in res.candidates)
+    by_key = {(c.alpha, c.first_epoch, c.samples): c for c in res.candidates}
+    for c in front.candidates:  # the frontier candidates: the same policies on the same runs
+        assert by_key[(c.alpha, c.first_epoch, c.samples)] == c
+    # stage k keeps the leaders of the stage before and runs them on fresh runs of seed + k
+    plan = stage_plan(len(res.candidates), 3, below_frontier=True)
+    assert plan == [(max(3, math.ceil(len(res.candidates) / 10)), 4), (10, 16), (3, 64)]
+    lead = sorted(range(len(res.candidates)), key=lambda i: res.candidates[i].regret_mean)
+    stages = [(res.confirm_reps, res.confirmed), *res.later]
+    for k, ((keep, times), (n, stage)) in enumerate(zip(plan, stages, strict=True)):
+        assert n == 3 * times and [i for i, _, _ in stage] == lead[:keep]
+        lead = [i for i, _, _ in sorted(stage, key=lambda c: c[1])]
+        i, mean, _ = stage[0]
+        c = res.candidates[i]
+        pol = DPTSUCB(alpha=c.alpha, c0=c.c0, first_epoch=c.first_epoch, design_horizon=1500)
+        assert simulate(pol, env, 1500, n, 5 + k, progress=False).final("pseudo") == mean
+    assert res.best is res.candidates[lead[0]]
+    runs = tuning_runs(len(res.candidates), 3, below_frontier=True)
+    assert runs == 3 * len(res.candidates) + sum(n * len(stage) for n, stage in stages)
+    assert tuning_runs(len(front.candidates), 3) == 3 * len(front.candidates) + 12 * 3
+    assert "phi = " in res.confirmation() and res.confirmation().count("\n") == sum(k for k, _ in plan) - 1
+    assert res.to_dict()["later"][-1]["reps"] == 192
 
 
 def test_tune_command_line(capsys: pytest.CaptureFixture) -> None:
     import json
 
     assert main(["tune", "dp-ts-ucb", "--target-mu", "1", "-T", "400", "-R", "2", "--candidates", "3",
-                 "--json"]) == 0  # fmt: skip
+                 "--frontier-only", "--json"]) == 0  # fmt: skip
     out = json.loads(capsys.readouterr().out)
     assert [(c["alpha"], c["first_epoch"]) for c in out["candidates"]] == [
-        (a, f) for a in (0.0, 0.5, 1.0) for f in (1, 4, 16, 64)] and out["config"]["target_mu"] == 1.0
+        (a, f) for a in (0.0, 0.5, 1.0) for f in (1, 4, 16, 64)
+    ] and out["config"]["target_mu"] == 1.0 and out["later"] == []
     assert main(["tune", "dp-ts-ucb", "--target-mu", "0.01", "-T", "400"]) == 2
     assert "target mu must be at least" in capsys.readouterr().err
     assert main(["tune", "dp-ts-ucb", "--target-epsilon", "1", "-T", "400"]) == 2
     assert "--target-epsilon needs --delta" in capsys.readouterr().err
+    # the default searches below the frontier too, with first epochs 1, 2, 4, ..., 64 and three stages
+    assert main(["tune", "dp-ts-ucb", "--target-mu", "1", "-T", "400", "-R", "2", "--candidates", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "within the certified budget mu = 1" in out and "confirmed on 128 new runs" in out
+    # the larger field is counted before anything runs: 10^9 rounds are refused with the count
+    assert main(["tune", "dp-ts-ucb", "--target-mu", "5", "-T", "1000000", "-R", "100"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "runs of" in err and "candidates" in err and "\n" not in err
 
 
-@pytest.mark.parametrize("policy", [DPTSUCB(), DPTSUCB(alpha=0.5, index="max", ties="random"),
-                                    DPTSUCB(first_epoch=3, c0=0.3)], ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "policy",
+    [DPTSUCB(), DPTSUCB(alpha=0.5, index="max", ties="random"), DPTSUCB(first_epoch=3, c0=0.3)],
+    ids=lambda p: p.name,
+)
 def test_compiled_chunk_is_the_step_loop(policy, monkeypatch):
     """The compiled round loop (numba) plays the same actions, regret and ledgers as the NumPy
     step loop, bit for bit; runs below KERNEL_MIN_ROUNDS and audits keep to the step loop."""

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bandits.dp_ts_ucb.tuner import c0_for_samples, frontier_c0
+from bandits.dp_ts_ucb.tuner import c0_for_samples, frontier_c0, sample_ladder
 from bandits.experiments import tuner_vs_grid as tvg
 from dpaudit.analyses.dp_ts_ucb import DPTSUCBPrivacy, sample_budget
 
@@ -31,7 +31,7 @@ def test_c0_for_samples_gives_exactly_that_budget(horizon, alpha, samples):
 
 @given(st.integers(1, 5000), st.floats(1.01, 4.0))
 def test_sample_ladder_climbs_from_one_to_the_top(top, ratio):
-    ladder = tvg.sample_ladder(top, ratio)
+    ladder = sample_ladder(top, ratio)
     assert ladder[0] == 1 and ladder[-1] == top
     assert all(b > a for a, b in zip(ladder, ladder[1:]))
     assert all(b <= max(a + 1, math.ceil(a * ratio)) for a, b in zip(ladder, ladder[1:]))
@@ -62,55 +62,68 @@ def small_check():
     return tvg.run_check(cfg)
 
 
-def test_grid_and_tuner_see_the_same_runs(small_check):
+def test_grid_and_tuners_see_the_same_runs(small_check):
     c = small_check
-    assert c.same_runs
-    assert len(c.grid) > len(c.tuning.candidates)
+    assert c.same_runs and len(c.tunings) == len(tvg.TUNERS) == 2
     assert all(g.mu <= c.config.target_mu for g in c.grid)
     by_key = {g.key(): g for g in c.grid}
-    for cand in c.tuning.candidates:  # the tuner's candidates are grid points, with the same regret
-        assert by_key[(cand.alpha, cand.first_epoch, cand.samples)].regret_mean == cand.regret_mean
-    assert c.tuner_pick.key() == (c.tuning.best.alpha, c.tuning.best.first_epoch, c.tuning.best.samples)
-    assert len(c.holdout_tuner) == 12 and [len(r) for r in c.holdout] == [12] * 4
+    for tuning in c.tunings:  # every tuner candidate is a grid point, with the same regret
+        for cand in tuning.candidates:
+            assert by_key[(cand.alpha, cand.first_epoch, cand.samples)].regret_mean == cand.regret_mean
+    below = c.tunings[1]  # the command's default: below the frontier too
+    assert tvg.TUNERS[1] == "dpaudit tune dp-ts-ucb" and "--frontier-only" in tvg.TUNERS[0]
+    assert len(below.candidates) > len(c.tunings[0].candidates) and [n for n, _ in below.later] == [48, 192]
+    assert any(cand.samples < max(x.samples for x in below.candidates if x.first_epoch == cand.first_epoch
+                                  and x.alpha == cand.alpha) for cand in below.candidates)  # fmt: skip
+    picks = [c.grid.index(c.pick(m)) for m in range(2)]
+    for m, tuning in enumerate(c.tunings):
+        assert c.pick(m).key() == (tuning.best.alpha, tuning.best.first_epoch, tuning.best.samples)
+    leaders, rest = c.contenders[:4], c.contenders[4:]  # the screen's 4 leaders, then the picks
+    assert list(rest) == list(dict.fromkeys(picks)) and not set(picks) & set(leaders)
+    assert [len(r) for r in c.holdout_picks] == [12, 12] and [len(r) for r in c.holdout] == [12] * len(
+        c.contenders
+    )
+    for m, i in enumerate(picks):  # a pick's hold-out runs are its contender runs: the same simulation
+        assert c.holdout_picks[m] == c.holdout[c.contenders.index(i)]
+        assert c.differences(m)[c.contenders.index(i)] == (0.0, 0.0)
     assert c.grid_best_on_seed.regret_mean == min(g.regret_mean for g in c.grid)
-    tuner_i = c.grid.index(c.tuner_pick)
-    others = sorted(g.regret_mean for i, g in enumerate(c.grid) if i != tuner_i)
+    others = sorted(g.regret_mean for i, g in enumerate(c.grid) if i not in picks)
     assert [c.grid[i].regret_mean for i, _, _ in c.screened] == others[:6]
-    assert tuner_i not in c.contenders and len(set(c.contenders)) == 4
     second = sorted(m for _, m, _ in c.screened)[:4]  # the leaders on the second seed's runs
-    assert sorted(m for i, m, _ in c.screened if i in c.contenders) == second
+    assert sorted(m for i, m, _ in c.screened if i in leaders) == second
 
 
 def test_a_tampered_tuner_regret_breaks_the_same_runs_check(small_check):
     c = small_check
-    first = c.tuning.candidates[0]
+    first = c.tunings[0].candidates[0]
     moved = dataclasses.replace(first, regret_mean=first.regret_mean + 1)
-    bad = dataclasses.replace(c.tuning, candidates=(moved, *c.tuning.candidates[1:]))
+    bad = dataclasses.replace(c.tunings[0], candidates=(moved, *c.tunings[0].candidates[1:]))
     assert not tvg._same_runs(bad, list(c.grid))
 
 
 def test_verdict_arithmetic(small_check):
     c = small_check
-    n, k = len(c.holdout_tuner), len(c.contenders)
+    n, k = len(c.holdout_picks[0]), len(c.contenders)
     assert c.z == pytest.approx(NormalDist().inv_cdf(1 - 0.05 / k))
     tuner = tuple(float(x) for x in np.linspace(100.0, 200.0, n))
 
-    def with_runs(*shifts):  # contender j = tuner + shifts[j](i)
+    def with_runs(*shifts):  # contender j = tuner + shifts[j](i); the second tuner 1000 worse
         runs = tuple(tuple(x + f(i) for i, x in enumerate(tuner)) for f in shifts)
-        return dataclasses.replace(c, holdout_tuner=tuner, holdout=runs)
+        return dataclasses.replace(c, holdout_picks=(tuner, tuple(x + 1000 for x in tuner)), holdout=runs)
 
     worse = with_runs(*[lambda i: 5.0] * k)
-    assert worse.differences()[0] == pytest.approx((5.0, 0.0), abs=1e-12) and not worse.beaten
+    assert worse.differences()[0] == pytest.approx((5.0, 0.0), abs=1e-12) and not worse.beaten(0)
+    assert worse.beaten(1) and worse.differences(1)[0] == pytest.approx((-995.0, 0.0), abs=1e-9)
     better = with_runs(*[lambda i: 5.0] * (k - 1), lambda i: -5.0 + i % 2)
     m, se = better.differences()[-1]
-    assert m < -c.z * se and better.beaten and better.best_contender == k - 1
-    assert better.verdict().startswith("BEATEN")
+    assert m < -c.z * se and better.beaten(0) and better.best_contender == k - 1
+    assert "BEATEN" in better.verdict(0) and better.verdict(1).startswith(tvg.TUNERS[1])
     noisy = with_runs(*[lambda i: 40.0 if i % 2 else -50.0] * k)
-    assert not noisy.beaten  # a 5-point lead inside ~13 points of noise is not a defeat
-    assert noisy.verdict().startswith("not beaten")
+    assert not noisy.beaten(0)  # a 5-point lead inside ~13 points of noise is not a defeat
+    assert "not beaten" in noisy.verdict(0)
     data = json.loads(json.dumps(c.to_dict()))
-    assert data["beaten"] == c.beaten and data["same_runs"] is True
-    assert len(data["grid"]["rows"]) == len(c.grid) and tvg.markdown_table([data]).count("\n") == 2
+    assert [t["beaten"] for t in data["tuners"]] == [c.beaten(0), c.beaten(1)] and data["same_runs"] is True
+    assert len(data["grid"]["rows"]) == len(c.grid) and tvg.markdown_table([data]).count("\n") == 3
 
 
 def test_full_scale_runs_the_commands_defaults():
@@ -161,65 +174,67 @@ def test_stored_full_scale_check_is_consistent():
             assert DPTSUCBPrivacy(T, alpha, c0_for_samples(T, alpha, phi), f).mu <= mu
         h = c["holdout"]
         z = NormalDist().inv_cdf(1 - c["config"]["level"] / len(h["contenders"]))
-        assert h["z"] == pytest.approx(z, rel=1e-12)
-        beaten = False
-        for k in h["contenders"]:
-            d = np.asarray(k["runs"]) - np.asarray(h["tuner"])
-            m, se = d.mean(), d.std(ddof=1) / math.sqrt(d.size)
-            assert m == pytest.approx(k["difference_mean"], rel=1e-12, abs=1e-9)
-            beaten |= bool(m < -z * se)
-        assert c["beaten"] == beaten
-        assert c["tuning"]["best"]["samples"] == c["tuner_pick"]["samples"]
+        assert h["z"] == pytest.approx(z, rel=1e-12) and h["seed"] == c["config"]["seed"] + 100
+        for tuner in c["tuners"]:
+            beaten = False
+            for k, stored in zip(h["contenders"], tuner["differences"]):
+                d = np.asarray(k["runs"]) - np.asarray(tuner["holdout"])
+                m, se = d.mean(), d.std(ddof=1) / math.sqrt(d.size)
+                assert m == pytest.approx(stored["mean"], rel=1e-12, abs=1e-9)
+                beaten |= bool(m < -z * se)
+            assert tuner["beaten"] == beaten
+            assert tuner["tuning"]["best"]["samples"] == tuner["pick"]["samples"]
 
 
 def test_prose_numbers_match_the_stored_check():
     """The hand-written numbers about the stored check in docs/dp-ts-ucb.md and the README."""
     checks = {c["config"]["target_mu"]: c for c in json.loads(STORED.read_text())["checks"]}
-    doc = (ROOT / "docs" / "dp-ts-ucb.md").read_text()
-    readme = (ROOT / "README.md").read_text()
+    doc = " ".join((ROOT / "docs" / "dp-ts-ucb.md").read_text().split())  # lines joined
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    limit = tvg.stuck_limit(checks[1.0]["config"]["env"], 100_000)
 
-    def best(mu):
-        h = checks[mu]["holdout"]
-        return h, h["contenders"][h["best"]]
+    def runs(mu, key):  # the hold-out runs of a contender (α, f, φ)
+        k = next(
+            k
+            for k in checks[mu]["holdout"]["contenders"]
+            if (k["alpha"], k["first_epoch"], k["samples"]) == key
+        )
+        return np.asarray(k["runs"])
 
-    def signed(x):
-        return f"{x:+.1f}".replace("-", "−")
+    def head(mu, key, other):  # "d ± s.e." of runs(key) − runs(other), as the docs write it
+        d = runs(mu, key) - runs(mu, other)
+        return f"{d.mean():.1f} ± {d.std(ddof=1) / math.sqrt(d.size):.1f}".replace("-", "−")
 
     sizes = sorted(len(c["grid"]["rows"]) for c in checks.values())
-    assert f"{sizes[0]}–{sizes[-1]}" in doc and f"{sizes[0]}–{sizes[-1]} configurations" in readme
-    h, k = best(1.0)
-    assert f"({h['tuner_mean']:.1f} against {k['mean']:.1f}, {signed(k['difference_mean'])} ± " \
-           f"{k['difference_stderr']:.1f})" in doc  # fmt: skip
-    h, k = best(2.0)
-    t = checks[2.0]["tuner_pick"]
-    assert (k["alpha"], k["first_epoch"], k["samples"]) == (0.0, 32, 7)
-    assert f"sqrt(7/32) = {math.sqrt(7 / 32):.2f}-GDP" in doc
-    pick = f"({t['alpha']:.2g}, {t['first_epoch']}, {t['samples']})"
-    assert f"{k['mean']:.1f} against {h['tuner_mean']:.1f} for the tuner's {pick}" in doc
-    z = k["difference_mean"] / k["difference_stderr"]
-    assert f"({signed(k['difference_mean'])} ± {k['difference_stderr']:.1f}, {signed(z)} s.e.)" in doc
-    h, k = best(0.5)
-    limit = tvg.stuck_limit(checks[0.5]["config"]["env"], 100_000)
-    stuck = sum(r > limit for r in h["tuner"])
     assert (
-        f"left {stuck} of {len(h['tuner'])} hold-out runs on a suboptimal arm (mean {h['tuner_mean']:.1f})"
+        f"{sizes[0]}–{sizes[-1]} configurations" in doc and f"{sizes[0]}–{sizes[-1]} configurations" in readme
+    )
+    assert f"z = {checks[1.0]['holdout']['z']:.2f}" in doc and "T·Δ_min/2 = 6250" in doc
+    assert f"({checks[1.0]['grid_best_on_seed']['regret_mean']:.1f} at μ = 1" in doc
+    front, best = (0.0, 16, 16), (0.0, 16, 12)
+    assert [t["pick"]["samples"] for t in checks[1.0]["tuners"]] == [16, 12]
+    r, q = runs(1.0, front), runs(1.0, best)
+    assert f"({r.mean():.1f}, {(r > limit).sum()} of 2000 runs stuck)" in doc
+    assert (
+        f"is {head(1.0, best, front).lstrip('+')} behind it ({q.mean():.1f}, {(q > limit).sum()} stuck)"
         in doc
     )
-    assert sum(r > limit for r in k["runs"]) == 0 and f"left none ({k['mean']:.1f})" in doc
-    z = k["difference_mean"] / k["difference_stderr"]
-    assert f"{signed(k['difference_mean'])} ± {k['difference_stderr']:.1f}, {signed(z)} s.e." in doc
-    assert f"z = {checks[1.0]['holdout']['z']:.2f}" in doc and "T·Δ_min/2 = 6250" in doc
-
-
-def test_the_eight_best_contenders_are_as_the_docs_say():
-    checks = {c["config"]["target_mu"]: c for c in json.loads(STORED.read_text())["checks"]}
-    eights = {}
-    for mu, c in checks.items():
-        best = sorted(c["holdout"]["contenders"], key=lambda k: k["mean"])[:8]
-        assert max(k["alpha"] for k in best) <= 0.1 + 1e-12
-        assert {k["first_epoch"] for k in best} <= {16, 32, 64} and {k["samples"] for k in best} <= set(
-            range(5, 10)
-        )
-        assert 0.245 <= min(k["mu"] for k in best) and max(k["mu"] for k in best) <= 0.75
-        eights[mu] = {(k["alpha"], k["first_epoch"], k["samples"]) for k in best}
-    assert eights[1.0] == eights[2.0]
+    bad, good = (0.2, 16, 6), (0.0, 32, 8)
+    r, q = runs(0.5, bad), runs(0.5, good)
+    assert f"left {(r > limit).sum()} of 2000 runs stuck (mean {r.mean():.1f})" in doc
+    assert f"has {q.mean():.1f} ({(q > limit).sum()} stuck): {head(0.5, good, bad)}" in doc
+    pick = runs(0.5, (0.0, 64, 5))
+    within = head(0.5, good, (0.0, 64, 5))
+    assert f"(0, 64, 5), {pick.mean():.1f}, is within the noise of the best ({within})" in doc
+    r, q = runs(2.0, (0.1, 4, 20)), runs(2.0, best)
+    assert f"(0.1, 4, 20) has {r.mean():.1f} (median {np.median(r):.0f})" in doc
+    assert f"has {q.mean():.1f}: {head(2.0, best, (0.1, 4, 20))}" in doc
+    assert f"certified sqrt(12/16) = {math.sqrt(12 / 16):.2f}-GDP" in doc
+    seconds = {t["command"]: [] for t in checks[1.0]["tuners"]}
+    for c in checks.values():
+        for t in c["tuners"]:
+            seconds[t["command"]].append(t["tuning"]["config"]["elapsed_seconds"])
+    slow, fast = seconds[tvg.TUNERS[1]], seconds[tvg.TUNERS[0]]
+    assert f"({min(slow):.0f}–{max(slow):.0f} s against {min(fast):.1f}–{max(fast):.1f} s" in doc
+    ratios = [s / f for s, f in zip(slow, fast)]
+    assert f"{round(min(ratios))}–{round(max(ratios))} times slower" in doc

@@ -1,4 +1,4 @@
-"""Tune DP-TS-UCB's α and first epoch at a fixed, *certified* privacy budget (``dpaudit tune dp-ts-ucb``).
+"""Tune DP-TS-UCB's α, first epoch and samples at a *certified* privacy budget (``dpaudit tune dp-ts-ucb``).
 
 At a target μ every (α, f) — f the length of an arm's first epoch (epoch r: f·2^r observations)
 — has one most generous configuration: the largest sampling budget the certificate allows,
@@ -13,16 +13,18 @@ whose maximum carries little optimism — runs then stay on a suboptimal arm (15
 Bernoulli §5.1 instance) — while f = 64 allows 16 at α = 0 (pseudo-regret 149 ± 15 against
 20 047 ± 3 346, 20 runs).
 
-Checked against a dense grid on the same seed (:mod:`bandits.experiments.tuner_vs_grid`: every
-(α, f, φ ≤ φ*), the grid's leaders re-run on fresh paired runs): not beaten beyond the noise at
-μ = 0.5, 1, 2 and T = 10⁵, but the best contenders spend *less* than the budget (5–9 samples per
-epoch mean at every μ; at μ = 2 one certified 0.47-GDP leads the tuner's pick by 51 ± 31): the
-frontier is not always the best place to be, and this tuner searches only the frontier.
+By default (``below_frontier``) the tuner also tries fewer samples than the frontier's, and
+narrows the larger field in three stages (:func:`stage_plan`). Checked against a dense grid on the
+same seed (:mod:`bandits.experiments.tuner_vs_grid`: every (α, f, φ ≤ φ*), the grid's leaders and
+both modes' picks re-run on 2000 fresh paired runs, T = 10⁵): the default is not beaten beyond the
+noise at μ = 0.5, 1, 2; the frontier-only search is, at μ = 0.5 (a stuck-prone pick: −135 ± 31)
+and μ = 2 (the default's pick, certified 0.87-GDP, leads by 47 ± 15).
 
 Example:
     >>> from bandits import parse_env
     >>> env = parse_env("bernoulli:0.75,0.5")
-    >>> res = tune_dp_ts_ucb(env, 2000, target_mu=1.0, reps=2, num=3, first_epochs=(1, 4), progress=False)
+    >>> res = tune_dp_ts_ucb(env, 2000, target_mu=1.0, reps=2, num=3, first_epochs=(1, 4),
+    ...                      below_frontier=False, progress=False)
     >>> [(c.alpha, c.first_epoch, c.samples) for c in res.candidates]  # phi* = floor(f ln^alpha T)
     [(0.0, 1, 1), (0.0, 4, 4), (0.5, 1, 2), (0.5, 4, 11), (1.0, 1, 7), (1.0, 4, 30)]
     >>> all(c.mu <= 1.0 for c in res.candidates)
@@ -33,6 +35,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any
@@ -48,12 +51,28 @@ from dpaudit.formatting import fmt_up
 from dpaudit.validation import check_integer
 
 __all__ = [
-    "AlphaCandidate", "AlphaTuning", "FIRST_EPOCHS", "c0_for_samples", "exact_alpha", "frontier_c0",
+    "AlphaCandidate",
+    "AlphaTuning",
+    "BELOW_FIRST_EPOCHS",
+    "BELOW_RATIO",
+    "FIRST_EPOCHS",
+    "c0_for_samples",
+    "exact_alpha",
+    "frontier_c0",
+    "policies_within",
+    "sample_ladder",
+    "stage_plan",
     "tune_dp_ts_ucb",
+    "tuning_candidates",
+    "tuning_runs",
 ]
 
 FIRST_EPOCHS = (1, 4, 16, 64)
 """The first-epoch lengths f the tuner tries beside α (longer first epochs buy samples: φ* ∝ f)."""
+BELOW_FIRST_EPOCHS = (1, 2, 4, 8, 16, 32, 64)
+"""The first epochs of ``below_frontier`` (the dense-grid check's best sat at f = 32)."""
+BELOW_RATIO = 1.5
+"""The ratio of the ladder of sampling budgets φ ≤ φ* of ``below_frontier`` (1, 2, 3, 5, 8, …)."""
 
 
 def frontier_c0(target_mu: float, horizon: int, alpha: float, first_epoch: int = 1) -> float | None:
@@ -92,7 +111,7 @@ def c0_for_samples(horizon: int, alpha: float, samples: int) -> float:
 
 @dataclass(frozen=True)
 class AlphaCandidate:
-    """One (α, f) on the frontier, its c₀ and φ, its certified μ and its simulated regret at T."""
+    """One candidate (α, f, φ: on the frontier, or below it), its c₀, certified μ and regret at T."""
 
     alpha: float
     c0: float
@@ -110,10 +129,11 @@ class AlphaCandidate:
 
 @dataclass(frozen=True)
 class AlphaTuning:
-    """The candidates (increasing α, then f), the confirmation of the leading ones, and the best.
+    """The candidates (increasing α, then f, then φ), the confirmation stages, and the best.
 
     ``confirmed`` holds (candidate index, mean, s.e.) of the pseudo-regret at T of the leaders
-    run again with ``confirm_reps`` repetitions on the seed ``seed + 1``."""
+    run again with ``confirm_reps`` repetitions on the seed ``seed + 1``; ``later`` the further
+    stages of ``below_frontier`` as (repetitions, results), stage k on the seed ``seed + k + 1``."""
 
     target_mu: float
     horizon: int
@@ -124,45 +144,155 @@ class AlphaTuning:
     elapsed: float = 0.0
     confirmed: tuple[tuple[int, float, float], ...] = ()
     confirm_reps: int = 0
+    later: tuple[tuple[int, tuple[tuple[int, float, float], ...]], ...] = ()
 
     @property
     def best(self) -> AlphaCandidate:
-        """The confirmed leader with the lowest mean pseudo-regret at T (without a confirmation:
-        the candidate with the lowest mean)."""
-        if self.confirmed:
-            return self.candidates[min(self.confirmed, key=lambda c: c[1])[0]]
+        """The leader of the last stage run: the lowest mean pseudo-regret at T there (without a
+        confirmation: the candidate with the lowest mean)."""
+        last = self.later[-1][1] if self.later else self.confirmed
+        if last:
+            return self.candidates[min(last, key=lambda c: c[1])[0]]
         return min(self.candidates, key=lambda c: c.regret_mean)
 
-    def table(self) -> str:
-        """A Markdown table of the candidates (best marked with *)."""
+    def table(self, top: int | None = None) -> str:
+        """A Markdown table of the candidates (best marked with *); with ``top``, only the ``top``
+        best on the seed (and the best) and a line saying how many are left out."""
         best = self.best
+        shown = list(self.candidates)
+        if top is not None and len(shown) > top:
+            keep = set(sorted(range(len(shown)), key=lambda i: shown[i].regret_mean)[:top])
+            shown = [c for i, c in enumerate(shown) if i in keep or c is best]
         lines = ["| alpha | first epoch | c0 | phi | certified μ | pseudo-regret (± s.e.) "
                  "| empirical regret (± s.e.) |", "|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
-        for c in self.candidates:
+        for c in shown:
             mark = " *" if c is best else ""
             lines.append(f"| {c.alpha:.4g}{mark} | {c.first_epoch} | {c.c0:.6g} | {c.samples} | "
                          f"{fmt_up(c.mu)} | "
                          f"{c.regret_mean:.1f} ± {c.regret_stderr:.1f} | "
                          f"{c.empirical_mean:.1f} ± {c.empirical_stderr:.1f} |")  # fmt: skip
+        if len(shown) < len(self.candidates):
+            left = len(self.candidates) - len(shown)
+            lines.append(f"| … | {left} more candidates (`--json` lists every one) | | | | | |")
         return "\n".join(lines)
 
     def confirmation(self) -> str:
-        """One line per confirmed leader (empty without a confirmation)."""
+        """One line per confirmed leader of each stage (empty without a confirmation)."""
         c = self.candidates
+        stages = ((self.confirm_reps, self.confirmed), *self.later)
         return "\n".join(
-            f"confirmed on {self.confirm_reps} new runs: alpha = {c[i].alpha:.4g}, first epoch = "
-            f"{c[i].first_epoch}: pseudo-regret {m:.1f} ± {se:.1f}" for i, m, se in self.confirmed)
+            f"confirmed on {n} new runs: alpha = {c[i].alpha:.4g}, first epoch = {c[i].first_epoch}, "
+            f"phi = {c[i].samples}: pseudo-regret {m:.1f} ± {se:.1f}"
+            for n, stage in stages for i, m, se in stage)  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
+        def results(stage: tuple[tuple[int, float, float], ...]) -> list[dict[str, Any]]:
+            return [{"candidate": i, "regret_mean": m, "regret_stderr": se} for i, m, se in stage]
+
         return {
             "candidates": [c.to_dict() for c in self.candidates],
-            "confirmed": [{"candidate": i, "regret_mean": m, "regret_stderr": se}
-                          for i, m, se in self.confirmed],
+            "confirmed": results(self.confirmed),
+            "later": [{"reps": n, "results": results(stage)} for n, stage in self.later],
             "best": self.best.to_dict(),
             "config": {"target_mu": self.target_mu, "horizon": self.horizon, "env": self.env,
                        "reps": self.reps, "seed": self.seed, "elapsed_seconds": self.elapsed,
                        "regret": "pseudo (sum of gaps of the played arms) at T; ranked by its mean"},
         }  # fmt: skip
+
+
+def sample_ladder(top: int, ratio: float = 2.0) -> tuple[int, ...]:
+    """1, then ⌈×ratio⌉ steps (each at least +1) below ``top``, and ``top`` itself: the sampling
+    budgets φ ≤ φ* the tuner tries with ``below_frontier``.
+
+    >>> sample_ladder(20, 1.5), sample_ladder(12)
+    ((1, 2, 3, 5, 8, 12, 18, 20), (1, 2, 4, 8, 12))
+    """
+    out, v = [], 1
+    while v < top:
+        out.append(v)
+        v = max(v + 1, math.ceil(v * ratio))
+    return (*out, top)
+
+
+def tuning_candidates(
+    mu: float,
+    horizon: int,
+    num: int = 11,
+    first_epochs: tuple[int, ...] = FIRST_EPOCHS,
+    below_frontier: bool = False,
+) -> list[DPTSUCB]:
+    """The tuner's candidates at the budget μ: α on ``num`` even points of [0, 1] times the first
+    epochs, each (α, f) with φ* ≥ 1 at its frontier φ*, and with ``below_frontier`` every φ of
+    :func:`sample_ladder` (φ*, :data:`BELOW_RATIO`) too (all certified within μ: μ grows with φ).
+
+    >>> pols = tuning_candidates(1.0, 2000, 1, (4,), below_frontier=True)
+    >>> [(p.alpha, p.first_epoch, p.privacy(2000).samples) for p in pols]
+    [(0.0, 4, 1), (0.0, 4, 2), (0.0, 4, 3), (0.0, 4, 4)]
+    """
+    T = check_integer("horizon", horizon, 2)
+    alphas = [0.0] if check_integer("num", num, 1) == 1 else np.linspace(0.0, 1.0, num).tolist()
+    if below_frontier:
+        return policies_within(mu, T, alphas, first_epochs, lambda top: sample_ladder(top, BELOW_RATIO))
+    return policies_within(mu, T, alphas, first_epochs, lambda top: (top,))
+
+
+def policies_within(
+    mu: float, horizon: int, alphas: Sequence[float], first_epochs: Sequence[int],
+    budgets: Callable[[int], Iterable[int]],
+) -> list[DPTSUCB]:  # fmt: skip
+    """For every (α, f) whose frontier φ* (:func:`frontier_c0`) is at least 1, one policy per
+    sampling budget φ in ``budgets(φ*)`` (each in [1, φ*]), configured for T = ``horizon``; every
+    one certifies at most μ (checked: μ grows with φ).
+
+    >>> [p.privacy(2000).samples for p in policies_within(1.0, 2000, [0.0], [4], lambda top: (1, top))]
+    [1, 4]
+    """
+    pols = []
+    for a in alphas:
+        for f in first_epochs:
+            top = frontier_c0(mu, horizon, a, f)
+            if top is None:
+                continue
+            phi_top = sample_budget(horizon, a, top)[0]
+            for phi in budgets(phi_top):
+                c0 = top if phi == phi_top else c0_for_samples(horizon, a, phi)
+                if not 1 <= phi <= phi_top or DPTSUCBPrivacy(horizon, a, c0, f).mu > mu:
+                    raise ValueError(f"budgets must give samples in [1, {phi_top}] at alpha = {a}, f = {f}, "
+                                     f"got {phi}")  # fmt: skip
+                pols.append(DPTSUCB(alpha=a, c0=c0, first_epoch=f, design_horizon=horizon))
+    return pols
+
+
+def tuning_runs(candidates: int, reps: int, confirm: int = 3, below_frontier: bool = False) -> int:
+    """How many runs of T rounds :func:`tune_dp_ts_ucb` simulates (every stage).
+
+    >>> tuning_runs(44, 10), tuning_runs(600, 10, below_frontier=True)
+    (560, 11920)
+    """
+    return reps * (candidates + sum(n * k for n, k in stage_plan(candidates, confirm, below_frontier)))
+
+
+def stage_plan(candidates: int, confirm: int = 3, below_frontier: bool = False) -> list[tuple[int, int]]:
+    """(leaders kept, repetitions as a multiple of ``reps``) of each confirmation stage: the
+    ``confirm`` leaders on 4×; with ``below_frontier`` the best tenth (at least ``confirm``) on 4×,
+    the best 10 of those on 16×, the ``confirm`` best of those on 64×.
+
+    >>> stage_plan(44), stage_plan(600, below_frontier=True)
+    ([(3, 4)], [(60, 4), (10, 16), (3, 64)])
+    """
+    if candidates <= 1 or not confirm:
+        return []
+    if not below_frontier:
+        return [(confirm, 4)]
+    return [(max(confirm, math.ceil(candidates / 10)), 4), (max(confirm, 10), 16), (confirm, 64)]
+
+
+def _stage(pols: list[DPTSUCB], lead: list[int], env: Environment, T: int, reps: int, seed: int,
+           executor: Executor | None, progress: bool) -> tuple[tuple[int, float, float], ...]:  # fmt: skip
+    """(index, mean, s.e.) of the pseudo-regret at T of the candidates ``lead`` on fresh runs."""
+    sims = simulate_many([pols[i] for i in lead], env, T, reps, seed, checkpoints=[T], executor=executor,
+                         progress=progress, ledgers=False)  # fmt: skip
+    return tuple((i, sim.final("pseudo"), float(sim.stderr("pseudo")[-1])) for i, sim in zip(lead, sims))
 
 
 def tune_dp_ts_ucb(
@@ -175,8 +305,9 @@ def tune_dp_ts_ucb(
     reps: int = 10,
     seed: int = 0,
     num: int = 11,
-    first_epochs: tuple[int, ...] = FIRST_EPOCHS,
+    first_epochs: tuple[int, ...] | None = None,
     confirm: int = 3,
+    below_frontier: bool = True,
     executor: Executor | None = None,
     progress: bool = True,
 ) -> AlphaTuning:
@@ -186,20 +317,23 @@ def tune_dp_ts_ucb(
     the ``confirm`` leaders are then run again with 4 × ``reps`` repetitions on the seed
     ``seed + 1`` and the best of them there wins — a configuration that leaves some runs on a
     suboptimal arm (DP-TS-UCB with few samples per epoch mean) can look best on a few runs that
-    happened not to stick. ``ValueError`` when no candidate meets the budget."""
+    happened not to stick. ``ValueError`` when no candidate meets the budget.
+
+    With ``below_frontier`` every (α, f) also tries the budgets φ of :func:`sample_ladder` (ratio
+    :data:`BELOW_RATIO`) below φ* (fewer samples, a smaller μ: more samples make the index more
+    optimistic, which can cost regret), the first epochs default to :data:`BELOW_FIRST_EPOCHS`,
+    and the larger field is narrowed in three stages (:func:`stage_plan`), stage k on fresh runs
+    of ``seed + k``; the best of the last stage wins."""
     T = check_integer("horizon", horizon, 2)
     num = check_integer("num", num, 1)
+    if first_epochs is None:
+        first_epochs = BELOW_FIRST_EPOCHS if below_frontier else FIRST_EPOCHS
     epochs = tuple(check_integer("first_epochs", f, 1) for f in first_epochs)
     if not epochs:
         raise ValueError("first_epochs must name at least one first-epoch length, got ()")
+    top = check_integer("confirm", confirm, 0)
     mu = resolve_target_mu(target_mu, target_epsilon, delta)
-    grid = [0.0] if num == 1 else np.linspace(0.0, 1.0, num).tolist()
-    pols = []
-    for a in grid:
-        for f in epochs:
-            c0 = frontier_c0(mu, T, a, f)
-            if c0 is not None:
-                pols.append(DPTSUCB(alpha=a, c0=c0, first_epoch=f, design_horizon=T))
+    pols = tuning_candidates(mu, T, num, epochs, bool(below_frontier))
     if not pols:
         f = max(epochs)
         least = fmt_up(1 / math.sqrt(f * math.log(T)))
@@ -209,24 +343,27 @@ def tune_dp_ts_ucb(
     # regret only: the tuned configuration's own run keeps its ledgers and checks them
     sims = simulate_many(pols, env, T, reps, seed, checkpoints=[T], executor=executor, progress=progress,
                          ledgers=False)  # fmt: skip
-    cands = []
-    for pol, sim in zip(pols, sims):
-        p = pol.privacy(T)
-        cands.append(AlphaCandidate(
-            alpha=pol.alpha, c0=pol.c0, samples=p.samples, mu=p.mu, regret_mean=sim.final("pseudo"),
-            regret_stderr=float(sim.stderr("pseudo")[-1]), empirical_mean=sim.final("empirical"),
-            empirical_stderr=float(sim.stderr("empirical")[-1]), first_epoch=pol.first_epoch,
-        ))  # fmt: skip
-    confirmed: tuple[tuple[int, float, float], ...] = ()
-    top = check_integer("confirm", confirm, 0)
-    lead = sorted(range(len(cands)), key=lambda i: cands[i].regret_mean)[:top]
-    if len(cands) > 1 and lead:
-        again = simulate_many([pols[i] for i in lead], env, T, 4 * reps, seed + 1, checkpoints=[T],
-                              executor=executor, progress=progress, ledgers=False)  # fmt: skip
-        confirmed = tuple((i, sim.final("pseudo"), float(sim.stderr("pseudo")[-1]))
-                          for i, sim in zip(lead, again))
-    return AlphaTuning(mu, T, env.spec, reps, seed, tuple(cands), time.perf_counter() - t0, confirmed,
-                       4 * reps if confirmed else 0)  # fmt: skip
+    cands = [_candidate(pol, T, sim) for pol, sim in zip(pols, sims)]
+    lead = sorted(range(len(cands)), key=lambda i: cands[i].regret_mean)
+    stages: list[tuple[int, tuple[tuple[int, float, float], ...]]] = []
+    for k, (keep, times) in enumerate(stage_plan(len(cands), top, bool(below_frontier))):
+        res = _stage(pols, lead[:keep], env, T, times * reps, seed + 1 + k, executor, progress)
+        stages.append((times * reps, res))
+        lead = [i for i, _, _ in sorted(res, key=lambda c: c[1])]
+    first = stages[0] if stages else (0, ())
+    elapsed = time.perf_counter() - t0
+    return AlphaTuning(
+        mu, T, env.spec, reps, seed, tuple(cands), elapsed, first[1], first[0], tuple(stages[1:])
+    )
+
+
+def _candidate(pol: DPTSUCB, T: int, sim: Any) -> AlphaCandidate:
+    p = pol.privacy(T)
+    return AlphaCandidate(
+        alpha=pol.alpha, c0=pol.c0, samples=p.samples, mu=p.mu, regret_mean=sim.final("pseudo"),
+        regret_stderr=float(sim.stderr("pseudo")[-1]), empirical_mean=sim.final("empirical"),
+        empirical_stderr=float(sim.stderr("empirical")[-1]), first_epoch=pol.first_epoch,
+    )  # fmt: skip
 
 
 def exact_alpha(mu: float, horizon: int, samples: int, first_epoch: int = 1) -> tuple[float, float] | None:

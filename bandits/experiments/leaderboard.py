@@ -192,9 +192,10 @@ def _tuned_options(key: str, env: Environment, T: int, mu: float, cfg: Leaderboa
     if key == "dp-ts-ucb":
         from bandits.dp_ts_ucb.tuner import FIRST_EPOCHS, exact_alpha, tune_dp_ts_ucb
 
+        # the frontier search (`dpaudit tune dp-ts-ucb --frontier-only`) the stored leaderboards ran
         b = tune_dp_ts_ucb(env, T, target_mu=mu, reps=cfg.tuner_reps, seed=cfg.tuner_seed,
                            num=max(2, cfg.tuner_candidates), first_epochs=first_epochs or FIRST_EPOCHS,
-                           progress=False).best  # fmt: skip
+                           below_frontier=False, progress=False).best  # fmt: skip
         if b.mu < mu * (1 - EQUAL):
             exact = exact_alpha(mu, T, b.samples, b.first_epoch)
             if exact is not None:

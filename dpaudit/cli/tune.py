@@ -32,7 +32,7 @@ __all__ = ["register_dp_ts_ucb", "tune_dp_ts_ucb_command"]
 def register_dp_ts_ucb(tune_kinds: argparse._SubParsersAction) -> None:
     """Add ``dpaudit tune dp-ts-ucb`` to the ``tune`` subcommands."""
     p = tune_kinds.add_parser("dp-ts-ucb",
-                              help="alpha and first epoch of DP-TS-UCB, c0 on the certified frontier")
+                              help="alpha, first epoch and samples of DP-TS-UCB within a certified budget")
     target = p.add_mutually_exclusive_group(required=True)
     target.add_argument("--target-mu", type=number("--target-mu", 0.0, low_open=True), help="GDP budget mu")
     target.add_argument("--target-epsilon", type=number("--target-epsilon", 0.0, low_open=True),
@@ -48,6 +48,9 @@ def register_dp_ts_ucb(tune_kinds: argparse._SubParsersAction) -> None:
     p.add_argument("--candidates", type=integer("--candidates", 1, 101), default=11,
                    help="number of alpha values, evenly spaced in [0, 1] (default 11)")
     p.add_argument("--seed", type=integer("--seed", 0, 2**63 - 1), default=0, help="root seed (default 0)")
+    p.add_argument("--frontier-only", action="store_true",
+                   help="only the most samples phi the budget allows, first epochs 1, 4, 16, 64 and one "
+                        "confirmation stage (20-30x fewer runs; the search of the stored leaderboards)")
     p.add_argument("--json", action="store_true", help="print one JSON object (no progress bars)")
     p.set_defaults(handler=tune_dp_ts_ucb_command)  # fmt: skip
 
@@ -55,8 +58,15 @@ def register_dp_ts_ucb(tune_kinds: argparse._SubParsersAction) -> None:
 def tune_dp_ts_ucb_command(args: argparse.Namespace) -> int:
     """The handler of ``dpaudit tune dp-ts-ucb``: exit status 0, or :class:`UsageError` (2)."""
     from bandits.dp_ts_ucb.spec import DEFAULT_ENV
-    from bandits.dp_ts_ucb.tuner import FIRST_EPOCHS, tune_dp_ts_ucb
+    from bandits.dp_ts_ucb.tuner import (
+        BELOW_FIRST_EPOCHS,
+        FIRST_EPOCHS,
+        tune_dp_ts_ucb,
+        tuning_candidates,
+        tuning_runs,
+    )
     from bandits.environments import parse_env
+    from bandits.thompson.frontier import resolve_target_mu
 
     if args.target_epsilon is not None and args.delta is None:
         raise UsageError("--target-epsilon needs --delta in (0, 1)")
@@ -69,18 +79,29 @@ def tune_dp_ts_ucb_command(args: argparse.Namespace) -> int:
     what = f"--horizon x --reps x --candidates x {len(FIRST_EPOCHS)} first epochs"
     check_simulation(args.horizon, args.reps * args.candidates * len(FIRST_EPOCHS), env.n_arms, what)
     try:
+        if not args.frontier_only:  # the field is larger: count its runs before simulating any
+            mu = resolve_target_mu(args.target_mu, args.target_epsilon, args.delta)
+            field = tuning_candidates(mu, args.horizon, args.candidates, BELOW_FIRST_EPOCHS, True)
+            n = len(field)
+            runs = tuning_runs(n, args.reps, below_frontier=True)
+            check_simulation(args.horizon, runs, env.n_arms, f"--horizon x the {runs} runs of {n} candidates")
         res = tune_dp_ts_ucb(env, args.horizon, target_mu=args.target_mu, target_epsilon=args.target_epsilon,
                              delta=args.delta, reps=args.reps, seed=args.seed, num=args.candidates,
+                             below_frontier=not args.frontier_only,
                              progress=not args.json and sys.stderr.isatty())  # fmt: skip
     except ValueError as exc:
         raise UsageError(f"--target-mu/--target-epsilon: {exc}") from None
     if args.json:
         emit_json(res.to_dict())
         return 0
-    print(f"alpha and first epoch on the certified frontier mu = {res.target_mu:.6g} (c0: the most "
-          f"samples phi the budget allows); T = {res.horizon}, {res.reps} reps, seed {res.seed} (same for "
-          f"every candidate), {res.env}")
-    print(res.table())
+    budget = f"{res.target_mu:.6g}"
+    if not args.frontier_only:
+        where = f"within the certified budget mu = {budget} (phi: the most it allows, and 1, 2, 3, ... below)"
+    else:
+        where = f"on the certified frontier mu = {budget} (c0: the most samples phi the budget allows)"
+    print(f"alpha and first epoch {where}; T = {res.horizon}, {res.reps} reps, seed {res.seed} (same for "
+          f"every candidate), {res.env}")  # fmt: skip
+    print(res.table(None if args.frontier_only else 20))
     if res.confirmed:
         print(res.confirmation())
     b = res.best
