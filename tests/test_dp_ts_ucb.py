@@ -343,3 +343,18 @@ def test_a_longer_first_epoch_keeps_dp_ts_ucb_off_suboptimal_arms_at_a_small_bud
                   round(float(fin.std() / math.sqrt(fin.size))),
                   int((fin > 0.5 * T * 0.125).sum()))  # fmt: skip
     assert out == {1: (2, 20047, 3346, 15), 64: (16, 149, 15, 0)}
+
+
+def test_tune_command_with_worker_processes_gives_the_same_numbers(capsys: pytest.CaptureFixture) -> None:
+    import json
+
+    argv = ["tune", "dp-ts-ucb", "--target-mu", "1", "-T", "300", "-R", "2", "--candidates", "2", "--json"]
+    outs = []
+    for extra in ([], ["--workers", "2"]):
+        assert main(argv + extra) == 0
+        out = json.loads(capsys.readouterr().out)
+        out["config"].pop("elapsed_seconds")
+        outs.append(out)
+    assert outs[0] == outs[1] and outs[0]["later"]
+    assert main(argv + ["--workers", "2", "--scheduler", "tcp://localhost:1"]) == 2
+    assert "either --workers" in capsys.readouterr().err

@@ -24,6 +24,7 @@ from dpaudit.cli.common import (
     integer,
     number,
 )
+from dpaudit.cli.executors import add_parallel_options, parallel
 from dpaudit.formatting import fmt_up
 
 __all__ = ["register_dp_ts_ucb", "tune_dp_ts_ucb_command"]
@@ -51,6 +52,7 @@ def register_dp_ts_ucb(tune_kinds: argparse._SubParsersAction) -> None:
     p.add_argument("--frontier-only", action="store_true",
                    help="only the most samples phi the budget allows, first epochs 1, 4, 16, 64 and one "
                         "confirmation stage (20-30x fewer runs; the search of the stored leaderboards)")
+    add_parallel_options(p, "processes for the candidates' runs; the numbers do not depend on it")
     p.add_argument("--json", action="store_true", help="print one JSON object (no progress bars)")
     p.set_defaults(handler=tune_dp_ts_ucb_command)  # fmt: skip
 
@@ -85,12 +87,18 @@ def tune_dp_ts_ucb_command(args: argparse.Namespace) -> int:
             n = len(field)
             runs = tuning_runs(n, args.reps, below_frontier=True)
             check_simulation(args.horizon, runs, env.n_arms, f"--horizon x the {runs} runs of {n} candidates")
+    except ValueError as exc:
+        raise UsageError(f"--target-mu/--target-epsilon: {exc}") from None
+    par = parallel(args)
+    try:
         res = tune_dp_ts_ucb(env, args.horizon, target_mu=args.target_mu, target_epsilon=args.target_epsilon,
                              delta=args.delta, reps=args.reps, seed=args.seed, num=args.candidates,
-                             below_frontier=not args.frontier_only,
+                             below_frontier=not args.frontier_only, executor=par.executor,
                              progress=not args.json and sys.stderr.isatty())  # fmt: skip
     except ValueError as exc:
         raise UsageError(f"--target-mu/--target-epsilon: {exc}") from None
+    finally:
+        par.close()
     if args.json:
         emit_json(res.to_dict())
         return 0
