@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from bandits.dp_ts_ucb.tuner import c0_for_samples, frontier_c0, sample_ladder
 from bandits.experiments import tuner_vs_grid as tvg
+from bandits.experiments.leaderboard_tails import stuck_limit
 from dpaudit.analyses.dp_ts_ucb import DPTSUCBPrivacy, sample_budget
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -191,7 +192,7 @@ def test_prose_numbers_match_the_stored_check():
     checks = {c["config"]["target_mu"]: c for c in json.loads(STORED.read_text())["checks"]}
     doc = " ".join((ROOT / "docs" / "dp-ts-ucb.md").read_text().split())  # lines joined
     readme = " ".join((ROOT / "README.md").read_text().split())
-    limit = tvg.stuck_limit(checks[1.0]["config"]["env"], 100_000)
+    limit = stuck_limit(checks[1.0]["config"]["env"], 100_000)
 
     def runs(mu, key):  # the hold-out runs of a contender (α, f, φ)
         k = next(

@@ -200,11 +200,11 @@ class AlphaTuning:
         }  # fmt: skip
 
 
-def sample_ladder(top: int, ratio: float = 2.0) -> tuple[int, ...]:
+def sample_ladder(top: int, ratio: float = BELOW_RATIO) -> tuple[int, ...]:
     """1, then ⌈×ratio⌉ steps (each at least +1) below ``top``, and ``top`` itself: the sampling
     budgets φ ≤ φ* the tuner tries with ``below_frontier``.
 
-    >>> sample_ladder(20, 1.5), sample_ladder(12)
+    >>> sample_ladder(20), sample_ladder(12, 2.0)
     ((1, 2, 3, 5, 8, 12, 18, 20), (1, 2, 4, 8, 12))
     """
     out, v = [], 1
@@ -218,22 +218,31 @@ def tuning_candidates(
     mu: float,
     horizon: int,
     num: int = 11,
-    first_epochs: tuple[int, ...] = FIRST_EPOCHS,
-    below_frontier: bool = False,
+    first_epochs: tuple[int, ...] | None = None,
+    below_frontier: bool = True,
 ) -> list[DPTSUCB]:
-    """The tuner's candidates at the budget μ: α on ``num`` even points of [0, 1] times the first
-    epochs, each (α, f) with φ* ≥ 1 at its frontier φ*, and with ``below_frontier`` every φ of
-    :func:`sample_ladder` (φ*, :data:`BELOW_RATIO`) too (all certified within μ: μ grows with φ).
+    """The candidates of :func:`tune_dp_ts_ucb` at the budget μ: α on ``num`` even points of [0, 1]
+    times the first epochs (default: :data:`BELOW_FIRST_EPOCHS` with ``below_frontier``, else
+    :data:`FIRST_EPOCHS`), each (α, f) with φ* ≥ 1 at its frontier φ*, and with ``below_frontier``
+    every φ of :func:`sample_ladder` (φ*) too (all certified within μ: μ grows with φ).
 
-    >>> pols = tuning_candidates(1.0, 2000, 1, (4,), below_frontier=True)
+    >>> pols = tuning_candidates(1.0, 2000, 1, (4,))
     >>> [(p.alpha, p.first_epoch, p.privacy(2000).samples) for p in pols]
     [(0.0, 4, 1), (0.0, 4, 2), (0.0, 4, 3), (0.0, 4, 4)]
     """
     T = check_integer("horizon", horizon, 2)
     alphas = [0.0] if check_integer("num", num, 1) == 1 else np.linspace(0.0, 1.0, num).tolist()
-    if below_frontier:
-        return policies_within(mu, T, alphas, first_epochs, lambda top: sample_ladder(top, BELOW_RATIO))
-    return policies_within(mu, T, alphas, first_epochs, lambda top: (top,))
+    epochs = _first_epochs(first_epochs, below_frontier)
+    return policies_within(mu, T, alphas, epochs, sample_ladder if below_frontier else lambda top: (top,))
+
+
+def _first_epochs(first_epochs: tuple[int, ...] | None, below_frontier: bool) -> tuple[int, ...]:
+    if first_epochs is None:
+        return BELOW_FIRST_EPOCHS if below_frontier else FIRST_EPOCHS
+    epochs = tuple(check_integer("first_epochs", f, 1) for f in first_epochs)
+    if not epochs:
+        raise ValueError("first_epochs must name at least one first-epoch length, got ()")
+    return epochs
 
 
 def policies_within(
@@ -326,11 +335,7 @@ def tune_dp_ts_ucb(
     of ``seed + k``; the best of the last stage wins."""
     T = check_integer("horizon", horizon, 2)
     num = check_integer("num", num, 1)
-    if first_epochs is None:
-        first_epochs = BELOW_FIRST_EPOCHS if below_frontier else FIRST_EPOCHS
-    epochs = tuple(check_integer("first_epochs", f, 1) for f in first_epochs)
-    if not epochs:
-        raise ValueError("first_epochs must name at least one first-epoch length, got ()")
+    epochs = _first_epochs(first_epochs, below_frontier)
     top = check_integer("confirm", confirm, 0)
     mu = resolve_target_mu(target_mu, target_epsilon, delta)
     pols = tuning_candidates(mu, T, num, epochs, bool(below_frontier))

@@ -298,7 +298,12 @@ def run_leaderboard(cfg: LeaderboardConfig) -> Leaderboard:
 # the verdicts and the table
 
 
-def _paired_se(a: Sequence[float], b: Sequence[float]) -> float:
+def paired_se(a: Sequence[float], b: Sequence[float]) -> float:
+    """The standard error of the mean of a − b over paired (common-random-number) runs (0 for one).
+
+    >>> paired_se([1.0, 2.0, 4.0], [0.0, 1.0, 2.0])
+    0.3333333333333333
+    """
     d = np.asarray(a, float) - np.asarray(b, float)
     return float(d.std(ddof=1) / math.sqrt(d.size)) if d.size > 1 else math.hypot(0.0, 0.0)
 
@@ -307,7 +312,7 @@ def contenders(rows: Sequence[Row]) -> list[str]:
     """The lowest-regret algorithm and every one within 2 s.e. of it (paired over the
     common-random-number repetitions), lowest regret first."""
     best = min(rows, key=lambda r: r.regret)
-    close = [r for r in rows if r is best or r.regret - best.regret <= 2 * _paired_se(r.finals, best.finals)]
+    close = [r for r in rows if r is best or r.regret - best.regret <= 2 * paired_se(r.finals, best.finals)]
     return [r.algorithm for r in sorted(close, key=lambda r: r.regret)]
 
 

@@ -25,7 +25,18 @@ import numpy as np
 
 from bandits.environments import parse_env
 
-__all__ = ["stuck_runs", "stuck_sentence"]
+__all__ = ["stuck_limit", "stuck_runs", "stuck_sentence"]
+
+
+def stuck_limit(env: str, horizon: int) -> float:
+    """T·Δ_min/2 for the instance ``env`` (Δ_min its smallest positive gap): a run whose
+    pseudo-regret at T exceeds it spent most of the horizon on a suboptimal arm.
+
+    >>> stuck_limit("bernoulli:0.75,0.625,0.5", 100_000)
+    6250.0
+    """
+    gaps = parse_env(env).gaps
+    return 0.5 * horizon * float(gaps[gaps > 0].min())
 
 
 def stuck_runs(data: dict[str, Any]) -> list[tuple[str, int, float, str, int, int]]:
@@ -33,8 +44,7 @@ def stuck_runs(data: dict[str, Any]) -> list[tuple[str, int, float, str, int, in
     at least one stuck run (module docstring)."""
     out = []
     for cell in data["cells"]:
-        gaps = parse_env(cell["env"]).gaps
-        limit = 0.5 * cell["horizon"] * float(gaps[gaps > 0].min())
+        limit = stuck_limit(cell["env"], cell["horizon"])
         for row in cell["rows"]:
             finals = np.asarray(row["finals"], dtype=float)
             k = int((finals > limit).sum())

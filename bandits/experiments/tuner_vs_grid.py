@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import time
 from collections.abc import Sequence
@@ -67,6 +66,8 @@ from bandits.dp_ts_ucb.tuner import (
 )
 from bandits.engine.simulator import simulate_many
 from bandits.environments import parse_env
+from bandits.experiments.leaderboard import paired_se
+from bandits.experiments.leaderboard_tails import stuck_limit
 from dpaudit.formatting import fmt_up
 from dpaudit.validation import check_integer, check_positive
 
@@ -78,7 +79,6 @@ __all__ = [
     "main",
     "markdown_table",
     "run_check",
-    "stuck_limit",
 ]
 
 
@@ -208,12 +208,8 @@ class GridCheck:
 
     def differences(self, m: int = 0) -> list[tuple[float, float]]:
         """Per contender: mean and s.e. of (contender − tuner m's pick) on the paired hold-out runs."""
-        t = np.asarray(self.holdout_picks[m])
-        out = []
-        for runs in self.holdout:
-            d = np.asarray(runs) - t
-            out.append((float(d.mean()), float(d.std(ddof=1) / math.sqrt(d.size))))
-        return out
+        t = self.holdout_picks[m]
+        return [(float(np.mean(np.subtract(runs, t))), paired_se(runs, t)) for runs in self.holdout]
 
     @property
     def best_contender(self) -> int:
@@ -324,13 +320,6 @@ def run_check(cfg: GridCheckConfig = REDUCED, *, executor: Executor | None = Non
     same = all(_same_runs(t, grid) for t in tunings)
     return GridCheck(cfg, tunings, tuple(grid), same, screened, contenders, tuple(runs[i] for i in picks),
                      tuple(runs[i] for i in contenders), time.perf_counter() - t0)  # fmt: skip
-
-
-def stuck_limit(env: str, horizon: int) -> float:
-    """T·Δ_min/2: a run whose pseudo-regret at T exceeds it spent most of the horizon on a
-    suboptimal arm (as :mod:`bandits.experiments.leaderboard_tails` counts them)."""
-    gaps = parse_env(env).gaps
-    return 0.5 * horizon * float(gaps[gaps > 0].min())
 
 
 def markdown_table(checks: Sequence[dict[str, Any]]) -> str:

@@ -61,7 +61,6 @@ def tune_dp_ts_ucb_command(args: argparse.Namespace) -> int:
     """The handler of ``dpaudit tune dp-ts-ucb``: exit status 0, or :class:`UsageError` (2)."""
     from bandits.dp_ts_ucb.spec import DEFAULT_ENV
     from bandits.dp_ts_ucb.tuner import (
-        BELOW_FIRST_EPOCHS,
         FIRST_EPOCHS,
         tune_dp_ts_ucb,
         tuning_candidates,
@@ -83,8 +82,7 @@ def tune_dp_ts_ucb_command(args: argparse.Namespace) -> int:
     try:
         if not args.frontier_only:  # the field is larger: count its runs before simulating any
             mu = resolve_target_mu(args.target_mu, args.target_epsilon, args.delta)
-            field = tuning_candidates(mu, args.horizon, args.candidates, BELOW_FIRST_EPOCHS, True)
-            n = len(field)
+            n = len(tuning_candidates(mu, args.horizon, args.candidates))
             runs = tuning_runs(n, args.reps, below_frontier=True)
             check_simulation(args.horizon, runs, env.n_arms, f"--horizon x the {runs} runs of {n} candidates")
     except ValueError as exc:
