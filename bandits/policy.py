@@ -118,9 +118,20 @@ class Outcomes:
     [1.0]
     """
 
+    stream: Any = None
+    """A :class:`~bandits.engine.bernoulli_stream.BernoulliStream` an agent may read the chunk's
+    outcomes from instead of :attr:`table` (then it sets :attr:`observed`); None for most chunks."""
+    observed: np.ndarray | None = None
+    """(R, C) outcomes of the played arms, set by an agent that read :attr:`stream`."""
+
     def __init__(self, table: np.ndarray, feedback: Feedback) -> None:
-        self.table = table
+        self._table = table
         self.feedback = Feedback(feedback)
+
+    @property
+    def table(self) -> np.ndarray:
+        """The (R, C, N) outcome table."""
+        return self._table
 
     def observe(self, k: int, actions: np.ndarray) -> np.ndarray:
         """The feedback of the chunk's k-th round for ``actions``."""
@@ -133,6 +144,9 @@ class Agent(abc.ABC):
     Attributes set here for subclasses: ``run`` (the :class:`RunContext`), ``n_arms``,
     ``horizon``, ``reps`` (R) and ``rows`` (``arange(R)``, for fancy indexing).
     """
+
+    reads_outcome_stream: bool = False
+    """Whether :meth:`run_chunk` may read :attr:`Outcomes.stream` (then the simulator offers one)."""
 
     def __init__(self, run: RunContext) -> None:
         if not isinstance(run, RunContext):

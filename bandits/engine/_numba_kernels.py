@@ -25,6 +25,7 @@ except ImportError:  # pragma: no cover - the 'fast' extra is not installed
 __all__ = [
     "NUMBA", "modinv", "greedy_kernel", "csb_kernel", "gaussian_ts_kernel", "lazy_ts_kernel",
     "beta_ts_kernel", "normal_fill_kernel", "dp_ts_ucb_kernel", "cucb_dp_kernel", "ucb1_kernel",
+    "running_sums_kernel", "single_arm_tally_kernel",
 ]
 
 NUMBA = njit is not None
@@ -456,3 +457,42 @@ def ucb1_kernel(t0: Any, alpha: Any, S: Any, n: Any, table: Any, actions: Any) -
             actions[r, k] = j
             S[r, j] += table[r, k, j]
             n[r, j] += 1.0
+
+
+@_jit
+def running_sums_kernel(carry: Any, x: Any, out: Any) -> None:  # pragma: no cover - compiled
+    """out[r, k] = carry[r] + x[r, 0] + … + x[r, k], added left to right (as ``numpy.cumsum``)."""
+    R, C = x.shape
+    for r in range(R):
+        acc = carry[r]
+        for k in range(C):
+            acc = acc + x[r, k]
+            out[r, k] = acc
+
+
+@_jit
+def single_arm_tally_kernel(  # pragma: no cover - compiled
+    a: Any, gaps: Any, obs: Any, cum_gap: Any, cum_rew: Any, loc: Any, g_at: Any, w_at: Any, pulls: Any
+) -> None:
+    """One chunk of single-arm actions ``a`` (R, C) into the running sums of the gaps and of the
+    outcomes ``obs`` (R, C), continued from ``cum_gap``, ``cum_rew`` (R,; updated in place) left to
+    right, their values after the local rounds ``loc`` (ascending) into ``g_at``, ``w_at``
+    (R, len(loc)), and the pull counts into ``pulls`` (R, N; added to) — what
+    :class:`bandits.engine.results.RegretTally` computes with NumPy, the same floats."""
+    R, C = a.shape
+    J = loc.size
+    for r in range(R):
+        g = cum_gap[r]
+        w = cum_rew[r]
+        j = 0
+        for k in range(C):
+            i = a[r, k]
+            g = g + gaps[i]
+            w = w + obs[r, k]
+            pulls[r, i] += 1
+            while j < J and loc[j] == k:
+                g_at[r, j] = g
+                w_at[r, j] = w
+                j += 1
+        cum_gap[r] = g
+        cum_rew[r] = w

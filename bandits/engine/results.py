@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from bandits.actions import SingleArm
+from bandits.engine.compiled import running_sums, single_arm_tally
 from bandits.engine.replacement import Replacement
 from bandits.environments import Environment
 from dpaudit.ledger import Ledger
@@ -167,8 +168,13 @@ class RegretTally:
         self.cum_rew = np.zeros(R)
         self.ci = 0
 
-    def _instant(self, a: np.ndarray, table: np.ndarray, copies: int) -> tuple[np.ndarray, np.ndarray]:
+    def _instant(
+        self, a: np.ndarray, table: np.ndarray | None, copies: int, observed: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """(regret of each action's expected reward, realised reward), shape (rows, C) each."""
+        if observed is not None:
+            return self.gaps[a], observed
+        assert table is not None
         if self.single and copies == 1:
             return self.gaps[a], np.take_along_axis(table, a[:, :, None], axis=2)[:, :, 0]
         gap = self.opt - self.structure.expected_reward(self.means, a)
@@ -177,33 +183,72 @@ class RegretTally:
         stacked = a.reshape((copies, table.shape[0]) + a.shape[1:])
         return gap, self.structure.realised_reward(table[None], stacked).reshape(a.shape[0], -1)
 
-    def add(self, t0: int, t1: int, a: np.ndarray, table: np.ndarray, copies: int = 1) -> None:
+    def add(
+        self, t0: int, t1: int, a: np.ndarray, table: np.ndarray | None, copies: int = 1,
+        observed: np.ndarray | None = None,
+    ) -> None:
         """Record the actions ``a`` (rows, t1−t0, ...) played against ``table`` (R, t1−t0, N),
-        where rows = ``copies`` × R (row p·R + r reads repetition r's outcomes)."""
+        where rows = ``copies`` × R (row p·R + r reads repetition r's outcomes), or, for single
+        arms, with their outcomes ``observed`` (R, t1−t0) already read (then ``table`` may be None)."""
         R, N, checkpoints = self.R, self.N, self.ck
-        if checkpoints.size:
-            self._regret(t0, t1, a, table, copies)
-        flat = (a.reshape(R, -1) + (np.arange(R) * N)[:, None]).ravel()
-        self.pulls += np.bincount(flat, minlength=R * N).reshape(R, N)
+        if table is None and (observed is None or not self.single or copies != 1):
+            raise ValueError("table is needed unless single-arm outcomes are observed")
+        if not (checkpoints.size and self._compiled_single(t0, t1, a, table, copies, observed)):
+            if checkpoints.size:
+                self._regret(t0, t1, a, table, copies, observed)
+            flat = (a.reshape(R, -1) + (np.arange(R) * N)[:, None]).ravel()
+            self.pulls += np.bincount(flat, minlength=R * N).reshape(R, N)
         if self.acts is not None:
             self.acts[:, t0:t1] = a
 
-    def _regret(self, t0: int, t1: int, a: np.ndarray, table: np.ndarray, copies: int) -> None:
+    def _compiled_single(
+        self, t0: int, t1: int, a: np.ndarray, table: np.ndarray | None, copies: int,
+        observed: np.ndarray | None,
+    ) -> bool:
+        """Single arms: the regret sums and pulls in one compiled pass
+        (:func:`bandits.engine.compiled.single_arm_tally`, the same numbers), if it runs."""
+        if not (self.single and copies == 1 and a.ndim == 2):
+            return False
+        if observed is None:
+            if table is None or table.ndim != 3:
+                return False
+            observed = np.take_along_axis(table, a[:, :, None], axis=2)[:, :, 0]
+        ci, cj = self._checkpoints_in(t1)
+        loc = self.ck[ci:cj] - t0 - 1
+        g_at, w_at = np.empty((self.R, cj - ci)), np.empty((self.R, cj - ci))
+        sums = (self.cum_gap, self.cum_rew, loc, g_at, w_at, self.pulls)
+        if not single_arm_tally(a, self.gaps, observed, *sums):
+            return False
+        self._fill(ci, cj, g_at, w_at)
+        return True
+
+    def _checkpoints_in(self, t1: int) -> tuple[int, int]:
+        """The checkpoints ci .. cj−1 that fall in the chunk ending at round t1."""
+        ci = cj = self.ci
+        while cj < self.ck.size and self.ck[cj] <= t1:
+            cj += 1
+        return ci, cj
+
+    def _fill(self, ci: int, cj: int, g_at: np.ndarray, w_at: np.ndarray) -> None:
+        """Checkpoints ci .. cj−1 from the running sums at them."""
+        if cj > ci:
+            self.pseudo[:, ci:cj] = g_at
+            self.emp[:, ci:cj] = (self.opt * self.ck[ci:cj])[None, :] - w_at
+            self.ci = cj
+
+    def _regret(
+        self, t0: int, t1: int, a: np.ndarray, table: np.ndarray | None, copies: int,
+        observed: np.ndarray | None,
+    ) -> None:
         """Continue the regret's running sums over rounds t0..t1 and fill the checkpoints in it."""
-        checkpoints = self.ck
-        gap, obs = self._instant(a, table, copies)
+        gap, obs = self._instant(a, table, copies, observed)
         # running sums continued from the carry, left to right: the same floats whatever the
         # chunk boundaries (adding the carry after summing the chunk would not be)
-        g = np.cumsum(np.concatenate([self.cum_gap[:, None], gap], axis=1), axis=1)[:, 1:]
-        w = np.cumsum(np.concatenate([self.cum_rew[:, None], obs], axis=1), axis=1)[:, 1:]
-        ci = cj = self.ci
-        while cj < checkpoints.size and checkpoints[cj] <= t1:
-            cj += 1
-        if cj > ci:
-            loc = checkpoints[ci:cj] - t0 - 1
-            self.pseudo[:, ci:cj] = g[:, loc]
-            self.emp[:, ci:cj] = (self.opt * checkpoints[ci:cj])[None, :] - w[:, loc]
-            self.ci = cj
+        g = running_sums(self.cum_gap, np.asarray(gap, dtype=float))
+        w = running_sums(self.cum_rew, np.asarray(obs, dtype=float))
+        ci, cj = self._checkpoints_in(t1)
+        loc = self.ck[ci:cj] - t0 - 1
+        self._fill(ci, cj, g[:, loc], w[:, loc])
         self.cum_gap, self.cum_rew = g[:, -1].copy(), w[:, -1].copy()
 
     def result(self) -> dict[str, Any]:

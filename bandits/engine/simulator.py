@@ -103,11 +103,15 @@ def _run_reps(
     tables = _Tables(env, reps, streams)
     run = _context(env, horizon, streams, transcripts, ledgers)
     agent = policy.agent(run)
+    if replace is None and agent.reads_outcome_stream:
+        tables.use_stream()
     tally = RegretTally(env, horizon, len(reps), checkpoints, record_actions)
     for t0 in range(0, horizon, chunk_size):
         t1 = min(horizon, t0 + chunk_size)
-        table = tables.chunk(t0, t1, replace)
-        tally.add(t0, t1, agent.run_chunk(t0, t1, Outcomes(table, policy.feedback)), table)
+        outcomes = tables.outcomes(t0, t1, replace, policy.feedback)
+        actions = agent.run_chunk(t0, t1, outcomes)
+        seen = outcomes.observed
+        tally.add(t0, t1, actions, outcomes.table if seen is None else None, observed=seen)
         if on_progress is not None:
             on_progress((t1 - t0) * len(reps))
     agent.finish()

@@ -8,9 +8,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from bandits.actions import Feedback
+from bandits.engine.bernoulli_stream import BernoulliStream
 from bandits.engine.replacement import Replacement
 from bandits.engine.streams import RepStreams, rep_streams
-from bandits.environments import Environment, RewardTableEnv
+from bandits.environments import BernoulliEnv, Environment, RewardTableEnv
+from bandits.policy import Outcomes
 
 __all__ = [
     "reward_table",
@@ -59,6 +62,20 @@ class _Tables:
             if self.shared
             else [np.random.Generator(np.random.PCG64(s.rewards)) for s in streams]
         )
+        self.stream: BernoulliStream | None = None
+
+    def use_stream(self) -> None:
+        """Offer every chunk's outcomes as a :class:`BernoulliStream` too, for an agent that reads
+        them one at a time (a plain Bernoulli environment only; else nothing changes)."""
+        if type(self.env) is BernoulliEnv and not self.shared:
+            self.stream = BernoulliStream.of(self.env.means, self.rngs)
+
+    def outcomes(self, t0: int, t1: int, replace: Replacement | None, feedback: Feedback) -> Outcomes:
+        """Rounds ``t0 .. t1-1`` as :class:`Outcomes`: the table, drawn when first read, or (with
+        :meth:`use_stream` and no replacement) the stream."""
+        if self.stream is None or replace is not None:
+            return Outcomes(self.chunk(t0, t1, replace), feedback)
+        return _StreamOutcomes(self, t0, t1, feedback)
 
     def chunk(self, t0: int, t1: int, replace: Replacement | None) -> np.ndarray:
         env, R, N = self.env, len(self.reps), self.env.n_arms
@@ -67,8 +84,38 @@ class _Tables:
             # read-only view of the shared table (reward_chunk validates the horizon), no copies
             return np.broadcast_to(env.reward_chunk(self.reps[0], t0, t1, _UNUSED), (R, t1 - t0, N))
         table = np.empty((R, t1 - t0, N))
-        for i, (r, g) in enumerate(zip(self.reps, self.rngs)):
-            table[i] = env.reward_chunk(r, t0, t1, g)
+        if self.stream is not None:
+            with self.stream.drawing():
+                self._draw(t0, t1, table)
+        else:
+            self._draw(t0, t1, table)
         if replace is not None and touched:
             replace.apply(table, t0)
         return table
+
+    def _draw(self, t0: int, t1: int, table: np.ndarray) -> None:
+        for i, (r, g) in enumerate(zip(self.reps, self.rngs)):
+            table[i] = self.env.reward_chunk(r, t0, t1, g)
+
+
+class _StreamOutcomes(Outcomes):
+    """A chunk whose table is drawn only if someone reads it; an agent may read the pulled arms'
+    outcomes from :attr:`stream` instead (and set :attr:`observed`), never both."""
+
+    def __init__(self, tables: _Tables, t0: int, t1: int, feedback: Feedback) -> None:
+        super().__init__(np.empty((0, 0, 0)), feedback)
+        self._tables, self._t0, self._t1 = tables, t0, t1
+        self._drawn: np.ndarray | None = None
+
+    @property
+    def table(self) -> np.ndarray:
+        if self._drawn is None:
+            if self.observed is not None:
+                raise RuntimeError("this chunk's outcomes were read from the stream; its table is gone")
+            self._drawn = self._tables.chunk(self._t0, self._t1, None)
+        return self._drawn
+
+    @property
+    def stream(self) -> BernoulliStream | None:
+        """The stream, while the table has not been drawn."""
+        return self._tables.stream if self._drawn is None else None

@@ -14,7 +14,10 @@ rounds with the engine its policy names (:class:`bandits.thompson.policy.Gaussia
   fewer than ``MIN_ADVANCE`` rounds per repetition and iteration, and the next chunk uses it
   only if the arm switched in fewer than 1/``MIN_ADVANCE`` of this chunk's rounds;
 * ``"kernel"`` — the per-repetition round loop (compiled with numba when it is installed,
-  :func:`bandits.engine.compiled.gaussian_ts_rounds`, else the NumPy step loop);
+  :func:`bandits.engine.compiled.gaussian_ts_rounds`, else the NumPy step loop); compiled, on a
+  Bernoulli instance, it reads the outcome table lazily instead of drawing it and draws the
+  posterior noise in the loop (:func:`bandits.engine.compiled.gaussian_ts_stream_rounds`,
+  :mod:`bandits.engine.bernoulli_stream`);
 * ``"step"`` — the plain NumPy step loop over all repetitions (the reference).
 
 All give the same actions and state, bit for bit (tested); they differ in speed only.
@@ -24,8 +27,9 @@ with the noise scale it really used.
 
 from __future__ import annotations
 
+import functools
 import math
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -168,13 +172,9 @@ class GaussianTSAgent(Agent):
         else:
             m = np.maximum(n_start, 1.0).min(axis=1).astype(np.int64)
         for mv in unique(m).tolist():
-            n1 = mv + 1.0
-            ev = GaussianReportNoisyMaxEvent(
-                sensitivities=(1.0 / n1,) * self.n_arms, sigmas=(self._sqrtc / math.sqrt(n1),) * self.n_arms
-            )
             self.run.ledgers.record(
                 np.flatnonzero(m == mv),
-                ev.repeat(k),
+                _round_event(self.n_arms, mv, self._sqrtc).repeat(k),
                 units=None,
                 label=f"rounds {max(t0, self._first_private)}..{t1 - 1}: argmax of posterior draws",
             )
@@ -207,10 +207,37 @@ class GaussianTSAgent(Agent):
             t = stop
         return t
 
+    @functools.cached_property
+    def reads_outcome_stream(self) -> bool:  # type: ignore[override]
+        """The kernel engine, compiled, drawing its noise from plain generators, and no draws
+        watched: it reads a Bernoulli table lazily (:meth:`_play_stream`)."""
+        gens = getattr(self.run.random, "generators", [None])
+        return (self.engine == "kernel" and self.watch is None and compiled.available()
+                and all(type(g) is np.random.Generator for g in gens))
+
     def run_chunk(self, t0: int, t1: int, outcomes: Outcomes) -> np.ndarray:
         """Rounds ``t0 .. t1-1`` with the policy's engine (module docstring)."""
+        stream = outcomes.stream
+        streamed = self.watch is None and self.reads_outcome_stream
+        if stream is not None and t0 >= self._prepull_end and streamed:
+            return self._play_stream(t0, t1, outcomes, stream)
         self.prepare(t0, t1)
         return self.play(t0, t1, outcomes.table)
+
+    def _play_stream(self, t0: int, t1: int, outcomes: Outcomes, stream: Any) -> np.ndarray:
+        """A chunk of sampling rounds read from the outcome stream, the noise drawn in the loop
+        (:func:`bandits.engine.compiled.gaussian_ts_stream_rounds`): the actions, state and
+        streams of :meth:`prepare` + :meth:`play` on the drawn table, without the table or Z."""
+        C = t1 - t0
+        actions = np.empty((self.reps, C), dtype=np.intp)
+        observed = np.empty((self.reps, C))
+        self._record(t0, t1, self.n)
+        self._ensure_scale_lut(C)
+        compiled.gaussian_ts_stream_rounds(self.run.random.generators, stream, self.S, self.n,
+                                           self._scale_lut, actions, observed)  # fmt: skip
+        outcomes.observed = observed
+        self._refresh()
+        return actions
 
     def use_noise(self, t0: int, Z: np.ndarray) -> None:
         """Use ``Z`` (shape (R, C, N), read only) as the pre-drawn noise of the sampling rounds
@@ -257,9 +284,7 @@ class GaussianTSAgent(Agent):
         and the NumPy step loop. Both give the same actions and state, bit for bit (tested)."""
         C = actions.shape[1]
         if self._compiled or (self.engine == "kernel" and compiled.available()):
-            top = int(self.n.max()) + C + 1
-            if self._scale_lut.size < top:  # sqrt(c)/sqrt(m + 1) for every reachable count m
-                self._scale_lut = self._sqrtc / np.sqrt(np.arange(max(top, 2 * self._scale_lut.size)) + 1.0)
+            self._ensure_scale_lut(C)
             compiled.gaussian_ts_rounds(self.S, self.n, self._Z, self._zoff - t0, table, p, self._scale_lut,
                                      actions, self.watch, self.drawn)  # fmt: skip
             return
@@ -270,6 +295,14 @@ class GaussianTSAgent(Agent):
             k = self._catch_up(p, table, actions)
         if k < C:
             self._step_loop(t0, k, table, actions)
+
+    def _ensure_scale_lut(self, C: int) -> None:
+        """sqrt(c)/sqrt(m + 1) for every count m a chunk of C rounds can reach."""
+        top = int(self.n.max()) + C + 1
+        old = self._scale_lut.size
+        if old < top:  # extended, not recomputed: each entry is the same float either way
+            more = self._sqrtc / np.sqrt(np.arange(old, max(top, 2 * old)) + 1.0)
+            self._scale_lut = np.concatenate([self._scale_lut, more])
 
     def _choose_engine(self, t0: int, actions: np.ndarray) -> None:
         """Speculate in the next chunk only if the sampling rounds of this one (actions of
@@ -298,3 +331,14 @@ class GaussianTSAgent(Agent):
         self._refresh()
         off = self._zoff - self._t0
         return catch_up(self.S, self.n, self._mu, self._scale, self._Z, off, self._sqrtc, p, table, actions)
+
+
+@functools.lru_cache(maxsize=4096)
+def _round_event(n_arms: int, m: int, sqrtc: float) -> GaussianReportNoisyMaxEvent:
+    """One sampling round's release when every arm holding data has at least m pulls (frozen:
+    shared by the chunks and repetitions that record it)."""
+    n1 = m + 1.0
+    return GaussianReportNoisyMaxEvent(
+        sensitivities=(1.0 / n1,) * n_arms, sigmas=(sqrtc / math.sqrt(n1),) * n_arms
+    )
+
