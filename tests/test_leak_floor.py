@@ -166,7 +166,7 @@ def test_views_say_which_floor_decided(monkeypatch):
     import bandits.auditing.black_box as bb
     import bandits.auditing.releases as rel
     from bandits.auditing.black_box import black_box_audit
-    from bandits.auditing.views import audit_views
+    from bandits.auditing.views import REFERENCE_NOTE, audit_views
     from dpaudit.audit.leak_floor import LeakFloor, LeakPoint
 
     fixed = LeakFloor(0.3, 1.3, (LeakPoint(1.0, 0.9, 0.1),), 4, "stub", "epsilon", 1.0)
@@ -181,4 +181,5 @@ def test_views_say_which_floor_decided(monkeypatch):
     text = str(audit)
     assert "its floor, measured on this algorithm" in text and "floors measured on this algorithm" in text
     plain = audit_views(black_box_audit, LazyUCB(epsilon=1.0), 4, env, AuditSettings(trials=400))
-    assert "floor_note" not in plain.to_dict()["details"]
+    assert plain.to_dict()["details"]["floor_note"] == REFERENCE_NOTE  # said, not implied
+    assert "(reference floor: this procedure on a reference pair, not on this algorithm" in str(plain)

@@ -54,12 +54,25 @@ def audit_views(
     return _floor_note(replace(outputs, components={**outputs.components, "releases": releases}), settings)
 
 
+REFERENCE_NOTE = (
+    "reference floor: this procedure on a reference pair, not on this algorithm; measured on an "
+    "algorithm, floors have come out higher. --audit-floor algorithm measures it, at many times "
+    "the audit's cost"
+)
+"""What a report says under a floor that was not measured on the algorithm: the floor of the
+audit's procedure on a reference pair, which was lower than the floor measured on every
+algorithm of ``docs/audit-bounds.md`` (1.1–2.9 times, as a leak factor)."""
+
+
 def _floor_note(audit: PolicyAudit, settings: AuditSettings) -> PolicyAudit:
     """Say which floors decided: the black-box outputs audit and the releases audit measure theirs
     on the algorithm (:mod:`bandits.auditing.leak_floor`); a family's own auditor keeps its
-    reference floor."""
+    reference floor; without ``floor="algorithm"`` every floor shown is a reference floor."""
     if settings.floor != "algorithm":
-        return audit
+        if not audit.primary.details.get("detection_floor"):
+            return audit
+        primary = replace(audit.primary, details={**audit.primary.details, "floor_note": REFERENCE_NOTE})
+        return replace(audit, primary=primary)
     parts = {"outputs": audit.primary, **audit.components}
     measured = [k for k, r in parts.items() if "algorithm_floor" in r.details]
     kept = [k for k in parts if k not in measured]
