@@ -398,11 +398,11 @@ def releases_leak_floor(
         cands = reachable_pairs([*fam, *extra], T)
         fits = fit_runs(variant, env, T, 2 * pool * fit, cands, settings, (6,))
         half = pool * score  # the pilots score on these; the m runs after them score their tests
-        scores = score_runs(variant, env, T, half + m, range(len(cands)), cands, settings, (6,),
-                            range(len(cands)))  # fmt: skip
+        every = range(len(cands))
+        scores = score_runs(variant, env, T, half, every, cands, settings, (6,), every)
         rng = np.random.default_rng(np.random.SeedSequence(settings.seed, spawn_key=(7,)))
-        fp, fn, live = np.zeros(n_rep, np.int64), np.zeros(n_rep, np.int64), np.zeros(n_rep, bool)
-        for r in range(n_rep):
+        chosen: list[tuple[int, ReleaseStatistic, PilotChoice] | None] = []
+        for _ in range(n_rep):
             rows = rng.choice(2 * pool * fit, size=fit, replace=False)
             sub_fits = [(take_rows(x, rows), take_rows(y, rows)) for x, y in fits]
             fitted = fitted_pairs(sub_fits, cands, registered)
@@ -410,13 +410,40 @@ def releases_leak_floor(
             sub = {c: (take_rows(scores[c][0], picks[0]), take_rows(scores[c][1], picks[1]), score)
                    for _, c, _, _ in fitted}  # fmt: skip
             pc, pair, stat, _ = choose_scored(fitted, sub, n, select, settings)
-            if pc is None or pc.predicted <= 0:
-                continue  # the audit is inconclusive: nothing detected
-            x, y, _ = scores[cands.index(pair)]
-            rest = np.arange(half, half + m)
-            vx, vy = stat(take_rows(x, rest), m), stat(take_rows(y, rest), m)
-            fp[r], fn[r] = error_counts(vx, vy, pc.orientation, pc.threshold)
-            live[r] = True
+            # a pilot without a test of positive predicted bound: the audit is inconclusive, nothing detected
+            chosen.append(None if pc is None or pc.predicted <= 0 else (cands.index(pair), stat, pc))
+        tests = list(dict.fromkeys((c, st) for c, st, _ in filter(None, chosen)))
+        values = _scoring_values(variant, env, T, half, m, tests, cands, settings, (6,))
+        fp, fn, live = np.zeros(n_rep, np.int64), np.zeros(n_rep, np.int64), np.zeros(n_rep, bool)
+        for r, ch in enumerate(chosen):
+            if ch is not None:
+                vx, vy = values[ch[:2]]
+                fp[r], fn[r] = error_counts(vx, vy, ch[2].orientation, ch[2].threshold)
+                live[r] = True
         return detections(fp, fn, live, m, n, alpha, quantity, settings.delta, certified)
 
     return leak_floor(evaluate, replicates=n_rep, quantity=quantity, certified=certified)
+
+
+def _scoring_values(
+    policy: Policy, env: Environment, T: int, start: int, count: int,
+    tests: Sequence[tuple[int, ReleaseStatistic]], cands: Sequence[PairDesign], settings: AuditSettings,
+    prefix: tuple[int, ...],
+) -> dict[tuple[int, ReleaseStatistic], tuple[np.ndarray, np.ndarray]]:  # fmt: skip
+    """Each test's statistic (pair c, statistic) on runs ``start .. start+count−1`` of pair c's
+    scoring runs as :func:`score_runs` numbers them (side s: blocks of :data:`BLOCK` runs keyed
+    ``prefix + (c, 1 + s, block)``, the changed round's plays kept), both sides. Only the
+    statistic's values are kept, and only the chosen pairs are run: a run does not depend on
+    the size of the block it is simulated in (its streams are its own), so the blocks start at the
+    one that holds ``start``."""
+    b0, b1 = start // BLOCK, -(-(start + count) // BLOCK)
+    batches = []
+    for c, stat in tests:
+        for s, table in enumerate(cands[c].tables(T)):
+            batches.append([((policy, table, T, min(BLOCK, start + count - b * BLOCK),
+                              np.random.SeedSequence(settings.seed, spawn_key=prefix + (c, 1 + s, b)),
+                              env.structure, stat, cands[c].round),) for b in range(b0, b1)])  # fmt: skip
+    lo = start - b0 * BLOCK
+    vals = [np.concatenate(blocks)[lo : lo + count] for blocks in run_blocks(batches, settings)]
+    return {t: (vals[2 * i], vals[2 * i + 1]) for i, t in enumerate(tests)}
+
