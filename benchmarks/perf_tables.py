@@ -4,7 +4,8 @@
 ``docs/img/dask.json`` from ``bench_dask.py``, and the detection-floor check
 ``docs/img/floor_check.json`` from ``bench_floor_check.py``, and the floor measured on the
 algorithms, ``docs/img/leak_floor.json``, ``leak_floor_ts.json`` and ``leak_floor_spread.json`` from
-``bench_leak_floor.py``) into the README and the docs by ``benchmarks/readme_tables.py``."""
+``bench_leak_floor.py``, and ``default_floors.json`` from ``bench_default_floors.py``) into the
+README and the docs by ``benchmarks/readme_tables.py``."""
 
 from __future__ import annotations
 
@@ -126,6 +127,12 @@ def renderers(img: Path) -> dict[str, Callable[[], str]]:
         from benchmarks.bench_leak_floor import table as ts_table
 
         out |= {"leak-floor-ts": lambda: ts_table(leak_ts["rows"])}
+    if (defaults := load("default_floors.json")) is not None:
+        from benchmarks.bench_default_floors import summary as defaults_summary
+        from benchmarks.bench_default_floors import table as defaults_table
+
+        out |= {"default-floors": lambda: defaults_table(defaults["rows"]),
+                "default-floors-summary": lambda: defaults_summary(defaults["rows"])}  # fmt: skip
     if (spread := load("leak_floor_spread.json")) is not None:
         from benchmarks.bench_leak_floor import spread_sentence
 

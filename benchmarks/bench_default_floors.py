@@ -1,0 +1,175 @@
+"""Every default ``dpaudit run ALG``: the floor it reports (a reference floor) against the floor
+measured on the algorithm (``--audit-floor algorithm``), view by view, and whether the verdict
+changes.
+
+A default run decides ``consistent`` against ``inconclusive`` with the reference floor of its
+certification procedure (a reference pair, shipped with the package, free); the floor measured on
+the algorithm itself (:mod:`bandits.auditing.leak_floor`, every privacy noise draw scaled by 1/L)
+costs many times the audit. This runs both for every registered private algorithm at its default
+settings and reports, per view, both floors as leak factors (floor / certificate: the audit sees
+a leak of L times the certificate half of the time), the two verdicts, and the two times::
+
+    python benchmarks/bench_default_floors.py --json docs/img/default_floors.json   # ~40 min here
+    python benchmarks/bench_default_floors.py --algorithms lazy-ucb dp-se           # a subset
+
+Views without a measured floor (Thompson sampling's outputs, the families' mechanism components)
+show ``-``: their reference floor decides either way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import math
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+COMMAND = "python benchmarks/bench_default_floors.py"
+
+
+def _run(argv: list[str]) -> tuple[dict[str, Any], float]:
+    """``dpaudit`` in this process: its JSON report and the CPU seconds it took."""
+    from dpaudit.cli.main import main
+
+    out = io.StringIO()
+    t = time.process_time()
+    with contextlib.redirect_stdout(out):
+        code = main(argv)
+    cpu = time.process_time() - t
+    if code not in (0, 1):
+        raise SystemExit(f"dpaudit {' '.join(argv)} exited with {code}")
+    return json.loads(out.getvalue()), cpu
+
+
+def _views(audit: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {"outputs": audit, **audit.get("details", {}).get("components", {})}
+
+
+def _as_leak(
+    floor: dict[str, Any] | None, certified: float | None, quantity: str
+) -> tuple[float | None, ...]:
+    """A reference floor (detect, violate) as multiples of the certificate."""
+    if not floor or not certified:
+        return None, None
+    d, v = (floor.get("mu"), floor.get("mu_violation")) if quantity == "mu" else (
+        floor.get("epsilon"), floor.get("epsilon_violation"))
+    return (None if d is None else d / certified), (None if v is None else v / certified)
+
+
+def algorithm_row(key: str) -> dict[str, Any]:
+    """Both runs of ``dpaudit run KEY`` and the per-view comparison."""
+    ref, ref_cpu = _run(["run", key, "--json"])
+    meas, meas_cpu = _run(["run", key, "--audit-floor", "algorithm", "--json"])
+    views = []
+    measured_views = _views(meas["audit"])
+    for name, view in _views(ref["audit"]).items():
+        cert = view.get("certified") or {}
+        quantity = "mu" if cert.get("mu") is not None else "epsilon"
+        certified = cert.get(quantity)
+        ref_detect, ref_violate = _as_leak(view.get("detection_floor"), certified, quantity)
+        m = measured_views.get(name, {})
+        alg = m.get("details", {}).get("algorithm_floor")
+        views.append({
+            "view": name, "quantity": quantity, "certified": certified,
+            "reference_detect": ref_detect, "reference_violate": ref_violate,
+            "measured_detect": None if alg is None else alg.get("detect_leak"),
+            "measured_violate": None if alg is None else alg.get("violate_leak"),
+            "measured": alg is not None,
+            "verdict_reference": view.get("verdict"), "verdict_measured": m.get("verdict"),
+        })
+    return {"algorithm": key, "verdict_reference": ref["audit"]["verdict"],
+            "verdict_measured": meas["audit"]["verdict"], "cpu_reference_s": ref_cpu,
+            "cpu_measured_s": meas_cpu, "views": views}
+
+
+def private_algorithms() -> list[str]:
+    from bandits.registry import algorithms, get
+
+    return [k for k in sorted(algorithms()) if get(k).privacy != "none"]
+
+
+def _fmt(x: float | None) -> str:
+    if x is None:
+        return "-"
+    if math.isinf(x):
+        return "none up to the search's end"
+    return f"{x:.3g}"
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    """The rows as a Markdown table."""
+    lines = [
+        "| algorithm | view | certificate | reference floor as L (detect / violate) | measured on the "
+        "algorithm (detect / violate) | verdict: reference floor / measured | CPU: default run / with the "
+        "measured floor |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        for i, v in enumerate(r["views"]):
+            cost = f"{r['cpu_reference_s']:.1f} s / {r['cpu_measured_s']:.1f} s" if i == 0 else ""
+            measured = "- (reference floor kept)"
+            if v["measured"]:
+                measured = f"{_fmt(v['measured_detect'])} / {_fmt(v['measured_violate'])}"
+            name = r["algorithm"] if i == 0 else ""
+            lines.append(
+                f"| {name} | {v['view']} | {v['quantity']} {_fmt(v['certified'])} | "
+                f"{_fmt(v['reference_detect'])} / {_fmt(v['reference_violate'])} | {measured} | "
+                f"{v['verdict_reference']} / {v['verdict_measured']} | {cost} |"
+            )
+    return "\n".join(lines)
+
+
+def summary(rows: list[dict[str, Any]]) -> str:
+    """One sentence over all rows (the README's and the docs' value)."""
+    views = [v for r in rows for v in r["views"] if v["measured"]]
+    changed = [f"{r['algorithm']} {v['view']}" for r in rows for v in r["views"]
+               if v["verdict_reference"] != v["verdict_measured"]]
+    ratios = [v["measured_detect"] / v["reference_detect"] for v in views
+              if v["measured_detect"] and v["reference_detect"] and not math.isinf(v["measured_detect"])]
+    blind = [f"{r['algorithm']} {v['view']}" for r in rows for v in r["views"]
+             if v["measured"] and (v["measured_detect"] is None or v["measured_detect"] >= 1)]
+    cost = [r["cpu_measured_s"] / r["cpu_reference_s"] for r in rows]
+    text = (f"{len(rows)} algorithms, {len(views)} views with a measured floor: the verdict changes in "
+            f"{len(changed)} view(s){' (' + ', '.join(changed) + ')' if changed else ''}; ")
+    if ratios:
+        text += f"the measured detection factor is {min(ratios):.2g}-{max(ratios):.2g} times the reference; "
+    text += (f"views that would not see the certificate's leak half of the time: "
+             f"{', '.join(blind) if blind else 'none'}; the measured floor costs "
+             f"{min(cost):.0f}-{max(cost):.0f} times the default run's CPU")
+    return text
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--algorithms", nargs="*", default=None,
+                    help="these registered algorithms (default: every private one)")
+    ap.add_argument("--workers", type=int, default=1, help="processes (one algorithm each at a time)")
+    ap.add_argument("--json", default=None, help="write the rows as JSON to this file")
+    args = ap.parse_args(argv)
+    keys = args.algorithms or private_algorithms()
+    if args.workers > 1:
+        with ProcessPoolExecutor(args.workers) as pool:
+            rows = list(pool.map(algorithm_row, keys))
+    else:
+        rows = []
+        for k in keys:
+            rows.append(algorithm_row(k))
+            print(f"{k} done", file=sys.stderr, flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps({"command": COMMAND, "rows": rows}, indent=1) + "\n")
+    print(table(rows))
+    print()
+    print(summary(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,66 @@
+"""benchmarks/bench_default_floors.py: the comparison of every default run's reference floor with
+the floor measured on the algorithm — its reading of the two reports and its sentence (the runs
+themselves take minutes: the stored table is checked by tests/test_docs_tables.py)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from benchmarks import bench_default_floors as bdf
+
+
+def _view(verdict, floor=None, alg=None, eps=1.0):
+    details = {} if alg is None else {"algorithm_floor": alg}
+    return {"certified": {"mu": None, "epsilon": eps}, "verdict": verdict, "detection_floor": floor,
+            "details": details}
+
+
+def _report(outputs, releases):
+    audit = {**outputs, "details": {**outputs["details"], "components": {"releases": releases}}}
+    return {"audit": audit}
+
+
+def test_a_row_reads_both_reports_view_by_view(monkeypatch):
+    ref_floor = {"mu": None, "epsilon": 0.2, "mu_violation": None, "epsilon_violation": 2.2}
+    reference = _report(_view("consistent", ref_floor, eps=2.0), _view("consistent", ref_floor, eps=2.0))
+    measured = _report(_view("inconclusive", alg={"detect_leak": 1.5, "violate_leak": math.inf}, eps=2.0),
+                       _view("consistent", alg={"detect_leak": 0.3, "violate_leak": 1.4}, eps=2.0))
+    calls = []
+
+    def fake(argv):
+        calls.append(argv)
+        floor = "--audit-floor" in argv
+        return (measured if floor else reference), 2.0 if floor else 1.0
+
+    monkeypatch.setattr(bdf, "_run", fake)
+    row = bdf.algorithm_row("lazy-ucb")
+    assert calls == [["run", "lazy-ucb", "--json"],
+                     ["run", "lazy-ucb", "--audit-floor", "algorithm", "--json"]]
+    out, rel = row["views"]
+    assert (out["view"], out["reference_detect"], out["reference_violate"]) == ("outputs", 0.1, 1.1)
+    assert (out["measured_detect"], out["verdict_reference"], out["verdict_measured"]) == (
+        1.5, "consistent", "inconclusive")
+    assert rel["measured_violate"] == 1.4 and row["cpu_measured_s"] == 2.0
+    text = bdf.summary([row])
+    assert "the verdict changes in 1 view(s) (lazy-ucb outputs)" in text
+    assert "would not see the certificate's leak half of the time: lazy-ucb outputs" in text
+    assert "costs 2-2 times" in text
+    table = bdf.table([row])
+    assert "| lazy-ucb | outputs | epsilon 2 | 0.1 / 1.1 | 1.5 / none up to the search's end |" in table
+
+
+def test_a_view_without_a_measured_floor_says_so():
+    row = {"algorithm": "ts", "cpu_reference_s": 20.0, "cpu_measured_s": 140.0, "views": [
+        {"view": "outputs", "quantity": "mu", "certified": 0.15, "reference_detect": 0.28,
+         "reference_violate": 1.28, "measured_detect": None, "measured_violate": None, "measured": False,
+         "verdict_reference": "consistent", "verdict_measured": "consistent"}]}
+    assert "- (reference floor kept)" in bdf.table([row])
+    assert "0 views with a measured floor" in bdf.summary([row])
+
+
+@pytest.mark.parametrize("floor,cert,expect", [(None, 1.0, (None, None)),
+                                               ({"epsilon": 0.5}, None, (None, None))])
+def test_no_floor_or_certificate_gives_no_factor(floor, cert, expect):
+    assert bdf._as_leak(floor, cert, "epsilon") == expect
