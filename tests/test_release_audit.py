@@ -10,7 +10,7 @@ import pytest
 from bandits.auditing.black_box import black_box_audit
 from bandits.auditing.contract import AuditSettings
 from bandits.auditing.leak_floor import NoiseScaled
-from bandits.auditing.release_pilot import _fit, played_key
+from bandits.auditing.release_pilot import fit_statistics, played_key
 from bandits.auditing.releases import ReleaseStatistic, audit_releases, records_releases, release_pairs
 from bandits.auditing.views import audit_views
 from bandits.engine.simulator import simulate
@@ -143,7 +143,7 @@ def test_the_fit_gates_releases_reached_only_where_the_changed_round_played_thei
     x = {"node[2]": 1.0 * played + noise, played_key(0, 2): played.astype(float),
          played_key(0, 1): (~played).astype(float)}  # fmt: skip
     y = {"node[2]": noise, **{k: v for k, v in x.items() if k != "node[2]"}}
-    stats, _ = _fit(x, y)
+    stats, _ = fit_statistics(x, y)
     gated = [s for s in stats if any(s.gates)]
     assert {s.kind for s in gated} == {"laplace", "gaussian"}
     assert gated[0].gates == (played_key(0, 2),)

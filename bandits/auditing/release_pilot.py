@@ -48,7 +48,8 @@ Columns = Mapping[str, np.ndarray]
 Scored = tuple[Columns, Columns, int]
 
 __all__ = ["ReleaseStatistic", "BLOCK", "MISSING", "SCORED_PAIRS", "pilot_sizes", "fit_runs", "fitted_pairs",
-           "score_runs", "choose_scored", "run_blocks", "tasks", "pilot", "played_key", "gated"]  # fmt: skip
+           "score_runs", "choose_scored", "run_blocks", "tasks", "pilot", "played_key", "gated",
+           "fit_statistics", "select_fitted"]  # fmt: skip
 
 BLOCK = 1024
 """Runs per simulated block (fixed, so results do not depend on the executor)."""
@@ -270,7 +271,9 @@ def _reached(
     return _Reached(reach * size / spread, key, m0, m0 + shift, spread, gate, gated_null)
 
 
-def _fit(x: Mapping[str, np.ndarray], y: Mapping[str, np.ndarray]) -> tuple[list[ReleaseStatistic], float]:
+def fit_statistics(
+    x: Mapping[str, np.ndarray], y: Mapping[str, np.ndarray]
+) -> tuple[list[ReleaseStatistic], float]:
     """The candidate statistics of one pair from its coupled fit runs (module docstring), and the
     pair's signal: Σ min(strength, 50)² over its reached releases (what ranks pairs for scoring).
     Where some reached releases are gated by the arm played at the changed round, the summed
@@ -340,17 +343,19 @@ def pilot_sizes(n_pilot: int) -> tuple[int, int]:
 
 def fit_runs(
     policy: Policy, env: Environment, T: int, fit: int, cands: Sequence[PairDesign], settings: AuditSettings,
-    prefix: tuple[int, ...],
+    prefix: tuple[int, ...], which: Sequence[int] | None = None,
 ) -> list[tuple[dict[str, np.ndarray], dict[str, np.ndarray]]]:  # fmt: skip
-    """``fit`` coupled runs (x and x′ on the same seeds, keyed by ``prefix``) of every pair: the
-    transcripts' columns of both sides, with the :func:`played_key` columns of the changed round."""
+    """``fit`` coupled runs (x and x′ on the same seeds, keyed by ``prefix``) of every pair (or of
+    the pairs ``which``, indices into ``cands``): the transcripts' columns of both sides, with the
+    :func:`played_key` columns of the changed round."""
     batches = []
-    for c, pair in enumerate(cands):
-        for table in pair.tables(T):  # the same key: x and x′ share their seeds
+    for c in range(len(cands)) if which is None else which:
+        for table in cands[c].tables(T):  # the same key: x and x′ share their seeds
             key = prefix + (c, 0)
-            batches.append(tasks(policy, table, T, fit, key, settings, env.structure, None, pair.round))
+            batches.append(tasks(policy, table, T, fit, key, settings, env.structure, None, cands[c].round))
     runs = run_blocks(batches, settings)
-    return [(merge(runs[2 * c], _sizes(fit)), merge(runs[2 * c + 1], _sizes(fit))) for c in range(len(cands))]
+    sizes = _sizes(fit)
+    return [(merge(runs[2 * i], sizes), merge(runs[2 * i + 1], sizes)) for i in range(len(runs) // 2)]
 
 
 def fitted_pairs(
@@ -359,10 +364,18 @@ def fitted_pairs(
 ) -> list[tuple[float, int, PairDesign, list[ReleaseStatistic]]]:  # fmt: skip
     """The pairs the pilot scores, with their candidate statistics (fitted on ``fits``, plus the
     ``registered`` ones): every registered pair and the :data:`SCORED_PAIRS` strongest others."""
+    return select_fitted([fit_statistics(*f) for f in fits], cands, registered)
+
+
+def select_fitted(
+    fits: Sequence[tuple[list[ReleaseStatistic], float]], cands: Sequence[PairDesign],
+    registered: Mapping[str, Sequence[ReleaseStatistic]],
+) -> list[tuple[float, int, PairDesign, list[ReleaseStatistic]]]:  # fmt: skip
+    """:func:`fitted_pairs` from each pair's fitted statistics and signal (``fit_statistics``)."""
     fitted = []
     for c, pair in enumerate(cands):
-        stats, signal = _fit(*fits[c])
-        stats += registered.get(pair.name, ())
+        stats, signal = fits[c]
+        stats = [*stats, *registered.get(pair.name, ())]
         if stats:
             fitted.append((signal, c, pair, stats))
     own = [f for f in fitted if f[2].name in registered]  # scored beside the strongest others

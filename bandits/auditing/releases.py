@@ -74,11 +74,12 @@ from bandits.auditing.release_pilot import (
     ReleaseStatistic,
     choose_scored,
     fit_runs,
-    fitted_pairs,
+    fit_statistics,
     pilot,
     pilot_sizes,
     run_blocks,
     score_runs,
+    select_fitted,
     tasks,
 )
 from bandits.engine.simulator import simulate
@@ -396,20 +397,19 @@ def releases_leak_floor(
         variant = NoiseScaled(policy, 1.0 / leak)
         fam = pairs if pairs is not None else default_pairs(variant, env, T, settings)
         cands = reachable_pairs([*fam, *extra], T)
-        fits = fit_runs(variant, env, T, 2 * pool * fit, cands, settings, (6,))
         half = pool * score  # the pilots score on these; the m runs after them score their tests
-        every = range(len(cands))
-        scores = score_runs(variant, env, T, half, every, cands, settings, (6,), every)
         rng = np.random.default_rng(np.random.SeedSequence(settings.seed, spawn_key=(7,)))
+        draws = [(rng.choice(2 * pool * fit, size=fit, replace=False),
+                  [rng.choice(half, size=score, replace=False) for _ in range(2)])
+                 for _ in range(n_rep)]  # fmt: skip
+        fitted = _fitted_per_pilot(variant, env, T, 2 * pool * fit, [d[0] for d in draws], cands, registered,
+                                   settings)  # fmt: skip
+        scores = _scoring_pools(variant, env, T, half, fitted, cands, settings)
         chosen: list[tuple[int, ReleaseStatistic, PilotChoice] | None] = []
-        for _ in range(n_rep):
-            rows = rng.choice(2 * pool * fit, size=fit, replace=False)
-            sub_fits = [(take_rows(x, rows), take_rows(y, rows)) for x, y in fits]
-            fitted = fitted_pairs(sub_fits, cands, registered)
-            picks = [rng.choice(half, size=score, replace=False) for _ in range(2)]
+        for fits, (_, picks) in zip(fitted, draws):
             sub = {c: (take_rows(scores[c][0], picks[0]), take_rows(scores[c][1], picks[1]), score)
-                   for _, c, _, _ in fitted}  # fmt: skip
-            pc, pair, stat, _ = choose_scored(fitted, sub, n, select, settings)
+                   for _, c, _, _ in fits}  # fmt: skip
+            pc, pair, stat, _ = choose_scored(fits, sub, n, select, settings)
             # a pilot without a test of positive predicted bound: the audit is inconclusive, nothing detected
             chosen.append(None if pc is None or pc.predicted <= 0 else (cands.index(pair), stat, pc))
         tests = list(dict.fromkeys((c, st) for c, st, _ in filter(None, chosen)))
@@ -446,4 +446,39 @@ def _scoring_values(
     lo = start - b0 * BLOCK
     vals = [np.concatenate(blocks)[lo : lo + count] for blocks in run_blocks(batches, settings)]
     return {t: (vals[2 * i], vals[2 * i + 1]) for i, t in enumerate(tests)}
+
+
+Fitted = list[tuple[float, int, PairDesign, list[ReleaseStatistic]]]
+
+
+def _fitted_per_pilot(
+    policy: Policy, env: Environment, T: int, runs: int, rows: Sequence[np.ndarray],
+    cands: Sequence[PairDesign], registered: Mapping[str, Sequence[ReleaseStatistic]],
+    settings: AuditSettings,
+) -> list[Fitted]:  # fmt: skip
+    """For each pilot (its fit runs ``rows[r]`` of the pool of ``runs`` coupled runs per pair),
+    :func:`~bandits.auditing.release_pilot.fitted_pairs` — computed one pair at a time, so that
+    only one pair's pool of transcripts is held at once (a pair's runs, keyed by its index, are
+    the same whichever pairs run beside it)."""
+    per_pair = []
+    for c in range(len(cands)):
+        x, y = fit_runs(policy, env, T, runs, cands, settings, (6,), which=[c])[0]
+        per_pair.append([fit_statistics(take_rows(x, r), take_rows(y, r)) for r in rows])
+    return [select_fitted([p[i] for p in per_pair], cands, registered) for i in range(len(rows))]
+
+
+def _scoring_pools(
+    policy: Policy, env: Environment, T: int, runs: int, fitted: Sequence[Fitted],
+    cands: Sequence[PairDesign], settings: AuditSettings,
+) -> dict[int, tuple[dict[str, np.ndarray], dict[str, np.ndarray]]]:  # fmt: skip
+    """The ``runs`` scoring runs per side of every pair some pilot fitted (as :func:`score_runs`
+    numbers them), one pair at a time and keeping only the columns its pilots' statistics read
+    (their releases and gates): the statistics see exactly what they would in the whole pool."""
+    out = {}
+    for c in sorted({c for fits in fitted for _, c, _, _ in fits}):
+        read = {k for fits in fitted for _, i, _, stats in fits if i == c
+                for st in stats for k in (*st.keys, *st.gates)}  # fmt: skip
+        x, y, _ = score_runs(policy, env, T, runs, [c], cands, settings, (6,), [c])[c]
+        out[c] = ({k: v for k, v in x.items() if k in read}, {k: v for k, v in y.items() if k in read})
+    return out
 
