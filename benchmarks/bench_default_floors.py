@@ -36,14 +36,17 @@ COMMAND = "python benchmarks/bench_default_floors.py"
 
 
 def _run(argv: list[str]) -> tuple[dict[str, Any], float]:
-    """``dpaudit`` in this process: its JSON report and the CPU seconds it took."""
+    """``dpaudit`` in this process: its JSON report and the CPU seconds it took; a refusal (exit
+    status 2: work that would not fit) as ``{"refused": its message}``."""
     from dpaudit.cli.main import main
 
-    out = io.StringIO()
+    out, err = io.StringIO(), io.StringIO()
     t = time.process_time()
-    with contextlib.redirect_stdout(out):
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(argv)
     cpu = time.process_time() - t
+    if code == 2:
+        return {"refused": err.getvalue().strip().removeprefix("dpaudit: error: ")}, cpu
     if code not in (0, 1):
         raise SystemExit(f"dpaudit {' '.join(argv)} exited with {code}")
     return json.loads(out.getvalue()), cpu
@@ -69,7 +72,8 @@ def algorithm_row(key: str) -> dict[str, Any]:
     ref, ref_cpu = _run(["run", key, "--json"])
     meas, meas_cpu = _run(["run", key, "--audit-floor", "algorithm", "--json"])
     views = []
-    measured_views = _views(meas["audit"])
+    refused = meas.get("refused")
+    measured_views = {} if refused else _views(meas["audit"])
     for name, view in _views(ref["audit"]).items():
         cert = view.get("certified") or {}
         quantity = "mu" if cert.get("mu") is not None else "epsilon"
@@ -86,8 +90,8 @@ def algorithm_row(key: str) -> dict[str, Any]:
             "verdict_reference": view.get("verdict"), "verdict_measured": m.get("verdict"),
         })
     return {"algorithm": key, "verdict_reference": ref["audit"]["verdict"],
-            "verdict_measured": meas["audit"]["verdict"], "cpu_reference_s": ref_cpu,
-            "cpu_measured_s": meas_cpu, "views": views}
+            "verdict_measured": None if refused else meas["audit"]["verdict"], "cpu_reference_s": ref_cpu,
+            "cpu_measured_s": meas_cpu, "refused": refused, "views": views}
 
 
 def private_algorithms() -> list[str]:
@@ -108,7 +112,8 @@ def table(rows: list[dict[str, Any]]) -> str:
     """The rows as a Markdown table."""
     lines = [
         "| algorithm | view | certificate | reference floor as L (detect / violate) | measured on the "
-        "algorithm (detect / violate) | verdict: reference floor / measured | CPU: default run / with the "
+        "algorithm (detect / violate) | verdict (first row: the run's): reference floor / measured | "
+        "CPU: default run / with the "
         "measured floor |",
         "|---|---|---|---|---|---|---|",
     ]
@@ -116,13 +121,18 @@ def table(rows: list[dict[str, Any]]) -> str:
         for i, v in enumerate(r["views"]):
             cost = f"{r['cpu_reference_s']:.1f} s / {r['cpu_measured_s']:.1f} s" if i == 0 else ""
             measured = "- (reference floor kept)"
-            if v["measured"]:
-                measured = f"{_fmt(v['measured_detect'])} / {_fmt(v['measured_violate'])}"
+            if r.get("refused"):
+                measured = ("refused up front: " + r["refused"].replace("|", "/")) if i == 0 else "refused"
+            elif v["measured"]:
+                d, w = (("not reached" if x is None else _fmt(x))
+                        for x in (v["measured_detect"], v["measured_violate"]))
+                measured = f"{d} / {w}"
             name = r["algorithm"] if i == 0 else ""
+            verdicts = f"{v['verdict_reference']} / {v['verdict_measured'] or '-'}"
             lines.append(
                 f"| {name} | {v['view']} | {v['quantity']} {_fmt(v['certified'])} | "
                 f"{_fmt(v['reference_detect'])} / {_fmt(v['reference_violate'])} | {measured} | "
-                f"{v['verdict_reference']} / {v['verdict_measured']} | {cost} |"
+                f"{'run: ' if i == 0 else ''}{verdicts} | {cost} |"
             )
     return "\n".join(lines)
 
@@ -131,19 +141,24 @@ def summary(rows: list[dict[str, Any]]) -> str:
     """One sentence over all rows (the README's and the docs' value)."""
     views = [v for r in rows for v in r["views"] if v["measured"]]
     changed = [f"{r['algorithm']} {v['view']}" for r in rows for v in r["views"]
-               if v["verdict_reference"] != v["verdict_measured"]]
+               if not r.get("refused") and v["verdict_reference"] != v["verdict_measured"]]
+    refused = [r["algorithm"] for r in rows if r.get("refused")]
     ratios = [v["measured_detect"] / v["reference_detect"] for v in views
               if v["measured_detect"] and v["reference_detect"] and not math.isinf(v["measured_detect"])]
     blind = [f"{r['algorithm']} {v['view']}" for r in rows for v in r["views"]
              if v["measured"] and (v["measured_detect"] is None or v["measured_detect"] >= 1)]
-    cost = [r["cpu_measured_s"] / r["cpu_reference_s"] for r in rows]
+    cost = [r["cpu_measured_s"] / r["cpu_reference_s"] for r in rows
+            if not r.get("refused") and any(v["measured"] for v in r["views"])]
     text = (f"{len(rows)} algorithms, {len(views)} views with a measured floor: the verdict changes in "
             f"{len(changed)} view(s){' (' + ', '.join(changed) + ')' if changed else ''}; ")
     if ratios:
         text += f"the measured detection factor is {min(ratios):.2g}-{max(ratios):.2g} times the reference; "
     text += (f"views that would not see the certificate's leak half of the time: "
-             f"{', '.join(blind) if blind else 'none'}; the measured floor costs "
-             f"{min(cost):.0f}-{max(cost):.0f} times the default run's CPU")
+             f"{', '.join(blind) if blind else 'none'}")
+    if cost:
+        text += f"; the measured floor costs {min(cost):.0f}-{max(cost):.0f} times the default run's CPU"
+    if refused:
+        text += f"; refused up front as too large: {', '.join(refused)}"
     return text
 
 

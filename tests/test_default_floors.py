@@ -64,3 +64,14 @@ def test_a_view_without_a_measured_floor_says_so():
                                                ({"epsilon": 0.5}, None, (None, None))])
 def test_no_floor_or_certificate_gives_no_factor(floor, cert, expect):
     assert bdf._as_leak(floor, cert, "epsilon") == expect
+
+
+def test_a_refused_measured_floor_is_reported_as_such(monkeypatch):
+    ref_floor = {"mu": None, "epsilon": 0.2, "mu_violation": None, "epsilon_violation": 2.2}
+    reference = _report(_view("consistent", ref_floor), _view("consistent", ref_floor))
+    monkeypatch.setattr(bdf, "_run", lambda argv: ({"refused": "too many rounds"}, 0.5)
+                        if "--audit-floor" in argv else (reference, 1.0))  # fmt: skip
+    row = bdf.algorithm_row("dp-se")
+    assert row["refused"] == "too many rounds" and row["verdict_measured"] is None
+    assert "refused up front: too many rounds" in bdf.table([row])
+    assert "refused up front as too large: dp-se" in bdf.summary([row])
