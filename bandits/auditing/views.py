@@ -60,8 +60,8 @@ REFERENCE_NOTE = (
     "the audit's cost"
 )
 """What a report says under a floor that was not measured on the algorithm: the floor of the
-audit's procedure on a reference pair, which was lower than the floor measured on every
-algorithm of ``docs/audit-bounds.md`` (1.1–2.9 times, as a leak factor)."""
+audit's procedure on a reference pair, which was lower than the floor measured on the algorithm
+in every view of ``docs/audit-bounds.md`` (``python benchmarks/bench_default_floors.py``)."""
 
 
 def _floor_note(audit: PolicyAudit, settings: AuditSettings) -> PolicyAudit:

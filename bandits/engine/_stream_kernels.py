@@ -21,15 +21,10 @@ from typing import Any
 
 import numpy as np
 
-njit: Any
-try:
-    from numba import njit
-except ImportError:  # pragma: no cover - the 'fast' extra is not installed
-    njit = None
+from bandits.engine._numba_kernels import NUMBA, _jit, njit
+from bandits.engine.bernoulli_stream import MULTIPLIER
 
 __all__ = ["NUMBA", "pcg_uniforms_kernel", "gaussian_ts_stream_kernel"]
-
-NUMBA = njit is not None
 
 _LOW32 = np.uint64(0xFFFFFFFF)
 _32 = np.uint64(32)
@@ -40,13 +35,8 @@ _64 = np.uint64(64)
 _ONE = np.uint64(1)
 _ZERO = np.uint64(0)
 _TO_DOUBLE = 1.0 / 9007199254740992.0  # 2**-53: NumPy's next_double
-MULT_HIGH = np.uint64(2549297995355413924)
-MULT_LOW = np.uint64(4865540595714422341)
-"""PCG64's multiplier (PCG_DEFAULT_MULTIPLIER_128), high and low words."""
-
-
-def _jit(f: Callable[..., Any]) -> Callable[..., Any]:
-    return f if njit is None else njit(cache=True)(f)
+MULT_HIGH, MULT_LOW = np.uint64(MULTIPLIER >> 64), np.uint64(MULTIPLIER & 0xFFFFFFFFFFFFFFFF)
+"""PCG64's multiplier, high and low words."""
 
 
 def _inline(f: Callable[..., Any]) -> Callable[..., Any]:

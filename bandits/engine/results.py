@@ -193,7 +193,10 @@ class RegretTally:
         R, N, checkpoints = self.R, self.N, self.ck
         if table is None and (observed is None or not self.single or copies != 1):
             raise ValueError("table is needed unless single-arm outcomes are observed")
-        if not (checkpoints.size and self._compiled_single(t0, t1, a, table, copies, observed)):
+        if self.single and copies == 1 and a.ndim == 2 and observed is None and table is not None:
+            # the played arms' outcomes, read once for whichever path tallies them
+            observed = np.take_along_axis(table, a[:, :, None], axis=2)[:, :, 0]
+        if not (checkpoints.size and observed is not None and self._compiled_single(t0, t1, a, observed)):
             if checkpoints.size:
                 self._regret(t0, t1, a, table, copies, observed)
             flat = (a.reshape(R, -1) + (np.arange(R) * N)[:, None]).ravel()
@@ -201,18 +204,9 @@ class RegretTally:
         if self.acts is not None:
             self.acts[:, t0:t1] = a
 
-    def _compiled_single(
-        self, t0: int, t1: int, a: np.ndarray, table: np.ndarray | None, copies: int,
-        observed: np.ndarray | None,
-    ) -> bool:
-        """Single arms: the regret sums and pulls in one compiled pass
-        (:func:`bandits.engine.compiled.single_arm_tally`, the same numbers), if it runs."""
-        if not (self.single and copies == 1 and a.ndim == 2):
-            return False
-        if observed is None:
-            if table is None or table.ndim != 3:
-                return False
-            observed = np.take_along_axis(table, a[:, :, None], axis=2)[:, :, 0]
+    def _compiled_single(self, t0: int, t1: int, a: np.ndarray, observed: np.ndarray) -> bool:
+        """Single arms with their outcomes ``observed``: the regret sums and pulls in one compiled
+        pass (:func:`bandits.engine.compiled.single_arm_tally`, the same numbers), if it runs."""
         ci, cj = self._checkpoints_in(t1)
         loc = self.ck[ci:cj] - t0 - 1
         g_at, w_at = np.empty((self.R, cj - ci)), np.empty((self.R, cj - ci))
