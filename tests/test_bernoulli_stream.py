@@ -52,7 +52,7 @@ def test_the_compiled_uniforms_are_numpys(seed, count, skip):
     g.random(skip)
     stream = BernoulliStream.of((0.5, 0.5), [g])
     assert stream is not None
-    got = stream.uniforms(0, count)
+    got = compiled.stream_uniforms(stream.state[0], stream.inc[0], count)
     ref = np.random.default_rng(seed)
     ref.random(skip)
     assert np.array_equal(got, ref.random(count))
@@ -64,10 +64,10 @@ def test_drawing_and_reading_interleave():
     rngs = [np.random.default_rng(11), np.random.default_rng(12)]
     stream = BernoulliStream.of((0.3, 0.6, 0.9), rngs)
     ref = np.random.default_rng(12).random(3000)
-    a = stream.uniforms(1, 1000)
+    a = compiled.stream_uniforms(stream.state[1], stream.inc[1], 1000)
     with stream.drawing():  # the NumPy generator continues where the stream stopped
         b = rngs[1].random(1000)
-    c = stream.uniforms(1, 1000)  # and the stream where the generator stopped
+    c = compiled.stream_uniforms(stream.state[1], stream.inc[1], 1000)  # the stream continues after it
     assert np.array_equal(np.concatenate([a, b, c]), ref)
 
 

@@ -17,8 +17,9 @@ and takes it back, so the two ways interleave chunk by chunk and give the same n
 
 >>> rngs = [np.random.default_rng(s) for s in (1, 2)]
 >>> stream = BernoulliStream.of((0.5, 0.25), rngs)
->>> u = stream.uniforms(0, 3)
->>> bool((u == np.random.default_rng(1).random(3)).all()) if u is not None else True
+>>> with stream.drawing():  # the generators draw; the stream continues after them
+...     u = rngs[0].random(3)
+>>> int(stream.state[0, 0]) << 64 | int(stream.state[0, 1]) == rngs[0].bit_generator.state["state"]["state"]
 True
 """
 
@@ -108,10 +109,3 @@ class BernoulliStream:
             yield
         finally:
             self._take()
-
-    def uniforms(self, rep: int, count: int) -> np.ndarray | None:
-        """The next ``count`` uniforms of repetition ``rep``, compiled (None without numba): what
-        its generator's ``random(count)`` would return, advancing the stream the same way."""
-        from bandits.engine import compiled
-
-        return compiled.stream_uniforms(self.state[rep], self.inc[rep], count)
