@@ -178,7 +178,12 @@ def _ts_draws_zeroed(where: Callable[[Any], Any]) -> Callable[[], Any]:
             if index is not None and self._Z.shape[1]:
                 self._Z[index] = 0.0
 
-        return _patched(GaussianTSAgent, "prepare", prepare)
+        stack = contextlib.ExitStack()
+        stack.enter_context(_patched(GaussianTSAgent, "prepare", prepare))
+        # the bug lives in the noise buffer: an audit block's compiled loop would otherwise draw
+        # its noise itself (the same numbers) and never fill the buffer
+        stack.enter_context(_patched(GaussianTSAgent, "_generator_list", property(lambda self: None)))
+        return stack
 
     return plant
 

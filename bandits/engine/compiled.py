@@ -28,6 +28,11 @@ at a time: its NumPy step loop pays ≈ 20 array operations per round for all re
 lazily, one generator step a round (:mod:`bandits.engine.bernoulli_stream`) and the posterior draws
 straight from the generator: no table, no noise buffer, the same actions and outcomes.
 
+:func:`gaussian_ts_drawing_rounds` is :func:`gaussian_ts_rounds` with the posterior draws taken in the
+loop from the repetitions' generators, passed once as a numba typed list (:func:`generator_list`):
+no noise buffer and no per-repetition generator call per chunk, which the audit's 8192-repetition
+blocks paid in full.
+
 :func:`fill_standard_normal` fills a buffer with a generator's standard normals, the same values
 as ``Generator.standard_normal(out=...)`` (numba runs NumPy's ziggurat on the same bit
 generator) in about a quarter of the time: Gaussian Thompson sampling draws N normals per round
@@ -50,7 +55,8 @@ import numpy as np
 __all__ = ["HAVE_NUMBA", "installed", "available", "greedy_linear_exact", "csb_chunk", "gaussian_ts_rounds",
            "lazy_ts_chunk", "beta_ts_chunk", "fill_standard_normal", "dp_ts_ucb_chunk", "KERNEL_MIN_ROUNDS",
            "worth_compiling", "cucb_dp_chunk", "ucb1_chunk", "stream_uniforms", "gaussian_ts_stream_rounds",
-           "running_sums", "single_arm_tally"]
+           "running_sums", "single_arm_tally", "generator_list", "GENERATOR_LIST_MIN_REPS",
+           "gaussian_ts_drawing_rounds"]
 
 _KERNEL: Any = None
 _CSB: Any = None
@@ -65,6 +71,7 @@ _UNIF: Any = None
 _GTS_STREAM: Any = None
 _RSUM: Any = None
 _TALLY: Any = None
+_GTS_DRAW: Any = None
 _FILL_MIN = 2048  # numba's call costs ~8 µs (unboxing the Generator), NumPy's ~1 µs; ~8 ns saved a draw
 _TRIED = False
 
@@ -106,10 +113,11 @@ def available() -> bool:
 
 def _kernel() -> Any:
     global _KERNEL, _CSB, _GTS, _LAZY, _BETA, _FILL, _DPTS, _CUCBDP, _UCB1, _TRIED
-    global _UNIF, _GTS_STREAM, _RSUM, _TALLY
+    global _UNIF, _GTS_STREAM, _RSUM, _TALLY, _GTS_DRAW
     if _TRIED:
         return _KERNEL
     _TRIED = True
+    from bandits.engine import _drawing_kernels as dk
     from bandits.engine import _numba_kernels as nk
     from bandits.engine import _stream_kernels as sk
 
@@ -119,7 +127,7 @@ def _kernel() -> Any:
     _BETA, _FILL, _DPTS = nk.beta_ts_kernel, nk.normal_fill_kernel, nk.dp_ts_ucb_kernel
     _CUCBDP, _UCB1 = nk.cucb_dp_kernel, nk.ucb1_kernel
     _UNIF, _GTS_STREAM, _RSUM = sk.pcg_uniforms_kernel, sk.gaussian_ts_stream_kernel, nk.running_sums_kernel
-    _TALLY = nk.single_arm_tally_kernel
+    _TALLY, _GTS_DRAW = nk.single_arm_tally_kernel, dk.gaussian_ts_drawing_kernel
     return _KERNEL
 
 
@@ -207,6 +215,51 @@ def gaussian_ts_rounds(
         watch, drawn = np.empty(0, dtype=np.intp), np.empty((1, 1))
     _GTS(S, n, Z, int(zoff), table, np.ascontiguousarray(start, dtype=np.intp), scale, actions,
          np.ascontiguousarray(watch, dtype=np.intp), drawn)  # fmt: skip
+
+
+GENERATOR_LIST_MIN_REPS = 512
+"""Repetitions from which an agent draws its noise in the compiled loop through a
+:func:`generator_list`: building the first list in a process compiles numba's list code (about
+0.8 s here) and each generator costs ~9 µs to add; a buffer filled per repetition and chunk costs
+~2 µs more per repetition and chunk than drawing in the loop, which pays only for audit-sized
+blocks (the audit's 8192 repetitions in 51-round chunks: ~0.7 s a block), not for a run's ten."""
+
+
+def generator_list(generators: Any) -> Any:
+    """The repetitions' generators as one compiled-code argument
+    (:func:`bandits.engine._drawing_kernels.generator_list`: unboxed once, not at every call),
+    or None where the kernels are unavailable or a generator is not a plain
+    ``numpy.random.Generator`` (a wrapped one, e.g. a planted bug's, must draw through its own
+    methods)."""
+    gens = list(generators)
+    if not gens or not available() or any(type(g) is not np.random.Generator for g in gens):
+        return None
+    from bandits.engine._drawing_kernels import generator_list as typed_list
+
+    return typed_list(gens)
+
+
+def gaussian_ts_drawing_rounds(
+    generators: Any, S: np.ndarray, n: np.ndarray, table: np.ndarray, start: int, scale: np.ndarray,
+    actions: np.ndarray, watch: np.ndarray | None = None, drawn: np.ndarray | None = None,
+) -> None:
+    """:func:`gaussian_ts_rounds` from local round ``start`` for every repetition, the noise drawn
+    in the loop from ``generators`` (a :func:`generator_list`) instead of read from a buffer:
+    repetition r's N draws a round come from its generator in the order a (C, N) buffer filled by
+    ``standard_normal`` holds them, so actions, state, watched draws and the generators' states
+    afterwards are those of filling the buffer and calling :func:`gaussian_ts_rounds`, bit for bit
+    (tested), without the buffer. Raises ``RuntimeError`` if numba is unavailable."""
+    _kernel()
+    if _GTS_DRAW is None or not available():
+        raise RuntimeError("numba is not available (pip install 'dpaudit[fast]'; DPAUDIT_NUMBA != 0)")
+    if S.size and int(n.max()) + actions.shape[1] >= scale.size:
+        raise ValueError(f"scale has {scale.size} entries; counts reach {int(n.max()) + actions.shape[1]}")
+    if len(generators) != S.shape[0]:
+        raise ValueError(f"{len(generators)} generators for {S.shape[0]} repetitions")
+    if watch is None or drawn is None:
+        watch, drawn = np.empty(0, dtype=np.intp), np.empty((1, 1))
+    _GTS_DRAW(generators, S, n, table, int(start), scale, actions, np.ascontiguousarray(watch, dtype=np.intp),
+              drawn)  # fmt: skip
 
 
 def lazy_ts_chunk(*args: Any) -> int:

@@ -17,7 +17,8 @@ rounds with the engine its policy names (:class:`bandits.thompson.policy.Gaussia
   :func:`bandits.engine.compiled.gaussian_ts_rounds`, else the NumPy step loop); compiled, on a
   Bernoulli instance, it reads the outcome table lazily instead of drawing it and draws the
   posterior noise in the loop (:func:`bandits.engine.compiled.gaussian_ts_stream_rounds`,
-  :mod:`bandits.engine.bernoulli_stream`);
+  :mod:`bandits.engine.bernoulli_stream`); with many repetitions (an audit's blocks) it draws the
+  noise in the loop on any table (:func:`bandits.engine.compiled.gaussian_ts_drawing_rounds`);
 * ``"step"`` — the plain NumPy step loop over all repetitions (the reference).
 
 All give the same actions and state, bit for bit (tested); they differ in speed only.
@@ -56,7 +57,8 @@ class ThompsonParameters(Protocol):
 
 
 class GaussianTSAgent(Agent):
-    """State S (reward sums) and n (counts), shape (R, N); noise Z pre-drawn per chunk.
+    """State S (reward sums) and n (counts), shape (R, N); noise Z pre-drawn per chunk (or drawn
+    in the compiled loop, :attr:`_generator_list`).
 
     Noise layout: repetition r's stream of N-vectors of standard normals starts at the first
     *sampling* round b·N (the deterministic pre-pull rounds draw nothing), so the k-th sampling
@@ -85,6 +87,7 @@ class GaussianTSAgent(Agent):
         self._zbuf = self._Z
         self._t0 = 0
         self._zoff = self._prepull_end  # the round whose noise is _Z[:, 0]
+        self._noise_in_loop = False  # this chunk's noise is drawn in the compiled loop, not in _Z
         self._K = 64
         self._speculating = True
         self._offsets = self.rows * self.n_arms
@@ -122,6 +125,7 @@ class GaussianTSAgent(Agent):
                 compiled.fill_standard_normal(g, self._Z[r])  # compiled where numba is: same values
         self._t0 = t0
         self._zoff = start
+        self._noise_in_loop = False
 
     def noise_elements(self, t0: int, t1: int) -> tuple[int, int]:
         """The elements [e0, e1) of each repetition's noise stream used by rounds ``t0 .. t1-1``
@@ -221,8 +225,22 @@ class GaussianTSAgent(Agent):
         streamed = self.watch is None and self.reads_outcome_stream
         if stream is not None and t0 >= self._prepull_end and streamed:
             return self._play_stream(t0, t1, outcomes, stream)
+        if self._generator_list is not None:  # the compiled loop draws the noise itself
+            self._noise_in_loop, self._t0, self._zoff = True, t0, max(t0, self._prepull_end)
+            return self.play(t0, t1, outcomes.table)
         self.prepare(t0, t1)
         return self.play(t0, t1, outcomes.table)
+
+    @functools.cached_property
+    def _generator_list(self) -> Any:
+        """The kernel engine's plain generators as one compiled-code argument
+        (:func:`bandits.engine.compiled.generator_list`), or None: the noise is then drawn into a
+        buffer first (no numba, another engine, wrapped generators, or fewer repetitions than
+        ``GENERATOR_LIST_MIN_REPS``, where building the list costs more than it saves)."""
+        gens = getattr(self.run.random, "generators", None)
+        if self.engine != "kernel" or gens is None or self.reps < compiled.GENERATOR_LIST_MIN_REPS:
+            return None
+        return compiled.generator_list(gens) if compiled.available() else None
 
     def _play_stream(self, t0: int, t1: int, outcomes: Outcomes, stream: Any) -> np.ndarray:
         """A chunk of sampling rounds read from the outcome stream, the noise drawn in the loop
@@ -248,6 +266,7 @@ class GaussianTSAgent(Agent):
         self._Z = Z
         self._t0 = t0
         self._zoff = max(t0, self._prepull_end)
+        self._noise_in_loop = False
 
     def play(self, t0: int, t1: int, table: np.ndarray, speculate: bool = True) -> np.ndarray:
         """:meth:`run_chunk` with the noise already in place (:meth:`prepare`/:meth:`use_noise`);
@@ -283,6 +302,11 @@ class GaussianTSAgent(Agent):
         numba is available (:func:`bandits.engine.compiled.gaussian_ts_rounds`), else :meth:`_catch_up`
         and the NumPy step loop. Both give the same actions and state, bit for bit (tested)."""
         C = actions.shape[1]
+        if self._noise_in_loop:  # the kernel engine: every repetition starts from the same round
+            self._ensure_scale_lut(C)
+            compiled.gaussian_ts_drawing_rounds(self._generator_list, self.S, self.n, table, int(p[0]),
+                                                self._scale_lut, actions, self.watch, self.drawn)  # fmt: skip
+            return
         if self._compiled or (self.engine == "kernel" and compiled.available()):
             self._ensure_scale_lut(C)
             compiled.gaussian_ts_rounds(self.S, self.n, self._Z, self._zoff - t0, table, p, self._scale_lut,

@@ -22,8 +22,8 @@ from bandits.environments import RewardTableEnv
 from bandits.policy import Outcomes, RunContext
 from bandits.thompson.action_probabilities import (
     _SQRT_HALF,
-    _fast_log_probabilities,
     log_action_probabilities,
+    neighbour_log_probabilities,
 )
 from bandits.thompson.audit_designs import NeighbourTables
 from bandits.thompson.policy import GaussianTS
@@ -341,14 +341,11 @@ def _exact_block(a: np.ndarray, hold: np.ndarray, start: np.ndarray, tables: Nei
     for s0 in range(0, a.shape[0], 128):
         m0, m1, sg, act, hold_r = _round_states(a[s0 : s0 + 128], hold[s0 : s0 + 128], start[s0 : s0 + 128],
                                                 tables, c)  # fmt: skip
-        B = act.size
-        cand = np.concatenate([act, act, hold_r])
-        mus = np.concatenate([m0, m1, m1 if side else m0])
-        sgs = np.concatenate([sg, sg, sg])
-        lp, info = _fast_log_probabilities(mus, sgs, cand, check if s0 == 0 else None)
+        probe = check if s0 == 0 else None
+        lp0, lp1, lph, info = neighbour_log_probabilities(m0, m1, sg, act, hold_r, side, probe)
         infos.append(info)
-        Ls.append((lp[:B] - lp[B : 2 * B]).reshape(-1, a.shape[1]).sum(axis=1))
-        pj = np.exp(lp[2 * B :])
+        Ls.append((lp0 - lp1).reshape(-1, a.shape[1]).sum(axis=1))
+        pj = np.exp(lph)
         hit = (act == hold_r).astype(float)
         gs += float(np.sum(hit - pj))
         gv += float(np.sum(pj * (1.0 - pj)))
