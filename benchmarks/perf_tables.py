@@ -107,6 +107,10 @@ def renderers(img: Path) -> dict[str, Callable[[], str]]:
         from benchmarks.bench_startup import sentence as startup_sentence
 
         out |= {"startup-summary": lambda: startup_sentence(startup)}
+    if (main_job := load("main_job.json")) is not None:
+        from benchmarks.bench_main_job import sentence as main_job_sentence
+
+        out |= {"main-job-summary": lambda: main_job_sentence(main_job)}
     if (dask := load("dask.json")) is not None:
         out |= {"dask-summary": lambda: dask_sentence(dask)}
     if (workers := load("audit_workers.json")) is not None:

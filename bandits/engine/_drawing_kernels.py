@@ -32,8 +32,7 @@ def generator_list(generators: Sequence[np.random.Generator]) -> Any:
     from numba import typed, typeof
 
     out = typed.List.empty_list(typeof(generators[0]))
-    for g in generators:
-        out.append(g)
+    out.extend(generators)
     return out
 
 
