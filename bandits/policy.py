@@ -148,6 +148,11 @@ class Agent(abc.ABC):
     reads_outcome_stream: bool = False
     """Whether :meth:`run_chunk` may read :attr:`Outcomes.stream` (then the simulator offers one)."""
 
+    stream_start: int = 0
+    """With :attr:`reads_outcome_stream`: the first round from which chunks read the stream (a
+    chunk starting earlier reads a drawn table); the simulator sizes the later chunks for an agent
+    that holds no (R, C, N) table (:class:`bandits.engine.memory.ChunkPlan`)."""
+
     def __init__(self, run: RunContext) -> None:
         if not isinstance(run, RunContext):
             raise ValueError(f"run must be a RunContext, got {type(run).__name__}")

@@ -159,3 +159,24 @@ def test_the_tally_is_the_same_compiled_or_not(numba_mode):
     assert np.array_equal(res["emp"], env.optimum * ck[None, :] - w[:, ck - 1])
     pulls = np.stack([np.bincount(row, minlength=3) for row in np.concatenate(acts, axis=1)])
     assert np.array_equal(res["pulls"], pulls)
+
+
+@needs_numba
+def test_streamed_rounds_get_chunks_sized_for_no_table(monkeypatch):
+    """Past the pre-pulls the agent holds no (R, C, N) table: the memory budget buys longer chunks
+    there (fewer kernel calls), and the run is the same as with the table-sized chunks."""
+    from bandits.engine.memory import ChunkPlan
+
+    env, R, memory = parse_env("bernoulli:" + ",".join(["0.5"] * 50)), 40, 2**20
+    plan = ChunkPlan.budget(R, 50, memory)
+    assert plan.stream_rounds > 10 * plan.rounds
+    sizes = []
+    real = compiled.gaussian_ts_stream_rounds
+    spy = lambda *a: sizes.append(a[5].shape[1]) or real(*a)  # noqa: E731 - a[5]: the chunk's actions
+    monkeypatch.setattr(compiled, "gaussian_ts_stream_rounds", spy)
+    kw = dict(progress=False, record_actions=True)
+    budget = simulate(GaussianTS(b=2, c=1.0, engine="kernel"), env, 3000, R, 1, memory=memory, **kw)
+    assert max(sizes) == plan.stream_rounds and len(sizes) <= 3000 // plan.stream_rounds + 1
+    fixed = simulate(GaussianTS(b=2, c=1.0, engine="kernel"), env, 3000, R, 1, chunk_size=plan.rounds, **kw)
+    for field in ("actions", "pseudo_regret", "empirical_regret", "pulls"):
+        assert np.array_equal(getattr(budget, field), getattr(fixed, field)), field

@@ -10,6 +10,8 @@ True
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from dpaudit.validation import check_integer
 
 __all__ = [
@@ -17,6 +19,7 @@ __all__ = [
     "DEFAULT_MEMORY",
     "BYTES_PER_CELL",
     "chunk_rounds",
+    "ChunkPlan",
     "memory_limit",
     "estimated_bytes",
 ]
@@ -40,6 +43,36 @@ def chunk_rounds(reps: int, n_arms: int, memory: int = DEFAULT_MEMORY) -> int:
     """
     per_round = BYTES_PER_CELL * max(1, reps) * max(1, n_arms)
     return int(min(DEFAULT_CHUNK, max(1, check_integer("memory", memory) // per_round)))
+
+
+@dataclass(frozen=True)
+class ChunkPlan:
+    """Rounds per chunk: ``rounds`` where a chunk draws its outcome table (and an engine may keep
+    (R, C, N) buffers), ``stream_rounds`` where the agent reads the outcome stream and holds
+    O(R·C) arrays only (:attr:`bandits.policy.Agent.reads_outcome_stream`); chunking never changes
+    the results.
+
+    >>> ChunkPlan(4, 10).bounds(25, 6)
+    [0, 4, 6, 16, 25]
+    >>> ChunkPlan(4, 10).bounds(9, 20), ChunkPlan(4, 10).bounds(12, 0), ChunkPlan(4, 4).bounds(9, 3)
+    ([0, 4, 8, 9], [0, 10, 12], [0, 4, 8, 9])
+    """
+
+    rounds: int
+    stream_rounds: int
+
+    @classmethod
+    def budget(cls, reps: int, n_arms: int, memory: int = DEFAULT_MEMORY) -> ChunkPlan:
+        """Both sized to ``memory``: :func:`chunk_rounds` of the arms, and of one arm's worth of
+        cells for the streamed rounds."""
+        return cls(chunk_rounds(reps, n_arms, memory), chunk_rounds(reps, 1, memory))
+
+    def bounds(self, horizon: int, stream_from: int | None = None) -> list[int]:
+        """Chunk boundaries 0 = t_0 < … < horizon: ``rounds`` apart before ``stream_from`` (None: no
+        stream), ``stream_rounds`` apart from it on (one size: ``rounds`` apart throughout)."""
+        same = stream_from is None or self.stream_rounds == self.rounds
+        cut = horizon if same else min(max(stream_from or 0, 0), horizon)
+        return list(range(0, cut, self.rounds)) + list(range(cut, horizon, self.stream_rounds)) + [horizon]
 
 
 def memory_limit() -> int:

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from bandits.engine.memory import DEFAULT_MEMORY, chunk_rounds, estimated_bytes, memory_limit
+from bandits.engine.memory import DEFAULT_MEMORY, ChunkPlan, estimated_bytes, memory_limit
 from bandits.engine.replacement import Replacement, RewardReplacement, RoundReplacement
 from bandits.engine.results import RegretTally, SimulationResult, log_checkpoints
 from bandits.engine.streams import RepStreams, StreamSeeds, rep_streams, root_seed
@@ -93,7 +93,7 @@ def _run_reps(
     checkpoints: np.ndarray,
     record_actions: bool,
     replace: Replacement | None,
-    chunk_size: int,
+    chunks: ChunkPlan,
     transcripts: bool = False,
     ledgers: bool = True,
     on_progress: Callable[[int], None] | None = None,
@@ -103,11 +103,12 @@ def _run_reps(
     tables = _Tables(env, reps, streams)
     run = _context(env, horizon, streams, transcripts, ledgers)
     agent = policy.agent(run)
-    if replace is None and agent.reads_outcome_stream:
+    streamed = replace is None and agent.reads_outcome_stream
+    if streamed:
         tables.use_stream()
     tally = RegretTally(env, horizon, len(reps), checkpoints, record_actions)
-    for t0 in range(0, horizon, chunk_size):
-        t1 = min(horizon, t0 + chunk_size)
+    bounds = chunks.bounds(horizon, agent.stream_start if streamed else None)
+    for t0, t1 in zip(bounds, bounds[1:]):
         outcomes = tables.outcomes(t0, t1, replace, policy.feedback)
         actions = agent.run_chunk(t0, t1, outcomes)
         seen = outcomes.observed
@@ -127,7 +128,7 @@ def _run_reps_many(
     checkpoints: np.ndarray,
     record_actions: bool,
     replace: Replacement | None,
-    chunk_size: int,
+    chunks: ChunkPlan,
     transcripts: bool = False,
     ledgers: bool = True,
     on_progress: Callable[[int], None] | None = None,
@@ -142,6 +143,7 @@ def _run_reps_many(
     runs = [_context(env, horizon, streams, transcripts, ledgers) for _ in policies]
     agents = [p.agent(run) for p, run in zip(policies, runs)]
     tallies = [RegretTally(env, horizon, R, checkpoints, record_actions) for _ in policies]
+    chunk_size = chunks.rounds
     context = JointContext(R, env.n_arms, chunk_size, DEFAULT_MEMORY,
                            lambda: RepRandom([s.policy for s in streams]))  # fmt: skip
     joint: dict[type[JointPlayer], list[int]] = {}
@@ -203,8 +205,10 @@ def simulate(
             without an executor.
         rep_chunk: repetitions per vectorised block (default: all, capped at 256; with an
             executor, R divided by its number of workers, or by 8 if it does not say).
-        chunk_size: rounds per pre-drawn block (default: :func:`chunk_rounds` of ``memory``);
-            does not change the results.
+        chunk_size: rounds per pre-drawn block (default: :func:`chunk_rounds` of ``memory``, and
+            where the agent reads the outcome stream instead of a drawn table, of ``memory`` for
+            one arm's worth of cells, :class:`~bandits.engine.memory.ChunkPlan`); does not change
+            the results.
         memory: bytes a block may hold for its chunk of rounds (default 64 MiB).
         progress: show a tqdm progress bar.
         transcripts: keep every repetition's released values (``SimulationResult.transcripts``:
@@ -321,17 +325,17 @@ def _plan(
     rep_chunk: int | None,
     chunk_size: int | None,
     memory: int,
-) -> tuple[int, int]:
+) -> tuple[int, ChunkPlan]:
     """(repetitions per block, rounds per chunk), refusing up front a run that would not fit."""
     if rep_chunk is None:
         rep_chunk = min(256, repetitions) if executor is None else _per_worker(repetitions, executor)
     rep_chunk = check_integer("rep_chunk", rep_chunk)
     block = min(rep_chunk, repetitions)
-    chunk = (
-        chunk_rounds(block, env.n_arms, memory)
-        if chunk_size is None
-        else check_integer("chunk_size", chunk_size)
-    )
+    if chunk_size is None:
+        plan = ChunkPlan.budget(block, env.n_arms, memory)
+    else:
+        plan = ChunkPlan(check_integer("chunk_size", chunk_size), chunk_size)
+    chunk = plan.rounds
     need = estimated_bytes(
         repetitions,
         block,
@@ -349,7 +353,7 @@ def _plan(
             f"N = {env.n_arms}, T = {horizon}{', actions recorded' if record_actions else ''}), more than "
             f"the {memory_limit() / 2**30:.3g} GiB this machine allows; use fewer repetitions, arms or rounds"
         )
-    return rep_chunk, chunk
+    return rep_chunk, plan
 
 
 def _results(

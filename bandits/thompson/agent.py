@@ -70,6 +70,7 @@ class GaussianTSAgent(Agent):
         super().__init__(run)
         self.policy = policy
         self._prepull_end = min(policy.b * self.n_arms, self.horizon)
+        self.stream_start = self._prepull_end  # the pre-pull rounds read a drawn table
         # a small run keeps to the NumPy engines (the same actions): loading numba costs more
         self._compiled = compiled.worth_compiling(self.reps * (self.horizon - self._prepull_end))
         self.engine = policy.engine
