@@ -59,6 +59,7 @@ import numpy as np
 from bandits.actions import Ranking, SingleArm
 from bandits.auditing.black_box import PairDesign, audit_inputs, certify_chosen, pilot_size, reachable_pairs
 from bandits.auditing.contract import AuditSettings
+from bandits.auditing.floor_memory import check_floor_memory
 from bandits.auditing.leak_floor import (
     DEFAULT_REPLICATES,
     POOL_PILOTS,
@@ -392,6 +393,9 @@ def releases_leak_floor(
     fit, score = pilot_sizes(pilot_size(n, pilot_fraction, 200))
     alpha, n_rep = (1.0 - settings.confidence) / 2.0, max(1, int(replicates))
     pool, m = check_integer("pool_pilots", pool_pilots, 1), scoring_size(n)
+    fam0 = pairs if pairs is not None else default_pairs(policy, env, T, settings)
+    cands0 = reachable_pairs([*fam0, *extra], T)
+    check_floor_memory(policy, env, T, cands0, settings, 2 * pool * fit, pool * score)  # before any pool
 
     def evaluate(leak: float) -> tuple[np.ndarray, np.ndarray]:
         variant = NoiseScaled(policy, 1.0 / leak)

@@ -1,0 +1,53 @@
+"""The releases view's measured floor estimates its memory from a probe of each pair's transcripts
+and refuses, before simulating its pools, work that would not fit the machine."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bandits.auditing import floor_memory
+from bandits.auditing.contract import AuditSettings
+from bandits.auditing.release_pilot import fit_runs
+from bandits.auditing.releases import default_pairs, releases_leak_floor
+from bandits.environments import parse_env
+from bandits.lazy.policies import LazyUCB
+from dpaudit.cli.main import main
+
+POL, ENV, T = LazyUCB(epsilon=1.0), parse_env("bernoulli:0.5,0.5,0.5"), 6
+SETTINGS = AuditSettings(trials=400, seed=3, floor="algorithm")
+
+
+def _pairs():
+    return default_pairs(POL, ENV, T, SETTINGS)
+
+
+def test_the_estimate_is_the_probe_scaled_to_the_pools():
+    cands = _pairs()
+    per_run = [sum(v.nbytes for side in xy for v in side.values()) / floor_memory.PROBE_RUNS
+               for xy in fit_runs(POL, ENV, T, floor_memory.PROBE_RUNS, cands, SETTINGS, (97,))]  # fmt: skip
+    assert len(per_run) == len(cands) and min(per_run) > 0
+    need = floor_memory.floor_bytes(POL, ENV, T, cands, SETTINGS, 1000, 300)
+    assert need == int(2 * (1000 * max(per_run) + 300 * sum(per_run)))
+    assert floor_memory.floor_bytes(POL, ENV, T, cands, SETTINGS, 2000, 600) == pytest.approx(2 * need, abs=2)
+    assert floor_memory.floor_bytes(POL, ENV, T, [], SETTINGS, 1000, 300) == 0
+
+
+def test_a_floor_that_would_not_fit_is_refused_before_its_pools(monkeypatch):
+    import bandits.auditing.releases as rel
+
+    pools = []
+    monkeypatch.setattr(rel, "_fitted_per_pilot", lambda *a, **k: pools.append(1) or [])
+    monkeypatch.setattr(floor_memory, "memory_limit", lambda: 4096)
+    with pytest.raises(ValueError, match=r"^trials: the measured detection floor would hold about .* GiB"):
+        releases_leak_floor(POL, T, ENV, SETTINGS, replicates=4, pool_pilots=2)
+    assert not pools
+
+
+def test_the_cli_refuses_it_in_one_line(monkeypatch, capsys):
+    monkeypatch.setattr(floor_memory, "memory_limit", lambda: 4096)
+    args = ["run", "lazy-ucb", "-T", "200", "-R", "1", "--audit-trials", "300", "--audit-floor", "algorithm"]
+    code = main(args)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "measured detection floor would hold about" in err[0]
+    assert "Traceback" not in err[0] and np.isfinite(float(err[0].split("about ")[1].split(" GiB")[0]))
