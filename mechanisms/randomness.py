@@ -105,15 +105,28 @@ class RepRandom:
     @functools.cached_property
     def generators(self) -> tuple[np.random.Generator, ...]:
         """The generators, made on first use (a run that never draws from a stream — a
-        deterministic policy's own, say — does not pay ~10 µs a repetition for them)."""
+        deterministic policy's own, say — does not pay ~10 µs a repetition for them); from a
+        deferred maker that makes them itself (``make.generators()``, the same generators as
+        from its seeds: :mod:`mechanisms.seeding`) without making the seeds."""
+        return self._plain_generators()
+
+    def _plain_generators(self) -> tuple[np.random.Generator, ...]:
+        fast = getattr(getattr(self, "_make", None), "generators", None)
+        if fast is not None and "seeds" not in self.__dict__:
+            return tuple(fast())
         return _generators(self.seeds)
 
     def __len__(self) -> int:
         return self._n
 
     def child(self, k: int) -> RepRandom:
-        """Independent per-repetition streams number ``k`` (deterministic, nothing mutated)."""
-        return RepRandom([_child(s, check_integer("k", k, 0)) for s in self.seeds])
+        """Independent per-repetition streams number ``k`` (deterministic, nothing mutated); of a
+        deferred maker that makes its children (``make.child(k)``), deferred too."""
+        k = check_integer("k", k, 0)
+        make = getattr(getattr(self, "_make", None), "child", None)
+        if make is not None and "seeds" not in self.__dict__:
+            return RepRandom.deferred(self._n, make(k))
+        return RepRandom([_child(s, k) for s in self.seeds])
 
     def _fill(self, method: str, shape: tuple[int, ...]) -> np.ndarray:
         out = np.empty((len(self),) + tuple(shape))
@@ -248,13 +261,28 @@ class ScaledRandom(RepRandom):
 
     def __init__(self, seeds: Sequence[np.random.SeedSequence], factor: float) -> None:
         super().__init__(seeds)
-        if not (isinstance(factor, (int, float)) and 0.0 < float(factor) < float("inf")):
-            raise ValueError(f"factor must be a positive finite number, got {factor!r}")
-        self.factor = float(factor)
+        self.factor = _factor(factor)
+
+    @classmethod
+    def scaling(cls, random: RepRandom, factor: float) -> ScaledRandom:
+        """``ScaledRandom(random.seeds, factor)``, keeping a deferred ``random``'s maker (its
+        generators are then made without making the seeds first: the same generators)."""
+        make = getattr(random, "_make", None)
+        if make is None or "seeds" in random.__dict__:
+            return cls(random.seeds, factor)
+        out = cls.__new__(cls)
+        out._n, out._make, out.factor = len(random), make, _factor(factor)
+        return out
 
     @functools.cached_property
     def generators(self) -> tuple[np.random.Generator, ...]:
-        return tuple(_ScaledGenerator(g, self.factor) for g in _generators(self.seeds))  # type: ignore[misc]
+        return tuple(_ScaledGenerator(g, self.factor) for g in self._plain_generators())  # type: ignore[misc]
 
     def child(self, k: int) -> RepRandom:
-        return ScaledRandom(RepRandom.child(self, k).seeds, self.factor)
+        return ScaledRandom.scaling(RepRandom.child(self, k), self.factor)
+
+
+def _factor(factor: float) -> float:
+    if not (isinstance(factor, (int, float)) and 0.0 < float(factor) < float("inf")):
+        raise ValueError(f"factor must be a positive finite number, got {factor!r}")
+    return float(factor)

@@ -96,8 +96,8 @@ class NoiseScaled(Policy):
 
     def agent(self, run: RunContext) -> Agent:
         if self.policy.privacy_stream == "random":
-            return self.policy.agent(replace(run, random=ScaledRandom(run.random.seeds, self.factor)))
-        return self.policy.agent(replace(run, noise=ScaledRandom(run.noise.seeds, self.factor)))
+            return self.policy.agent(replace(run, random=ScaledRandom.scaling(run.random, self.factor)))
+        return self.policy.agent(replace(run, noise=ScaledRandom.scaling(run.noise, self.factor)))
 
     def declare(self, horizon: int, n_arms: int, structure: Any = None) -> Any:
         return self.policy.declare(horizon, n_arms, structure)

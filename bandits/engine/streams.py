@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from mechanisms.seeding import generators
+
 __all__ = ["RepStreams", "StreamSeeds", "rep_streams", "root_seed"]
 
 
@@ -56,16 +58,42 @@ class RepStreams:
         return self._stream(2)
 
 
+_NAMES = ("rewards", "policy", "privacy")
+
+
 @dataclass(frozen=True)
 class StreamSeeds:
-    """The ``name`` stream (``"policy"`` or ``"privacy"``) of every repetition of ``streams``: a
-    picklable maker for :meth:`mechanisms.randomness.RepRandom.deferred`."""
+    """The ``name`` stream (``"rewards"``, ``"policy"`` or ``"privacy"``) of every repetition of
+    ``streams``: a picklable maker for :meth:`mechanisms.randomness.RepRandom.deferred`."""
 
     streams: tuple[RepStreams, ...]
     name: str
+    suffix: tuple[int, ...] = ()
+    """Child streams: spawn-key words after the stream's own (``RepRandom.child``)."""
 
     def __call__(self) -> list[np.random.SeedSequence]:
-        return [getattr(s, self.name) for s in self.streams]
+        seeds = [getattr(s, self.name) for s in self.streams]
+        if not self.suffix:
+            return seeds
+        sfx = self.suffix
+        return [np.random.SeedSequence(q.entropy, spawn_key=tuple(q.spawn_key) + sfx, pool_size=q.pool_size)
+                for q in seeds]  # fmt: skip
+
+    def child(self, k: int) -> StreamSeeds:
+        """The maker of every seed's child ``k`` (as ``mechanisms.randomness.RepRandom.child``)."""
+        return StreamSeeds(self.streams, self.name, self.suffix + (int(k),))
+
+    def generators(self) -> list[np.random.Generator]:
+        """``Generator(PCG64(seed))`` of every seed, without making the seeds: the repetitions of a
+        block share their root's entropy and pool, so the seeds are mixed at once
+        (:func:`mechanisms.seeding.generators`, the same generators bit for bit)."""
+        k = _NAMES.index(self.name)
+        if not self.streams:
+            return []
+        s0 = self.streams[0]
+        if any(s._entropy != s0._entropy or s._pool_size != s0._pool_size for s in self.streams):
+            return [np.random.Generator(np.random.PCG64(seed)) for seed in self()]
+        return generators(s0._entropy, [s._key + (k,) + self.suffix for s in self.streams], s0._pool_size)
 
 
 def root_seed(seed: int | np.random.SeedSequence | None) -> np.random.SeedSequence:

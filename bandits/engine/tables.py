@@ -11,7 +11,7 @@ import numpy as np
 from bandits.actions import Feedback
 from bandits.engine.bernoulli_stream import BernoulliStream
 from bandits.engine.replacement import Replacement
-from bandits.engine.streams import RepStreams, rep_streams
+from bandits.engine.streams import RepStreams, StreamSeeds, rep_streams
 from bandits.environments import BernoulliEnv, Environment, RewardTableEnv
 from bandits.policy import Outcomes
 
@@ -60,7 +60,7 @@ class _Tables:
         self.rngs = (
             [_UNUSED] * len(reps)  # a fixed table draws nothing
             if self.shared
-            else [np.random.Generator(np.random.PCG64(s.rewards)) for s in streams]
+            else StreamSeeds(tuple(streams), "rewards").generators()
         )
         self.stream: BernoulliStream | None = None
 

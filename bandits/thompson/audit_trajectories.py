@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from bandits.engine.memory import chunk_rounds
+from bandits.engine.streams import StreamSeeds, rep_streams
 from bandits.environments import RewardTableEnv
 from bandits.policy import Outcomes, RunContext
 from bandits.thompson.action_probabilities import (
@@ -78,13 +79,11 @@ def policy_actions(policy: GaussianTS, table: np.ndarray, horizon: int, size: in
     ``noise_factor`` scales every posterior noise draw (the measured floor's variants; 1: the
     policy as it is)."""
     N = table.shape[1]
-    key = tuple(seed.spawn_key)
     # repetition r's policy stream, as bandits.engine.streams.rep_streams(seed, r).policy (the privacy
     # stream is not used by Gaussian TS: the same generators stand in for it)
-    random = RepRandom([np.random.SeedSequence(seed.entropy, spawn_key=key + (r, 1), pool_size=seed.pool_size)
-                        for r in range(size)])  # fmt: skip
+    random = RepRandom.deferred(size, StreamSeeds(tuple(rep_streams(seed, r) for r in range(size)), "policy"))
     if noise_factor != 1.0:
-        random = ScaledRandom(random.seeds, noise_factor)
+        random = ScaledRandom.scaling(random, noise_factor)
     # the audit reads only the actions (a run's releases are checked by dpaudit run's ledger check)
     run = RunContext(N, horizon, RewardTableEnv(table[:1]).structure, random, random,
                      RunLedgers(size, recording=False))  # fmt: skip
