@@ -1,21 +1,23 @@
-"""How much memory the releases view's measured floor holds, estimated before it simulates.
+"""How much memory the releases view's measured floor holds, checked before each pool is simulated.
 
-:func:`bandits.auditing.releases.releases_leak_floor` holds, at its peak, one pair's pool of
-coupled fit runs (both sides: every column of their transcripts) and the scoring runs of every
-pair some pilot fitted (the columns their statistics read). A transcript's size per run depends on
-the algorithm and the horizon (cascade-dp-sound at its audit horizon: 1040 release columns), so
-it is measured on a probe of :data:`PROBE_RUNS` runs of every pair, and the pools are scaled from
-it — an upper bound: every pair counted as fitted, every column as read, and each pool twice
-(its blocks and their merged copy exist together for a moment). Work that would not fit the
-machine is refused before the pools are simulated.
+:func:`bandits.auditing.releases.releases_leak_floor` holds, for each leak factor, first one
+pair's pool of coupled fit runs at a time (both sides, every column of their transcripts), then the
+scoring runs of every pair some pilot fitted (both sides, only the columns their statistics read).
+A transcript's size per run depends on the algorithm and the horizon (cascade-dp-sound at its audit
+horizon: 1040 release columns), so every column's bytes per run are measured on a probe of
+:data:`PROBE_RUNS` runs of every pair (:func:`column_bytes`), and each pool is scaled from it before
+it is simulated — twice over, for its blocks and their merged copy, which exist together for a
+moment. Work that would not fit the machine is refused before its pool is allocated.
 
->>> PROBE_RUNS
-2
+>>> fit_pool_bytes([{"a": 8.0, "b": 16.0}, {"a": 8.0}], 100)
+4800
+>>> scoring_pool_bytes([{"a": 8.0, "b": 16.0}, {"a": 8.0}], {0: {"b"}, 1: {"a"}}, 10)
+480
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from bandits.auditing.black_box import PairDesign
 from bandits.auditing.contract import AuditSettings
@@ -24,7 +26,7 @@ from bandits.engine.memory import memory_limit
 from bandits.environments import Environment
 from bandits.policy import Policy
 
-__all__ = ["PROBE_RUNS", "floor_bytes", "check_floor_memory"]
+__all__ = ["PROBE_RUNS", "column_bytes", "fit_pool_bytes", "scoring_pool_bytes", "check_floor_memory"]
 
 PROBE_RUNS = 2
 """Coupled runs per pair that measure its transcripts' bytes per run."""
@@ -33,28 +35,38 @@ _COPIES = 2  # a pool's blocks and their merged arrays, together while merging
 _PROBE_KEY = (97,)  # the probe's own spawn-key prefix: its runs are not the floor's
 
 
-def floor_bytes(policy: Policy, env: Environment, T: int, cands: Sequence[PairDesign],
-                settings: AuditSettings, fit_pool: int, scoring_pool: int) -> int:  # fmt: skip
-    """Bytes the measured floor holds at its peak (module docstring) for pools of ``fit_pool``
-    coupled fit runs and ``scoring_pool`` scoring runs per side and pair."""
-    per_run = []
+def column_bytes(policy: Policy, env: Environment, T: int, cands: Sequence[PairDesign],
+                 settings: AuditSettings) -> list[dict[str, float]]:  # fmt: skip
+    """Per pair, the bytes per run of each transcript column, both sides together (a probe)."""
+    out = []
     for x, y in fit_runs(policy, env, T, PROBE_RUNS, cands, settings, _PROBE_KEY):
-        per_run.append(sum(v.nbytes for side in (x, y) for v in side.values()) / PROBE_RUNS)
-    if not per_run:
-        return 0
-    return int(_COPIES * (fit_pool * max(per_run) + scoring_pool * sum(per_run)))
+        cols: dict[str, float] = {}
+        for side in (x, y):
+            for k, v in side.items():
+                cols[k] = cols.get(k, 0.0) + v.nbytes / PROBE_RUNS
+        out.append(cols)
+    return out
 
 
-def check_floor_memory(policy: Policy, env: Environment, T: int, cands: Sequence[PairDesign],
-                       settings: AuditSettings, fit_pool: int, scoring_pool: int) -> int:  # fmt: skip
-    """:func:`floor_bytes`, or ``ValueError`` naming the trials when it exceeds what this machine
-    allows (:func:`bandits.engine.memory.memory_limit`)."""
-    need, limit = floor_bytes(policy, env, T, cands, settings, fit_pool, scoring_pool), memory_limit()
+def fit_pool_bytes(cols: Sequence[Mapping[str, float]], runs: int) -> int:
+    """Peak bytes of the fit pools: ``runs`` coupled runs per side of one pair at a time."""
+    return int(_COPIES * runs * max((sum(c.values()) for c in cols), default=0.0))
+
+
+def scoring_pool_bytes(cols: Sequence[Mapping[str, float]], read: Mapping[int, set[str]], runs: int) -> int:
+    """Bytes of the scoring pools: ``runs`` runs per side of every pair in ``read``, the columns
+    it names kept."""
+    return int(_COPIES * runs * sum(sum(cols[c].get(k, 0.0) for k in keys) for c, keys in read.items()))
+
+
+def check_floor_memory(need: int, what: str, T: int, settings: AuditSettings) -> int:
+    """``need`` (bytes of ``what``), or ``ValueError`` naming the trials when it exceeds what this
+    machine allows (:func:`bandits.engine.memory.memory_limit`)."""
+    limit = memory_limit()
     if need > limit:
         raise ValueError(
-            f"trials: the measured detection floor would hold about {need / 2**30:.3g} GiB "
-            f"({len(cands)} pairs at T = {T}, {settings.trials} trials), more than the "
-            f"{limit / 2**30:.3g} GiB this machine allows; use fewer --audit-trials, a shorter "
-            "--audit-horizon, or the reference floor"
+            f"trials: the measured detection floor's {what} would hold about {need / 2**30:.3g} GiB "
+            f"(T = {T}, {settings.trials} trials), more than the {limit / 2**30:.3g} GiB this machine "
+            "allows; use fewer --audit-trials, a shorter --audit-horizon, or the reference floor"
         )
     return need

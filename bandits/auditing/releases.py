@@ -59,7 +59,7 @@ import numpy as np
 from bandits.actions import Ranking, SingleArm
 from bandits.auditing.black_box import PairDesign, audit_inputs, certify_chosen, pilot_size, reachable_pairs
 from bandits.auditing.contract import AuditSettings
-from bandits.auditing.floor_memory import check_floor_memory
+from bandits.auditing.floor_memory import check_floor_memory, column_bytes, fit_pool_bytes, scoring_pool_bytes
 from bandits.auditing.leak_floor import (
     DEFAULT_REPLICATES,
     POOL_PILOTS,
@@ -395,7 +395,8 @@ def releases_leak_floor(
     pool, m = check_integer("pool_pilots", pool_pilots, 1), scoring_size(n)
     fam0 = pairs if pairs is not None else default_pairs(policy, env, T, settings)
     cands0 = reachable_pairs([*fam0, *extra], T)
-    check_floor_memory(policy, env, T, cands0, settings, 2 * pool * fit, pool * score)  # before any pool
+    cols = column_bytes(policy, env, T, cands0, settings)  # each pool is checked before it is made
+    check_floor_memory(fit_pool_bytes(cols, 2 * pool * fit), "fit pools", T, settings)
 
     def evaluate(leak: float) -> tuple[np.ndarray, np.ndarray]:
         variant = NoiseScaled(policy, 1.0 / leak)
@@ -408,6 +409,9 @@ def releases_leak_floor(
                  for _ in range(n_rep)]  # fmt: skip
         fitted = _fitted_per_pilot(variant, env, T, 2 * pool * fit, [d[0] for d in draws], cands, registered,
                                    settings)  # fmt: skip
+        if len(cands) == len(cols):
+            need = scoring_pool_bytes(cols, _read_columns(fitted), half)
+            check_floor_memory(need, "scoring pools", T, settings)
         scores = _scoring_pools(variant, env, T, half, fitted, cands, settings)
         chosen: list[tuple[int, ReleaseStatistic, PilotChoice] | None] = []
         for fits, (_, picks) in zip(fitted, draws):
@@ -471,6 +475,13 @@ def _fitted_per_pilot(
     return [select_fitted([p[i] for p in per_pair], cands, registered) for i in range(len(rows))]
 
 
+def _read_columns(fitted: Sequence[Fitted]) -> dict[int, set[str]]:
+    """Per pair some pilot fitted, the columns (releases and gates) its statistics read."""
+    return {c: {k for fits in fitted for _, i, _, stats in fits if i == c for st in stats
+                for k in (*st.keys, *st.gates)}
+            for c in sorted({c for fits in fitted for _, c, _, _ in fits})}  # fmt: skip
+
+
 def _scoring_pools(
     policy: Policy, env: Environment, T: int, runs: int, fitted: Sequence[Fitted],
     cands: Sequence[PairDesign], settings: AuditSettings,
@@ -479,9 +490,7 @@ def _scoring_pools(
     numbers them), one pair at a time and keeping only the columns its pilots' statistics read
     (their releases and gates): the statistics see exactly what they would in the whole pool."""
     out = {}
-    for c in sorted({c for fits in fitted for _, c, _, _ in fits}):
-        read = {k for fits in fitted for _, i, _, stats in fits if i == c
-                for st in stats for k in (*st.keys, *st.gates)}  # fmt: skip
+    for c, read in _read_columns(fitted).items():
         x, y, _ = score_runs(policy, env, T, runs, [c], cands, settings, (6,), [c])[c]
         out[c] = ({k: v for k, v in x.items() if k in read}, {k: v for k, v in y.items() if k in read})
     return out
