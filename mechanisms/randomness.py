@@ -278,6 +278,13 @@ class ScaledRandom(RepRandom):
     def generators(self) -> tuple[np.random.Generator, ...]:
         return tuple(_ScaledGenerator(g, self.factor) for g in self._plain_generators())  # type: ignore[misc]
 
+    @property
+    def unscaled_generators(self) -> tuple[np.random.Generator, ...]:
+        """The plain generators behind :attr:`generators` (the same objects, so their states move
+        together): a draw z from one, times :attr:`factor`, is the scaled draw (compiled loops
+        that draw in place use them)."""
+        return tuple(g._g for g in self.generators)  # type: ignore[attr-defined]
+
     def child(self, k: int) -> RepRandom:
         return ScaledRandom.scaling(RepRandom.child(self, k), self.factor)
 

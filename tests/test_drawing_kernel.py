@@ -128,3 +128,22 @@ def test_neighbour_probabilities_fall_back_to_the_exact_quadrature():
     assert info["rule"].startswith("exact")
     for got, m, c in ((a, m0, act), (b, m1, act), (h, m1, hold)):
         np.testing.assert_array_equal(got, log_argmax_probability(m, sg, c))
+
+
+@needs_numba
+@pytest.mark.parametrize("factor", [0.5, 3.0])
+def test_a_noise_scaled_stream_draws_in_the_loop_as_its_buffer_holds_it(factor, monkeypatch):
+    """The measured floor's variants (every posterior draw times a factor) draw in the loop too."""
+    pol, R = GaussianTS(b=4, c=3.0), compiled.GENERATOR_LIST_MIN_REPS + 1
+    tab = np.tile([0.5, 1.0, 0.0, 0.5, 0.25], (4 * 5 + 80, 1))
+    calls = []
+    real = compiled.gaussian_ts_drawing_rounds
+    monkeypatch.setattr(compiled, "gaussian_ts_drawing_rounds", lambda *a: calls.append(a[-1]) or real(*a))
+    seq = np.random.SeedSequence(8)
+    loop = policy_actions(pol, tab, tab.shape[0], R, seq, watch=-1, noise_factor=factor)
+    assert calls and set(calls) == {factor}
+    monkeypatch.setattr(compiled, "GENERATOR_LIST_MIN_REPS", 10**9)
+    buffered = policy_actions(pol, tab, tab.shape[0], R, seq, watch=-1, noise_factor=factor)
+    plain = policy_actions(pol, tab, tab.shape[0], R, seq, watch=-1)
+    assert all(np.array_equal(x, y, equal_nan=True) for x, y in zip(loop, buffered))
+    assert not np.array_equal(loop[2], plain[2], equal_nan=True)  # the factor took effect

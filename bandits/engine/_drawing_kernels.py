@@ -32,17 +32,20 @@ def generator_list(generators: Sequence[np.random.Generator]) -> Any:
     from numba import typed, typeof
 
     out = typed.List.empty_list(typeof(generators[0]))
-    out.extend(generators)
+    for g in generators:  # not extend: it types a Python list as a reflected list (deprecated)
+        out.append(g)
     return out
 
 
 @_jit
 def gaussian_ts_drawing_kernel(  # pragma: no cover - compiled; a flat kernel signature
     gens: Any, S: Any, n: Any, table: Any, start: Any, scale: Any, actions: Any, watch: Any, drawn: Any,
+    factor: Any,
 ) -> None:
     """Local rounds ``start .. C−1`` of every repetition r of Gaussian Thompson sampling, the N
     posterior draws of a round taken from ``gens[r]`` in the order of
-    ``Generator.standard_normal`` filling a (C, N) array: the arithmetic of
+    ``Generator.standard_normal`` filling a (C, N) array and multiplied by ``factor`` (1: as
+    drawn; else a noise-scaled stream's ``z * factor``): the arithmetic of
     :func:`bandits.engine._numba_kernels.gaussian_ts_kernel` on the noise it would have read."""
     R, N = S.shape
     C = actions.shape[1]
@@ -57,12 +60,12 @@ def gaussian_ts_drawing_kernel(  # pragma: no cover - compiled; a flat kernel si
         for k in range(start, C):
             # theta = Z*scale, then += mu: two roundings, as NumPy (no fused multiply-add)
             best = 0
-            bv = gen.standard_normal() * sc[0]
+            bv = (gen.standard_normal() * factor) * sc[0]
             bv = bv + mu[0]
             if w == 0:
                 drawn[r, k] = bv
             for i in range(1, N):
-                v = gen.standard_normal() * sc[i]
+                v = (gen.standard_normal() * factor) * sc[i]
                 v = v + mu[i]
                 if i == w:
                     drawn[r, k] = v

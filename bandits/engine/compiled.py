@@ -242,13 +242,16 @@ def generator_list(generators: Any) -> Any:
 def gaussian_ts_drawing_rounds(
     generators: Any, S: np.ndarray, n: np.ndarray, table: np.ndarray, start: int, scale: np.ndarray,
     actions: np.ndarray, watch: np.ndarray | None = None, drawn: np.ndarray | None = None,
+    factor: float = 1.0,
 ) -> None:
     """:func:`gaussian_ts_rounds` from local round ``start`` for every repetition, the noise drawn
     in the loop from ``generators`` (a :func:`generator_list`) instead of read from a buffer:
     repetition r's N draws a round come from its generator in the order a (C, N) buffer filled by
     ``standard_normal`` holds them, so actions, state, watched draws and the generators' states
     afterwards are those of filling the buffer and calling :func:`gaussian_ts_rounds`, bit for bit
-    (tested), without the buffer. Raises ``RuntimeError`` if numba is unavailable."""
+    (tested), without the buffer; ``factor`` multiplies every draw first (the buffer of a
+    noise-scaled stream, ``mechanisms.randomness.ScaledRandom``). Raises ``RuntimeError`` if numba
+    is unavailable."""
     _kernel()
     if _GTS_DRAW is None or not available():
         raise RuntimeError("numba is not available (pip install 'dpaudit[fast]'; DPAUDIT_NUMBA != 0)")
@@ -259,7 +262,7 @@ def gaussian_ts_drawing_rounds(
     if watch is None or drawn is None:
         watch, drawn = np.empty(0, dtype=np.intp), np.empty((1, 1))
     _GTS_DRAW(generators, S, n, table, int(start), scale, actions, np.ascontiguousarray(watch, dtype=np.intp),
-              drawn)  # fmt: skip
+              drawn, float(factor))  # fmt: skip
 
 
 def lazy_ts_chunk(*args: Any) -> int:

@@ -39,6 +39,7 @@ from bandits.policy import Agent, Outcomes, RunContext
 from bandits.thompson.speculative import LENGTHS, MIN_ADVANCE, catch_up, speculate
 from dpaudit.events import GaussianReportNoisyMaxEvent
 from dpaudit.numerics import unique
+from mechanisms.randomness import ScaledRandom
 
 __all__ = ["GaussianTSAgent", "ThompsonParameters"]
 
@@ -89,6 +90,7 @@ class GaussianTSAgent(Agent):
         self._t0 = 0
         self._zoff = self._prepull_end  # the round whose noise is _Z[:, 0]
         self._noise_in_loop = False  # this chunk's noise is drawn in the compiled loop, not in _Z
+        self._noise_factor = 1.0  # the loop's multiple of each draw (a noise-scaled stream's factor)
         self._K = 64
         self._speculating = True
         self._offsets = self.rows * self.n_arms
@@ -237,10 +239,15 @@ class GaussianTSAgent(Agent):
         """The kernel engine's plain generators as one compiled-code argument
         (:func:`bandits.engine.compiled.generator_list`), or None: the noise is then drawn into a
         buffer first (no numba, another engine, wrapped generators, or fewer repetitions than
-        ``GENERATOR_LIST_MIN_REPS``, where building the list costs more than it saves)."""
-        gens = getattr(self.run.random, "generators", None)
+        ``GENERATOR_LIST_MIN_REPS``, where building the list costs more than it saves). A
+        noise-scaled stream (:class:`~mechanisms.randomness.ScaledRandom`: a measured floor's
+        variants) lists its plain generators and the loop multiplies each draw by its factor."""
+        random = self.run.random
+        scaled = random if type(random) is ScaledRandom else None
+        gens = scaled.unscaled_generators if scaled is not None else getattr(random, "generators", None)
         if self.engine != "kernel" or gens is None or self.reps < compiled.GENERATOR_LIST_MIN_REPS:
             return None
+        self._noise_factor = scaled.factor if scaled is not None else 1.0
         return compiled.generator_list(gens) if compiled.available() else None
 
     def _play_stream(self, t0: int, t1: int, outcomes: Outcomes, stream: Any) -> np.ndarray:
@@ -306,7 +313,8 @@ class GaussianTSAgent(Agent):
         if self._noise_in_loop:  # the kernel engine: every repetition starts from the same round
             self._ensure_scale_lut(C)
             compiled.gaussian_ts_drawing_rounds(self._generator_list, self.S, self.n, table, int(p[0]),
-                                                self._scale_lut, actions, self.watch, self.drawn)  # fmt: skip
+                                                self._scale_lut, actions, self.watch, self.drawn,
+                                                self._noise_factor)  # fmt: skip
             return
         if self._compiled or (self.engine == "kernel" and compiled.available()):
             self._ensure_scale_lut(C)
