@@ -78,11 +78,13 @@ def seed_states(entropy: Any, keys: Sequence[Sequence[int]], pool_size: int = 4)
     numpy.uint64)`` for every r, shape (R, 4); None where the seeds are not all expressible here
     (keys of different lengths or with a word ≥ 2³², entropy other than ints)."""
     run = _words(entropy)
-    K = np.asarray(keys, dtype=object)
-    if run is None or K.ndim != 2 or pool_size < 4:
+    try:
+        K = np.array(keys)
+    except (ValueError, OverflowError):  # ragged, or integers past 64 bits
         return None
-    if K.size and (not all(isinstance(v, (int, np.integer)) for v in K.flat) or not 0 <= min(K.flat)
-                   or max(K.flat) > _MASK):  # fmt: skip
+    if run is None or K.ndim != 2 or pool_size < 4 or (K.size and K.dtype.kind not in "iu"):
+        return None
+    if K.size and (K.min() < 0 or K.max() > _MASK):
         return None
     R, k = K.shape
     if k and len(run) < pool_size:  # NumPy pads the run entropy before a spawn key

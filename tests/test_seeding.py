@@ -41,6 +41,7 @@ def test_the_generators_are_numpys(entropy, keys):
 
 @pytest.mark.parametrize("entropy,keys", [
     (5, [(2**32, 1), (3, 1)]),  # a key word past 32 bits
+    (5, [(2**70, 1), (3, 1)]),  # and past 64
     (5, [(1, 2), (3,)]),  # keys of different lengths
     (np.array([2**40, 3], dtype=np.uint64), [(1,), (2,)]),  # array entropy: mixed here
 ])  # fmt: skip
