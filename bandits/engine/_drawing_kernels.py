@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from bandits.engine._numba_kernels import NUMBA, _jit
+from bandits.engine._numba_kernels import NUMBA, _jit, gaussian_ts_kernel
 
 __all__ = ["NUMBA", "generator_list", "gaussian_ts_drawing_kernel"]
 
@@ -42,40 +42,22 @@ def gaussian_ts_drawing_kernel(  # pragma: no cover - compiled; a flat kernel si
     gens: Any, S: Any, n: Any, table: Any, start: Any, scale: Any, actions: Any, watch: Any, drawn: Any,
     factor: Any,
 ) -> None:
-    """Local rounds ``start .. C−1`` of every repetition r of Gaussian Thompson sampling, the N
-    posterior draws of a round taken from ``gens[r]`` in the order of
-    ``Generator.standard_normal`` filling a (C, N) array and multiplied by ``factor`` (1: as
-    drawn; else a noise-scaled stream's ``z * factor``): the arithmetic of
-    :func:`bandits.engine._numba_kernels.gaussian_ts_kernel` on the noise it would have read."""
+    """Local rounds ``start .. C−1`` of every repetition r of Gaussian Thompson sampling: the
+    repetition's noise drawn from ``gens[r]`` in the order of ``Generator.standard_normal``
+    filling a (C, N) array, each draw times ``factor`` (1: as drawn; else a noise-scaled stream's
+    ``z * factor``), into a buffer of one repetition, which
+    :func:`bandits.engine._numba_kernels.gaussian_ts_kernel` then plays — the one round loop."""
     R, N = S.shape
-    C = actions.shape[1]
-    mu = np.empty(N)
-    sc = np.empty(N)
+    Z = np.empty((1, max(actions.shape[1] - start, 0), N))
+    first = np.full(1, start, dtype=np.intp)
     for r in range(R):
         gen = gens[r]
-        for i in range(N):  # the step loop's caches: mu = S/(n+1), scale[n] = sqrt(c)/sqrt(n+1)
-            mu[i] = S[r, i] / (n[r, i] + 1.0)
-            sc[i] = scale[int(n[r, i])]
-        w = watch[r] if watch.size else -1
-        for k in range(start, C):
-            # theta = Z*scale, then += mu: two roundings, as NumPy (no fused multiply-add)
-            best = 0
-            bv = (gen.standard_normal() * factor) * sc[0]
-            bv = bv + mu[0]
-            if w == 0:
-                drawn[r, k] = bv
-            for i in range(1, N):
-                v = (gen.standard_normal() * factor) * sc[i]
-                v = v + mu[i]
-                if i == w:
-                    drawn[r, k] = v
-                if v > bv:  # the first maximum, as numpy.argmax
-                    bv = v
-                    best = i
-            actions[r, k] = best
-            s = S[r, best] + table[r, k, best]
-            m = n[r, best] + 1.0
-            S[r, best] = s
-            n[r, best] = m
-            mu[best] = s / (m + 1.0)
-            sc[best] = scale[int(m)]
+        for k in range(Z.shape[1]):
+            for i in range(N):
+                Z[0, k, i] = gen.standard_normal() * factor
+        if watch.size:
+            gaussian_ts_kernel(S[r : r + 1], n[r : r + 1], Z, start, table[r : r + 1], first, scale,
+                               actions[r : r + 1], watch[r : r + 1], drawn[r : r + 1])  # fmt: skip
+        else:
+            gaussian_ts_kernel(S[r : r + 1], n[r : r + 1], Z, start, table[r : r + 1], first, scale,
+                               actions[r : r + 1], watch, drawn)  # fmt: skip
