@@ -420,7 +420,12 @@ def test_algorithm4_audit_u0_and_randomizer():
     ok = audit_cucb_ldp_gaussian(
         CUCBLDPGaussian(1.0, init="none"), 16, env, AuditSettings(trials=200), mechanism_trials=20_000
     )
-    assert ok.verdict == "consistent" and ok.primary.empirical.mu_lower <= ok.primary.certified.mu
+    # the randomizer is a re-built model: it behaves, but only the action sequences (without power at
+    # 200 trials) audit the running code, so the run is inconclusive, not consistent
+    assert ok.primary.verdict == "consistent" and ok.primary.details["model"]
+    assert ok.primary.empirical.mu_lower <= ok.primary.certified.mu
+    assert ok.components["action sequences"].verdict == "inconclusive" and ok.verdict == "inconclusive"
+    assert ok.family_confidence == pytest.approx(0.95)
 
 
 # ---------------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from concurrent.futures import Executor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from dpaudit.audit.report import AuditReport, Verdict
@@ -75,6 +75,18 @@ class AuditSettings:
         if self.floor not in FLOORS:
             raise ValueError(f"floor must be one of {list(FLOORS)}, got {self.floor!r}")
 
+    def shared(self, parts: int) -> AuditSettings:
+        """These settings for one of ``parts`` tests whose verdicts are combined: confidence
+        1 − (1 − c)/parts each (Bonferroni), so that the chance that any of them falsely says
+        ``violated`` stays at most 1 − c.
+
+        Example:
+            >>> AuditSettings(trials=100).shared(4).confidence
+            0.9875
+        """
+        check_integer("parts", parts, 1)
+        return replace(self, confidence=1.0 - (1.0 - self.confidence) / parts)
+
 
 @dataclass(frozen=True)
 class PolicyAudit:
@@ -83,9 +95,13 @@ class PolicyAudit:
     certificate) and a one-line ``floor`` of what the design could see.
 
     The verdict: ``violated`` if any part refutes the certificate, else ``model-mismatch`` if any
-    part says so, else ``consistent`` if at least one part had power (its own verdict is
-    consistent), else ``inconclusive``. The parts' confidences are set by the caller so that the
-    family-wise error is controlled (:mod:`bandits.auditing.views`: Bonferroni over the views).
+    part says so, else ``consistent`` if at least one part *of the running code* had power (its own
+    verdict is consistent), else ``inconclusive``. A part whose ``details`` carry ``"model"`` (what
+    it re-builds, for example the declared mechanism from the policy's parameters) audits a model,
+    not the run: it can refute the certificate, but a model that behaves says nothing about the
+    code that ran, so it never makes the run ``consistent``. The parts' confidences are set so that
+    the family-wise error is controlled: :attr:`family_confidence` (Bonferroni over the parts,
+    :meth:`AuditSettings.shared`) is at least the run's confidence.
     """
 
     primary: AuditReport
@@ -96,11 +112,22 @@ class PolicyAudit:
     @property
     def verdict(self) -> str:
         """The combined verdict (class docstring), as its lowercase string."""
-        said = {Verdict(r.verdict).value for r in (self.primary, *self.components.values())}
-        for v in ("violated", "model-mismatch", "consistent"):
+        parts = (self.primary, *self.components.values())
+        said = {Verdict(r.verdict).value for r in parts}
+        for v in ("violated", "model-mismatch"):
             if v in said:
                 return v
+        if any(r.verdict == "consistent" and not r.details.get("model") for r in parts):
+            return "consistent"
         return "inconclusive"
+
+    @property
+    def family_confidence(self) -> float:
+        """1 − the sum of the parts' error levels: the confidence with which no part's bound is
+        above the truth (Bonferroni; the published claim's report reuses the primary's sample and
+        test, so it adds no test)."""
+        parts = (self.primary, *self.components.values())
+        return 1.0 - sum(1.0 - r.empirical.confidence for r in parts)
 
     def to_dict(self) -> dict[str, Any]:
         """The primary's JSON (:meth:`dpaudit.audit.report.AuditReport.to_dict`) with the combined
@@ -111,6 +138,7 @@ class PolicyAudit:
         if self.components:
             d["details"] = dict(d["details"])
             d["details"]["components"] = {k: v.to_dict() for k, v in self.components.items()}
+            d["details"]["family_confidence"] = self.family_confidence
         if self.floor:
             d["details"] = dict(d["details"])
             d["details"]["detection_floor"] = self.floor

@@ -19,13 +19,23 @@ def _component_line(name: str, c: Mapping[str, Any]) -> str:
     if details.get("view") == "releases" and emp.get("trials"):
         what += f"; {emp['trials'] // 2} runs per side"
     line = (
-        f"  {name}: {c['verdict'].upper()} at {100 * emp['confidence']:g}%: {mu}epsilon >= "
+        f"  {name}{' [model: ' + details['model'] + ']' if details.get('model') else ''}: "
+        f"{c['verdict'].upper()} at {100 * emp['confidence']:.4g}%: {mu}epsilon >= "
         f"{fmt_down(emp['epsilon_lower'], 4)} ({what})"
     )
     floor = details.get("algorithm_floor")
     if floor:
         line += f"\n    its floor, {details['detection_floor']}"
     return line
+
+
+def _primary_label(a: Mapping[str, Any]) -> str:
+    """What the primary test looked at: the outputs (actions) of a black-box or Thompson-sampling
+    audit, else its target, with what it re-builds when it audits a model of the mechanism."""
+    target = a.get("target", "")
+    label = "outputs (actions)" if target.endswith("(black box)") or target == "thompson-sampling" else target
+    model = a.get("details", {}).get("model")
+    return f"{label} [model: {model}]" if model else label
 
 
 def audit_lines(a: Mapping[str, Any] | None) -> list[str]:
@@ -49,13 +59,16 @@ def audit_lines(a: Mapping[str, Any] | None) -> list[str]:
     if mu_c is None and cert.get("epsilon") is not None:
         eps_claim = f" ({said} {fmt_up(cert['epsilon'], 4)})"
     comps = a.get("details", {}).get("components", {})
-    views = "releases" in comps
-    if views:
-        fw = 100 * (1 - (1 - emp["confidence"]) * 2)
-        lines.append(f"  two views, each at {100 * emp['confidence']:g}% (Bonferroni; family-wise {fw:g}%):")
+    if comps:
+        fw = 100 * a["details"]["family_confidence"]
+        levels = {round(c["empirical"]["confidence"], 12) for c in (*comps.values(), a)}
+        what = "two views" if list(comps) == ["releases"] else f"{1 + len(comps)} tests"
+        what += " in two views (outputs, releases)" if "releases" in comps and len(comps) > 1 else ""
+        each = f", each at {100 * levels.pop():.4g}%" if len(levels) == 1 else ""
+        lines.append(f"  {what}{each} (Bonferroni; family-wise {fw:.4g}%):")
     lines.append(
-        ("  outputs (actions): " if views else "  ")
-        + f"empirical lower bounds at {100 * emp['confidence']:g}% confidence: {mu_txt}"
+        (f"  {_primary_label(a)}: " if comps else "  ")
+        + f"empirical lower bounds at {100 * emp['confidence']:.4g}% confidence: {mu_txt}"
         f"epsilon >= {fmt_down(emp['epsilon_lower'], 4)} at delta = {emp['delta']:g}{eps_claim}"
     )
     lines += [_component_line(name, c) for name, c in comps.items()]

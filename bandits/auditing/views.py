@@ -5,8 +5,11 @@ An algorithm's own auditor (or the black-box audit) sees its *outputs*, the acti
 :func:`audit_views` runs both on the same configuration and returns one
 :class:`~bandits.auditing.contract.PolicyAudit` whose ``"releases"`` component says which view
 saw what (with :attr:`~bandits.policy.Policy.release_trials` times the trials for the
-releases). Each view is certified at confidence 1 − α/2 (Bonferroni over the two views), so the
-chance that a correct implementation is reported ``violated`` by either stays at most α. An
+releases). Each view is certified at confidence 1 − α/2 (Bonferroni over the two views); an
+auditor whose view holds several tests (a mechanism beside the action sequences) shares its view's
+level among them (:meth:`~bandits.auditing.contract.AuditSettings.shared`), so the chance that a
+correct implementation is reported ``violated`` by any test stays at most α
+(:attr:`~bandits.auditing.contract.PolicyAudit.family_confidence`). An
 algorithm whose mechanisms record no keyed release gets its auditor's audit at the full
 confidence: Gaussian Thompson sampling's auditor reads the posterior draws itself (its releases
 view, :mod:`bandits.thompson.draws_audit`) and splits α over its two views the same way.
@@ -47,7 +50,7 @@ def audit_views(
     confidence when the policy's mechanisms record no release."""
     if not records_releases(policy, horizon, env):
         return _floor_note(auditor(policy, horizon, env, settings), settings)
-    each = replace(settings, confidence=1.0 - (1.0 - settings.confidence) / VIEWS)
+    each = settings.shared(VIEWS)
     outputs = auditor(policy, horizon, env, each)
     more = replace(each, trials=each.trials * policy.release_trials)
     releases = audit_releases(policy, horizon, env, more, design=policy.release_audit(horizon, env.n_arms))

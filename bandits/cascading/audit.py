@@ -335,16 +335,17 @@ def audit_cascade_policy(
     if not isinstance(policy, CascadePolicy):
         raise ValueError(f"policy must be a cascade policy, got {type(policy).__name__}")
     T = check_integer("horizon", horizon, 2)
-    trials, seed, confidence = settings.trials, settings.seed, settings.confidence
-    cert, pub, d, select = claim_under_audit(policy, T, env, settings.delta)
     local = isinstance(policy, (CascadeLDP, CascadeLDPFixed))
+    with_w0 = local and policy.init == "paper"  # two tests, each at half the error level
+    trials, seed, confidence = settings.trials, settings.seed, settings.shared(1 + with_w0).confidence
+    cert, pub, d, select = claim_under_audit(policy, T, env, settings.delta)
     what = "user's report (white box: the server's view)" if local else "list sequence (black box)"
     primary = audit_designs(
         policy, env, _designs(policy, env, T), trials=trials, seed=seed, confidence=confidence, delta=d,
         certified=cert, published=pub, select=select, target=f"{policy.name}: {what}",
     )  # fmt: skip
     components: dict[str, AuditReport] = {}
-    if local and policy.init == "paper":
+    if with_w0:
         L = env.n_arms
         a, b = np.zeros((1, L)), np.zeros((1, L))
         a[0] = 1.0
@@ -379,7 +380,9 @@ def audit_cucb_ldp_gaussian(
     if not isinstance(policy, CUCBLDPGaussian):
         raise ValueError(f"policy must be a CUCBLDPGaussian, got {type(policy).__name__}")
     T = check_integer("horizon", horizon, 2)
-    trials, seed, confidence = settings.trials, settings.seed, settings.confidence
+    parts = 3 if policy.init == "paper" else 2  # the randomizer, the action sequences (and u_0)
+    each = settings.shared(parts)
+    trials, seed, confidence = settings.trials, settings.seed, each.confidence
     k = env.structure.k  # type: ignore[attr-defined]
     d = float(policy.calibration_delta)
     users = dataclasses.replace(policy, init="none")
@@ -393,7 +396,9 @@ def audit_cucb_ldp_gaussian(
     target = AuditTarget(f"{policy.name} randomizer", mech, pair, choose_statistic(mech, pair), cert_users, d)
     rand = run_audit(target, trials=mechanism_trials, seed=seed, confidence=confidence,
                      executor=settings.executor)  # fmt: skip
-    actions = audit_policy(policy, T, env, settings)
+    model = "the Gaussian randomizer re-built from the policy's parameters, not the running agent"
+    rand = dataclasses.replace(rand, details={**rand.details, "model": model})
+    actions = audit_policy(policy, T, env, each)
     components: dict[str, AuditReport] = {"action sequences": actions}
     primary = rand
     if policy.init == "paper":

@@ -143,10 +143,12 @@ def audit_matroid_policy(
     pairs = candidate_pairs(horizon, env.n_arms)
     if init == "public-w0":
         pairs = _shift_pairs(pairs, horizon)
-    actions = audit_policy(policy, horizon, env, settings, pairs=pairs)
-    floor = detection_floor(settings.trials, delta=settings.delta, confidence=settings.confidence)
-    if init != "paper" or not getattr(policy, "private", False):
+    both = init == "paper" and getattr(policy, "private", False)
+    each = settings.shared(2) if both else settings  # two tests with the paper's initialisation
+    actions = audit_policy(policy, horizon, env, each, pairs=pairs)
+    floor = detection_floor(settings.trials, delta=settings.delta, confidence=each.confidence)
+    if not both:
         return PolicyAudit(actions, {}, None, floor)
     own, pub = audit_init_release(policy, env, trials=init_trials, seed=settings.seed,
-                                  confidence=settings.confidence, delta=settings.delta)  # fmt: skip
+                                  confidence=each.confidence, delta=settings.delta)  # fmt: skip
     return PolicyAudit(own, {"action sequences": actions}, pub, own.details["detection_floor"])

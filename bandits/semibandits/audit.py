@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -130,21 +130,26 @@ def audit_csb_policy(
     *,
     mechanism_trials: int = DEFAULT_MECHANISM_TRIALS,
 ) -> PolicyAudit:
-    """The audit ``dpaudit run cucb-ldp1/-ldp2/-dp`` runs: the mechanism (white box, primary)
-    and the action sequences (black box); the family's
+    """The audit ``dpaudit run cucb-ldp1/-ldp2/-dp`` runs: the mechanism (white box, primary; a
+    model of it, labelled so) and the action sequences (black box), each at half the error level;
+    the family's
     :class:`~bandits.auditing.contract.PolicyAuditor`."""
     from bandits.semibandits.policies import CUCBDP
 
-    actions = audit_policy(policy, horizon, env, settings)
-    delta, confidence = settings.delta, settings.confidence
-    target = (
-        tree_target(policy, horizon, env, delta=delta)
-        if isinstance(policy, CUCBDP)
-        else ldp_target(policy, env, delta=delta)
-    )
+    each = settings.shared(2)  # two tests: the mechanism's and the action sequences'
+    actions = audit_policy(policy, horizon, env, each)
+    delta, confidence = settings.delta, each.confidence
+    tree = isinstance(policy, CUCBDP)
+    target = tree_target(policy, horizon, env, delta=delta) if tree else ldp_target(policy, env, delta=delta)
     # tree outputs are (levels·T nodes × m) per sample: batches of 2^14 keep a batch under ~100 MB
     mech = run_audit(target, trials=mechanism_trials, seed=settings.seed, confidence=confidence,
                      executor=settings.executor, batch_size=1 << 14)  # fmt: skip
+    model = (
+        "the tree counter re-built from the policy's node scale, not the running agent"
+        if tree
+        else "the local randomizer re-built from the policy's epsilon, not the running agent"
+    )
+    mech = replace(mech, details={**mech.details, "model": model})
     claim = published_claim(policy, horizon, env, delta)
     pub = None
     if claim is not None:

@@ -69,7 +69,7 @@ from __future__ import annotations
 import math
 import time
 from concurrent.futures import Executor
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -273,8 +273,9 @@ def audit_thompson(
     if not 0.0 < opt.pilot_fraction < 1.0:
         raise ValueError(f"pilot_fraction must be in (0, 1), got {opt.pilot_fraction!r}")
     t_start = time.perf_counter()
-    # two views, each at 1 − α/2 (Bonferroni): the actions (outputs) and the changed arm's draws (releases)
-    each = replace(settings, confidence=1.0 - (1.0 - settings.confidence) / VIEWS)
+    # two views, each at 1 − α/2 (Bonferroni, AuditSettings.shared): the actions (outputs) and
+    # the changed arm's draws (releases)
+    each = settings.shared(VIEWS)
     cfg = opt.claim if opt.claim is not None else ThompsonConfig(int(horizon), arms, policy.b, policy.c)
     pilot = _pilot(policy, int(horizon), arms, trials, settings.seed, each.confidence, opt.neighbour,
                    opt.pilot_fraction, settings.executor, settings.progress, cfg.mu_tight)  # fmt: skip
