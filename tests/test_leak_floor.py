@@ -4,6 +4,7 @@ policy (:class:`bandits.auditing.leak_floor.NoiseScaled`), and the floor of a re
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -183,3 +184,28 @@ def test_views_say_which_floor_decided(monkeypatch):
     plain = audit_views(black_box_audit, LazyUCB(epsilon=1.0), 4, env, AuditSettings(trials=400))
     assert plain.to_dict()["details"]["floor_note"] == REFERENCE_NOTE  # said, not implied
     assert "(reference floor: this procedure on a reference pair, not on this algorithm" in str(plain)
+
+
+def test_a_blind_pilot_makes_the_outputs_view_inconclusive(monkeypatch):
+    """A pilot whose best test predicts no positive bound (here: stubbed to 0) leaves the main test
+    to run, but its bound of 0 is no evidence: the outputs view says ``inconclusive`` and why, and
+    the run stays ``consistent`` only through the releases view, which had power."""
+    import bandits.auditing.black_box as bb
+    from bandits.auditing.black_box import black_box_audit
+    from bandits.auditing.views import audit_views
+
+    real = bb._pilot
+
+    def blind(*a, **k):
+        pc, pair, stat = real(*a, **k)
+        return dataclasses.replace(pc, predicted=0.0), pair, stat
+
+    env = parse_env("bernoulli:0.5,0.5")
+    seeing = audit_views(black_box_audit, LazyUCB(epsilon=1.0), 4, env, AuditSettings(trials=400))
+    assert seeing.primary.verdict == "consistent" and "no_power" not in seeing.primary.details
+    monkeypatch.setattr(bb, "_pilot", blind)
+    audit = audit_views(black_box_audit, LazyUCB(epsilon=1.0), 4, env, AuditSettings(trials=400))
+    assert audit.primary.verdict == "inconclusive" and audit.primary.details["no_power"]
+    assert audit.primary.empirical == seeing.primary.empirical  # the same main test ran
+    assert audit.components["releases"].verdict == "consistent" and audit.verdict == "consistent"
+    assert "(without power: the pilot found no test with a positive predicted bound" in str(audit)

@@ -31,8 +31,10 @@ report-noisy-max, or rewards at an elimination threshold (``overrides`` set rows
 **Limits.** Every report states the detection floor of its certifying test
 (:mod:`dpaudit.audit.power`: the smallest true μ — or, for a pure-ε certificate, the smallest ε of
 the canonical (ε, δ) pair — whose median bound is positive at this sample size; the verdict is
-``inconclusive`` when the certificate is below it) and the two-sided interval for the μ the test
-exhibits (:mod:`dpaudit.audit.estimate`). **Published claims.** When the declaration carries the
+``inconclusive`` when the certificate is below it, or when the pilot found no test with a
+positive predicted bound: then the main test still runs and can refute, but a bound of 0 there
+is no evidence) and the two-sided interval for the μ the test exhibits
+(:mod:`dpaudit.audit.estimate`). **Published claims.** When the declaration carries the
 paper's claim, the same bounds are compared with it too (``published_verdict``): a published ε
 below the certified one can be refuted by the audit.
 
@@ -337,6 +339,12 @@ def audit_policy(
     }  # fmt: skip
     if measured is not None:
         details["algorithm_floor"] = measured.to_dict()
+    blind = pc.predicted <= 0  # the pilot saw nothing: the main test runs, but proves no power
+    if blind:
+        details["no_power"] = (
+            f"the pilot found no test with a positive predicted bound on {len(cands)} pair(s), "
+            f"{n_pilot} runs per side each: the action sequences did not show the declared loss"
+        )
     return AuditReport.build(
         target=f"{policy.name} (black box)",
         certified=cert,
@@ -345,7 +353,7 @@ def audit_policy(
         floor=floor if certified else None,
         estimate=mu_interval_from_counts(fp, n, fn, n, confidence=conf),
         published=published,
-        inconclusive=measured is not None and not measured.has_power,
+        inconclusive=blind or (measured is not None and not measured.has_power),
     )
 
 

@@ -72,6 +72,8 @@ def audit_lines(a: Mapping[str, Any] | None) -> list[str]:
         f"epsilon >= {fmt_down(emp['epsilon_lower'], 4)} at delta = {emp['delta']:g}{eps_claim}"
     )
     lines += [_component_line(name, c) for name, c in comps.items()]
+    if a.get("details", {}).get("no_power"):
+        lines.append(f"  (without power: {a['details']['no_power']})")
     floor = a.get("details", {}).get("detection_floor")
     if floor:
         lines.append(f"  detection floor: {floor}")
