@@ -11,6 +11,8 @@ a leak of L times the certificate half of the time), the two verdicts, and the t
 
     python benchmarks/bench_default_floors.py --json docs/img/default_floors.json   # ~40 min here
     python benchmarks/bench_default_floors.py --algorithms lazy-ucb dp-se           # a subset
+    python benchmarks/bench_default_floors.py --reference-only --json docs/img/default_floors.json
+                                          # only the default runs again (minutes), measured columns kept
 
 Views without a measured floor (Thompson sampling's outputs, the families' mechanism components)
 show ``-``: their reference floor decides either way.
@@ -53,7 +55,9 @@ def _run(argv: list[str]) -> tuple[dict[str, Any], float]:
 
 
 def _views(audit: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {"outputs": audit, **audit.get("details", {}).get("components", {})}
+    """The parts of an audit by name: the primary is the outputs view, or a mechanism model."""
+    primary = "mechanism model" if audit.get("details", {}).get("model") else "outputs"
+    return {primary: audit, **audit.get("details", {}).get("components", {})}
 
 
 def _as_leak(
@@ -67,9 +71,12 @@ def _as_leak(
     return (None if d is None else d / certified), (None if v is None else v / certified)
 
 
-def algorithm_row(key: str) -> dict[str, Any]:
-    """Both runs of ``dpaudit run KEY`` and the per-view comparison."""
+def algorithm_row(key: str, kept: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Both runs of ``dpaudit run KEY`` and the per-view comparison; with ``kept`` (an earlier row
+    of KEY) only the default run, the measured columns taken from ``kept``."""
     ref, ref_cpu = _run(["run", key, "--json"])
+    if kept is not None:
+        return _with_reference(kept, ref, ref_cpu)
     meas, meas_cpu = _run(["run", key, "--audit-floor", "algorithm", "--json"])
     views = []
     refused = meas.get("refused")
@@ -92,6 +99,19 @@ def algorithm_row(key: str) -> dict[str, Any]:
     return {"algorithm": key, "verdict_reference": ref["audit"]["verdict"],
             "verdict_measured": None if refused else meas["audit"]["verdict"], "cpu_reference_s": ref_cpu,
             "cpu_measured_s": meas_cpu, "refused": refused, "views": views}
+
+
+def _with_reference(row: dict[str, Any], ref: dict[str, Any], ref_cpu: float) -> dict[str, Any]:
+    """``row`` with its reference columns (floors, verdicts, CPU) from a new default run ``ref``."""
+    now = list(_views(ref["audit"]).items())  # the same parts in the same order (a name may be new)
+    if len(now) != len(row["views"]):
+        raise SystemExit(f"{row['algorithm']}: the default run's views changed; measure it again in full")
+    views = []
+    for v, (name, view) in zip(row["views"], now):
+        ref_detect, ref_violate = _as_leak(view.get("detection_floor"), v["certified"], v["quantity"])
+        views.append({**v, "view": name, "reference_detect": ref_detect, "reference_violate": ref_violate,
+                      "verdict_reference": view.get("verdict")})  # fmt: skip
+    return {**row, "verdict_reference": ref["audit"]["verdict"], "cpu_reference_s": ref_cpu, "views": views}
 
 
 def private_algorithms() -> list[str]:
@@ -137,6 +157,12 @@ def table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def _view(rows: list[dict[str, Any]], name: str) -> dict[str, Any]:
+    """The view ``"ALG VIEW"`` of ``rows``."""
+    key, view = name.split(" ", 1)
+    return next(v for r in rows if r["algorithm"] == key for v in r["views"] if v["view"] == view)
+
+
 def summary(rows: list[dict[str, Any]]) -> str:
     """One sentence over all rows (the README's and the docs' value)."""
     views = [v for r in rows for v in r["views"] if v["measured"]]
@@ -155,6 +181,10 @@ def summary(rows: list[dict[str, Any]]) -> str:
         text += f"the measured detection factor is {min(ratios):.2g}-{max(ratios):.2g} times the reference; "
     text += (f"views that would not see the certificate's leak half of the time: "
              f"{', '.join(blind) if blind else 'none'}")
+    if blind:
+        said = [b for b in blind if _view(rows, b)["verdict_reference"] == "inconclusive"]
+        text += (f" (the default run, where a bound of 0 reads as no power, says inconclusive in "
+                 f"{len(said)} of them)")
     if cost:
         text += f"; the measured floor costs {min(cost):.0f}-{max(cost):.0f} times the default run's CPU"
     if refused:
@@ -168,16 +198,30 @@ def main(argv: list[str] | None = None) -> int:
                     help="these registered algorithms (default: every private one)")
     ap.add_argument("--workers", type=int, default=1, help="processes (one algorithm each at a time)")
     ap.add_argument("--json", default=None, help="write the rows as JSON to this file")
+    ap.add_argument("--reference-only", action="store_true",
+                    help="re-run only the default runs, keeping the --json file's measured columns")
     args = ap.parse_args(argv)
     keys = args.algorithms or private_algorithms()
+    kept: dict[str, Any] = {}
+    if args.reference_only:
+        if not args.json or not Path(args.json).exists():
+            ap.error("--reference-only needs an existing --json file to keep the measured columns of")
+        kept = {r["algorithm"]: r for r in json.loads(Path(args.json).read_text())["rows"]}
+        missing = [k for k in keys if k not in kept]
+        if missing:
+            ap.error(f"--reference-only: no measured row for {', '.join(missing)} in {args.json}")
+    jobs = [(k, kept.get(k)) for k in keys]
     if args.workers > 1:
         with ProcessPoolExecutor(args.workers) as pool:
-            rows = list(pool.map(algorithm_row, keys))
+            rows = list(pool.map(algorithm_row, *zip(*jobs)))
     else:
         rows = []
-        for k in keys:
-            rows.append(algorithm_row(k))
+        for k, row in jobs:
+            rows.append(algorithm_row(k, row))
             print(f"{k} done", file=sys.stderr, flush=True)
+    if kept:  # the rows not re-run stay as they were
+        done = {r["algorithm"] for r in rows}
+        rows = sorted(rows + [r for k, r in kept.items() if k not in done], key=lambda r: r["algorithm"])
     if args.json:
         Path(args.json).write_text(json.dumps({"command": COMMAND, "rows": rows}, indent=1) + "\n")
     print(table(rows))

@@ -147,3 +147,22 @@ def test_audit_settings_refuse_bad_values() -> None:
         AuditSettings(trials=10, confidence=1.5)
     with pytest.raises(ValueError, match="delta"):
         AuditSettings(trials=10, delta=0.0)
+
+
+def test_a_part_with_a_zero_bound_is_not_a_pass() -> None:
+    """A view whose bound is 0 did not see the algorithm's own loss: ``inconclusive`` with the
+    reason, and the run is ``consistent`` only through a part that saw something; a view whose
+    floor was measured on the algorithm keeps the verdict that floor decided."""
+    from bandits.auditing.views import BLIND, _without_blind_passes
+
+    zero, seen = _report("consistent"), _report("consistent")
+    seen = dataclasses.replace(seen, empirical=dataclasses.replace(seen.empirical, epsilon_lower=0.3))
+    run = _without_blind_passes(PolicyAudit(zero, {"releases": seen}))
+    assert run.primary.verdict == "inconclusive" and run.primary.details["no_power"] == BLIND
+    assert run.components["releases"].verdict == "consistent" and run.verdict == "consistent"
+    assert "INCONCLUSIVE, without power: bound 0" in str(run)
+    blind = _without_blind_passes(PolicyAudit(zero, {"releases": zero}))
+    assert blind.verdict == "inconclusive" and "bound 0: this view did not see" in str(blind)
+    measured = dataclasses.replace(zero, details={"algorithm_floor": {"detect_leak": 0.5}})
+    assert _without_blind_passes(PolicyAudit(measured)).verdict == "consistent"
+    assert _without_blind_passes(PolicyAudit(_report("violated"))).verdict == "violated"

@@ -220,7 +220,11 @@ def test_combined_csb_audit_reports_components_and_the_floor():
     rep = audit_csb_policy(
         CUCBLDP2(1.0), 16, BOTTLENECK, AuditSettings(trials=100, seed=1), mechanism_trials=20_000
     ).to_dict()
-    assert rep["verdict"] == "consistent" and "action sequences" in rep["details"]["components"]
+    # the randomizer (a re-built model) behaves, the action sequences see nothing at 100 trials: no
+    # test of the running code had power, so the run is inconclusive, not consistent
+    actions = rep["details"]["components"]["action sequences"]
+    assert rep["details"]["model"] and rep["details"]["family_confidence"] == pytest.approx(0.95)
+    assert actions["verdict"] == "inconclusive" and rep["verdict"] == "inconclusive"
     assert (
         rep["published_verdict"].startswith("consistent")
         and "runs per side" in rep["details"]["detection_floor"]

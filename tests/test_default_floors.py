@@ -4,6 +4,7 @@ themselves take minutes: the stored table is checked by tests/test_docs_tables.p
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -46,6 +47,7 @@ def test_a_row_reads_both_reports_view_by_view(monkeypatch):
     text = bdf.summary([row])
     assert "the verdict changes in 1 view(s) (lazy-ucb outputs)" in text
     assert "would not see the certificate's leak half of the time: lazy-ucb outputs" in text
+    assert "says inconclusive in 0 of them" in text
     assert "costs 2-2 times" in text
     table = bdf.table([row])
     assert "| lazy-ucb | outputs | epsilon 2 | 0.1 / 1.1 | 1.5 / none up to the search's end |" in table
@@ -75,3 +77,33 @@ def test_a_refused_measured_floor_is_reported_as_such(monkeypatch):
     assert row["refused"] == "too many rounds" and row["verdict_measured"] is None
     assert "refused up front: too many rounds" in bdf.table([row])
     assert "refused up front as too large: dp-se" in bdf.summary([row])
+
+
+def test_reference_only_reruns_the_default_run_and_keeps_the_measured_columns(monkeypatch, tmp_path):
+    """``--reference-only``: the default runs again (their floors, verdicts, CPU), the measured
+    columns of the stored rows unchanged, the rows not named kept as they were."""
+    ref_floor = {"mu": None, "epsilon": 0.4, "mu_violation": None, "epsilon_violation": 2.4}
+    reference = _report(_view("inconclusive", ref_floor, eps=2.0), _view("consistent", ref_floor, eps=2.0))
+    calls = []
+    monkeypatch.setattr(bdf, "_run", lambda argv: (calls.append(argv), (reference, 3.0))[1])
+    old = {"algorithm": "lazy-ucb", "verdict_reference": "consistent", "verdict_measured": "consistent",
+           "cpu_reference_s": 1.0, "cpu_measured_s": 9.0, "refused": None, "views": [
+               {"view": name, "quantity": "epsilon", "certified": 2.0, "reference_detect": 0.1,
+                "reference_violate": 1.1, "measured_detect": 1.5, "measured_violate": None, "measured": True,
+                "verdict_reference": "consistent", "verdict_measured": "inconclusive"}
+               for name in ("outputs", "releases")]}
+    other = {**old, "algorithm": "ts"}
+    path = tmp_path / "floors.json"
+    path.write_text(json.dumps({"command": bdf.COMMAND, "rows": [old, other]}))
+    assert bdf.main(["--algorithms", "lazy-ucb", "--reference-only", "--json", str(path)]) == 0
+    assert calls == [["run", "lazy-ucb", "--json"]]
+    rows = json.loads(path.read_text())["rows"]
+    assert rows[1] == other
+    new = rows[0]
+    assert new["cpu_reference_s"] == 3.0 and new["cpu_measured_s"] == 9.0
+    out = new["views"][0]
+    assert (out["reference_detect"], out["verdict_reference"]) == (0.2, "inconclusive")
+    assert out["measured_detect"] == 1.5
+    assert "says inconclusive in 1 of them" in bdf.summary(rows)
+    with pytest.raises(SystemExit):
+        bdf.main(["--algorithms", "dp-se", "--reference-only", "--json", str(path)])

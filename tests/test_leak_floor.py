@@ -131,12 +131,14 @@ def test_floor_of_a_real_audit():
 @pytest.mark.slow
 def test_no_power_is_inconclusive_where_the_reference_floor_says_consistent():
     """Lazy-UCB at ε = 0.3 with 300 runs per side proves ε ≥ 0: the reference floor (one oracle
-    test, ε ≥ 0.23 seen half the time) lets that pass as ``consistent``; measured on the
-    algorithm, a positive bound needs the noise scaled down by L ≈ 1.8, so the audit could not
-    have seen the leak the certificate allows: ``inconclusive``."""
+    test, ε ≥ 0.23 seen half the time) would let that pass as ``consistent``, and only the pilot's
+    zero prediction makes it ``inconclusive``; measured on the algorithm, a positive bound needs the
+    noise scaled down by L ≈ 1.8, so the audit could not have seen the leak the certificate
+    allows: ``inconclusive``."""
     pol, env = LazyUCB(epsilon=0.3), parse_env("bernoulli:0.5,0.5")
     reference = audit_policy(pol, 4, env, AuditSettings(trials=300, seed=1))
-    assert reference.verdict.value == "consistent" and reference.empirical.epsilon_lower == 0.0
+    assert reference.empirical.epsilon_lower == 0.0 and not reference.floor.below(None, 0.3)
+    assert reference.verdict.value == "inconclusive" and reference.details["no_power"]
     rep = audit_policy(pol, 4, env, AuditSettings(trials=300, seed=1, floor="algorithm"))
     assert rep.details["algorithm_floor"]["detect_leak"] > 1.2
     assert rep.verdict.value == "inconclusive"
@@ -208,4 +210,4 @@ def test_a_blind_pilot_makes_the_outputs_view_inconclusive(monkeypatch):
     assert audit.primary.verdict == "inconclusive" and audit.primary.details["no_power"]
     assert audit.primary.empirical == seeing.primary.empirical  # the same main test ran
     assert audit.components["releases"].verdict == "consistent" and audit.verdict == "consistent"
-    assert "(without power: the pilot found no test with a positive predicted bound" in str(audit)
+    assert "INCONCLUSIVE, without power: the pilot found no test with a positive predicted" in str(audit)

@@ -327,7 +327,10 @@ def test_run_policy_json_for_every_key_of_the_family():
     for key in ("lazy-ucb", "lazy-dp-ts", "rnm-ftnl", "naive-ftnl", "dp-se", "adap-klucb", "adap-ucb"):
         rep = run_algorithm(key, None, 3000, reps=2, audit_trials=200, progress=False)
         d = rep.to_dict()
-        assert d["audit"]["verdict"] == "consistent", key
+        if key == "dp-se":  # its first epoch outlasts T = 3000's audit horizon: nothing to see
+            assert d["audit"]["verdict"] == "inconclusive" and d["audit"]["details"]["no_power"], key
+        else:
+            assert d["audit"]["verdict"] == "consistent", key
         assert d["privacy"]["private"] and d["ledger_check"]["ok"], key
 
 

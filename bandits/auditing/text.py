@@ -15,9 +15,12 @@ def _component_line(name: str, c: Mapping[str, Any]) -> str:
     emp = c["empirical"]
     mu = "" if emp.get("mu_lower") is None else f"mu >= {fmt_down(emp['mu_lower'], 4)}, "
     details = c.get("details", {})
-    what = details.get("no_power") or details.get("chosen", {}).get("statistic") or emp.get("statistic", "")
+    what = details.get("chosen", {}).get("statistic") or emp.get("statistic", "")
+    what = "" if what == "none" else what
     if details.get("view") == "releases" and emp.get("trials"):
         what += f"; {emp['trials'] // 2} runs per side"
+    if details.get("no_power"):
+        what = f"{what}; {details['no_power']}" if what else details["no_power"]
     line = (
         f"  {name}{' [model: ' + details['model'] + ']' if details.get('model') else ''}: "
         f"{c['verdict'].upper()} at {100 * emp['confidence']:.4g}%: {mu}epsilon >= "
@@ -71,9 +74,9 @@ def audit_lines(a: Mapping[str, Any] | None) -> list[str]:
         + f"empirical lower bounds at {100 * emp['confidence']:.4g}% confidence: {mu_txt}"
         f"epsilon >= {fmt_down(emp['epsilon_lower'], 4)} at delta = {emp['delta']:g}{eps_claim}"
     )
-    lines += [_component_line(name, c) for name, c in comps.items()]
     if a.get("details", {}).get("no_power"):
-        lines.append(f"  (without power: {a['details']['no_power']})")
+        lines.append(f"    {'INCONCLUSIVE, ' if comps else ''}without power: {a['details']['no_power']}")
+    lines += [_component_line(name, c) for name, c in comps.items()]
     floor = a.get("details", {}).get("detection_floor")
     if floor:
         lines.append(f"  detection floor: {floor}")
@@ -98,8 +101,9 @@ def audit_lines(a: Mapping[str, Any] | None) -> list[str]:
     verdict = a["verdict"]
     if verdict == "inconclusive":
         lines.append(
-            "  (inconclusive = no view could have seen a violation: a certificate below the detection "
-            "floor, or a pilot that found no release the change reaches, proves nothing)"
+            "  (inconclusive = no view of the running code could have seen a violation: a certificate "
+            "below the detection floor, a pilot that found no release the change reaches, or a bound of 0 "
+            "(the view did not see the algorithm's own loss) proves nothing)"
         )
     elif verdict == "model-mismatch":
         lines.append("  (model-mismatch = the implementation's outputs differ from its declared model's)")
