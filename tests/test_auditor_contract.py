@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 
 import pytest
 
@@ -30,6 +31,7 @@ from bandits.report import (
     RunReport,
     Timing,
 )
+from dpaudit.audit import runner
 from dpaudit.audit.report import AuditReport, Verdict
 from dpaudit.cli.common import jsonable
 from tests.pinned_runs import SETTINGS, keys, report
@@ -166,3 +168,22 @@ def test_a_part_with_a_zero_bound_is_not_a_pass() -> None:
     measured = dataclasses.replace(zero, details={"algorithm_floor": {"detect_leak": 0.5}})
     assert _without_blind_passes(PolicyAudit(measured)).verdict == "consistent"
     assert _without_blind_passes(PolicyAudit(_report("violated"))).verdict == "violated"
+
+
+def test_an_inconclusive_run_says_what_it_would_take() -> None:
+    """A certificate below the reference floor: the run names the --audit-trials at which the
+    cheapest view's floor reaches it (floors shrinking as 1/sqrt(trials))."""
+    from bandits.auditing.views import _what_it_would_take
+    from dpaudit.audit.power import floor_report
+
+    part = _report("consistent")
+    floor = floor_report(50, 50, 0.0125, certified_mu=None, certified_epsilon=0.05, delta=1e-6)
+    assert floor.below(None, 0.05)  # 50 runs per side cannot see epsilon = 0.05
+    low = dataclasses.replace(part, verdict=Verdict.INCONCLUSIVE, floor=floor,
+                              certified=dataclasses.replace(part.certified, epsilon=0.05))  # fmt: skip
+    audit = _what_it_would_take(PolicyAudit(low), trials=400)  # 400 audit trials, 50 runs per side here
+    need = audit.primary.details["would_need"]
+    expected = math.ceil(runner.trials_needed(floor, low.certified, 50) * 400 / 50)
+    assert need == {"audit_trials": expected, "view": "outputs"} and expected > 400
+    assert f"to see it: about --audit-trials {expected:,}" in str(audit)
+    assert _what_it_would_take(PolicyAudit(part), trials=400) == PolicyAudit(part)  # consistent: nothing

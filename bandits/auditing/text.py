@@ -99,6 +99,15 @@ def audit_lines(a: Mapping[str, Any] | None) -> list[str]:
     if pub:
         lines.append(f"  against the published claim: {pub}")
     verdict = a["verdict"]
+    need = a.get("details", {}).get("would_need")
+    if verdict == "inconclusive" and need:
+        blind = any(p.get("details", {}).get("no_power") for p in (a, *comps.values()))
+        lines.append(
+            f"  to see it: about --audit-trials {need['audit_trials']:,} would bring the {need['view']} "
+            "view's floor to the certificate (floors shrink about as 1/sqrt(trials))"
+            + ("; a view without power says what it needs with its floor measured (--audit-floor algorithm)"
+               if blind else "")
+        )
     if verdict == "inconclusive":
         lines.append(
             "  (inconclusive = no view of the running code could have seen a violation: a certificate "

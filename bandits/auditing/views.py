@@ -28,12 +28,14 @@ Example:
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from bandits.auditing.contract import AuditSettings, PolicyAudit, PolicyAuditor
 from bandits.auditing.releases import audit_releases, records_releases
 from dpaudit.audit.report import AuditReport, Verdict
+from dpaudit.audit.runner import trials_needed
 
 if TYPE_CHECKING:  # pragma: no cover
     from bandits.environments import Environment
@@ -52,13 +54,14 @@ def audit_views(
     each at confidence 1 − (1 − ``settings.confidence``)/2; only the outputs' at the full
     confidence when the policy's mechanisms record no release."""
     if not records_releases(policy, horizon, env):
-        return _floor_note(_without_blind_passes(auditor(policy, horizon, env, settings)), settings)
+        alone = _without_blind_passes(auditor(policy, horizon, env, settings))
+        return _floor_note(_what_it_would_take(alone, settings.trials), settings)
     each = settings.shared(VIEWS)
     outputs = auditor(policy, horizon, env, each)
     more = replace(each, trials=each.trials * policy.release_trials)
     releases = audit_releases(policy, horizon, env, more, design=policy.release_audit(horizon, env.n_arms))
     both = replace(outputs, components={**outputs.components, "releases": releases})
-    return _floor_note(_without_blind_passes(both), settings)
+    return _floor_note(_what_it_would_take(_without_blind_passes(both), settings.trials), settings)
 
 
 BLIND = "bound 0: this view did not see even the algorithm's own loss at this size"
@@ -88,6 +91,29 @@ def _without_blind_passes(audit: PolicyAudit) -> PolicyAudit:
 
     comps = {k: seen(v) for k, v in audit.components.items()}
     return replace(audit, primary=seen(audit.primary), components=comps)
+
+
+def _what_it_would_take(audit: PolicyAudit, trials: int) -> PolicyAudit:
+    """For an ``inconclusive`` run: the ``--audit-trials`` at which the cheapest part whose
+    certificate lies below its (reference) floor would have its floor at the certificate, floors
+    shrinking about as 1/√trials (:func:`dpaudit.audit.runner.trials_needed`, scaled from the
+    part's own runs per side to the audit's trials), as ``details["would_need"]`` of the primary."""
+    if audit.verdict != "inconclusive":
+        return audit
+    needs = []
+    parts = {"outputs": audit.primary, **audit.components}
+    for name, r in parts.items():
+        per_side = r.empirical.trials // 2
+        if r.floor is None or per_side < 1 or not r.floor.below(r.certified.mu, r.certified.epsilon):
+            continue
+        need = trials_needed(r.floor, r.certified, per_side)
+        if need is not None:
+            needs.append((math.ceil(need * trials / per_side), name))
+    if not needs:
+        return audit
+    n, name = min(needs)
+    details = {**audit.primary.details, "would_need": {"audit_trials": n, "view": name}}
+    return replace(audit, primary=replace(audit.primary, details=details))
 
 
 REFERENCE_NOTE = (

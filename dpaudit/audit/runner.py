@@ -87,6 +87,7 @@ __all__ = [
     "DEFAULT_BATCH",
     "run_audit",
     "run_audit_with_rates",
+    "trials_needed",
 ]
 
 DEFAULT_BATCH = 1 << 18
@@ -362,7 +363,7 @@ def run_audit_with_rates(
         "seconds": {"sampling": t1 - t0, "bounds": t2 - t1},
     }
     details.update(dict(target.details))
-    need = _trials_needed(floor, target.certified, trials)
+    need = trials_needed(floor, target.certified, trials)
     if need is not None:
         details["would_need_trials"] = need
     report = AuditReport.build(
@@ -372,7 +373,7 @@ def run_audit_with_rates(
     return report, rates
 
 
-def _trials_needed(floor: DetectionFloor, certified: Certified, trials: int) -> int | None:
+def trials_needed(floor: DetectionFloor, certified: Certified, trials: int) -> int | None:
     """When the certificate is below the floor: the trials at which the floor would reach it,
     assuming floors shrink as 1/√trials (two significant digits, rounded up); else ``None``
     (also beyond 10¹⁵ trials)."""
