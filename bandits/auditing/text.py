@@ -98,7 +98,12 @@ def audit_lines(a: Mapping[str, Any] | None) -> list[str]:
     pub = a.get("published_verdict")
     if pub:
         lines.append(f"  against the published claim: {pub}")
-    verdict = a["verdict"]
+    return lines + _verdict_lines(a, comps, mu_l)
+
+
+def _verdict_lines(a: Mapping[str, Any], comps: Mapping[str, Any], mu_l: float | None) -> list[str]:
+    """What the verdict means, and for an inconclusive run what it would take."""
+    verdict, lines = a["verdict"], []
     need = a.get("details", {}).get("would_need")
     if verdict == "inconclusive" and need:
         blind = any(p.get("details", {}).get("no_power") for p in (a, *comps.values()))
