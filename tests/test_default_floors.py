@@ -47,7 +47,7 @@ def test_a_row_reads_both_reports_view_by_view(monkeypatch):
     text = bdf.summary([row])
     assert "the verdict changes in 1 view(s) (lazy-ucb outputs)" in text
     assert "would not see the certificate's leak half of the time: lazy-ucb outputs" in text
-    assert "says inconclusive in 0 of them" in text
+    assert "calls 0 of them inconclusive" in text
     assert "costs 2-2 times" in text
     table = bdf.table([row])
     assert "| lazy-ucb | outputs | epsilon 2 | 0.1 / 1.1 | 1.5 / none up to the search's end |" in table
@@ -86,6 +86,7 @@ def test_reference_only_reruns_the_default_run_and_keeps_the_measured_columns(mo
     reference = _report(_view("inconclusive", ref_floor, eps=2.0), _view("consistent", ref_floor, eps=2.0))
     calls = []
     monkeypatch.setattr(bdf, "_run", lambda argv: (calls.append(argv), (reference, 3.0))[1])
+    monkeypatch.setattr(bdf, "fresh_rows", lambda jobs, workers: [bdf.algorithm_row(*j) for j in jobs])
     old = {"algorithm": "lazy-ucb", "verdict_reference": "consistent", "verdict_measured": "consistent",
            "cpu_reference_s": 1.0, "cpu_measured_s": 9.0, "refused": None, "views": [
                {"view": name, "quantity": "epsilon", "certified": 2.0, "reference_detect": 0.1,
@@ -104,6 +105,10 @@ def test_reference_only_reruns_the_default_run_and_keeps_the_measured_columns(mo
     out = new["views"][0]
     assert (out["reference_detect"], out["verdict_reference"]) == (0.2, "inconclusive")
     assert out["measured_detect"] == 1.5
-    assert "says inconclusive in 1 of them" in bdf.summary(rows)
+    assert "calls 1 of them inconclusive" in bdf.summary(rows)
+    rows[0]["views"][1]["no_power_reference"] = True  # a view without power whose run passed on another
+    assert "calls 2 of them inconclusive" in bdf.summary(rows)
+    rows[0]["views"][1]["measured_detect"] = 0.5  # ... though its measured floor says it sees the leak
+    assert "reads no power in 1 view(s) whose measured floor sees the declared leak" in bdf.summary(rows)
     with pytest.raises(SystemExit):
         bdf.main(["--algorithms", "dp-se", "--reference-only", "--json", str(path)])
