@@ -82,7 +82,8 @@ def _audit_section(
 
     result = audit_views(auditor, policy, audit_horizon, env, settings)
     per_side = result.primary.empirical.trials
-    trials = int(per_side) // 2 if per_side else settings.trials  # what the auditor really ran
+    # what the auditor really ran on the running code (a model of a mechanism has its own samples)
+    trials = int(per_side) // 2 if per_side and not result.primary.details.get("model") else settings.trials
     if audit_horizon != horizon:
         at_a = _certified_text(policy.declare(audit_horizon, env.n_arms, env.structure), settings.delta)
         at_t = _certified_text(policy.declare(horizon, env.n_arms, env.structure), settings.delta)

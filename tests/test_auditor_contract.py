@@ -95,6 +95,8 @@ def test_every_auditor_fulfils_the_contract(key: str) -> None:
     assert d.get("details", {}).get("family_confidence", 0.95) == pytest.approx(audit.family_confidence)
     if any(p.details.get("model") for p in parts):  # a model is labelled in the report
         assert "[model: " in str(audit)
+    if audit.primary.details.get("model"):  # the header counts the running code's trials, not the model's
+        assert rep.audit.trials == SETTINGS["audit_trials"] != audit.primary.empirical.trials // 2
 
 
 @pytest.mark.slow
@@ -132,7 +134,8 @@ def test_a_model_refutes_but_never_makes_a_run_consistent() -> None:
     assert seen.verdict == "consistent"
     both = PolicyAudit(_report("violated", model=True), {"actions": powerless})
     assert both.verdict == "violated" and both.family_confidence == pytest.approx(0.95)
-    assert "[model: a re-built mechanism]" in str(both) and "family-wise 95%" in str(both)
+    text = str(both)
+    assert "[model: a re-built mechanism; 50 samples per input]" in text and "family-wise 95%" in text
 
 
 def test_shared_settings_split_the_error_level() -> None:

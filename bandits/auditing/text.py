@@ -38,7 +38,9 @@ def _primary_label(a: Mapping[str, Any]) -> str:
     target = a.get("target", "")
     label = "outputs (actions)" if target.endswith("(black box)") or target == "thompson-sampling" else target
     model = a.get("details", {}).get("model")
-    return f"{label} [model: {model}]" if model else label
+    if not model:
+        return label
+    return f"{label} [model: {model}; {a['empirical']['trials'] // 2} samples per input]"
 
 
 def audit_lines(a: Mapping[str, Any] | None) -> list[str]:
