@@ -11,7 +11,10 @@ one: divisions (:func:`div_up`, :func:`div_down`, :func:`div_up_array`), sums of
 (:func:`sum_up`, :func:`sum_up_arrays`) and the norm sqrt(Σ count·value²) (:func:`norm_up`).
 
 :func:`special` is :mod:`scipy.special`, imported on first use, so that importing the toolkit (and
-a small run) does not pay SciPy's import.
+a small run) does not pay SciPy's import; :func:`next_fast_len` (``scipy.fft.next_fast_len``) and
+:func:`geometric_suffix_sums` (a first-order ``scipy.signal.lfilter``) are written out here, so that
+the PLD accountant runs on NumPy's FFT (the same pocketfft, the same bits) without loading
+``scipy.fft`` (≈ 0.18 s) or ``scipy.signal`` (≈ 0.75 s).
 
 Example:
     >>> import numpy as np
@@ -34,6 +37,8 @@ import numpy as np
 
 __all__ = [
     "special",
+    "next_fast_len",
+    "geometric_suffix_sums",
     "unique",
     "bisect",
     "expand_bracket",
@@ -60,6 +65,61 @@ def special() -> Any:
     from scipy import special as module
 
     return module
+
+
+def next_fast_len(n: int) -> int:
+    """The smallest 11-smooth integer ≥ n (prime factors 2, 3, 5, 7, 11 only): an FFT length that
+    pocketfft transforms fast, as ``scipy.fft.next_fast_len(n)`` (tested equal). Every product of
+    powers of 11, 7, 5 and 3 below the best so far, completed by the least power of 2.
+
+    >>> next_fast_len(1), next_fast_len(13), next_fast_len(1000003)
+    (1, 14, 1000188)
+    """
+    target = max(int(n), 1)
+    best = 1 << (target - 1).bit_length()
+    p11 = 1
+    while p11 < best:
+        p7 = p11
+        while p7 < best:
+            p5 = p7
+            while p5 < best:
+                p3 = p5
+                while p3 < best:
+                    best = min(best, p3 if p3 >= target else p3 << (-(-target // p3) - 1).bit_length())
+                    p3 *= 3
+                p5 *= 5
+            p7 *= 7
+        p11 *= 11
+    return best
+
+
+_SUFFIX_BLOCK_LOG = 30.0  # r^{-block} ≤ e^30 within a block: no overflow, no underflow of a term that matters
+
+
+def geometric_suffix_sums(x: np.ndarray, r: float) -> np.ndarray:
+    """V_j = Σ_{i ≥ j} r^{i−j} x_i for x ≥ 0 and 0 ≤ r ≤ 1 (the recursion V_j = x_j + r·V_{j+1}),
+    in blocks where r^{i−j} stays above e^{−30}: inside a block, reversed cumulative sums of
+    x_i·r^{i−start} (positive terms: relative error ≤ block·ulp), divided back, plus the next
+    block's V times its power of r.
+
+    >>> geometric_suffix_sums(np.array([1.0, 2.0, 4.0]), 0.5).tolist()
+    [3.0, 4.0, 4.0]
+    """
+    a = np.asarray(x, dtype=float)
+    if r <= 0.0 or a.size == 0:
+        return a.copy()
+    log_r = math.log(r)
+    block = a.size if log_r == 0.0 else max(1, min(a.size, int(_SUFFIX_BLOCK_LOG / -log_r)))
+    out = np.empty_like(a)
+    carry = 0.0
+    for end in range(a.size, 0, -block):
+        start = max(0, end - block)
+        k = np.arange(end - start, dtype=float)
+        w = np.exp(k * log_r)  # r^{i − start}
+        sums = np.cumsum((a[start:end] * w)[::-1])[::-1]
+        out[start:end] = sums / w + np.exp((end - start - k) * log_r) * carry
+        carry = float(out[start])
+    return out
 
 
 def unique(values: np.ndarray, return_inverse: bool = False) -> Any:

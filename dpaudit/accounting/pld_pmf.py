@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from dpaudit.accounting.composition import NotApplicable
+from dpaudit.numerics import geometric_suffix_sums, next_fast_len
 
 __all__ = [
     "Pmf",
@@ -111,16 +112,14 @@ def self_compose(p: Pmf, k: int, *, max_points: int, budget: float = 0.0) -> Pmf
     out_len = hi_b - lo_b + 1
     if out_len > max_points:
         raise NotApplicable(f"the {k}-fold PLD would need {out_len} grid points (budget {max_points})")
-    import scipy.fft
-
-    n = scipy.fft.next_fast_len(max(out_len, p.probs.size))
+    n = next_fast_len(max(out_len, p.probs.size))
     spec_err = math.inf
     double = budget > 0 and k * _fft_error_bound(n, _U_64, p) / math.sqrt(n) <= budget / 2  # (component 0)
     if double:
-        spec = scipy.fft.rfft(p.probs, n)
+        spec = np.fft.rfft(p.probs, n)
         spec_err, keep = power_bound(spec, k, n, _U_64, p)
     if spec_err / math.sqrt(n) > budget / 2:
-        spec = scipy.fft.rfft(p.probs.astype(_LD), n)
+        spec = np.fft.rfft(p.probs.astype(_LD), n)
         spec_err, keep = power_bound(spec, k, n, _U_LD, p)
         double = False
     # raised in the transform's precision; inverted in double where the error of that (relative to
@@ -133,7 +132,7 @@ def self_compose(p: Pmf, k: int, *, max_points: int, budget: float = 0.0) -> Pmf
     precise = not (budget > 0 and double_cost <= budget / 2)
     power = np.zeros(spec.size, dtype=np.clongdouble if precise else np.complex128)
     power[keep] = raised
-    z = scipy.fft.irfft(power, n)
+    z = np.fft.irfft(power, n)
     probs = np.maximum(np.roll(z, -lo_b)[:out_len], 0).astype(float)
     inf_mass = TAIL_TRUNCATION - math.expm1(k * math.log1p(-p.inf_mass))
     out = Pmf(k * p.lower + lo_b, probs, min(1.0, inf_mass), 0.0, double or p.double)
@@ -281,15 +280,13 @@ def _golden_min(f: Any, a: float, b: float, tol: float = math.log(1.05)) -> floa
 def compose(a: Pmf, b: Pmf, budget: float = 0.0) -> Pmf:
     """The product (convolution) of two PMFs by FFT with its error: in double precision when the
     error it adds stays within ``budget`` (an ℓ₂ bound), in long double otherwise."""
-    import scipy.fft
-
     n_out = a.probs.size + b.probs.size - 1
-    n = scipy.fft.next_fast_len(n_out)
+    n = next_fast_len(n_out)
     for dtype, u in ((np.float64, _U_64), (_LD, _U_LD)):
         if dtype is np.float64 and not budget > 0:
             continue
-        spec = scipy.fft.rfft(a.probs.astype(dtype), n) * scipy.fft.rfft(b.probs.astype(dtype), n)
-        probs = np.maximum(scipy.fft.irfft(spec, n)[:n_out], 0).astype(float)
+        spec = np.fft.rfft(a.probs.astype(dtype), n) * np.fft.rfft(b.probs.astype(dtype), n)
+        probs = np.maximum(np.fft.irfft(spec, n)[:n_out], 0).astype(float)
         out = Pmf(a.lower + b.lower, probs, min(1.0, a.inf_mass + b.inf_mass - a.inf_mass * b.inf_mass), 0.0)
         added = _FFT_C * math.log2(max(n, 2)) * u * (a.l2 + b.l2 + out.l2) + 2**-53 * out.l2
         if added <= budget / 2 or dtype is _LD:
@@ -353,10 +350,8 @@ def grid_deltas(p: Pmf, losses: np.ndarray) -> np.ndarray:
 
     δ(l_j) = inf + Σ_{i>j} p_i − e^{−Δ} V_{j+1} with V_j = p_j + e^{−Δ} V_{j+1}.
     """
-    from scipy import signal
-
     r = math.exp(-(losses[1] - losses[0])) if losses.size > 1 else 0.0
-    v = signal.lfilter([1.0], [1.0, -r], p.probs[::-1])[::-1]
+    v = geometric_suffix_sums(p.probs, r)
     u = np.cumsum(p.probs[::-1])[::-1]
     return p.inf_mass + np.append(u[1:], 0.0) - r * np.append(v[1:], 0.0)
 

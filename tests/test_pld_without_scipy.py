@@ -1,0 +1,168 @@
+"""The PLD accountant's pieces written out so that a run does not load dp-accounting, ``scipy.fft``
+or ``scipy.signal``: each against the library it replaces, and the run that no longer loads them."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dpaudit.accounting.pld_steps import dense_pmfs, dp_parameters_pmf, laplace_pmf
+from dpaudit.numerics import geometric_suffix_sums, next_fast_len
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_next_fast_len_is_scipys() -> None:
+    import scipy.fft
+
+    rng = np.random.default_rng(0)
+    sizes = list(range(1, 5000)) + [int(n) for n in rng.integers(5000, 10**11, 300)]
+    assert [next_fast_len(n) for n in sizes] == [scipy.fft.next_fast_len(n) for n in sizes]
+
+
+def test_numpy_fft_gives_scipys_bits_in_both_precisions() -> None:
+    """The accountant's FFTs moved from scipy.fft to numpy.fft: the same pocketfft, the same bits."""
+    import scipy.fft
+
+    rng = np.random.default_rng(1)
+    for n, dtype in itertools.product((7, 1000, 6125, 77777), (np.float64, np.longdouble)):
+        x = rng.random(n // 2 + 1).astype(dtype)
+        assert np.array_equal(np.fft.rfft(x, n), scipy.fft.rfft(x, n))
+        spec = np.fft.rfft(x, n)
+        assert np.array_equal(np.fft.irfft(spec, n), scipy.fft.irfft(spec, n))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 3000), st.sampled_from([0.0, 1e-300, 0.3, math.exp(-1e-4), math.exp(-0.02), 1.0]),
+       st.integers(0, 2**32 - 1))  # fmt: skip
+def test_geometric_suffix_sums_is_the_first_order_filter(n: int, r: float, seed: int) -> None:
+    from scipy import signal
+
+    x = np.random.default_rng(seed).random(n) * np.exp(-np.random.default_rng(seed + 1).uniform(0, 40, n))
+    ref = signal.lfilter([1.0], [1.0, -r], x[::-1])[::-1]
+    assert np.allclose(geometric_suffix_sums(x, r), ref, rtol=1e-12, atol=0.0)
+
+
+def test_geometric_suffix_sums_crosses_blocks_exactly() -> None:
+    """A long array at a ratio close to 1 spans several blocks; the recursion by hand agrees."""
+    r = math.exp(-0.01)  # blocks of 3000
+    x = np.random.default_rng(2).random(10_000)
+    want = np.empty_like(x)
+    acc = 0.0
+    for j in range(x.size - 1, -1, -1):
+        acc = x[j] + r * acc
+        want[j] = acc
+    assert np.allclose(geometric_suffix_sums(x, r), want, rtol=1e-12, atol=0.0)
+
+
+_LAPLACE_GRID = list(itertools.product([0.01, 0.3, 1.0, 7.0, 1e3], [0.5, 1.0, 3.0], [1e-4, 1e-2, 1.0]))
+
+
+@pytest.mark.parametrize(("scale", "sensitivity", "interval"), _LAPLACE_GRID)
+def test_laplace_pmf_is_dp_accountings_connect_the_dots(scale: float, sensitivity: float,
+                                                        interval: float) -> None:  # fmt: skip
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    (ref,) = dense_pmfs(pld.from_laplace_mechanism(scale, sensitivity=sensitivity, pessimistic_estimate=True,
+                                                   value_discretization_interval=interval))  # fmt: skip
+    ours = laplace_pmf(sensitivity / scale, interval)
+    assert (ours.lower, ours.probs.size) == (ref.lower, ref.probs.size)
+    # dp-accounting evaluates δ(t) as a difference of CDFs (relative 3e-6 lost at ε = 100, where
+    # ours is within 6e-12 of the exact masses: the next test)
+    assert np.allclose(ours.probs, ref.probs, rtol=0.0, atol=1e-9)
+    assert ours.inf_mass == 0.0 and ref.inf_mass < 1e-14  # dp-accounting's is a rounding residue
+
+
+@pytest.mark.parametrize(("eps", "interval"),
+                         [(1.0, 1e-4), (100.0, 1e-4), (0.003, 1e-4), (3.0, 0.01), (7.0, 1.0)])  # fmt: skip
+def test_laplace_pmf_masses_are_the_exact_connect_the_dots_masses(eps: float, interval: float) -> None:
+    """Algorithm 1's masses from 50-digit δ(t_i) at the same grid points, at 200 indices."""
+    import mpmath as mp
+
+    p = laplace_pmf(eps, interval)
+    with mp.workdps(50):
+        e, h = mp.mpf(eps), mp.mpf(interval)
+
+        def delta(i: int) -> mp.mpf:
+            t = mp.mpf(float(i * interval))
+            return mp.mpf(0) if t >= e else (1 - mp.exp(t)) if t <= -e else 1 - mp.exp((t - e) / 2)
+
+        last = p.probs.size - 1
+        sample = set(np.random.default_rng(3).integers(0, last, 196).tolist())
+        for j in sorted({0, 1, last - 1, last} | sample):
+            i = p.lower + j
+            if j == 0:
+                want = 1 - delta(i) + (delta(i + 1) - delta(i)) / mp.expm1(h)
+            elif j == last:
+                want = (delta(i) - delta(i - 1)) / mp.expm1(-h)
+            else:
+                want = ((delta(i + 1) - delta(i)) - mp.exp(h) * (delta(i) - delta(i - 1))) / mp.expm1(h)
+            assert abs(p.probs[j] - float(want)) <= 1e-11, (j, p.probs[j], float(want))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.floats(1e-3, 30.0), st.sampled_from([1e-4, 1e-3, 0.05]))
+def test_laplace_pmf_dominates_the_mechanism(eps: float, interval: float) -> None:
+    """The hockey-stick curve of the PMF is at least Laplace's δ(t) = 1 − e^{(t − ε)/2} (|t| < ε)
+    everywhere on [−ε, ε], between the grid points too (connect-the-dots)."""
+    p = laplace_pmf(eps, interval)
+    losses = (np.arange(p.probs.size) + p.lower) * interval
+    for t in np.linspace(-eps, eps, 41):
+        ours = p.inf_mass + float(np.sum(p.probs * np.maximum(0.0, -np.expm1(t - losses))))
+        exact = 0.0 if t >= eps else -math.expm1((t - eps) / 2.0)
+        assert ours >= exact - 1e-12
+
+
+@pytest.mark.parametrize(("eps", "delta", "interval"),
+                         list(itertools.product([1e-7, 0.3, 1.0, 10.0, 100.0], [0.0, 1e-6, 0.1],
+                                                [1e-4, 0.1])))  # fmt: skip
+def test_dp_parameters_pmf_is_dp_accountings(eps: float, delta: float, interval: float) -> None:
+    from dp_accounting.pld import common
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    (ref,) = dense_pmfs(pld.from_privacy_parameters(common.DifferentialPrivacyParameters(eps, delta),
+                                                    value_discretization_interval=interval))  # fmt: skip
+    ours = dp_parameters_pmf(eps, delta, interval)
+    assert ours.lower == ref.lower and np.array_equal(ours.probs, ref.probs) and ours.inf_mass == ref.inf_mass
+
+
+def test_dp_parameters_pmf_survives_a_huge_epsilon() -> None:
+    p = dp_parameters_pmf(800.0, 0.0, 1.0)  # e^800 overflows a double
+    assert p.probs[-1] == 1.0 and 0.0 <= p.probs[0] < 1e-300
+
+
+_TINY_RUNS = """
+import contextlib, io, json, sys
+from bandits.registry import algorithms
+from dpaudit.cli.main import main
+heavy = ("scipy", "numba", "dp_accounting", "matplotlib")
+out = {}
+for name in algorithms():
+    with contextlib.redirect_stdout(io.StringIO()):
+        code = main(["run", name, "-T", "30", "-R", "1", "--audit-trials", "0"])
+    loaded = {m.split(".")[0] for m in sys.modules} & set(heavy)
+    out[name] = [code, sorted(loaded | ({"numpy.ma"} & set(sys.modules)))]  # numpy.ma: np.unique's 9 ms
+print(json.dumps(out))
+"""
+
+
+def test_a_tiny_run_of_every_algorithm_loads_no_scipy_numba_or_dp_accounting() -> None:
+    """Start-up: a tiny run of any registered algorithm (simulation, every certificate, the
+    ledger check and the report) runs on NumPy alone (not even ``numpy.ma``, which ``np.unique``
+    loads: :func:`dpaudit.numerics.unique` instead); the heavy modules load only where a long
+    run or another method needs them. Run in one interpreter, in registry order, so the first
+    algorithm that loads one is named."""
+    proc = subprocess.run([sys.executable, "-c", _TINY_RUNS], capture_output=True, text=True, cwd=ROOT,
+                          check=True)  # fmt: skip
+    runs = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert all(code == 0 for code, _ in runs.values()), runs
+    assert {name: mods for name, (_, mods) in runs.items() if mods} == {}
