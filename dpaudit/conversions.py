@@ -58,7 +58,7 @@ from typing import Literal, overload
 
 import numpy as np
 
-from dpaudit.normal_tails import erf, erfcx, ndtri_exp
+from dpaudit.normal_tails import erf, erfcx, erfinv, ndtri_exp
 from dpaudit.numerics import bisect, expand_bracket, special
 from dpaudit.validation import check_nonnegative, check_positive, check_probability, plain
 
@@ -459,7 +459,7 @@ def pure_dp_to_gdp(epsilon: float | np.ndarray) -> float | np.ndarray:
         raise ValueError(f"epsilon must be in [0, inf), got {plain(epsilon)}")
     with np.errstate(over="ignore", under="ignore"):
         tiny = eps * _SQRT_HALF_PI_UP
-        mid = 2.0 * _SQRT2 * special().erfinv(np.tanh(np.minimum(eps, 2.0) / 2.0))
+        mid = 2.0 * _SQRT2 * erfinv(np.tanh(np.minimum(eps, 2.0) / 2.0))
         softplus = eps + np.log1p(np.exp(-eps))
         large = -2.0 * ndtri_exp(-softplus)
         mu = np.where(eps <= 1e-8, tiny, np.where(eps <= 2.0, mid, large))

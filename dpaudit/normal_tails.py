@@ -16,6 +16,9 @@ about one ulp) and NumPy:
 * :func:`log_ndtr` and its inverse :func:`ndtri_exp` — log Φ(x) from :func:`erfcx` (no
   underflow for any x), and the x with log Φ(x) = y by Newton's method from the normal-tail
   approximation (in the lower tail; the upper half by symmetry).
+* :func:`erfinv` — the inverse error function on (−1, 1): Newton's method on ``math.erf`` for
+  |x| ≤ ½ (relative-accurate down to the smallest normal doubles), −Φ^{-1}((1 − |x|)/2)/√2 through
+  :func:`ndtri_exp` above (1 − |x| is exact there).
 
 Measured against 50-digit mpmath (``tests/test_normal_tails.py``, property-based): relative
 error of :func:`erfcx` ≤ 2e-15 on x ∈ [−26.5, 1e300] (SciPy's: up to 5.7e-14 on the same
@@ -40,12 +43,13 @@ from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["erfcx", "erf", "log_ndtr", "ndtri_exp"]
+__all__ = ["erfcx", "erf", "erfinv", "log_ndtr", "ndtri_exp"]
 
 _INV_SQRT_PI = 1.0 / math.sqrt(math.pi)
 _SQRT2 = math.sqrt(2.0)
 _LOG_HALF = math.log(0.5)
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_SQRT_PI_OVER_2 = math.sqrt(math.pi) / 2.0
 _SPLIT = 134217729.0  # 2^27 + 1: Dekker's splitting constant
 _ASYMPTOTIC_FROM = 8.0
 _ASYMPTOTIC_TERMS = 30
@@ -234,3 +238,34 @@ def ndtri_exp(y: float | np.ndarray) -> np.ndarray:
     if np.any(high):
         out[high] = -_lower_quantile(np.log(-np.expm1(a[high])))
     return out
+
+
+_NEWTON_FROM_SERIES = 5  # steps from the two-term series: its error ≤ 1.1e-2 at |x| = ½, squared each step
+
+
+def erfinv(x: float | np.ndarray) -> np.ndarray:
+    """The y with erf(y) = x, for −1 < x < 1 (``ValueError`` otherwise or for NaN).
+
+    For |x| ≤ ½, Newton's method on ``math.erf`` from y₀ = (√π/2)(x + πx³/12) (its relative error
+    is at most 1.1e-2 there and is squared by each step; erf' = (2/√π)e^{−y²} ≥ 0.89); above,
+    y = −Φ^{-1}((1 − |x|)/2)/√2 with the sign of x, through :func:`ndtri_exp`.
+
+    >>> round(float(erfinv(0.5)), 12), round(float(erfinv(1e-300)) / 1e-300, 15)  # √π/2 = 0.886226925452758…
+    (0.476936276204, 0.886226925452758)
+    """
+    a = np.asarray(x, dtype=float)
+    if np.any(np.isnan(a)) or np.any(np.abs(a) >= 1.0):
+        raise ValueError("x must be in (-1, 1)")
+    v = np.abs(a)
+    out = np.empty_like(v)
+    near = v <= 0.5
+    if np.any(near):
+        t = v[near]
+        y = _SQRT_PI_OVER_2 * (t + (math.pi / 12.0) * t**3)
+        for _ in range(_NEWTON_FROM_SERIES):
+            y = y - (erf(y) - t) * _SQRT_PI_OVER_2 * np.exp(y * y)
+        out[near] = y
+    far = ~near
+    if np.any(far):
+        out[far] = -ndtri_exp(np.log((1.0 - v[far]) / 2.0)) / _SQRT2
+    return np.copysign(out, a)

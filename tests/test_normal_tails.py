@@ -72,6 +72,25 @@ def test_ndtri_exp_inverts_log_ndtr(y: float) -> None:
     assert abs(float(nt.ndtri_exp(y)) - ref) <= 1e-14 * abs(ref) + 1e-15  # absolute near the median
 
 
+_ERFINV_X = st.one_of(st.floats(-0.999999, 0.999999), st.floats(2.3e-308, 1e-3), st.floats(0.5, 1.0 - 1e-16))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_ERFINV_X)
+def test_erfinv_is_accurate(x: float) -> None:
+    if abs(x) >= 1.0 or (x != 0 and abs(x) < 2.3e-308):
+        return
+    ref = float(mp.erfinv(mp.mpf(x)))
+    assert abs(float(nt.erfinv(x)) - ref) <= 1e-14 * abs(ref)
+
+
+def test_erfinv_refuses_what_has_no_inverse() -> None:
+    assert float(nt.erfinv(0.0)) == 0.0 and float(nt.erfinv(-0.25)) == -float(nt.erfinv(0.25))
+    for bad in (1.0, -1.0, math.nan, 2.0):
+        with pytest.raises(ValueError, match="x must be in"):
+            nt.erfinv(bad)
+
+
 def test_the_extremes() -> None:
     assert float(nt.erfcx(-27.5)) == math.inf and float(nt.erfcx(-26.6)) > 1e307
     assert float(nt.erfcx(1e308)) > 0 and float(nt.erfcx(0.0)) == 1.0
