@@ -257,7 +257,7 @@ def run_algorithm(
     configured = spec.configure(options, env, T)
     policy = configured.policy
     trials = spec.default_audit_trials if audit_trials is None else audit_trials
-    if audit_horizon is None and spec.default_audit_horizon is not None:
+    if audit_horizon is None and spec.default_audit_horizon is not None and trials:
         audit_horizon = spec.default_audit_horizon(policy, T, env.n_arms)
     if trials and policy.declare(T, env.n_arms, env.structure) is None:
         trials = 0  # nothing certified, nothing to audit

@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from dpaudit.numerics import unique
 from dpaudit.validation import check_integer
 
 __all__ = ["RepRandom", "ScaledRandom", "NoiseTape", "SAMPLERS"]
@@ -213,7 +214,7 @@ class NoiseTape:
         width = check_integer("width", width)
         if rows.size == 0:
             return np.empty((0, width))
-        if np.unique(rows).size != rows.size:
+        if unique(rows).size != rows.size:
             raise ValueError("rows must not repeat within one take()")
         short = rows[self._cur[rows] + width > self._end[rows]]
         if short.size:

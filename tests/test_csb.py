@@ -162,9 +162,16 @@ def test_algorithm3_with_the_papers_constants_stays_in_the_all_ones_ucb_state():
     ids=lambda p: p.name,
 )
 def test_compiled_kernel_and_numpy_step_loop_are_identical(pol, monkeypatch):
+    from bandits.engine import compiled
+
     env = parse_combinatorial_env("topk:k=3,means=0.1/0.5/0.5/0.9/0.2,reward=min")
     kw = dict(record_actions=True, progress=False)
+    monkeypatch.setattr(compiled, "KERNEL_MIN_ROUNDS", 0)  # the kernel even for this short run
+    calls = []
+    kernel = compiled.csb_chunk
+    monkeypatch.setattr(compiled, "csb_chunk", lambda *a, **k: calls.append(1) or kernel(*a, **k))
     fast = simulate(pol, env, 700, 3, 4, **kw)
+    assert calls or not compiled.available(), "the compiled kernel did not run"
     monkeypatch.setenv("DPAUDIT_NUMBA", "0")
     slow = simulate(pol, env, 700, 3, 4, chunk_size=97, **kw)
     assert np.array_equal(fast.actions, slow.actions) and np.array_equal(

@@ -13,6 +13,7 @@ repetition's ledger against the declaration; the audit is :mod:`bandits.cascadin
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -179,7 +180,6 @@ def _noise_lines(
 
 def _build(kind: str) -> Any:
     def build(options: Mapping[str, Any], env: Environment, horizon: int) -> Configured:
-        from bandits.cascading.cucb_ldp_gaussian import CUCBLDPGaussian
         from bandits.cascading.policies import (
             CascadeDP,
             CascadeDPCounts,
@@ -216,6 +216,8 @@ def _build(kind: str) -> Any:
         elif kind == "dp-sound":
             pol = CascadeDPCounts(o["epsilon"], o["noise_factor"], o["factor_on"], ties=o["ties"])
         else:
+            from bandits.cascading.cucb_ldp_gaussian import CUCBLDPGaussian
+
             pol = CUCBLDPGaussian(
                 o["epsilon"],
                 o["calibration_delta"],
@@ -232,7 +234,7 @@ def _build(kind: str) -> Any:
                 config[f] = getattr(pol, f)
         delta = getattr(pol, "calibration_delta", 1e-3)
         extra, facts = _noise_lines(pol, k, env.n_arms, horizon, delta)
-        if isinstance(pol, CUCBLDPGaussian):
+        if _is_cucb_ldp_gaussian(pol):
             sigma = pol.noise_factor * pol.sigma(k)
             mu = math.sqrt(k) / sigma
             extra.append(
@@ -247,14 +249,19 @@ def _build(kind: str) -> Any:
     return build
 
 
-def _published(policy: Any, horizon: int, n_arms: int, delta: float) -> dict[str, float]:
-    from bandits.cascading.cucb_ldp_gaussian import CUCBLDPGaussian
+def _is_cucb_ldp_gaussian(policy: Any) -> bool:
+    """Whether ``policy`` is a CUCB-LDP-Gaussian, without importing its module for the others (a
+    CUCB-LDP-Gaussian's module is imported once one exists)."""
+    module = sys.modules.get("bandits.cascading.cucb_ldp_gaussian")
+    return module is not None and isinstance(policy, module.CUCBLDPGaussian)
 
+
+def _published(policy: Any, horizon: int, n_arms: int, delta: float) -> dict[str, float]:
     cd = getattr(policy, "calibration_delta", None)
     gaussian_claim = (
         getattr(policy, "noise", "gaussian") == "gaussian" or getattr(policy, "calibration", "") == "theorem7"
     )
-    if cd is not None and (isinstance(policy, CUCBLDPGaussian) or gaussian_claim):
+    if cd is not None and (_is_cucb_ldp_gaussian(policy) or gaussian_claim):
         return {"paper": float(policy.epsilon)} if delta >= cd else {}
     return {"paper": float(policy.epsilon)}
 
@@ -265,10 +272,9 @@ def _extras(policy: Any, horizon: int, n_arms: int) -> dict[str, Any]:
 
 def _audit_horizon(policy: Any, horizon: int, n_arms: int) -> int:
     from bandits.cascading.audit import cascade_audit_horizon
-    from bandits.cascading.cucb_ldp_gaussian import CUCBLDPGaussian
     from bandits.cascading.policies import CascadePolicy
 
-    if isinstance(policy, CUCBLDPGaussian):
+    if _is_cucb_ldp_gaussian(policy):
         return min(horizon, 32)
     return (
         cascade_audit_horizon(policy, horizon, n_arms, 1)

@@ -64,7 +64,6 @@ from bandits.lazy.policies import UNIT as LAZY_UNIT
 from bandits.policy import Policy, RunContext
 from dpaudit.declaration import Declaration, PublishedClaim
 from dpaudit.events import Neighbouring
-from dpaudit.numerics import special
 from dpaudit.papers import AZIZE_BASU_2022, SAJED_SHEFFET_2019
 from dpaudit.validation import check_positive, check_probability
 from mechanisms.laplace import LaplaceMechanism
@@ -88,8 +87,12 @@ def kl_bernoulli(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     """
     p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
-        xlogy = special().xlogy
-        return xlogy(p, p) - xlogy(p, q) + xlogy(1 - p, 1 - p) - xlogy(1 - p, 1 - q)
+        return _xlogy(p, p) - _xlogy(p, q) + _xlogy(1 - p, 1 - p) - _xlogy(1 - p, 1 - q)
+
+
+def _xlogy(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """x·ln y, 0 where x = 0 (``scipy.special.xlogy``, without loading SciPy for a small run)."""
+    return np.where(x == 0, 0.0, x * np.log(y))
 
 
 def klucb_upper(p: np.ndarray, level: np.ndarray) -> np.ndarray:

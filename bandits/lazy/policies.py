@@ -34,7 +34,8 @@ epochs (tested).
 (deterministic) indices over a window of rounds and jumps to the next epoch end; Lazy-DP-TS's
 ``"numba"`` engine runs the per-repetition loop compiled (:mod:`bandits.engine.compiled`). ``"auto"``
 picks the fast one available (for Anytime-Lazy-UCB: the jump engine up to
-:attr:`LazyUCBAgent.FAST_MAX_ARMS` arms, the step loop above, where jumping costs more).
+:attr:`LazyUCBAgent.FAST_MAX_ARMS` arms, the step loop above, where jumping costs more; for
+Lazy-DP-TS: numba for runs long enough to repay loading it, ``worth_compiling``).
 
 Example:
     >>> from bandits.environments import BernoulliEnv
@@ -58,7 +59,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from bandits.actions import ActionStructure
-from bandits.engine.compiled import HAVE_NUMBA, lazy_ts_chunk
+from bandits.engine.compiled import HAVE_NUMBA, lazy_ts_chunk, worth_compiling
 from bandits.lazy.ordering import LOGS, argmax_in_order, log_table, priority_order
 from bandits.policy import Agent, Outcomes, Policy, RunContext
 from dpaudit.declaration import Declaration, PublishedClaim
@@ -440,7 +441,9 @@ class LazyDPTSAgent(LazyAgent):
         return self._argmax(theta)
 
     def _fast(self, t0: int, t1: int, table: np.ndarray) -> np.ndarray:
-        if not HAVE_NUMBA or self.run.ledgers.transcripts is not None:  # the kernel keeps no transcript
+        short = self.policy.engine == "auto" and not worth_compiling(self.reps * self.horizon)
+        transcripts = self.run.ledgers.transcripts is not None  # the kernel keeps no transcript
+        if not HAVE_NUMBA or short or transcripts:
             return self._step(t0, t1, table)
         C = t1 - t0
         actions = np.empty((self.reps, C), dtype=np.intp)

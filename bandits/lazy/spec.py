@@ -68,7 +68,7 @@ def _lazy_engine(key: str) -> Option:
 
 def _lazy(key: str) -> Builder:
     def build(options: Mapping[str, Any], env: Environment, horizon: int) -> Configured:
-        from bandits.engine.compiled import HAVE_NUMBA
+        from bandits.engine.compiled import HAVE_NUMBA, KERNEL_MIN_ROUNDS
         from bandits.lazy.policies import LazyDPTS, LazyUCB
 
         cls = LazyUCB if key == "lazy-ucb" else LazyDPTS
@@ -78,7 +78,8 @@ def _lazy(key: str) -> Builder:
         title = ("Anytime-Lazy-UCB" if cls is LazyUCB else "Lazy-DP-TS") + f" (epsilon = {pol.epsilon:g})"
         engine = pol.engine
         if cls is LazyDPTS and engine == "auto":
-            engine = "numba" if HAVE_NUMBA else "step (numba not installed)"
+            numba = f"auto (numba from {KERNEL_MIN_ROUNDS} rounds)"
+            engine = numba if HAVE_NUMBA else "step (numba not installed)"
         lines = (f"log = {pol.log}, ties = {pol.ties}, engine = {engine}",)
         cfg = {"epsilon": pol.epsilon, "log": pol.log, "ties": pol.ties, "engine": pol.engine}
         return Configured(pol, title, lines=lines, config=cfg)

@@ -52,7 +52,8 @@ class BetaTS(Policy):
         return "beta-ts"
 
     def agent(self, run: RunContext) -> Agent:
-        return _BetaTSAgent(run, compiled=self.engine != "step" and HAVE_NUMBA)
+        long_run = worth_compiling(run.reps * run.horizon)  # else loading numba costs more than it saves
+        return _BetaTSAgent(run, compiled=self.engine == "numba" or (self.engine == "auto" and long_run))
 
 
 class _BetaTSAgent(Agent):

@@ -418,15 +418,16 @@ class _CSBAgent(Agent):
     def _mode(self) -> int | None:
         """The compiled kernel's mode for this agent, or None (NumPy step loop)."""
         top_k = self.problem.matroid is None and self.problem.candidates is None
-        if not top_k or self.tree is not None or not compiled.available():
-            return None
+        if not top_k or self.tree is not None or not compiled.worth_compiling(self.reps * self.horizon):
+            return None  # a short run keeps to the step loop: loading numba would cost more
         if self.run.ledgers.transcripts is not None:  # the kernel keeps no transcript (an audit)
             return None
         return {"none": 0, "all": 1, "least-pulled": 2}.get(self.policy.report)
 
     def run_chunk(self, t0: int, t1: int, outcomes: Outcomes) -> np.ndarray:
-        """The compiled kernel of :mod:`bandits.engine.compiled` when numba is available and the problem is
-        top-k (identical actions, estimates and per-user charges; tested), else the step loop."""
+        """The compiled kernel of :mod:`bandits.engine.compiled` when numba is available, the run long
+        enough to repay loading it and the problem top-k (identical actions, estimates and per-user
+        charges; tested), else the step loop."""
         if tree_engine.applies(self):  # CUCB-DP: the compiled tree chunk (tested bit-identical)
             return tree_engine.play_chunk(self, t0, t1, outcomes)
         mode = self._mode()

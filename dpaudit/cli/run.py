@@ -211,7 +211,7 @@ def _audit_horizon(spec: Any, policy: Any, args: argparse.Namespace, env: Any) -
                 f"--audit-horizon must be in [2, {T}] (at most --horizon), got {args.audit_horizon}"
             )
         Ta = args.audit_horizon
-    elif spec.default_audit_horizon is not None:
+    elif spec.default_audit_horizon is not None and args.audit_trials:  # unused without an audit
         Ta = spec.default_audit_horizon(policy, T, env.n_arms)
     else:
         Ta = T

@@ -63,6 +63,7 @@ import numpy as np
 
 from dpaudit.events import LaplaceEvent, LaplaceReportNoisyMaxEvent, Neighbouring, PrivacyEvent
 from dpaudit.ledger import Ledger
+from dpaudit.numerics import unique
 from dpaudit.validation import check_integer
 from mechanisms.base import check_batch, check_neighbouring, check_rng, record_release
 from mechanisms.continual.noise import NodeNoise, NoiseKind, calibrate_noise
@@ -208,7 +209,7 @@ class LazyEpochSums:
                 raise ValueError(f"units must have {n} entries, got {len(u)}")
         self._count += n
         found: list[tuple[int, int, float, list[Hashable]]] = []  # (completing position, arm, sum, units)
-        for arm in np.unique(a):
+        for arm in unique(a):
             arm = int(arm)
             idx = np.flatnonzero(a == arm)
             vals = x[idx]

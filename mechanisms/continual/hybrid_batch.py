@@ -51,6 +51,7 @@ import numpy as np
 from dpaudit.data_units import UnitRuns
 from dpaudit.events import ComposedEvent, LaplaceEvent, ParallelEvent, PrivacyEvent, PureDpEvent
 from dpaudit.ledger import RunLedgers
+from dpaudit.numerics import unique
 from dpaudit.validation import check_integer, check_positive
 
 __all__ = [
@@ -287,7 +288,7 @@ class BatchHybridStreams:
         self._units, self._counts = [], []
         eps_ins = self.insertion_epsilon
         for r in range(self.reps):
-            for m in np.unique(counts[r]).tolist():
+            for m in unique(counts[r]).tolist():
                 if m == 0:
                     continue
                 ev = PureDpEvent(epsilon=float(eps_ins[r]))
@@ -450,10 +451,10 @@ class BatchHybridSums:
         for (eps, f), rows in groups.items():
             log_ev = LaplaceEvent(scale=(1 * self.sensitivity / (eps / 2)) * f, sensitivity=self.sensitivity)
             self.ledgers.record(rows, log_ev, units=range(0, top), label=f"{self.label}: log blocks")
-            for k in np.unique(block[block > 0]).tolist():
+            for k in unique(block[block > 0]).tolist():
                 ev = LaplaceEvent(scale=(k * self.sensitivity / (eps / 2)) * f, sensitivity=self.sensitivity)
                 in_k = block == k
-                for c in np.unique(count[in_k]).tolist():
+                for c in unique(count[in_k]).tolist():
                     if c == 0:
                         continue
                     rounds = np.flatnonzero(in_k & (count == c))  # step − 1
