@@ -1,11 +1,13 @@
 """Benchmark: start-up of a tiny ``dpaudit run`` against ``python -c "import numpy"``.
 
-Run ``python benchmarks/bench_startup.py [--runs 21] [--json FILE]``. Each command runs ``--runs``
-times in a fresh interpreter, interleaved so that both see the same machine load; the table gives
-the median wall time of each and their ratio, and, for the run, the milliseconds spent in each
-phase of one extra in-process timing (imports of NumPy, of the accountant and of the run
-pipeline; the run itself: parsing, simulation, certificate and report). Python's byte-code cache
-is switched on for both (a user's installation has one).
+Run ``python benchmarks/bench_startup.py [--runs 21] [--every-runs 9] [--json FILE]``. Each command
+runs ``--runs`` times in a fresh interpreter, interleaved so that both see the same machine load;
+the table gives the median wall time of each and their ratio, and, for the run, the milliseconds
+spent in each phase of one extra in-process timing (imports of NumPy, of the accountant and of
+the run pipeline; the run itself: parsing, simulation, certificate and report). Then every
+registered algorithm's tiny run (T = 30, one repetition, no audit), ``--every-runs`` times each,
+interleaved with NumPy's start-up the same way (``--every-runs 0`` skips it). Python's byte-code
+cache is switched on for all (a user's installation has one).
 """
 
 from __future__ import annotations
@@ -52,6 +54,33 @@ def _wall(cmd: list[str], env: dict[str, str]) -> float:
     return time.perf_counter() - t
 
 
+def _tiny(alg: str) -> list[str]:
+    cmd = ["run", alg, "-T", "30", "-R", "1", "--audit-trials", "0"]
+    return [sys.executable, "-c", f"import sys; from dpaudit.cli.main import main; sys.exit(main({cmd!r}))"]
+
+
+def measure_every(runs: int, algorithms: list[str] | None = None) -> dict[str, dict[str, float]]:
+    """Median wall seconds of every registered algorithm's tiny run and of NumPy's start-up,
+    interleaved (one warm-up each), and their ratio."""
+    if algorithms is None:
+        from bandits.registry import algorithms as registered
+
+        algorithms = list(registered())
+    out: dict[str, dict[str, float]] = {}
+    with tempfile.TemporaryDirectory() as cache:
+        env = _env(cache)
+        _wall(_NUMPY, env)
+        for alg in algorithms:
+            _wall(_tiny(alg), env)
+            numpy_s, run_s = [], []
+            for _ in range(runs):
+                numpy_s.append(_wall(_NUMPY, env))
+                run_s.append(_wall(_tiny(alg), env))
+            a, b = statistics.median(numpy_s), statistics.median(run_s)
+            out[alg] = {"numpy_s": a, "run_s": b, "ratio": b / a}
+    return out
+
+
 def measure(runs: int) -> dict[str, Any]:
     """Median wall seconds of both commands (after one warm-up each), and the run's phases."""
     with tempfile.TemporaryDirectory() as cache:
@@ -71,17 +100,29 @@ def measure(runs: int) -> dict[str, Any]:
 def sentence(row: dict[str, Any]) -> str:
     """The README's summary of one measurement."""
     phases = ", ".join(f"{k} {v:.0f} ms" for k, v in row["phases_ms"].items())
-    return (f"`{row['command']}` {1000 * row['run_s']:.0f} ms against {1000 * row['numpy_s']:.0f} ms for "
+    text = (f"`{row['command']}` {1000 * row['run_s']:.0f} ms against {1000 * row['numpy_s']:.0f} ms for "
             f"`python -c \"import numpy\"` ({row['ratio']:.2f}×; medians of {row['runs']} runs; "
-            f"in process: {phases})")
+            f"in process: {phases})")  # fmt: skip
+    every = row.get("every")
+    if every:
+        ratios = {alg: r["ratio"] for alg, r in every["algorithms"].items()}
+        worst = max(ratios, key=ratios.__getitem__)
+        within = sum(v <= 2.0 for v in ratios.values())
+        text += (f"; every registered algorithm's `run ALG -T 30 -R 1 --audit-trials 0` "
+                 f"(medians of {every['runs']} runs each): median {statistics.median(ratios.values()):.2f}×, "
+                 f"{within} of {len(ratios)} within 2×, at most {ratios[worst]:.2f}× ({worst})")  # fmt: skip
+    return text
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=21)
+    ap.add_argument("--every-runs", type=int, default=9, help="runs of each algorithm's tiny run (0: skip)")
     ap.add_argument("--json", default=None, help="write the measurement to this file")
     args = ap.parse_args()
     row = measure(args.runs)
+    if args.every_runs > 0:
+        row["every"] = {"runs": args.every_runs, "algorithms": measure_every(args.every_runs)}
     print(sentence(row))
     if args.json:
         with open(args.json, "w") as fh:

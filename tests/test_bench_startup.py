@@ -11,3 +11,15 @@ def test_startup_benchmark_measures_both_commands_and_the_phases() -> None:
     assert list(row["phases_ms"]) == ["numpy", "accountant and CLI", "run pipeline", "the run"]
     assert all(v > 0 for v in row["phases_ms"].values())
     assert "import numpy" in sentence(row) and f"{row['ratio']:.2f}×" in sentence(row)
+
+
+def test_every_algorithm_is_timed_and_summarised() -> None:
+    from benchmarks.bench_startup import measure_every
+
+    every = measure_every(1, ["ts", "lazy-ucb"])
+    assert list(every) == ["ts", "lazy-ucb"]
+    assert all(r["ratio"] == r["run_s"] / r["numpy_s"] > 0 for r in every.values())
+    row = {"command": "c", "runs": 1, "numpy_s": 0.1, "run_s": 0.2, "ratio": 2.0, "phases_ms": {"numpy": 1.0},
+           "every": {"runs": 1, "algorithms": {"a": {"ratio": 1.5}, "b": {"ratio": 2.5}, "c": {"ratio": 1.9}}}}
+    text = sentence(row)
+    assert "median 1.90×, 2 of 3 within 2×, at most 2.50× (b)" in text
