@@ -96,7 +96,13 @@ class PolicyAudit:
 
     The verdict: ``violated`` if any part refutes the certificate, else ``model-mismatch`` if any
     part says so, else ``consistent`` if at least one part *of the running code* had power (its own
-    verdict is consistent), else ``inconclusive``. A part whose ``details`` carry ``"model"`` (what
+    verdict is consistent), else ``inconclusive``. A part that says ``consistent`` with a lower
+    bound of 0 on the certified quantity (μ when one is certified, else ε) is stored as
+    ``inconclusive`` (:data:`BLIND`), unless its floor was measured on the algorithm: a floor
+    measured on an algorithm calls a view without power one whose bound is positive in fewer than
+    half of its audits of the algorithm as declared, and a bound of 0 is this audit's own draw of
+    that event; its ``consistent`` would read as a pass while proving nothing. A view with a
+    measured floor keeps the verdict that floor decided. A part whose ``details`` carry ``"model"`` (what
     it re-builds, for example the declared mechanism from the policy's parameters) audits a model,
     not the run: it can refute the certificate, but a model that behaves says nothing about the
     code that ran, so it never makes the run ``consistent``. The parts' confidences are set so that
@@ -108,6 +114,10 @@ class PolicyAudit:
     components: Mapping[str, AuditReport] = field(default_factory=dict)
     published: AuditReport | None = None
     floor: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "primary", _seen(self.primary))
+        object.__setattr__(self, "components", {k: _seen(v) for k, v in self.components.items()})
 
     @property
     def verdict(self) -> str:
@@ -160,6 +170,24 @@ class PolicyAudit:
         d = self.to_dict()
         d["trials"] = d["empirical"]["trials"] // 2
         return "\n".join(audit_lines(d))
+
+
+BLIND = "bound 0: this view did not see even the algorithm's own loss at this size"
+"""Why a part whose lower bound is 0 is ``inconclusive`` (:class:`PolicyAudit`)."""
+
+
+def _seen(report: AuditReport) -> AuditReport:
+    """``report``, or, when it says ``consistent`` with a lower bound of 0 on the certified
+    quantity and its floor was not measured on the algorithm, the same report ``inconclusive`` with
+    its reason in ``details["no_power"]`` (:class:`PolicyAudit`)."""
+    if report.verdict != Verdict.CONSISTENT or "algorithm_floor" in report.details:
+        return report
+    mu_certified = report.certified.mu is not None
+    bound = report.empirical.mu_lower if mu_certified else report.empirical.epsilon_lower
+    if bound is not None and bound > 0:
+        return report
+    why = report.details.get("no_power") or BLIND
+    return replace(report, verdict=Verdict.INCONCLUSIVE, details={**report.details, "no_power": why})
 
 
 class PolicyAuditor(Protocol):

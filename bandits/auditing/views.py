@@ -11,7 +11,7 @@ level among them (:meth:`~bandits.auditing.contract.AuditSettings.shared`), so t
 correct implementation is reported ``violated`` by any test stays at most α
 (:attr:`~bandits.auditing.contract.PolicyAudit.family_confidence`). A part whose lower bound is 0
 did not see even the algorithm's own loss: it says ``inconclusive``, not ``consistent`` (unless
-its floor was measured on the algorithm, :func:`_without_blind_passes`). An
+its floor was measured on the algorithm; :class:`~bandits.auditing.contract.PolicyAudit`). An
 algorithm whose mechanisms record no keyed release gets its auditor's audit at the full
 confidence: Gaussian Thompson sampling's auditor reads the posterior draws itself (its releases
 view, :mod:`bandits.thompson.draws_audit`) and splits α over its two views the same way.
@@ -54,43 +54,14 @@ def audit_views(
     each at confidence 1 − (1 − ``settings.confidence``)/2; only the outputs' at the full
     confidence when the policy's mechanisms record no release."""
     if not records_releases(policy, horizon, env):
-        alone = _without_blind_passes(auditor(policy, horizon, env, settings))
+        alone = auditor(policy, horizon, env, settings)
         return _floor_note(_what_it_would_take(alone, settings.trials), settings)
     each = settings.shared(VIEWS)
     outputs = auditor(policy, horizon, env, each)
     more = replace(each, trials=each.trials * policy.release_trials)
     releases = audit_releases(policy, horizon, env, more, design=policy.release_audit(horizon, env.n_arms))
     both = replace(outputs, components={**outputs.components, "releases": releases})
-    return _floor_note(_what_it_would_take(_without_blind_passes(both), settings.trials), settings)
-
-
-BLIND = "bound 0: this view did not see even the algorithm's own loss at this size"
-"""Why a part whose lower bound is 0 is ``inconclusive`` (:func:`_without_blind_passes`)."""
-
-
-def _without_blind_passes(audit: PolicyAudit) -> PolicyAudit:
-    """Every part that says ``consistent`` with a lower bound of 0 on the certified quantity (μ
-    when one is certified, else ε) says ``inconclusive`` instead, unless its floor was measured on
-    the algorithm.
-
-    A floor measured on the algorithm (:mod:`dpaudit.audit.leak_floor`) calls a view without
-    power one whose bound is positive in fewer than half of its audits of the algorithm as
-    declared (leak factor 1); a bound of 0 is this audit's own draw of that event. Such a view
-    did not see the loss the algorithm has, so it could not tell whether a larger one is there:
-    its ``consistent`` would read as a pass while proving nothing. A view with a measured floor
-    keeps the verdict that floor decided."""
-
-    def seen(r: AuditReport) -> AuditReport:
-        if r.verdict != Verdict.CONSISTENT or "algorithm_floor" in r.details:
-            return r
-        bound = r.empirical.mu_lower if r.certified.mu is not None else r.empirical.epsilon_lower
-        if bound is not None and bound > 0:
-            return r
-        why = r.details.get("no_power") or BLIND
-        return replace(r, verdict=Verdict.INCONCLUSIVE, details={**r.details, "no_power": why})
-
-    comps = {k: seen(v) for k, v in audit.components.items()}
-    return replace(audit, primary=seen(audit.primary), components=comps)
+    return _floor_note(_what_it_would_take(both, settings.trials), settings)
 
 
 def _what_it_would_take(audit: PolicyAudit, trials: int) -> PolicyAudit:
