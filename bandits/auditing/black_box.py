@@ -327,6 +327,7 @@ def audit_policy(
         floor_text = floor.describe()
     t3 = time.perf_counter()
     details = {
+        "view": "outputs",
         "detection_floor": floor_text,
         "chosen": {
             "pair": asdict(pair), "statistic": stat.describe(), "threshold": thr, "orientation": o,

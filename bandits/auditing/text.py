@@ -33,10 +33,11 @@ def _component_line(name: str, c: Mapping[str, Any]) -> str:
 
 
 def _primary_label(a: Mapping[str, Any]) -> str:
-    """What the primary test looked at: the outputs (actions) of a black-box or Thompson-sampling
-    audit, else its target, with what it re-builds when it audits a model of the mechanism."""
-    target = a.get("target", "")
-    label = "outputs (actions)" if target.endswith("(black box)") or target == "thompson-sampling" else target
+    """What the primary test looked at: the outputs (actions) when its ``details["view"]`` says so
+    (the black-box and Thompson-sampling audits), else its target, with what it re-builds when it
+    audits a model of the mechanism."""
+    outputs = a.get("details", {}).get("view") == "outputs"
+    label = "outputs (actions)" if outputs else a.get("target", "")
     model = a.get("details", {}).get("model")
     if not model:
         return label

@@ -195,8 +195,9 @@ def _details(policy: GaussianTS, horizon: int, arms: int, cfg: ThompsonConfig, m
              delta: float, confidence: float, nb: TSNeighbour, tables: NeighbourTables, designs: list,
              pilot: dict[str, Any], rates: Any, n_main: int, floor: Any, estimate: Any, n_model: int,
              mt: dict[str, Any], exact: dict[str, Any], main: Any, model: Any, trials: int) -> dict[str, Any]:
-    """The JSON-ready details of a Thompson-sampling audit report."""
+    """The JSON-ready details of a Thompson-sampling audit report (its view: the outputs)."""
     return {
+        "view": "outputs",
         "policy": policy.name, "horizon": horizon, "arms": arms, "b": policy.b, "c": policy.c,
         "claim": {"horizon": cfg.horizon, "arms": cfg.arms, "prepulls": cfg.prepulls,
                   "variance_scale": cfg.variance_scale},
