@@ -19,7 +19,8 @@ def test_every_algorithm_is_timed_and_summarised() -> None:
     every = measure_every(1, ["ts", "lazy-ucb"])
     assert list(every) == ["ts", "lazy-ucb"]
     assert all(r["ratio"] == r["run_s"] / r["numpy_s"] > 0 for r in every.values())
+    ratios = {"a": {"ratio": 1.5}, "b": {"ratio": 2.5}, "c": {"ratio": 1.9}}
     row = {"command": "c", "runs": 1, "numpy_s": 0.1, "run_s": 0.2, "ratio": 2.0, "phases_ms": {"numpy": 1.0},
-           "every": {"runs": 1, "algorithms": {"a": {"ratio": 1.5}, "b": {"ratio": 2.5}, "c": {"ratio": 1.9}}}}
+           "every": {"runs": 1, "algorithms": ratios}}
     text = sentence(row)
     assert "median 1.90×, 2 of 3 within 2×, at most 2.50× (b)" in text

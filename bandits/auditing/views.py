@@ -34,7 +34,6 @@ from typing import TYPE_CHECKING
 
 from bandits.auditing.contract import AuditSettings, PolicyAudit, PolicyAuditor
 from bandits.auditing.releases import audit_releases, records_releases
-from dpaudit.audit.report import AuditReport, Verdict
 from dpaudit.audit.runner import trials_needed
 
 if TYPE_CHECKING:  # pragma: no cover
