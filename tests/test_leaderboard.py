@@ -123,7 +123,32 @@ def test_audited_cell() -> None:
     assert [r.audit for r in cell.rows] == ["inconclusive", "consistent"]
     data = json.loads(json.dumps(lb.Leaderboard(cfg, (cell,)).to_dict()))
     table = lb.markdown_table(data)
-    assert "| consistent (ε ≥ " in table and "| inconclusive" in table
+    assert "| consistent (outputs ε ≥ " in table and ", releases ε ≥ " in table and "| inconclusive" in table
+
+
+def test_rows_run_again_with_their_stored_options(tmp_path: Path) -> None:
+    """``leaderboard_update --stored-options``: the same simulation (its regrets checked equal to the
+    stored ones), today's audit with every view's bound; other rows untouched; a stored row that
+    does not reproduce is an error."""
+    from bandits.experiments.leaderboard_update import main, update_rows
+
+    cfg = dataclasses.replace(TINY, algorithms=("dp-se", "adap-ucb"), audit_trials=500, published=False)
+    data = json.loads(json.dumps(lb.Leaderboard(cfg, (lb.run_cell(cfg, "bernoulli", 3000, 2.0),)).to_dict()))
+    for r in data["cells"][0]["rows"]:  # as a board stored before the audit changed
+        r.update(audit="stale", audit_bounds=None)
+    path = tmp_path / "board.json"
+    path.write_text(json.dumps(data))
+    new = update_rows(path, ("adap-ucb",), stored_options=True)
+    old_rows, rows = data["cells"][0]["rows"], new["cells"][0]["rows"]
+    assert rows[0]["audit"] == "stale" and rows[1]["audit"] == "consistent"
+    assert list(rows[1]["finals"]) == old_rows[1]["finals"]
+    assert set(rows[1]["audit_bounds"]) == {"outputs", "releases"}
+    assert "stored options" in new["notes"][-1]
+    data["cells"][0]["rows"][1]["finals"][0] += 1.0
+    path.write_text(json.dumps(data))
+    with pytest.raises(ValueError, match="adap-ucb at T = 3000, mu = 2 .*not reproduced"):
+        update_rows(path, ("adap-ucb",), stored_options=True)
+    assert main([str(path), "adap-ucb", "--stored-options"]) == 2
 
 
 @pytest.mark.parametrize(

@@ -139,10 +139,11 @@ class Row:
     finals: tuple[float, ...]
     ledger_ok: bool
     audit: str | None  # verdict, or None when not audited
-    audit_epsilon_lower: float | None
+    audit_epsilon_lower: float | None  # the outputs view's
     footing: str  # "ok", or why the certified ε is not the budget's
     seconds: float  # the pipeline run (simulate, certify, check, audit)
     tuning_seconds: float = 0.0  # the tuner, for ts and dp-ts-ucb
+    audit_bounds: dict[str, float] | None = None  # every view's ε lower bound (rows run since it was kept)
 
 
 @dataclass(frozen=True)
@@ -204,8 +205,8 @@ def _tuned_options(key: str, env: Environment, T: int, mu: float, cfg: Leaderboa
     return {"epsilon": float(gdp_epsilon(mu, DELTA))}
 
 
-def _run(key: str, env: Environment, T: int, cfg: LeaderboardConfig, options: dict[str, Any],
-         budget_epsilon: float) -> Row:  # fmt: skip
+def run_row(key: str, env: Environment, T: int, cfg: LeaderboardConfig, options: dict[str, Any],
+            budget_epsilon: float) -> Row:  # fmt: skip
     """One ``dpaudit run`` pipeline call at the leaderboard's seed, as a row."""
     from bandits.run import run_algorithm
 
@@ -231,7 +232,15 @@ def _run(key: str, env: Environment, T: int, cfg: LeaderboardConfig, options: di
         audit=None if audit is None else audit.verdict,
         audit_epsilon_lower=None if audit is None else audit.result.primary.empirical.epsilon_lower,
         footing=footing, seconds=time.perf_counter() - t0,
+        audit_bounds=None if audit is None else _bounds(audit),
     )  # fmt: skip
+
+
+def _bounds(audit: Any) -> dict[str, float]:
+    """Every view's ε lower bound of a run's audit section: the outputs (the primary) and each
+    further component (the releases, a mechanism's test) by its name."""
+    parts = {"outputs": audit.result.primary, **audit.result.components}
+    return {name: float(r.empirical.epsilon_lower) for name, r in parts.items()}
 
 
 def _published_options(row: Row, env: Environment, T: int, mu: float, cfg: LeaderboardConfig
@@ -267,14 +276,14 @@ def run_cell(cfg: LeaderboardConfig, instance: str, T: int, mu: float) -> Cell:
         t0 = time.perf_counter()
         options = _tuned_options(key, env, T, mu, cfg)
         tuning = time.perf_counter() - t0
-        row = replace(_run(key, env, T, cfg, options, eps), tuning_seconds=tuning)
+        row = replace(run_row(key, env, T, cfg, options, eps), tuning_seconds=tuning)
         rows.append(row)
         if cfg.published:
             opts = _published_options(row, env, T, mu, cfg)
             if opts is None:
                 published.append(row)
             else:
-                pub = _run(key, env, T, cfg, opts, eps)
+                pub = run_row(key, env, T, cfg, opts, eps)
                 published.append(replace(pub, footing="at the paper's accounting of the budget"))
     return Cell(instance, spec, T, mu, eps, tuple(rows), tuple(published))
 
@@ -349,11 +358,15 @@ def winner_sentence(cells: Sequence[Cell], instance: str, published: bool = Fals
 
 
 def _audit_text(r: dict[str, Any]) -> str:
-    """The audit verdict with its ε lower bound, or "-" when not audited."""
+    """The audit verdict with its ε lower bound (every view's, for rows that kept them), or "-"
+    when not audited."""
     from dpaudit.formatting import fmt_down
 
     if r["audit"] is None:
         return "-"
+    views = r.get("audit_bounds")
+    if views and len(views) > 1:
+        return r["audit"] + " (" + ", ".join(f"{k} ε ≥ {fmt_down(v, 3)}" for k, v in views.items()) + ")"
     low = r["audit_epsilon_lower"]
     return r["audit"] + ("" if low is None else f" (ε ≥ {fmt_down(low, 3)})")
 

@@ -7,7 +7,10 @@ run. The winners and sentences are recomputed from all the rows, and a note reco
 re-run and when.
 
 Run: ``python -m bandits.experiments.leaderboard_update docs/img/leaderboard_full-T100000.json
-dp-ts-ucb`` (then ``python benchmarks/readme_tables.py --write``).
+dp-ts-ucb`` (then ``python benchmarks/readme_tables.py --write``). With ``--stored-options`` the
+rows run again with the options stored in them (no tuner): the same simulation, whose final
+regrets must come out identical (an error otherwise), and today's audit — how a board keeps up
+with a change of the audit without its hours of tuning.
 
 Example (a tiny stored board, re-run in place):
     >>> import json, tempfile, pathlib
@@ -53,10 +56,41 @@ def _swap(old: Sequence[lb.Row], new: Sequence[lb.Row]) -> tuple[lb.Row, ...]:
     return tuple(fresh.get(r.algorithm, r) for r in old)
 
 
-def update_rows(path: Path | str, algorithms: Sequence[str], figures: bool = False) -> dict[str, Any]:
+def _again(d: dict[str, Any], cell: dict[str, Any], cfg: lb.LeaderboardConfig,
+           done: dict[str, lb.Row]) -> lb.Row:  # fmt: skip
+    """The stored row ``d`` run again with its stored options (once per options: a published row
+    with the certified row's options is that run); its regrets must be the stored ones."""
+    from bandits.environments import parse_env
+
+    env, T = parse_env(cell["env"]), cell["horizon"]
+    key = json.dumps([d["algorithm"], d["options"]], sort_keys=True)
+    if key not in done:
+        done[key] = lb.run_row(d["algorithm"], env, T, cfg, d["options"], cell["epsilon"])
+    new = done[key]
+    if list(new.finals) != list(d["finals"]) or new.certified_epsilon != d["certified_epsilon"]:
+        where = f"at T = {T}, mu = {cell['mu']:g} ({cell['instance']})"
+        raise ValueError(f"{d['algorithm']} {where}: the stored run is not reproduced "
+                         "(its final regrets or certified epsilon differ)")  # fmt: skip
+    return dataclasses.replace(new, footing=d["footing"], tuning_seconds=d.get("tuning_seconds", 0.0))
+
+
+def _stored(c: dict[str, Any], cfg: lb.LeaderboardConfig, algorithms: Sequence[str]) -> lb.Cell:
+    done: dict[str, lb.Row] = {}
+
+    def rows(key: str) -> tuple[lb.Row, ...]:
+        stored = c.get(key, [])
+        return tuple(_again(d, c, cfg, done) if d["algorithm"] in algorithms else _row(d) for d in stored)
+
+    published = rows("published_rows")
+    return lb.Cell(c["instance"], c["env"], c["horizon"], c["mu"], c["epsilon"], rows("rows"), published)
+
+
+def update_rows(path: Path | str, algorithms: Sequence[str], figures: bool = False,
+                stored_options: bool = False) -> dict[str, Any]:  # fmt: skip
     """Re-run ``algorithms``' rows (certified and published) of the leaderboard stored at ``path``
-    with its own configuration, write it back (and, with ``figures``, its figures beside it) and
-    return the new JSON (module docstring)."""
+    with its own configuration — tuned again, or with ``stored_options`` the options stored in
+    them — write it back (and, with ``figures``, its figures beside it) and return the new JSON
+    (module docstring)."""
     path = Path(path)
     data = json.loads(path.read_text())
     cfg = _config(data["config"])
@@ -67,12 +101,16 @@ def update_rows(path: Path | str, algorithms: Sequence[str], figures: bool = Fal
     t0 = time.perf_counter()
     cells = []
     for c in data["cells"]:
+        if stored_options:
+            cells.append(_stored(c, cfg, algorithms))
+            continue
         fresh = lb.run_cell(only, c["instance"], c["horizon"], c["mu"])
         rows = _swap([_row(r) for r in c["rows"]], fresh.rows)
         published = _swap([_row(r) for r in c.get("published_rows", [])], fresh.published_rows)
         cells.append(lb.Cell(c["instance"], c["env"], c["horizon"], c["mu"], c["epsilon"], rows, published))
     seconds = time.perf_counter() - t0
-    note = (f"re-run: {', '.join(algorithms)} rows ({seconds:.0f} s, {time.strftime('%Y-%m-%d')}); "
+    how = "with their stored options, the same regrets, today's audit" if stored_options else "tuned again"
+    note = (f"re-run: {', '.join(algorithms)} rows, {how} ({seconds:.0f} s, {time.strftime('%Y-%m-%d')}); "
             "every other row is the stored run")
     board = lb.Leaderboard(cfg, tuple(cells), float(data.get("seconds", 0.0)), (*data.get("notes", ()), note))
     out = board.to_dict()
@@ -85,12 +123,14 @@ def update_rows(path: Path | str, algorithms: Sequence[str], figures: bool = Fal
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    stored = "--stored-options" in args
+    args = [a for a in args if a != "--stored-options"]
     if len(args) < 2:
-        print("usage: python -m bandits.experiments.leaderboard_update BOARD.json ALGORITHM [ALGORITHM ...]",
-              file=sys.stderr)
+        print("usage: python -m bandits.experiments.leaderboard_update BOARD.json ALGORITHM [ALGORITHM ...] "
+              "[--stored-options]", file=sys.stderr)  # fmt: skip
         return 2
     try:
-        update_rows(args[0], args[1:], figures=True)
+        update_rows(args[0], args[1:], figures=True, stored_options=stored)
     except (OSError, ValueError) as exc:
         print(f"leaderboard_update: error: {exc}", file=sys.stderr)
         return 2
