@@ -25,7 +25,14 @@ from typing import Any
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 RUN = ["run", "ts", "-T", "10", "-R", "1", "--audit-trials", "0"]
 _NUMPY = [sys.executable, "-c", "import numpy"]
-_TOOL = [sys.executable, "-c", f"import sys; from dpaudit.cli.main import main; sys.exit(main({RUN!r}))"]
+
+
+def _dpaudit(args: list[str]) -> list[str]:
+    """``dpaudit ARGS`` in a fresh interpreter, exiting with the CLI's status."""
+    return [sys.executable, "-c", f"import sys; from dpaudit.cli.main import main; sys.exit(main({args!r}))"]
+
+
+_TOOL = _dpaudit(RUN)
 _PHASES = """
 import contextlib, io, json, time
 marks = [time.perf_counter()]
@@ -55,8 +62,7 @@ def _wall(cmd: list[str], env: dict[str, str]) -> float:
 
 
 def _tiny(alg: str) -> list[str]:
-    cmd = ["run", alg, "-T", "30", "-R", "1", "--audit-trials", "0"]
-    return [sys.executable, "-c", f"import sys; from dpaudit.cli.main import main; sys.exit(main({cmd!r}))"]
+    return _dpaudit(["run", alg, "-T", "30", "-R", "1", "--audit-trials", "0"])
 
 
 def measure_every(runs: int, algorithms: list[str] | None = None) -> dict[str, dict[str, float]]:

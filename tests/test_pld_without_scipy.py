@@ -119,7 +119,7 @@ def test_laplace_pmf_dominates_the_mechanism(eps: float, interval: float) -> Non
     for t in np.linspace(-eps, eps, 41):
         ours = p.inf_mass + float(np.sum(p.probs * np.maximum(0.0, -np.expm1(t - losses))))
         exact = 0.0 if t >= eps else -math.expm1((t - eps) / 2.0)
-        assert ours >= exact - 1e-12
+        assert ours >= exact - 1e-15  # equal at grid points up to rounding, above between them
 
 
 @pytest.mark.parametrize(("eps", "delta", "interval"),
@@ -137,7 +137,7 @@ def test_dp_parameters_pmf_is_dp_accountings(eps: float, delta: float, interval:
 
 def test_dp_parameters_pmf_survives_a_huge_epsilon() -> None:
     p = dp_parameters_pmf(800.0, 0.0, 1.0)  # e^800 overflows a double
-    assert p.probs[-1] == 1.0 and 0.0 <= p.probs[0] < 1e-300
+    assert p.probs[-1] == 1.0 and 0.0 < p.probs[0] < 1e-300  # never a silent 0
 
 
 _TINY_RUNS = """

@@ -114,8 +114,14 @@ def dp_parameters_pmf(epsilon: float, delta: float, interval: float) -> Pmf:
     (-2, [0.268941, 0.0, 0.0, 0.0, 0.731058], 1e-06)
     """
     high = (1.0 - delta) / (1.0 + math.exp(-epsilon))
-    low = (1.0 - delta) / (1.0 + math.exp(epsilon)) if epsilon < 700.0 else (1.0 - delta) * math.exp(-epsilon)
+    low = _minority(epsilon, 1.0 - delta)
     return replace(_two_atoms((epsilon, high), (-epsilon, low), interval), inf_mass=float(delta))
+
+
+def _minority(epsilon: float, mass: float = 1.0) -> float:
+    """mass/(1 + e^ε), the share of ``mass`` on randomized response's other answer, without
+    overflow and never 0 (the smallest positive double where mass·e^{−ε} underflows)."""
+    return mass / (1.0 + math.exp(epsilon)) if epsilon < 700.0 else max(mass * math.exp(-epsilon), 5e-324)
 
 
 def _sampled_pmfs(leaf: PoissonSampledEvent, interval: float) -> list[Pmf]:
@@ -156,8 +162,7 @@ def sampled_randomized_response_pmfs(epsilon: float, q: float, interval: float) 
     (-65, 159, -158)
     """
     p = 1.0 / (1.0 + math.exp(-epsilon))
-    # 1 − p without cancellation (never 0: a smallest positive mass where e^{−ε} underflows)
-    pc = 1.0 / (1.0 + math.exp(epsilon)) if epsilon < 700.0 else max(math.exp(-epsilon), 5e-324)
+    pc = _minority(epsilon)
     up = 1.0 + 1e-14
     low = math.log1p(q * math.expm1(-epsilon))  # ≤ 0
     high_up = sampled_epsilon(q, epsilon)
