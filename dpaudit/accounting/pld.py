@@ -8,15 +8,19 @@ divergence is the GDP profile δ_μ(ε) exactly (ibid. Cor. 2.13; dp-accounting'
 through :mod:`dpaudit.accounting.gdp` — no grid, no FFT, no dp-accounting import, milliseconds
 for any μ and any number of steps. Everything below concerns compositions with other leaves.
 
-Each leaf is turned into its single-step pessimistic PLD by dp-accounting (Meiser & Mohammadi
-2018; Koskela, Jälkö & Honkela 2020; Doroshenko et al. 2022, "Connect the dots": in exact
-arithmetic the discretised δ(ε) is an upper bound on the true hockey-stick divergence for every
-ε). Gaussian-type leaves are first merged into one Gaussian with μ = sqrt(Σ μ_i²), which is exact
-(Dong, Roth & Su 2022, Cor. 3.3); Laplace → ``from_laplace_mechanism``; k-ary randomized response
-→ ``from_randomized_response``; discrete Laplace → ``from_discrete_laplace_mechanism``; binary
-randomized response, any other pure leaf and any pure ε
-below 1e-6 → ``from_privacy_parameters(ε, 0)`` (the randomized-response PLD, which dominates
-every ε-DP mechanism); (ε, δ) leaves → ``from_privacy_parameters(ε, δ)``; a Poisson-subsampled
+Each leaf is turned into its single-step pessimistic PLD (Meiser & Mohammadi 2018; Koskela, Jälkö
+& Honkela 2020; Doroshenko et al. 2022, "Connect the dots": in exact arithmetic the discretised
+δ(ε) is an upper bound on the true hockey-stick divergence for every ε). Gaussian-type leaves are
+first merged into one Gaussian with μ = sqrt(Σ μ_i²), which is exact (Dong, Roth & Su 2022,
+Cor. 3.3), whose PMF :mod:`dpaudit.accounting.pld_gaussian` builds; Laplace →
+:func:`~dpaudit.accounting.pld_steps.laplace_pmf`; binary randomized response, any other pure
+leaf and any pure ε below 1e-6 → the randomized-response PLD of (ε, 0), which dominates every
+ε-DP mechanism, and (ε, δ) leaves → that of (ε, δ)
+(:func:`~dpaudit.accounting.pld_steps.dp_parameters_pmf`). These three round every mass *up*
+past its rounding error, so they dominate in floating point too (the usual construction, second
+differences of δ divided by e^Δ − 1, leaves masses up to ~u/Δ below their value; dp-accounting's
+are). From dp-accounting, taken as computed: k-ary randomized response → ``from_randomized_response``;
+discrete Laplace → ``from_discrete_laplace_mechanism``; a Poisson-subsampled
 Gaussian (q < 1; never merged with the Gaussian part, whose closed form it does not have) →
 dp-accounting's ``from_gaussian_mechanism(σ/s, sampling_prob=q)`` construction (Koskela, Jälkö &
 Honkela 2020; its two directions differ, so both are composed), with its δ(ε) on the grid computed

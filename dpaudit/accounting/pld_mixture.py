@@ -10,11 +10,12 @@ Revealing which part ran is extra information, so the pair "part j, then its out
 leaf's pair (forgetting j is post-processing); its privacy loss distribution is the mixture Σ_j
 w_j PLD_j of the parts' PLDs, direction by direction, and composes like any other pair. Each PLD_j
 is the pessimistic connect-the-dots PMF of
-:func:`~dpaudit.accounting.pld_sampled.sampled_gaussian_pmfs` (or dp-accounting's Gaussian PMF for
-a part sampled with probability 1), so every part's δ(ε) is at least its true one. The weights are
-rounded up (their sum may exceed 1 by a few ulps): more mass at any loss only raises δ(ε) = Σ_i
-p_i (1 − e^{ε − ℓ_i})₊ + p_∞, so the mixture stays pessimistic. The weighted sums are of non-
-negative terms (relative rounding, inside the PLD's 1e-10 relative margin).
+:func:`~dpaudit.accounting.pld_sampled.sampled_gaussian_pmfs` (or
+:func:`~dpaudit.accounting.pld_gaussian.gaussian_pmf` for a part sampled with probability 1),
+so every part's δ(ε) is at least its true one. The weights are rounded up (their sum may exceed
+1 by a few ulps): more mass at any loss only raises δ(ε) = Σ_i p_i (1 − e^{ε − ℓ_i})₊ + p_∞, so
+the mixture stays pessimistic. The weighted sums are of non-negative terms (relative rounding,
+inside the PLD's 1e-10 relative margin).
 
 >>> remove, add = leaf_pmfs(MixtureOfGaussiansEvent(1.0, (0.0, 1.0), (0.99, 0.01)), 1e-3)
 >>> one = leaf_pmfs(PoissonSampledEvent(0.01, GaussianEvent(sigma=1.0)), 1e-3)  # the same pair

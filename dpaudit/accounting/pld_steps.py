@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from dpaudit.accounting.leaves import pure_epsilon, sampled_epsilon
+from dpaudit.accounting.pld_gaussian import gaussian_pmf
 from dpaudit.accounting.pld_pmf import Pmf, from_dp
 from dpaudit.events import LaplaceEvent, PoissonSampledEvent, PrivacyEvent, RandomizedResponseEvent
 from dpaudit.events_ml import DiscreteLaplaceEvent
@@ -229,13 +230,9 @@ def _two_atoms(a: tuple[float, float], b: tuple[float, float], interval: float) 
 
 
 def gaussian_pmfs(noise_multiplier: float, interval: float) -> list[Pmf]:
-    """The pessimistic PMF of one Gaussian step of noise multiplier σ (sensitivity 1), from
-    dp-accounting (symmetric: one PMF for both directions)."""
-    from dp_accounting.pld import privacy_loss_distribution as pld
-
-    return dense_pmfs(pld.from_gaussian_mechanism(standard_deviation=noise_multiplier, sensitivity=1.0,
-                                                  pessimistic_estimate=True,
-                                                  value_discretization_interval=interval))
+    """The pessimistic PMF of one Gaussian step of noise multiplier σ (sensitivity 1), both
+    directions alike (:func:`dpaudit.accounting.pld_gaussian.gaussian_pmf`)."""
+    return [gaussian_pmf(1.0 / noise_multiplier, interval)]
 
 
 def dense_pmfs(p: Any) -> list[Pmf]:
