@@ -53,6 +53,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Literal, overload
 
@@ -293,6 +294,23 @@ def gdp_epsilon_log(mu: float | np.ndarray, log_delta: float | np.ndarray) -> fl
     >>> gdp_epsilon_log(1.0, -2000.0) > gdp_epsilon_log(1.0, -700.0)
     True
     """
+    if np.ndim(mu) == 0 and np.ndim(log_delta) == 0 and type(mu) in _REALS and type(log_delta) in _REALS:
+        return _scalar_epsilon_log(float(mu), float(log_delta))
+    return _epsilon_log(mu, log_delta)
+
+
+_REALS = (float, int, np.float64)
+
+
+@functools.lru_cache(maxsize=256)
+def _scalar_epsilon_log(mu: float, log_delta: float) -> float:
+    """:func:`gdp_epsilon_log` of two floats, kept: a report asks for the same (μ, δ) several
+    times (its bounds, the published one, the audit), each a bisection of ~20 steps."""
+    return float(_epsilon_log(mu, log_delta))
+
+
+def _epsilon_log(mu: float | np.ndarray, log_delta: float | np.ndarray) -> float | np.ndarray:
+    """:func:`gdp_epsilon_log` itself."""
     mu_a = _check_mu(mu)
     t = np.asarray(log_delta, dtype=float)
     if np.any(np.isnan(t)) or np.any(t >= 0) or np.any(np.isinf(t)):

@@ -190,3 +190,15 @@ def test_newton_stops_at_its_fixed_point_with_the_same_bits(lmu, lg):
     top = np.minimum(0.5 * m * m + m * np.sqrt(2.0 * -tt + 2.0), 1.7976931348623157e308)
     fast, full = _newton(m, tt, top), _newton_every_element_every_step(m, tt, top)
     assert fast.view(np.int64).tolist() == full.view(np.int64).tolist()
+
+
+def test_scalar_gdp_epsilon_log_is_the_array_path_kept() -> None:
+    """Scalars are answered once and kept (a report asks for the same (μ, δ) several times): the
+    same float, bit for bit, as the broadcasting path, and bad input still raises."""
+    from dpaudit.conversions import _epsilon_log, gdp_epsilon_log
+
+    for mu, t in [(1.0, -13.8), (np.float64(0.4472136), -15.42), (3, -700.0), (1e-12, -1.0)]:
+        first, again = gdp_epsilon_log(mu, t), gdp_epsilon_log(mu, t)
+        assert type(first) is float and first == again == float(_epsilon_log(np.array([mu]), t)[0])
+    with pytest.raises(ValueError, match="log_delta"):
+        gdp_epsilon_log(1.0, 0.5)
