@@ -287,9 +287,10 @@ def test_large_parallel_compositions_answer_or_say_why():
 
 @pytest.mark.parametrize(("nm", "q"), [(1.0, 0.01), (0.8, 0.1), (8.0, 0.3), (2.0, 1e-3), (0.5, 0.9)])
 def test_sampled_gaussian_pmfs_are_dp_accountings(nm, q):
-    """The vectorised connect-the-dots PMFs of a Poisson-subsampled Gaussian step are
-    dp-accounting's (``from_gaussian_mechanism(σ, sampling_prob=q)``) to the rounding of the second
-    differences of δ (≈ 1e-11), in both directions, with the same support and mass at infinity."""
+    """The connect-the-dots PMFs of a Poisson-subsampled Gaussian step are dp-accounting's
+    (``from_gaussian_mechanism(σ, sampling_prob=q)``) to the rounding of its second differences of
+    δ (≈ 1e-11), in both directions, on the same grid; the mass at infinity is the whole truncated
+    tail (at most e^-50), dp-accounting's a part of it."""
     from dp_accounting.pld import privacy_loss_distribution as dp_pld
 
     from dpaudit.accounting.pld_pmf import from_dp
@@ -301,7 +302,7 @@ def test_sampled_gaussian_pmfs_are_dp_accountings(nm, q):
         ref = from_dp(getattr(theirs, attr))
         assert (ours.lower, ours.probs.size) == (ref.lower, ref.probs.size)
         np.testing.assert_allclose(ours.probs, ref.probs, rtol=0, atol=2e-11)
-        assert ours.inf_mass == pytest.approx(ref.inf_mass, rel=1e-6, abs=1e-300)
+        assert ref.inf_mass <= ours.inf_mass <= math.exp(-50)
 
 
 def test_pld_answers_laplace_compositions_of_1e7_and_1e9_steps():

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpaudit.accounting.pld_gaussian import _GL_W, _GL_X, gaussian_pmf
+from dpaudit.accounting.pld_gaussian import GL_W, GL_X, gaussian_pmf
 from dpaudit.accounting.pld_steps import dense_pmfs
 
 _CASES = [(1.0, 1e-3), (0.2, 1e-4), (2.0, 1e-4), (20.0, 1e-3), (1e-3, 1e-4), (1e-5, 1e-4), (300.0, 0.5)]
@@ -20,8 +20,8 @@ _CASES = [(1.0, 1e-3), (0.2, 1e-4), (2.0, 1e-4), (20.0, 1e-3), (1e-3, 1e-4), (1e
 
 def test_the_gauss_legendre_rule_is_numpys() -> None:
     x, w = np.polynomial.legendre.leggauss(10)
-    assert np.allclose(_GL_X, (x + 1) / 2, rtol=0, atol=1e-16)
-    assert np.allclose(_GL_W, w / 2, rtol=0, atol=1e-16)
+    assert np.allclose(GL_X, (x + 1) / 2, rtol=0, atol=1e-16)
+    assert np.allclose(GL_W, w / 2, rtol=0, atol=1e-16)
 
 
 def _exact_masses(mu: float, h: float, idx: list[int], p_lower: int, p_size: int) -> list[mp.mpf]:

@@ -12,20 +12,21 @@ Each leaf is turned into its single-step pessimistic PLD (Meiser & Mohammadi 201
 & Honkela 2020; Doroshenko et al. 2022, "Connect the dots": in exact arithmetic the discretised
 δ(ε) is an upper bound on the true hockey-stick divergence for every ε). Gaussian-type leaves are
 first merged into one Gaussian with μ = sqrt(Σ μ_i²), which is exact (Dong, Roth & Su 2022,
-Cor. 3.3), whose PMF :mod:`dpaudit.accounting.pld_gaussian` builds; Laplace →
-:func:`~dpaudit.accounting.pld_steps.laplace_pmf`; binary randomized response, any other pure
-leaf and any pure ε below 1e-6 → the randomized-response PLD of (ε, 0), which dominates every
-ε-DP mechanism, and (ε, δ) leaves → that of (ε, δ)
-(:func:`~dpaudit.accounting.pld_steps.dp_parameters_pmf`). These three round every mass *up*
-past its rounding error, so they dominate in floating point too (the usual construction, second
-differences of δ divided by e^Δ − 1, leaves masses up to ~u/Δ below their value; dp-accounting's
-are). From dp-accounting, taken as computed: k-ary randomized response → ``from_randomized_response``;
-discrete Laplace → ``from_discrete_laplace_mechanism``; a Poisson-subsampled
+Cor. 3.3), whose PMF :mod:`dpaudit.accounting.pld_gaussian` builds; a Poisson-subsampled
 Gaussian (q < 1; never merged with the Gaussian part, whose closed form it does not have) →
-dp-accounting's ``from_gaussian_mechanism(σ/s, sampling_prob=q)`` construction (Koskela, Jälkö &
-Honkela 2020; its two directions differ, so both are composed), with its δ(ε) on the grid computed
-vectorised by :mod:`dpaudit.accounting.pld_sampled` (6× faster; the same PMFs to 1e-11),
-with the noise multiplier rounded down, μ = s/σ within
+:mod:`dpaudit.accounting.pld_sampled` (Koskela, Jälkö & Honkela 2020; its two directions differ, so
+both are composed); Laplace → :func:`~dpaudit.accounting.pld_steps.laplace_pmf`; binary randomized
+response, any other pure leaf and any pure ε below 1e-6 → the randomized-response PLD of (ε, 0),
+which dominates every ε-DP mechanism, and (ε, δ) leaves → that of (ε, δ)
+(:func:`~dpaudit.accounting.pld_steps.dp_parameters_pmf`). These round every mass *up* past its
+rounding error (or, for the subsampled Gaussian, move mass up), so they dominate in floating point
+too: the usual construction, second differences of δ divided by e^Δ − 1, leaves masses up to ~u/Δ
+below their value, and dp-accounting's hockey-stick curves fall up to 1.9e-12 (relative) below the
+exact δ. From dp-accounting, taken as computed: k-ary randomized response →
+``from_randomized_response``; discrete Laplace → ``from_discrete_laplace_mechanism``; a
+Poisson-subsampled Laplace or discrete Laplace → the same with ``sampling_prob=q`` (any other
+Poisson-subsampled ε-DP release: the toolkit's sampled randomized-response pair). The
+subsampled Gaussian has its noise multiplier rounded down, μ = s/σ within
 [1e-100, 20], and the composed width sized by the central-limit GDP parameter
 q·sqrt(k(e^{μ²} − 1)) (Bu, Dong, Long & Su 2020, Thm 5) plus one step's range (a memory estimate;
 the composed grid is checked where it is built). The compositions
@@ -38,8 +39,9 @@ Bounded memory. The grid interval Δ is 1e-4 unless the composed loss range woul
 points than a budget: W/Δ ≤ 2·10⁶ with W = (μ² + 20μ) + Σ_i 2k_iε_i (an upper bound on the support
 of the composition), and (μ² + 20μ)/Δ ≤ 3·10⁵ for the Gaussian's connect-the-dots construction.
 Δ then widens (still pessimistic; the accuracy degrades to ≈ Σ_i k_iΔ), so one evaluation stays
-below ~0.3 GB at any μ (0.16 GB peak measured at μ = 1000 and 5000; dp-accounting's own
-construction needed 0.7 / 1.65 / 3.15 GB at μ = 300 / 1000 / 2000). In a composition with other
+below ~0.3 GB at any μ (a Gaussian of μ = 1000 or 5000 with one Laplace step: 0.03 GB peak for
+the whole process; dp-accounting's construction of the Gaussian, used before, needed 0.7 / 1.65 /
+3.15 GB at μ = 300 / 1000 / 2000). In a composition with other
 leaves, a Gaussian part above μ ≈ 5.5·10³ (Δ > 100) is outside the domain (a Gaussian-only
 composition is answered in closed form at any μ). So is a composition without a Gaussian part
 whose Δ, widened for memory, exceeds every per-step ε (e.g. 10⁸ Laplace steps of ε = 0.001:

@@ -34,22 +34,22 @@ import numpy as np
 
 from dpaudit.accounting.pld_pmf import Pmf
 
-__all__ = ["gaussian_pmf"]
+__all__ = ["gaussian_pmf", "GL_X", "GL_W", "GL_REL"]
 
 _Z_TAIL = 10.0  # standard deviations of the loss kept on the grid on each side
 
 # 10-node Gauss–Legendre on (0, 1) (numpy.polynomial.legendre.leggauss(10), mapped; tested)
-_GL_X = np.array([0.013046735741414128, 0.06746831665550773, 0.16029521585048778, 0.2833023029353764,
+GL_X = np.array([0.013046735741414128, 0.06746831665550773, 0.16029521585048778, 0.2833023029353764,
                   0.4255628305091844, 0.5744371694908156, 0.7166976970646236, 0.8397047841495122,
                   0.9325316833444923, 0.9869532642585859])  # fmt: skip
-_GL_W = np.array([0.03333567215434407, 0.0747256745752902, 0.109543181257991, 0.13463335965499826,
+GL_W = np.array([0.03333567215434407, 0.0747256745752902, 0.109543181257991, 0.13463335965499826,
                   0.1477621123573764, 0.1477621123573764, 0.13463335965499826, 0.109543181257991,
                   0.0747256745752902, 0.03333567215434407])  # fmt: skip
 # The rule's error on a piece where the integrand's exponent moves by at most 0.5 (|z|·w ≤ ½ and
 # w ≤ ½ in standard deviations): analytic in the Bernstein ellipse ρ = 8, where it is at most ~31
 # times its integral, so the error is at most 64·31/(15(ρ² − 1)ρ²⁰) ≈ 2e-18 relative (Trefethen
 # 2008, "Is Gauss quadrature better than Clenshaw–Curtis?", Theorem 4.5); counted as 1e-16.
-_GL_REL = 1e-16
+GL_REL = 1e-16
 _ROWS = 1 << 15  # grid intervals per slice (bounded temporaries)
 
 
@@ -66,8 +66,8 @@ def gaussian_pmf(mu: float, interval: float) -> Pmf:
     w = h / s  # one grid interval in standard deviations of the loss
     z_max = max(abs(lower * h - m), abs(upper * h - m)) / s
     pieces = max(1, math.ceil(2.0 * max(w, (z_max + w) * w)))
-    x = ((np.arange(pieces)[:, None] + _GL_X) / pieces).ravel()  # nodes in (0, 1) of one grid interval
-    weights = np.tile(_GL_W / pieces, pieces) * (w / math.sqrt(2.0 * math.pi))  # ∫ f dℓ = w ∫_0^1 φ(z) dx
+    x = ((np.arange(pieces)[:, None] + GL_X) / pieces).ravel()  # nodes in (0, 1) of one grid interval
+    weights = np.tile(GL_W / pieces, pieces) * (w / math.sqrt(2.0 * math.pi))  # ∫ f dℓ = w ∫_0^1 φ(z) dx
     to_low = weights * (np.expm1(h * (1.0 - x)) / math.expm1(h))
     to_high = weights * (np.expm1(-h * x) / math.expm1(-h))
     probs = np.zeros(upper - lower + 1)
@@ -83,7 +83,7 @@ def gaussian_pmf(mu: float, interval: float) -> Pmf:
     # shares and weights (8 u), the sums of 10·pieces positive terms, erfc; then the rule's
     u = 2.0**-53
     l_max = max(abs(lower), abs(upper)) * h + h
-    rel = ((z_max + w) * (3.0 * l_max + m) / s + (z_max + w) ** 2 + 10.0 * pieces + 40.0) * u + _GL_REL
+    rel = ((z_max + w) * (3.0 * l_max + m) / s + (z_max + w) ** 2 + 10.0 * pieces + 40.0) * u + GL_REL
     up = 1.0 + 2.0 * rel
     with np.errstate(under="ignore"):
         probs = np.nextafter(probs * up, np.inf)

@@ -1,79 +1,166 @@
-"""The pessimistic single-step PLD of the Poisson-subsampled Gaussian, built vectorised.
+"""The pessimistic single-step PLD of the Poisson-subsampled Gaussian, each mass at least its exact value.
 
-dp-accounting's ``from_gaussian_mechanism(σ, sampling_prob=q, pessimistic_estimate=True)`` builds
-each direction by "connect the dots" (Doroshenko, Ghazi, Kamath, Kumar & Manurangsi 2022): the
-hockey-stick divergence δ(ε) of the continuous pair at every grid loss ε_i = iΔ between the
-truncation bounds, then the PMF whose δ interpolates those values. It evaluates δ(ε_i) one grid
-point at a time in Python (an inverse privacy loss per point: 2 s of the 3.3 s a 10⁴-step DP-SGD
-query took). :func:`sampled_gaussian_pmfs` computes the same δ(ε_i) with one vectorised formula —
-dp-accounting's own ``get_delta_for_epsilon`` with the inverse privacy loss written out:
+One step with noise multiplier σ (sensitivity 1) run on a Poisson subsample of rate q, with
+c = log(1 − q) and s = +1 (remove) or −1 (add):
 
-* remove (upper = (1 − q)N(0, σ²) + qN(−1, σ²) against N(0, σ²)): for ε ≤ log(1 − q), δ = 1 − e^ε;
-  otherwise x(ε) = −½ − σ²·log(1 + (e^ε − 1)/q) and δ = P_upper(X ≤ x) − e^ε P_lower(X ≤ x);
-* add (N(0, σ²) against (1 − q)N(0, σ²) + qN(1, σ²)): for ε ≥ −log(1 − q), δ = 0; otherwise
-  x(ε) = ½ + σ²·log(1 + (e^{−ε} − 1)/q) and the same difference —
+* remove: P = (1 − q)N(0, σ²) + qN(−1, σ²) against Q = N(0, σ²), loss ℓ = log(1 − q + q e^G),
+  G = −(2x + 1)/(2σ²);
+* add: P = N(0, σ²) against Q = (1 − q)N(0, σ²) + qN(1, σ²), loss ℓ = −log(1 − q + q e^G),
+  G = (2x − 1)/(2σ²).
 
-and hands them to dp-accounting's ``create_pmf_pessimistic_connect_dots_fixed_gap``, with its
-truncation bounds (``connect_dots_bounds``). The PMFs agree with dp-accounting's to rounding
-(``tests/test_accounting.py``), so every margin of :mod:`dpaudit.accounting.pld` applies unchanged.
+In both, d = sℓ − c > 0 is the distance to the end of the loss's range and
+G = log((1 − q)/q) + log(e^d − 1). Under P the loss has density f = e^{ℓ[s = 1]} φ(z) σ/(1 − e^{−d})
+with z = (½ + σ²G)/σ = ∓x/σ (for remove P = e^ℓ Q; Q's density at x is φ(x/σ)/σ), which in
+u = log d is I(u) = e^{ℓ[s = 1]} φ(z) σ d/(1 − e^{−d}): smooth, z moving by σ·d e^d/(e^d − 1) per
+unit of u — where dℓ/dx blows up near d = 0, u keeps the integrand tame.
+
+Connect the dots (Doroshenko, Ghazi, Kamath, Kumar & Manurangsi 2022, Algorithm 1; Koskela, Jälkö
+& Honkela 2020 for the subsampled Gaussian) splits each loss ℓ ∈ [t_k, t_{k+1}] of the grid t_i = iΔ
+between its neighbours, a = (e^{t_{k+1} − ℓ} − 1)/(e^Δ − 1) to t_k and 1 − a to t_{k+1}, which keeps
+the hockey-stick curve at every grid point; so the masses are integrals of positive functions,
+computed here by 10-node Gauss–Legendre in u on pieces where z moves by at most ½/(1 + |z|)
+(the Bernstein-ellipse bound of :mod:`dpaudit.accounting.pld_gaussian`). Rounding can only move
+mass *up*: each share a is lowered by its error bound (mass moved from t_k to t_{k+1} raises the
+curve at every t), a node whose computed loss lies past t_{k+1} goes to t_{k+2}, the grid
+intervals share their computed edges (nothing is counted twice or lost), and each mass is inflated
+past its relative error bound and rounded up — so each direction dominates the mechanism with no
+error term (``err`` 0; total mass above 1 by ~1e-14). dp-accounting's construction
+(``from_gaussian_mechanism(σ, sampling_prob=q)``: second differences of δ(t_i) divided by
+e^Δ − 1) leaves masses ~u/Δ below their value: its hockey-stick curve fell below the exact δ at 32
+of 60 grid points checked at σ = 2, q = 0.001, Δ = 1e-5, by up to 1.9e-12 relative.
+
+The grid spans |x| ≤ Zσ on Q's side and |x ∓ 1| ≤ Zσ on P's, Φ(−Z) = e^{−50}/2 (dp-accounting's
+truncation); the mass outside, at most Φ(−Z) + Φ(−Z − 1/σ), goes to +∞.
 
 >>> remove, add = sampled_gaussian_pmfs(1.0, 0.01, 1e-4)
->>> round(float(remove.probs.sum() + remove.inf_mass), 9), remove.probs.size > 1000
-(1.0, True)
+>>> 0 <= float(remove.probs.sum()) + remove.inf_mass - 1 < 1e-10, remove.probs.size > 1000, add.err
+(True, True, 0.0)
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 
-from dpaudit.accounting.pld_pmf import Pmf, from_dp
+from dpaudit.accounting.pld_gaussian import GL_REL, GL_W, GL_X
+from dpaudit.accounting.pld_pmf import Pmf
+from dpaudit.normal_tails import ndtri_exp
 
 __all__ = ["sampled_gaussian_pmfs"]
 
-
-def _log1p_expm1_over(x: np.ndarray, q: float) -> np.ndarray:
-    """log(1 + (e^x − 1)/q) for x > log(1 − q), without overflow (x − log q + log1p((q − 1)e^{−x})
-    for large x)."""
-    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-        small = np.log1p(np.expm1(np.minimum(x, 30.0)) / q)
-        large = x - math.log(q) + np.log1p((q - 1.0) * np.exp(-np.maximum(x, 30.0)))
-    return np.where(x < 30.0, small, large)
+_U = 2.0**-53
+_PIECES = 1 << 14  # pieces per slice (bounded temporaries: 10 nodes each)
+_Z = -float(ndtri_exp(math.log(0.5) - 50.0))  # Φ(−Z) = e^{−50}/2
 
 
-def _deltas(loss: Any, eps: np.ndarray, sigma: float, q: float, remove: bool) -> np.ndarray:
-    """δ(ε) of one direction at every ε (dp-accounting's ``get_delta_for_epsilon``, vectorised)."""
-    out = np.zeros_like(eps)
-    var = sigma * sigma
-    if remove:
-        inside = eps > math.log1p(-q)
-        out[~inside] = -np.expm1(eps[~inside])
-        x = -0.5 - _log1p_expm1_over(eps[inside], q) * var
-    else:
-        inside = eps < -math.log1p(-q)
-        x = 1.0 - 0.5 + _log1p_expm1_over(-eps[inside], q) * var
-    e = eps[inside]
-    with np.errstate(over="ignore", under="ignore"):
-        out[inside] = loss.mu_upper_cdf(x) - np.exp(e + loss.mu_lower_log_cdf(x))
-    return np.clip(out, 0.0, 1.0)
+def _tail(v: float) -> float:
+    """P(N(0, 1) > v), to a few ulps (erfc)."""
+    return 0.5 * math.erfc(v / math.sqrt(2.0))
+
+
+def _big_g(d: np.ndarray, q: float) -> np.ndarray:
+    """G = log((1 − q)/q) + log(e^d − 1) (d > 0; e^d − 1 overflows past d ≈ 709, never reached)."""
+    return math.log1p(-q) - math.log(q) + np.log(np.expm1(d))
+
+
+def _window(sigma: float, q: float) -> tuple[float, float, float]:
+    """The range (d_min, d_max) of d on the grid and the mass outside it (rounded up)."""
+    g_end = (_Z * sigma + 0.5) / sigma**2
+    ends = [math.log1p(q * math.exp(sign * g_end) / (1.0 - q)) for sign in (-1.0, 1.0)]
+    outside = _tail(_Z) + _tail(_Z + 1.0 / sigma)
+    return ends[0], ends[1], math.nextafter(outside * (1.0 + 16.0 * _U), math.inf)
+
+
+def _integrand(d: np.ndarray, ell: np.ndarray, sigma: float, q: float,
+               s: int) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """I(u) at d = e^u with loss ``ell`` (module docstring), and a bound on its relative rounding
+    error at each node (d carried u, ℓ 2u|ℓ|)."""
+    big_g = _big_g(d, q)
+    kappa = d / -np.expm1(-d)  # d·e^d/(e^d − 1): dG/du
+    z = (0.5 + sigma * sigma * big_g) / sigma
+    e = (ell if s == 1 else 0.0) - 0.5 * z * z
+    with np.errstate(under="ignore"):
+        out = np.exp(e) * (sigma / math.sqrt(2.0 * math.pi)) * kappa
+    d_g = _U * (2.0 * kappa + 4.0 * np.abs(big_g) + 8.0)
+    d_z = sigma * d_g + 3.0 * _U * (np.abs(z) + 1.0 / sigma)
+    d_e = 2.0 * _U * np.abs(ell) + np.abs(z) * d_z + _U * (z * z + np.abs(e))
+    return out, d_e + 24.0 * _U
+
+
+def _pieces(u_a: np.ndarray, u_b: np.ndarray, sigma: float, q: float) -> np.ndarray:
+    """How many pieces each grid interval's range [u_a, u_b] of u is cut into: z moves by at most
+    ½/(1 + |z|) on each, and each is at most 0.4 wide (u's integrand is analytic within π/2 of the
+    real axis)."""
+    d_a, d_b = np.exp(u_a), np.exp(u_b)
+    z_max = np.maximum(*(np.abs(0.5 + sigma * sigma * _big_g(d, q)) / sigma for d in (d_a, d_b)))
+    kappa = d_b / -np.expm1(-d_b)  # increasing in d
+    step = np.minimum(0.4, 0.5 / (sigma * kappa * (1.0 + z_max)))
+    return np.maximum(1, np.ceil((u_b - u_a) / step)).astype(np.int64)
+
+
+def _direction(sigma: float, q: float, h: float, s: int) -> Pmf:
+    """One direction's PMF (s = 1: remove, s = −1: add)."""
+    c = math.log1p(-q)
+    d_min, d_max, outside = _window(sigma, q)
+    l_ends = sorted((s * (c + d_min), s * (c + d_max)))
+    lower, upper = math.floor(l_ends[0] / h), math.ceil(l_ends[1] / h)
+    # the grid points' d = sℓ − c, in the window: consecutive grid intervals share each edge, so
+    # every u is integrated exactly once
+    edges = np.clip(s * (np.arange(lower, upper + 1) * h) - c, d_min, d_max)
+    k = np.arange(lower, upper)
+    d_a, d_b = np.minimum(edges[:-1], edges[1:]), np.maximum(edges[:-1], edges[1:])
+    keep = d_b > d_a
+    k, u_a, u_b = k[keep], np.log(d_a[keep]), np.log(d_b[keep])
+    m = _pieces(u_a, u_b, sigma, q)
+    low, high, beyond, rel = _integrate(k, u_a, u_b, m, h, c, sigma, q, s)
+    rel += (10.0 * m + 8.0) * _U + GL_REL  # shares and weights, the sums, the rule
+    probs = np.zeros(upper - lower + 2)
+    bound = np.zeros(probs.size)
+    for shift, part in ((0, low), (1, high), (2, beyond)):
+        np.add.at(probs, k - lower + shift, part)
+        np.maximum.at(bound, k - lower + shift, rel)
+    if probs[-1] == 0.0:
+        probs, bound = probs[:-1], bound[:-1]
+    with np.errstate(under="ignore"):
+        probs = np.nextafter(probs * (1.0 + 2.0 * bound + 2.0 * _U), np.inf)
+    return Pmf(lower, probs, outside, 0.0)
+
+
+def _integrate(k: np.ndarray, u_a: np.ndarray, u_b: np.ndarray, m: np.ndarray, h: float, c: float,
+               sigma: float, q: float, s: int) -> tuple[np.ndarray, ...]:  # fmt: skip
+    """Per grid interval k: the mass sent to t_k, to t_{k+1}, to t_{k+2} (nodes whose loss rounded
+    past t_{k+1}: never placed below their loss), and the largest relative error bound of the
+    integrand on it. A node's position (ℓ − t_k)/Δ errs by ~u·(|ℓ| + |c| + d)/Δ; its share to
+    t_k is lowered by that (and 4 ulps), so rounding only moves mass up."""
+    low, high, beyond, rel = (np.zeros(k.size) for _ in range(4))
+    first = np.cumsum(m) - m
+    total = int(m.sum())
+    gap = math.expm1(h)
+    for p0 in range(0, total, _PIECES):
+        piece = np.arange(p0, min(p0 + _PIECES, total))
+        owner = np.searchsorted(first, piece, side="right") - 1
+        width = (u_b - u_a)[owner] / m[owner]
+        u = (u_a[owner] + width * (piece - first[owner]))[:, None] + width[:, None] * GL_X
+        d = np.exp(u)
+        t_k = k[owner][:, None] * h
+        frac = (s * (c + d) - t_k) / h
+        ell = t_k + frac * h
+        f, err = _integrand(d, ell, sigma, q, s)
+        w = f * GL_W * width[:, None]
+        a_err = 4.0 * _U + 6.0 * _U * (np.abs(ell) + abs(c) + d + np.abs(t_k)) / h * (1.0 + h)
+        share = np.clip(np.expm1(h * (1.0 - frac)) / gap * (1.0 - 4.0 * _U) - a_err, 0.0, 1.0)
+        past = frac > 1.0
+        to_low, to_high = np.where(past, 0.0, share), np.where(past, 0.0, 1.0 - share)
+        low += np.bincount(owner, (w * to_low).sum(axis=1), minlength=k.size)
+        high += np.bincount(owner, (w * to_high).sum(axis=1), minlength=k.size)
+        beyond += np.bincount(owner, (w * past).sum(axis=1), minlength=k.size)
+        np.maximum.at(rel, owner, err.max(axis=1))
+    return low, high, beyond, rel
 
 
 def sampled_gaussian_pmfs(noise_multiplier: float, q: float, interval: float) -> list[Pmf]:
     """The pessimistic connect-the-dots PMFs (remove, add) of one Poisson-subsampled Gaussian step
-    with noise multiplier σ and sampling probability q < 1 on the grid interval Δ."""
-    from dp_accounting.pld import pld_pmf
-    from dp_accounting.pld import privacy_loss_mechanism as plm
-
-    out = []
-    for adjacency, remove in ((plm.AdjacencyType.REMOVE, True), (plm.AdjacencyType.ADD, False)):
-        loss = plm.GaussianPrivacyLoss(noise_multiplier, sensitivity=1.0, pessimistic_estimate=True,
-                                       sampling_prob=q, adjacency_type=adjacency)
-        bounds = loss.connect_dots_bounds()
-        lo = math.floor(bounds.epsilon_lower / interval)
-        hi = math.ceil(bounds.epsilon_upper / interval)
-        eps = np.arange(lo, hi + 1, dtype=float) * interval
-        deltas = _deltas(loss, eps, noise_multiplier, q, remove)
-        out.append(from_dp(pld_pmf.create_pmf_pessimistic_connect_dots_fixed_gap(interval, lo, hi, deltas)))
-    return out
+    with noise multiplier σ and sampling probability q < 1 on the grid interval Δ (module
+    docstring)."""
+    return [_direction(float(noise_multiplier), float(q), float(interval), s) for s in (1, -1)]
