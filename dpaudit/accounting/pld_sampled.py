@@ -90,12 +90,13 @@ def _integrand(d: np.ndarray, ell: np.ndarray, sigma: float, q: float,
 
 def _pieces(u_a: np.ndarray, u_b: np.ndarray, sigma: float, q: float) -> np.ndarray:
     """How many pieces each grid interval's range [u_a, u_b] of u is cut into: z moves by at most
-    ½/(1 + |z|) on each, and each is at most 0.4 wide (u's integrand is analytic within π/2 of the
-    real axis)."""
+    ½/(1 + |z|) on each, and each is at most min(0.4, 1/d) wide — the integrand's singularities in
+    u (where e^d − 1 = 0 or crosses the negative reals: Im e^u = 2πn) lie at least min(π/2, π/d)
+    from the real axis, outside the Bernstein ellipse ρ = 8 of such a piece."""
     d_a, d_b = np.exp(u_a), np.exp(u_b)
     z_max = np.maximum(*(np.abs(0.5 + sigma * sigma * _big_g(d, q)) / sigma for d in (d_a, d_b)))
     kappa = d_b / -np.expm1(-d_b)  # increasing in d
-    step = np.minimum(0.4, 0.5 / (sigma * kappa * (1.0 + z_max)))
+    step = np.minimum(np.minimum(0.4, 1.0 / d_b), 0.5 / (sigma * kappa * (1.0 + z_max)))
     return np.maximum(1, np.ceil((u_b - u_a) / step)).astype(np.int64)
 
 
