@@ -4,9 +4,13 @@ curve is at least the exact δ at every grid point checked (rounding only ever m
 
 from __future__ import annotations
 
+import math
+
 import mpmath as mp
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dpaudit.accounting.pld_sampled import sampled_gaussian_pmfs
 
@@ -48,8 +52,6 @@ def test_hockey_stick_is_at_least_the_exact_delta(sigma: float, q: float, h: flo
     """Σ_j p_j (1 − e^{t − t_j})₊ + p_∞ at grid points t, each term in long double and the sum
     exact (fsum), against the 40-digit δ: never below it (by more than the terms' rounding, 2e-16
     relative; the masses' own inflation is ~1e-14), and within 1e-9 relative where δ > 1e-200."""
-    import math
-
     for pmf, remove in zip(sampled_gaussian_pmfs(sigma, q, h), (True, False)):
         losses = (np.arange(pmf.probs.size) + pmf.lower) * np.longdouble(h)
         for i in np.linspace(pmf.lower + 1, pmf.lower + pmf.probs.size - 2, 25).astype(int):
@@ -67,3 +69,19 @@ def test_total_mass_is_one_up_to_the_rounding_up() -> None:
     for remove, add in (sampled_gaussian_pmfs(1.0, 0.01, 1e-4), sampled_gaussian_pmfs(0.05, 0.5, 1e-3)):
         for p in (remove, add):
             assert 0.0 <= float(p.probs.sum()) + p.inf_mass - 1.0 < 1e-11
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(0.3, 10.0), st.floats(1e-4, 0.99), st.sampled_from([1e-3, 1e-2]))
+def test_hockey_stick_dominates_across_the_parameter_range(sigma: float, q: float, h: float) -> None:
+    """As above, at 6 grid points per direction, over σ in [0.3, 10] and q in [1e-4, 0.99]."""
+    for pmf, remove in zip(sampled_gaussian_pmfs(sigma, q, h), (True, False)):
+        assert 0.0 <= float(pmf.probs.sum()) + pmf.inf_mass - 1.0 < 1e-10
+        losses = (np.arange(pmf.probs.size) + pmf.lower) * np.longdouble(h)
+        for i in np.linspace(pmf.lower + 1, pmf.lower + pmf.probs.size - 2, 6).astype(int):
+            t = np.longdouble(int(i)) * np.longdouble(h)
+            terms = (pmf.probs * np.maximum(0.0, -np.expm1(t - losses))).astype(float)
+            ours = math.fsum([pmf.inf_mass, *terms.tolist()])
+            with mp.workdps(40):
+                exact = _delta(int(i) * mp.mpf(h), sigma, q, remove)
+            assert ours >= exact * (1 - 2e-16), (remove, int(i), ours, exact)
