@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpaudit.accounting.pld_sampled import sampled_gaussian_pmfs
+from dpaudit.accounting.pld_sampled import sampled_gaussian_pmfs, sampled_laplace_pmfs
 
 _CASES = [(1.0, 0.01, 1e-4), (0.8, 0.1, 1e-3), (2.0, 1e-3, 1e-5), (0.5, 0.9, 1e-3), (8.0, 0.3, 1e-4)]
 
@@ -85,3 +85,49 @@ def test_hockey_stick_dominates_across_the_parameter_range(sigma: float, q: floa
             with mp.workdps(40):
                 exact = _delta(int(i) * mp.mpf(h), sigma, q, remove)
             assert ours >= exact * (1 - 2e-16), (remove, int(i), ours, exact)
+
+
+def _laplace_cdf(x: mp.mpf, mu: float, b: mp.mpf) -> mp.mpf:
+    return mp.exp((x - mu) / b) / 2 if x < mu else 1 - mp.exp(-(x - mu) / b) / 2
+
+
+def _laplace_delta(t: mp.mpf, b: float, q: float, remove: bool) -> mp.mpf:
+    """The exact hockey-stick divergence of the Poisson-subsampled Laplace pair at loss t: the
+    likelihood ratio is monotone in x, so δ = P(X < x*) − e^t Q(X < x*) with Laplace CDFs."""
+    bb, qq, et = mp.mpf(b), mp.mpf(q), mp.exp(t)
+    low, high = 1 - qq + qq * mp.exp(-1 / bb), 1 - qq + qq * mp.exp(1 / bb)  # the ratio's range
+    if remove:  # (1 − q)L(0, b) + qL(−1, b) against L(0, b): ratio decreasing in x
+        if et >= high:
+            return mp.mpf(0)
+        if et <= low:
+            return 1 - et
+        x = (-bb * mp.log((et - 1 + qq) / qq) - 1) / 2
+        return (1 - qq) * _laplace_cdf(x, 0, bb) + qq * _laplace_cdf(x, -1, bb) - et * _laplace_cdf(x, 0, bb)
+    # L(0, b) against (1 − q)L(0, b) + qL(1, b): loss > t where the inverse ratio is below e^−t
+    if 1 / et <= low:
+        return mp.mpf(0)
+    if 1 / et > high:
+        return 1 - et
+    x = (bb * mp.log((1 / et - 1 + qq) / qq) + 1) / 2
+    return _laplace_cdf(x, 0, bb) - et * ((1 - qq) * _laplace_cdf(x, 0, bb) + qq * _laplace_cdf(x, 1, bb))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(0.05, 30.0), st.floats(1e-4, 0.99), st.sampled_from([1e-4, 1e-3]))
+def test_sampled_laplace_curve_dominates_and_is_tight(b: float, q: float, h: float) -> None:
+    """The subsampled Laplace's two atoms and continuous part, split on the grid: the curve (fsum of
+    long-double terms) never below the exact δ at 12 grid points per direction, at most 1e-9
+    relative (or 1e-15) above it there, total mass 1 up to the rounding up. (dp-accounting's construction,
+    used before, fell below the exact δ at up to 25 of 60 grid points, by up to 3.9e-12.)"""
+    for pmf, remove in zip(sampled_laplace_pmfs(b, q, h), (True, False)):
+        assert pmf.err == 0.0 and 0.0 <= float(pmf.probs.sum()) + pmf.inf_mass - 1.0 < 1e-11
+        losses = (np.arange(pmf.probs.size) + pmf.lower) * np.longdouble(h)
+        for i in np.linspace(pmf.lower, pmf.lower + pmf.probs.size - 1, 12).astype(int):
+            t = np.longdouble(int(i)) * np.longdouble(h)
+            terms = (pmf.probs * np.maximum(0.0, -np.expm1(t - losses))).astype(float)
+            ours = math.fsum([pmf.inf_mass, *terms.tolist()])
+            with mp.workdps(40):
+                exact = _laplace_delta(int(i) * mp.mpf(h), b, q, remove)
+            assert ours >= exact * (1 - 2e-16), (remove, int(i), ours, exact)
+            # the shares' lowering moves ~1e-15 of an atom's mass up: absolute, not relative
+            assert ours <= exact * (1 + 1e-9) + 1e-15

@@ -5,11 +5,12 @@ Laplace → its connect-the-dots PMF (:func:`laplace_pmf`); any other pure or (�
 every (ε, δ)-DP mechanism. Both are computed here, in closed form, so that the common case does
 not load dp-accounting (about 0.6 s with the SciPy modules it imports); they are the constructions
 of dp-accounting's ``from_laplace_mechanism`` and ``from_privacy_parameters``, and the tests check
-them against those. Discrete Laplace → ``from_discrete_laplace_mechanism``; k-ary randomized
-response (k > 2) → ``from_randomized_response``; a Poisson-sampled Laplace or discrete Laplace →
-the same constructions with ``sampling_prob=q`` (all three from dp-accounting); any other
-Poisson-sampled ε-DP release → the sampled pair of binary randomized response
-(:func:`sampled_randomized_response_pmfs`).
+them against those (both round every mass up past its error, so they dominate in floating point
+too). A Poisson-sampled Laplace → :func:`~dpaudit.accounting.pld_sampled.sampled_laplace_pmfs`.
+Discrete Laplace → ``from_discrete_laplace_mechanism``, Poisson-sampled too with
+``sampling_prob=q``; k-ary randomized response (k > 2) → ``from_randomized_response`` (these three
+from dp-accounting, taken as computed); any other Poisson-sampled ε-DP release → the sampled pair
+of binary randomized response (:func:`sampled_randomized_response_pmfs`).
 :mod:`dpaudit.accounting.pld` composes them.
 
 >>> from dpaudit.events import LaplaceEvent
@@ -30,6 +31,7 @@ import numpy as np
 from dpaudit.accounting.leaves import pure_epsilon, sampled_epsilon
 from dpaudit.accounting.pld_gaussian import gaussian_pmf
 from dpaudit.accounting.pld_pmf import Pmf, from_dp
+from dpaudit.accounting.pld_sampled import sampled_laplace_pmfs
 from dpaudit.events import LaplaceEvent, PoissonSampledEvent, PrivacyEvent, RandomizedResponseEvent
 from dpaudit.events_ml import DiscreteLaplaceEvent
 
@@ -171,17 +173,16 @@ def _minority(epsilon: float, mass: float = 1.0) -> float:
 
 def _sampled_pmfs(leaf: PoissonSampledEvent, interval: float) -> list[Pmf]:
     """(remove, add) PMFs of a Poisson-sampled pure ε-DP leaf (its amplified ε at least 1e-6)."""
-    from dp_accounting.pld import privacy_loss_distribution as pld
-
     inner, q = leaf.event, leaf.sampling_probability
     if q == 1.0:
         e = pure_epsilon(inner)
         assert e is not None, "a Poisson-sampled leaf that is not Gaussian is pure"
         return single_step_pmfs(inner, e, 0.0, interval)
     if isinstance(inner, LaplaceEvent):
-        p = pld.from_laplace_mechanism(inner.scale, sensitivity=inner.sensitivity, pessimistic_estimate=True,
-                                       value_discretization_interval=interval, sampling_prob=q)
-    elif isinstance(inner, DiscreteLaplaceEvent):
+        return sampled_laplace_pmfs(inner.scale / inner.sensitivity, q, interval)
+    if isinstance(inner, DiscreteLaplaceEvent):
+        from dp_accounting.pld import privacy_loss_distribution as pld
+
         p = pld.from_discrete_laplace_mechanism(
             inner.parameter, sensitivity=inner.sensitivity, pessimistic_estimate=True,
             value_discretization_interval=interval, sampling_prob=q)
