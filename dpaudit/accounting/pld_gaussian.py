@@ -34,7 +34,7 @@ import numpy as np
 
 from dpaudit.accounting.pld_pmf import Pmf
 
-__all__ = ["gaussian_pmf", "GL_X", "GL_W", "GL_REL"]
+__all__ = ["gaussian_pmf", "normal_tail", "GL_X", "GL_W", "GL_REL"]
 
 _Z_TAIL = 10.0  # standard deviations of the loss kept on the grid on each side
 
@@ -53,7 +53,7 @@ GL_REL = 1e-16
 _ROWS = 1 << 15  # grid intervals per slice (bounded temporaries)
 
 
-def _tail(z: float) -> float:
+def normal_tail(z: float) -> float:
     """P(Z > z) for a standard normal Z, relative to a few ulps (erfc, no cancellation)."""
     return 0.5 * math.erfc(z / math.sqrt(2.0))
 
@@ -77,8 +77,8 @@ def gaussian_pmf(mu: float, interval: float) -> Pmf:
         density = np.exp(-0.5 * z * z)
         probs[k0 - lower : k0 - lower + k.size] += density @ to_low
         probs[k0 - lower + 1 : k0 - lower + 1 + k.size] += density @ to_high
-    probs[0] += _tail((m - lower * h) / s)  # the loss below t_lower, moved up to it
-    inf_mass = _tail((upper * h - m) / s)
+    probs[0] += normal_tail((m - lower * h) / s)  # the loss below t_lower, moved up to it
+    inf_mass = normal_tail((upper * h - m) / s)
     # relative error of each mass: z (its terms up to |ℓ| + m in size), the density at |z| ≤ z_max,
     # shares and weights (8 u), the sums of 10·pieces positive terms, erfc; then the rule's
     u = 2.0**-53

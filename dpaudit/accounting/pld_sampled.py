@@ -47,7 +47,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpaudit.accounting.pld_gaussian import GL_REL, GL_W, GL_X
+from dpaudit.accounting.pld_gaussian import GL_REL, GL_W, GL_X, normal_tail
 from dpaudit.accounting.pld_pmf import Pmf
 from dpaudit.normal_tails import ndtri_exp
 
@@ -56,11 +56,6 @@ __all__ = ["sampled_gaussian_pmfs", "sampled_laplace_pmfs"]
 _U = 2.0**-53
 _PIECES = 1 << 14  # pieces per slice (bounded temporaries: 10 nodes each)
 _Z = -float(ndtri_exp(math.log(0.5) - 50.0))  # Φ(−Z) = e^{−50}/2
-
-
-def _tail(v: float) -> float:
-    """P(N(0, 1) > v), to a few ulps (erfc)."""
-    return 0.5 * math.erfc(v / math.sqrt(2.0))
 
 
 def _big_g(d: np.ndarray, q: float) -> np.ndarray:
@@ -72,7 +67,7 @@ def _window(sigma: float, q: float) -> tuple[float, float, float]:
     """The range (d_min, d_max) of d on the grid and the mass outside it (rounded up)."""
     g_end = (_Z * sigma + 0.5) / sigma**2
     ends = [math.log1p(q * math.exp(sign * g_end) / (1.0 - q)) for sign in (-1.0, 1.0)]
-    outside = _tail(_Z) + _tail(_Z + 1.0 / sigma)
+    outside = normal_tail(_Z) + normal_tail(_Z + 1.0 / sigma)
     return ends[0], ends[1], math.nextafter(outside * (1.0 + 16.0 * _U), math.inf)
 
 
