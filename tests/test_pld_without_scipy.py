@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpaudit.accounting.pld_steps import dense_pmfs, dp_parameters_pmf, laplace_pmf
+from dpaudit.accounting.pld_steps import dense_pmfs, dp_parameters_pmf, k_ary_pmf, laplace_pmf
 from dpaudit.numerics import geometric_suffix_sums, next_fast_len
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -197,3 +197,28 @@ def test_a_tiny_run_of_every_algorithm_loads_no_scipy_numba_or_dp_accounting() -
     runs = json.loads(proc.stdout.strip().splitlines()[-1])
     assert all(code == 0 for code, _ in runs.values()), runs
     assert {name: mods for name, (_, mods) in runs.items() if mods} == {}
+
+
+_K_ARY = [(1.0, 4, 1e-4), (0.3, 10, 1e-3), (5.0, 3, 1e-4), (50.0, 100, 1e-4), (1e-3, 5, 1e-4)]
+
+
+@pytest.mark.parametrize(("eps", "k", "interval"), _K_ARY)
+def test_k_ary_pmf_places_each_atom_up_with_its_mass_rounded_up(eps: float, k: int, interval: float) -> None:
+    """k-ary randomized response: losses ε, 0, −ε at ⌈loss/Δ⌉ (the rounding of the quotient is
+    inside the PLD's loss margin), masses at least e^ε/(e^ε + k − 1), (k − 2)/(e^ε + k − 1),
+    1/(e^ε + k − 1) (50 digits) and within 24 ulps of them, nothing else. (dp-accounting's
+    ``from_randomized_response``, used before, derives the losses from the rounded probabilities:
+    its grid differs by a step at ε = 1, Δ = 1e-4.)"""
+    import mpmath as mp
+
+    p = k_ary_pmf(eps, k, interval)
+    with mp.workdps(50):
+        e = mp.mpf(eps)
+        want = {eps: mp.exp(e) / (mp.exp(e) + k - 1), -eps: 1 / (mp.exp(e) + k - 1)}
+        if k > 2:
+            want[0.0] = (k - 2) / (mp.exp(e) + k - 1)
+        idx = {math.ceil(loss / interval) - p.lower for loss in want}
+        for loss, mass in want.items():
+            got = p.probs[math.ceil(loss / interval) - p.lower]
+            assert mass <= got <= mass * (1 + 24 * 2.0**-53)
+    assert not np.any(np.delete(p.probs, sorted(idx))) and p.inf_mass == 0.0 and p.err == 0.0

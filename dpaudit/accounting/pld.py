@@ -22,11 +22,12 @@ which dominates every ε-DP mechanism, and (ε, δ) leaves → that of (ε, δ)
 rounding error (or, for the subsampled Gaussian, move mass up), so they dominate in floating point
 too: the usual construction, second differences of δ divided by e^Δ − 1, leaves masses up to ~u/Δ
 below their value, and dp-accounting's hockey-stick curves fall up to 1.9e-12 (relative) below the
-exact δ. From dp-accounting, taken as computed: k-ary randomized response →
-``from_randomized_response``; discrete Laplace → ``from_discrete_laplace_mechanism``, and with
-``sampling_prob=q`` when Poisson-subsampled. A Poisson-subsampled Laplace →
-:func:`~dpaudit.accounting.pld_sampled.sampled_laplace_pmfs` (its two atoms and continuous part
-split like the subsampled Gaussian's, rounding only moving mass up); any other Poisson-subsampled
+exact δ; k-ary randomized response → :func:`~dpaudit.accounting.pld_steps.k_ary_pmf` (three atoms,
+masses rounded up). From dp-accounting, taken as computed: discrete Laplace →
+``from_discrete_laplace_mechanism``, and with ``sampling_prob=q`` when Poisson-subsampled. A
+Poisson-subsampled Laplace → :func:`~dpaudit.accounting.pld_sampled.sampled_laplace_pmfs` (its
+two atoms and continuous part split like the subsampled Gaussian's, rounding only moving mass
+up); any other Poisson-subsampled
 ε-DP release → the toolkit's sampled randomized-response pair. The
 subsampled Gaussian has its noise multiplier rounded down, μ = s/σ within
 [1e-100, 20], and the composed width sized by the central-limit GDP parameter

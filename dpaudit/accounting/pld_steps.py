@@ -6,11 +6,11 @@ every (ε, δ)-DP mechanism. Both are computed here, in closed form, so that the
 not load dp-accounting (about 0.6 s with the SciPy modules it imports); they are the constructions
 of dp-accounting's ``from_laplace_mechanism`` and ``from_privacy_parameters``, and the tests check
 them against those (both round every mass up past its error, so they dominate in floating point
-too). A Poisson-sampled Laplace → :func:`~dpaudit.accounting.pld_sampled.sampled_laplace_pmfs`.
-Discrete Laplace → ``from_discrete_laplace_mechanism``, Poisson-sampled too with
-``sampling_prob=q``; k-ary randomized response (k > 2) → ``from_randomized_response`` (these three
-from dp-accounting, taken as computed); any other Poisson-sampled ε-DP release → the sampled pair
-of binary randomized response (:func:`sampled_randomized_response_pmfs`).
+too); k-ary randomized response (k > 2) → :func:`k_ary_pmf`, likewise. A Poisson-sampled Laplace
+→ :func:`~dpaudit.accounting.pld_sampled.sampled_laplace_pmfs`. Discrete Laplace →
+``from_discrete_laplace_mechanism``, Poisson-sampled too with ``sampling_prob=q`` (from
+dp-accounting, taken as computed); any other Poisson-sampled ε-DP release → the sampled pair of
+binary randomized response (:func:`sampled_randomized_response_pmfs`).
 :mod:`dpaudit.accounting.pld` composes them.
 
 >>> from dpaudit.events import LaplaceEvent
@@ -40,6 +40,7 @@ __all__ = [
     "dense_pmfs",
     "laplace_pmf",
     "dp_parameters_pmf",
+    "k_ary_pmf",
     "sampled_randomized_response_pmfs",
     "SMALL_EPSILON",
 ]
@@ -71,12 +72,29 @@ def _discrete_laplace_pmfs(leaf: DiscreteLaplaceEvent, interval: float) -> list[
 
 
 def _k_ary_pmfs(leaf: RandomizedResponseEvent, e: float, interval: float) -> list[Pmf]:
-    """dp-accounting's pessimistic PMF of k-ary randomized response (k > 2)."""
-    from dp_accounting.pld import privacy_loss_distribution as pld
+    """:func:`k_ary_pmf` of the leaf."""
+    return [k_ary_pmf(e, leaf.num_categories, interval)]
 
-    k = leaf.num_categories
-    return dense_pmfs(pld.from_randomized_response(k / (math.exp(e) + k - 1), k, pessimistic_estimate=True,
-                                                   value_discretization_interval=interval))  # fmt: skip
+
+def k_ary_pmf(epsilon: float, k: int, interval: float) -> Pmf:
+    """The pessimistic PMF of ε-DP k-ary randomized response (both directions): the true answer
+    with probability e^ε/(e^ε + k − 1), each other with 1/(e^ε + k − 1), so the loss is ε, 0 (the
+    k − 2 answers that are neither neighbour's) or −ε with those masses, each loss rounded up to
+    the grid and each mass past its rounding (6 ulps; dp-accounting's ``from_randomized_response``
+    with noise k/(e^ε + k − 1) is the same PMF up to that).
+
+    >>> p = k_ary_pmf(1.0, 4, 0.5)
+    >>> p.lower, [round(float(x), 6) for x in p.probs]
+    (-2, [0.174878, 0.0, 0.349755, 0.0, 0.475367])
+    """
+    t = math.exp(-epsilon)  # e^ε/(e^ε + k − 1) = 1/(1 + (k − 1)t), 1/(e^ε + k − 1) = t/(1 + (k − 1)t)
+    denom = 1.0 + (k - 1) * t
+    up = 1.0 + 8.0 * 2.0**-53
+    other = math.nextafter(max(t / denom, 5e-324) * up, math.inf)  # never a silent 0
+    atoms = [(epsilon, math.nextafter(up / denom, math.inf)), (-epsilon, other)]
+    if k > 2:
+        atoms.append((0.0, math.nextafter((k - 2) * other * up, math.inf)))
+    return _atoms(atoms, interval)
 
 
 def laplace_pmf(epsilon: float, interval: float) -> Pmf:
@@ -222,11 +240,18 @@ def sampled_randomized_response_pmfs(epsilon: float, q: float, interval: float) 
 
 def _two_atoms(a: tuple[float, float], b: tuple[float, float], interval: float) -> Pmf:
     """The PMF with mass a[1] at loss a[0] and b[1] at b[0], each loss rounded up to the grid."""
-    ia, ib = math.ceil(a[0] / interval), math.ceil(b[0] / interval)
-    lower = min(ia, ib)
-    probs = np.zeros(max(ia, ib) - lower + 1)
-    probs[ia - lower] += a[1]
-    probs[ib - lower] += b[1]
+    return _atoms([a, b], interval)
+
+
+def _atoms(atoms: list[tuple[float, float]], interval: float) -> Pmf:
+    """The PMF with mass ``w`` at each loss ``x`` of ``atoms`` (x, w), each loss rounded up to the
+    grid (⌈x/Δ⌉ of the rounded quotient: a loss may land up to ~u·|x| below itself, which the PLD's
+    loss margin covers, :mod:`dpaudit.accounting.pld_plan`)."""
+    idx = [math.ceil(x / interval) for x, _ in atoms]
+    lower = min(idx)
+    probs = np.zeros(max(idx) - lower + 1)
+    for i, (_, w) in zip(idx, atoms):
+        probs[i - lower] += w
     return Pmf(lower, probs, 0.0, 0.0)
 
 
