@@ -396,3 +396,14 @@ def with_replacement_delta(n: int, m: int, sigma: float, eps: float):
     """max of the two hockey-stick divergences of :func:`with_replacement_pair` at ε."""
     w, s = with_replacement_pair(n, m, sigma)
     return mixture_delta(w, list(range(m + 1)), s, eps)
+
+
+def pmf_curve(pmf, interval: float, t) -> float:
+    """The hockey-stick curve Σ_j p_j (1 − e^{t − ℓ_j})₊ + p_∞ of a PLD PMF at loss ``t`` (a
+    float, or a grid index given as an int: t = iΔ in long double), each term in long double and
+    the sum exact (fsum): rounded once, so a construction that undershoots δ by more than ~2e-16
+    relative shows."""
+    losses = (np.arange(pmf.probs.size) + pmf.lower) * np.longdouble(interval)
+    at = np.longdouble(t) * np.longdouble(interval) if isinstance(t, (int, np.integer)) else np.longdouble(t)
+    terms = (pmf.probs * np.maximum(0.0, -np.expm1(at - losses))).astype(float)
+    return math.fsum([pmf.inf_mass, *terms.tolist()])

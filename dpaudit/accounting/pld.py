@@ -21,7 +21,7 @@ which dominates every ε-DP mechanism, and (ε, δ) leaves → that of (ε, δ)
 (:func:`~dpaudit.accounting.pld_steps.dp_parameters_pmf`). These round every mass *up* past its
 rounding error (or, for the subsampled Gaussian, move mass up), so they dominate in floating point
 too: the usual construction, second differences of δ divided by e^Δ − 1, leaves masses up to ~u/Δ
-below their value, and dp-accounting's hockey-stick curves fall up to 1.9e-12 (relative) below the
+below their value, and dp-accounting's hockey-stick curves fall up to 3.9e-12 (relative) below the
 exact δ; k-ary randomized response → :func:`~dpaudit.accounting.pld_steps.k_ary_pmf` (three atoms,
 masses rounded up). From dp-accounting, taken as computed: discrete Laplace →
 ``from_discrete_laplace_mechanism``, and with ``sampling_prob=q`` when Poisson-subsampled. A

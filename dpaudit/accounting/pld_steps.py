@@ -179,7 +179,7 @@ def dp_parameters_pmf(epsilon: float, delta: float, interval: float) -> Pmf:
     # past that, so the PMF dominates with no error term (as in laplace_pmf)
     up = 1.0 + 8.0 * 2.0**-53
     high, low = math.nextafter(high * up, math.inf), math.nextafter(low * up, math.inf)
-    pmf = _two_atoms((epsilon, high), (-epsilon, low), interval)
+    pmf = _atoms([(epsilon, high), (-epsilon, low)], interval)
     return replace(pmf, inf_mass=float(delta))
 
 
@@ -233,14 +233,9 @@ def sampled_randomized_response_pmfs(epsilon: float, q: float, interval: float) 
     high_down = high_up / up**2
     x_low = ((1.0 - q) * p + q * pc) * up  # the first distribution's mass on each outcome
     x_high = ((1.0 - q) * pc + q * p) * up
-    remove = _two_atoms((low / up, x_low), (high_up, x_high), interval)
-    add = _two_atoms((-low * up, p * up), (-high_down, pc * up), interval)
+    remove = _atoms([(low / up, x_low), (high_up, x_high)], interval)
+    add = _atoms([(-low * up, p * up), (-high_down, pc * up)], interval)
     return [remove, add]
-
-
-def _two_atoms(a: tuple[float, float], b: tuple[float, float], interval: float) -> Pmf:
-    """The PMF with mass a[1] at loss a[0] and b[1] at b[0], each loss rounded up to the grid."""
-    return _atoms([a, b], interval)
 
 
 def _atoms(atoms: list[tuple[float, float]], interval: float) -> Pmf:
