@@ -46,33 +46,36 @@ def _shortfall(pmf: Any, h: float, delta: Any) -> tuple[int, int, float]:
     return below, n, worst
 
 
-def main() -> None:
+def _cases() -> list[tuple[str, Any, Any, Any, float]]:
+    """(name, dp-accounting's PMF, the toolkit's, the exact δ of the remove direction, Δ)."""
     from dp_accounting.pld import privacy_loss_distribution as pld
 
-    rows = []
-    for sigma, q, h in [(1.0, 0.01, 1e-4), (0.8, 0.1, 1e-4), (2.0, 1e-3, 1e-5)]:
-        theirs = dense_pmfs(pld.from_gaussian_mechanism(sigma, sampling_prob=q, pessimistic_estimate=True,
-                                                        value_discretization_interval=h))[0]  # fmt: skip
-        ours = sampled_gaussian_pmfs(sigma, q, h)[0]
-        d = lambda t, s=sigma, qq=q: _delta(t, s, qq, True)  # noqa: E731
-        name = f"subsampled Gaussian σ={sigma}, q={q}, Δ={h}"
-        rows.append((name, _shortfall(theirs, h, d), _shortfall(ours, h, d)))
+    def theirs(build: Any, *args: float, **kw: float) -> Any:
+        return dense_pmfs(build(*args, pessimistic_estimate=True, **kw))[0]
+
+    out = []
+    for s, q, h in [(1.0, 0.01, 1e-4), (0.8, 0.1, 1e-4), (2.0, 1e-3, 1e-5)]:
+        ref = theirs(pld.from_gaussian_mechanism, s, sampling_prob=q, value_discretization_interval=h)
+        exact = lambda t, s=s, q=q: _delta(t, s, q, True)  # noqa: E731
+        ours = sampled_gaussian_pmfs(s, q, h)[0]
+        out.append((f"subsampled Gaussian σ={s}, q={q}, Δ={h}", ref, ours, exact, h))
     for b, q, h in [(1.0, 0.01, 1e-4), (0.5, 0.1, 1e-4), (2.0, 1e-3, 1e-5)]:
-        theirs = dense_pmfs(pld.from_laplace_mechanism(b, pessimistic_estimate=True, sampling_prob=q,
-                                                       value_discretization_interval=h))[0]  # fmt: skip
+        ref = theirs(pld.from_laplace_mechanism, b, sampling_prob=q, value_discretization_interval=h)
+        exact = lambda t, b=b, q=q: _laplace_delta(t, b, q, True)  # noqa: E731
         ours = sampled_laplace_pmfs(b, q, h)[0]
-        d = lambda t, bb=b, qq=q: _laplace_delta(t, bb, qq, True)  # noqa: E731
-        name = f"subsampled Laplace b={b}, q={q}, Δ={h}"
-        rows.append((name, _shortfall(theirs, h, d), _shortfall(ours, h, d)))
-    for sigma, h in [(0.5, 1e-4), (5.0, 1e-4)]:
-        theirs = dense_pmfs(pld.from_gaussian_mechanism(sigma, pessimistic_estimate=True,
-                                                        value_discretization_interval=h))[0]  # fmt: skip
-        ours = gaussian_pmf(1.0 / sigma, h)
-        d = lambda t, s=sigma: _gaussian_delta(t, s)  # noqa: E731
-        rows.append((f"Gaussian σ={sigma}, Δ={h}", _shortfall(theirs, h, d), _shortfall(ours, h, d)))
+        out.append((f"subsampled Laplace b={b}, q={q}, Δ={h}", ref, ours, exact, h))
+    for s, h in [(0.5, 1e-4), (5.0, 1e-4)]:
+        ref = theirs(pld.from_gaussian_mechanism, s, value_discretization_interval=h)
+        exact = lambda t, s=s: _gaussian_delta(t, s)  # noqa: E731
+        out.append((f"Gaussian σ={s}, Δ={h}", ref, gaussian_pmf(1.0 / s, h), exact, h))
+    return out
+
+
+def main() -> None:
     print("| PMF | dp-accounting: points below δ, worst | toolkit: points below δ, worst |")
     print("|---|---|---|")
-    for name, (b1, n1, w1), (b2, n2, w2) in rows:
+    for name, theirs, ours, delta, h in _cases():
+        (b1, n1, w1), (b2, n2, w2) = _shortfall(theirs, h, delta), _shortfall(ours, h, delta)
         print(f"| {name} | {b1}/{n1}, {w1:.2g} | {b2}/{n2}, {w2:.2g} |")
 
 
