@@ -130,7 +130,7 @@ def run_policy(
     audit_horizon: int | None = None,
     auditor: PolicyAuditor | None = None,
     confidence: float = 0.95,
-    audit_floor: str = "reference",
+    audit_floor: str = "auto",
     executor: Executor | None = None,
     progress: bool = True,
     published_bounds: Mapping[str, float] | None = None,
@@ -147,7 +147,8 @@ def run_policy(
         audit_horizon: horizon of the audited runs (default ``horizon``).
         auditor: a :class:`~bandits.auditing.contract.PolicyAuditor` (default: the generic
             black-box audit, :func:`bandits.auditing.black_box.black_box_audit`).
-        audit_floor: ``"reference"`` or ``"algorithm"`` (:class:`~bandits.auditing.contract.AuditSettings`).
+        audit_floor: ``"auto"``, ``"reference"`` or ``"algorithm"``
+            (:class:`~bandits.auditing.contract.AuditSettings`).
         published_bounds: the paper's own ε values at ``delta`` for the bounds table.
         privacy_extras: extra facts added to the ``privacy`` section.
         title, lines, config: what the report says about the configuration.
@@ -233,7 +234,7 @@ def run_algorithm(
     delta: float = 1e-6,
     audit_trials: int | None = None,
     audit_horizon: int | None = None,
-    audit_floor: str = "reference",
+    audit_floor: str = "auto",
     executor: Executor | None = None,
     progress: bool = True,
     **options: Any,

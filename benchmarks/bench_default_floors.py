@@ -9,10 +9,17 @@ costs many times the audit. This runs both for every registered private algorith
 settings and reports, per view, both floors as leak factors (floor / certificate: the audit sees
 a leak of L times the certificate half of the time), the two verdicts, and the two times::
 
-    python benchmarks/bench_default_floors.py --json docs/img/default_floors.json   # ~40 min here
+    python benchmarks/bench_default_floors.py --json docs/img/default_floors.json   # hours here
+    python benchmarks/bench_default_floors.py --algorithms ts --keep --json docs/img/default_floors.json
     python benchmarks/bench_default_floors.py --algorithms lazy-ucb dp-se           # a subset
     python benchmarks/bench_default_floors.py --reference-only --json docs/img/default_floors.json
                                           # only the default runs again (minutes), measured columns kept
+
+A default run (``--audit-floor auto``) shows the floor measured on the algorithm when one is kept
+for its configuration, seed and code (:mod:`bandits.auditing.kept_floors`); the reference runs here
+ask for ``--audit-floor reference``. ``--keep`` ships the floors the measured runs computed
+(``bandits/auditing/kept_floors.json``, replacing those of the same runs); re-run it for the
+algorithms whose code changed (``tests/test_kept_floors.py`` names them).
 
 Views without a measured floor (Thompson sampling's outputs, the families' mechanism components)
 show ``-``: their reference floor decides either way.
@@ -26,9 +33,11 @@ import io
 import json
 import math
 import multiprocessing
+import os
 import sys
+import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -75,10 +84,11 @@ def _as_leak(
 def algorithm_row(key: str, kept: dict[str, Any] | None = None) -> dict[str, Any]:
     """Both runs of ``dpaudit run KEY`` and the per-view comparison; with ``kept`` (an earlier row
     of KEY) only the default run, the measured columns taken from ``kept``."""
-    ref, ref_cpu = _run(["run", key, "--json"])
+    ref, ref_cpu = _run(["run", key, "--audit-floor", "reference", "--json"])
     if kept is not None:
         return _with_reference(kept, ref, ref_cpu)
-    meas, meas_cpu = _run(["run", key, "--audit-floor", "algorithm", "--json"])
+    with _keeping() as entries:
+        meas, meas_cpu = _run(["run", key, "--audit-floor", "algorithm", "--json"])
     views = []
     refused = meas.get("refused")
     measured_views = {} if refused else _views(meas["audit"])
@@ -100,7 +110,42 @@ def algorithm_row(key: str, kept: dict[str, Any] | None = None) -> dict[str, Any
         })
     return {"algorithm": key, "verdict_reference": ref["audit"]["verdict"],
             "verdict_measured": None if refused else meas["audit"]["verdict"], "cpu_reference_s": ref_cpu,
-            "cpu_measured_s": meas_cpu, "refused": refused, "views": views}
+            "cpu_measured_s": meas_cpu, "refused": refused, "views": views,
+            "kept": {k: {**e, "run": f"dpaudit run {key}"} for k, e in entries.items()}}
+
+
+@contextlib.contextmanager
+def _keeping() -> Iterator[dict[str, Any]]:
+    """A fresh on-disk store for the floors measured inside the block, read into the dict it
+    yields when the block ends (:mod:`bandits.auditing.kept_floors`)."""
+    found: dict[str, Any] = {}
+    saved = os.environ.get("DPAUDIT_KEPT_FLOORS")
+    with tempfile.TemporaryDirectory(prefix="dpaudit-kept-") as tmp:
+        os.environ["DPAUDIT_KEPT_FLOORS"] = tmp
+        try:
+            yield found
+        finally:
+            if saved is None:
+                os.environ.pop("DPAUDIT_KEPT_FLOORS", None)
+            else:
+                os.environ["DPAUDIT_KEPT_FLOORS"] = saved
+            for f in sorted(Path(tmp).glob("*.json")):
+                found[f.stem] = json.loads(f.read_text(encoding="utf-8"))
+
+
+def ship(rows: list[dict[str, Any]]) -> int:
+    """Merge the floors the rows measured into the shipped store (replacing those of the same
+    runs) and return how many it holds."""
+    from bandits.auditing.kept_floors import SHIPPED
+
+    runs = {f"dpaudit run {r['algorithm']}" for r in rows if "kept" in r}
+    old = json.loads(SHIPPED.read_text(encoding="utf-8")).get("floors", {}) if SHIPPED.exists() else {}
+    floors = {k: e for k, e in old.items() if e.get("run") not in runs}
+    for r in rows:
+        floors.update(r.get("kept", {}))
+    SHIPPED.write_text(json.dumps({"command": f"{COMMAND} --keep", "floors": dict(sorted(floors.items()))},
+                                  indent=1) + "\n", encoding="utf-8")  # fmt: skip
+    return len(floors)
 
 
 def _with_reference(row: dict[str, Any], ref: dict[str, Any], ref_cpu: float) -> dict[str, Any]:
@@ -119,9 +164,17 @@ def _with_reference(row: dict[str, Any], ref: dict[str, Any], ref_cpu: float) ->
 
 def fresh_rows(jobs: list[tuple[str, dict[str, Any] | None]], workers: int) -> list[dict[str, Any]]:
     """:func:`algorithm_row` of each job in a fresh interpreter, as a user runs ``dpaudit run``
-    (its imports and compilation paid, as in the rows measured one algorithm per process)."""
+    (its imports and compilation paid; a kept floor lists only the modules its own run loaded)."""
+    rows = []
     with multiprocessing.get_context("spawn").Pool(max(1, workers), maxtasksperchild=1) as pool:
-        return pool.starmap(algorithm_row, jobs, chunksize=1)
+        for row in pool.imap(_row, jobs, chunksize=1):
+            print(f"{row['algorithm']} done", file=sys.stderr, flush=True)
+            rows.append(row)
+    return rows
+
+
+def _row(job: tuple[str, dict[str, Any] | None]) -> dict[str, Any]:
+    return algorithm_row(*job)
 
 
 def private_algorithms() -> list[str]:
@@ -143,8 +196,8 @@ def table(rows: list[dict[str, Any]]) -> str:
     lines = [
         "| algorithm | view | certificate | reference floor as L (detect / violate) | measured on the "
         "algorithm (detect / violate) | verdict (first row: the run's): reference floor / measured | "
-        "CPU: default run / with the "
-        "measured floor |",
+        "CPU: with the reference floor / "
+        "measuring the floor |",
         "|---|---|---|---|---|---|---|",
     ]
     for r in rows:
@@ -218,7 +271,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", default=None, help="write the rows as JSON to this file")
     ap.add_argument("--reference-only", action="store_true",
                     help="re-run only the default runs, keeping the --json file's measured columns")
+    ap.add_argument("--keep", action="store_true",
+                    help="ship the measured floors with the package (bandits/auditing/kept_floors.json)")
     args = ap.parse_args(argv)
+    if args.keep and args.reference_only:
+        ap.error("--keep needs the measured floors: not with --reference-only")
     keys = args.algorithms or private_algorithms()
     kept: dict[str, Any] = {}
     if args.reference_only:
@@ -229,19 +286,14 @@ def main(argv: list[str] | None = None) -> int:
         if missing:
             ap.error(f"--reference-only: no measured row for {', '.join(missing)} in {args.json}")
     jobs = [(k, kept.get(k)) for k in keys]
-    if kept:
-        rows = fresh_rows(jobs, args.workers)
-    elif args.workers > 1:
-        with ProcessPoolExecutor(args.workers) as pool:
-            rows = list(pool.map(algorithm_row, *zip(*jobs)))
-    else:
-        rows = []
-        for k, row in jobs:
-            rows.append(algorithm_row(k, row))
-            print(f"{k} done", file=sys.stderr, flush=True)
-    if kept:  # the rows not re-run stay as they were
+    rows = fresh_rows(jobs, args.workers)
+    if args.json and Path(args.json).exists():  # the rows not re-run stay as they were
         done = {r["algorithm"] for r in rows}
-        rows = sorted(rows + [r for k, r in kept.items() if k not in done], key=lambda r: r["algorithm"])
+        before = json.loads(Path(args.json).read_text())["rows"]
+        rows = sorted(rows + [r for r in before if r["algorithm"] not in done], key=lambda r: r["algorithm"])
+    if args.keep:
+        print(f"{ship(rows)} measured floors shipped", file=sys.stderr)
+    rows = [{k: v for k, v in r.items() if k != "kept"} for r in rows]
     if args.json:
         Path(args.json).write_text(json.dumps({"command": COMMAND, "rows": rows}, indent=1) + "\n")
     print(table(rows))

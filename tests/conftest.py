@@ -56,6 +56,13 @@ SLOW_DOCTESTS = (
 """Modules whose doctests run audits or simulations (each a second or more)."""
 
 
+@pytest.fixture(autouse=True)
+def _own_kept_floors(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test its own store of measured floors (bandits.auditing.kept_floors): a floor one test
+    measures must not decide another's default audit."""
+    monkeypatch.setenv("DPAUDIT_KEPT_FLOORS", str(tmp_path_factory.mktemp("kept-floors")))
+
+
 def pytest_addoption(parser):
     parser.addoption(
         "--slow",

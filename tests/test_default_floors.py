@@ -32,12 +32,12 @@ def test_a_row_reads_both_reports_view_by_view(monkeypatch):
 
     def fake(argv):
         calls.append(argv)
-        floor = "--audit-floor" in argv
+        floor = "algorithm" in argv
         return (measured if floor else reference), 2.0 if floor else 1.0
 
     monkeypatch.setattr(bdf, "_run", fake)
     row = bdf.algorithm_row("lazy-ucb")
-    assert calls == [["run", "lazy-ucb", "--json"],
+    assert calls == [["run", "lazy-ucb", "--audit-floor", "reference", "--json"],
                      ["run", "lazy-ucb", "--audit-floor", "algorithm", "--json"]]
     out, rel = row["views"]
     assert (out["view"], out["reference_detect"], out["reference_violate"]) == ("outputs", 0.1, 1.1)
@@ -72,7 +72,7 @@ def test_a_refused_measured_floor_is_reported_as_such(monkeypatch):
     ref_floor = {"mu": None, "epsilon": 0.2, "mu_violation": None, "epsilon_violation": 2.2}
     reference = _report(_view("consistent", ref_floor), _view("consistent", ref_floor))
     monkeypatch.setattr(bdf, "_run", lambda argv: ({"refused": "too many rounds"}, 0.5)
-                        if "--audit-floor" in argv else (reference, 1.0))  # fmt: skip
+                        if "algorithm" in argv else (reference, 1.0))  # fmt: skip
     row = bdf.algorithm_row("dp-se")
     assert row["refused"] == "too many rounds" and row["verdict_measured"] is None
     assert "refused up front: too many rounds" in bdf.table([row])
@@ -97,7 +97,7 @@ def test_reference_only_reruns_the_default_run_and_keeps_the_measured_columns(mo
     path = tmp_path / "floors.json"
     path.write_text(json.dumps({"command": bdf.COMMAND, "rows": [old, other]}))
     assert bdf.main(["--algorithms", "lazy-ucb", "--reference-only", "--json", str(path)]) == 0
-    assert calls == [["run", "lazy-ucb", "--json"]]
+    assert calls == [["run", "lazy-ucb", "--audit-floor", "reference", "--json"]]
     rows = json.loads(path.read_text())["rows"]
     assert rows[1] == other
     new = rows[0]

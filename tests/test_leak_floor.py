@@ -183,9 +183,19 @@ def test_views_say_which_floor_decided(monkeypatch):
     assert d["details"]["components"]["releases"]["details"]["algorithm_floor"]["violate_leak"] == 1.3
     text = str(audit)
     assert "its floor, measured on this algorithm" in text and "floors measured on this algorithm" in text
-    plain = audit_views(black_box_audit, LazyUCB(epsilon=1.0), 4, env, AuditSettings(trials=400))
+    plain = audit_views(black_box_audit, LazyUCB(epsilon=1.0), 4, env,
+                        AuditSettings(trials=400, floor="reference"))  # fmt: skip
     assert plain.to_dict()["details"]["floor_note"] == REFERENCE_NOTE  # said, not implied
     assert "(reference floor: this procedure on a reference pair, not on this algorithm" in str(plain)
+    # the default ("auto") takes the floors just measured at this configuration, and says where from
+    monkeypatch.setattr(bb, "black_box_leak_floor", lambda *a, **k: pytest.fail("measured again"))
+    auto = audit_views(black_box_audit, LazyUCB(epsilon=1.0), 4, env, AuditSettings(trials=400)).to_dict()
+    assert auto["details"]["floor_note"].startswith(
+        "floors measured on this algorithm: outputs, releases (kept on this machine: measured by")
+    assert auto["details"]["components"]["releases"]["details"]["algorithm_floor"] == fixed.to_dict()
+    other_seed = audit_views(black_box_audit, LazyUCB(epsilon=1.0), 4, env,
+                             AuditSettings(trials=400, seed=1))  # fmt: skip
+    assert other_seed.to_dict()["details"]["floor_note"] == REFERENCE_NOTE
 
 
 def test_a_blind_pilot_makes_the_outputs_view_inconclusive(monkeypatch):

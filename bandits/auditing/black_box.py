@@ -57,6 +57,7 @@ import numpy as np
 
 from bandits.actions import ActionStructure
 from bandits.auditing.contract import AuditSettings, PolicyAudit
+from bandits.auditing.kept_floors import algorithm_floor
 from bandits.auditing.leak_floor import (
     DEFAULT_REPLICATES,
     POOL_PILOTS,
@@ -316,10 +317,13 @@ def audit_policy(
     empirical, fp, fn = certify_chosen(x, y, o, thr, delta=delta, confidence=conf, statistic=stat.describe())
     t2 = time.perf_counter()
     certified = cert.mu is not None or cert.epsilon is not None
-    measured, floor = None, None
-    if settings.floor == "algorithm" and certified:
-        measured = black_box_leak_floor(policy, T, env, settings, pilot_fraction=pilot_fraction, pairs=pairs,
-                                        select=select)  # fmt: skip
+    measured, kept, floor = None, None, None
+    if certified:
+        measured, kept = algorithm_floor(
+            "outputs", settings, [policy, T, env, pilot_fraction, pairs, select],
+            lambda: black_box_leak_floor(policy, T, env, settings, pilot_fraction=pilot_fraction, pairs=pairs,
+                                         select=select))  # fmt: skip
+    if measured is not None:
         floor_text = measured.describe()
     else:
         floor = floor_report(n, n, (1.0 - conf) / 2.0, certified_mu=cert.mu, certified_epsilon=cert.epsilon,
@@ -340,6 +344,8 @@ def audit_policy(
     }  # fmt: skip
     if measured is not None:
         details["algorithm_floor"] = measured.to_dict()
+    if kept is not None:
+        details["algorithm_floor_kept"] = kept
     blind = pc.predicted <= 0  # the pilot saw nothing: the main test runs, but proves no power
     if blind:
         details["no_power"] = (

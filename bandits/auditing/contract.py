@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["AuditSettings", "PolicyAudit", "PolicyAuditor", "FLOORS"]
 
-FLOORS = ("reference", "algorithm")
+FLOORS = ("auto", "reference", "algorithm")
 """The detection floors an audit can be judged against (:class:`AuditSettings`)."""
 
 
@@ -52,10 +52,13 @@ class AuditSettings:
         delta: the δ at which ε bounds are stated.
         executor: a ``concurrent.futures`` executor for batches of trajectories (None: in process).
         progress: show progress bars (stderr).
-        floor: the detection floor that decides ``inconclusive``: ``"reference"`` (a reference
-            pair's, :mod:`dpaudit.audit.power`) or ``"algorithm"`` (the audited algorithm's own
-            noise-scaled variants, :mod:`bandits.auditing.leak_floor`; several times the audit's
-            cost, for the audits that support it).
+        floor: the detection floor that decides ``inconclusive``: ``"algorithm"`` (measured on
+            the audited algorithm's own noise-scaled variants, :mod:`bandits.auditing.leak_floor`;
+            many times the audit's cost, for the views that support it), ``"reference"`` (a
+            reference pair's, :mod:`dpaudit.audit.power`), or ``"auto"``: a floor measured on
+            the algorithm at this very configuration, seed and code when one is kept
+            (:mod:`bandits.auditing.kept_floors`; every default ``dpaudit run ALG``), else the
+            reference floor.
     """
 
     trials: int
@@ -64,7 +67,7 @@ class AuditSettings:
     delta: float = 1e-6
     executor: Executor | None = field(default=None, compare=False)
     progress: bool = False
-    floor: str = "reference"
+    floor: str = "auto"
 
     def __post_init__(self) -> None:
         check_integer("trials", self.trials, 1)

@@ -60,6 +60,7 @@ from bandits.actions import Ranking, SingleArm
 from bandits.auditing.black_box import PairDesign, audit_inputs, certify_chosen, pilot_size, reachable_pairs
 from bandits.auditing.contract import AuditSettings
 from bandits.auditing.floor_memory import check_floor_memory, column_bytes, fit_pool_bytes, scoring_pool_bytes
+from bandits.auditing.kept_floors import algorithm_floor
 from bandits.auditing.leak_floor import (
     DEFAULT_REPLICATES,
     POOL_PILOTS,
@@ -273,7 +274,12 @@ def audit_releases(
         x, y, pc.orientation, pc.threshold, delta=delta, confidence=conf, statistic=stat.describe()
     )
     t2 = time.perf_counter()
-    measured = _measured_floor(policy, T, env, settings, pilot_fraction, pairs, select, design, cert)
+    measured, kept = None, None
+    if cert.mu is not None or cert.epsilon is not None:
+        measured, kept = algorithm_floor(
+            "releases", settings, [policy, T, env, pilot_fraction, pairs, select, design],
+            lambda: releases_leak_floor(policy, T, env, settings, pilot_fraction=pilot_fraction, pairs=pairs,
+                                        select=select, design=design))  # fmt: skip
     floor = None
     if measured is not None:
         floor_text = measured.describe()
@@ -289,6 +295,7 @@ def audit_releases(
         **base,
         "seconds": {"pilot": t1 - t0, "main": t2 - t1, **({"floor": t3 - t2} if measured else {})},
         **({"algorithm_floor": measured.to_dict()} if measured is not None else {}),
+        **({"algorithm_floor_kept": kept} if kept is not None else {}),
     }
     return AuditReport.build(
         target=f"{policy.name} (releases)",
@@ -300,18 +307,6 @@ def audit_releases(
         published=published,
         inconclusive=measured is not None and not measured.has_power,
     )
-
-
-def _measured_floor(
-    policy: Policy, T: int, env: Environment, settings: AuditSettings, pilot_fraction: float,
-    pairs: Sequence[PairDesign] | None, select: str, design: Any, cert: Certified,
-) -> LeakFloor | None:  # fmt: skip
-    """The floor measured on the algorithm (:func:`releases_leak_floor`)
-    when the settings ask for it and there is a certificate; else None."""
-    if settings.floor != "algorithm" or (cert.mu is None and cert.epsilon is None):
-        return None
-    return releases_leak_floor(policy, T, env, settings, pilot_fraction=pilot_fraction, pairs=pairs,
-                               select=select, design=design)  # fmt: skip
 
 
 def _chosen(

@@ -98,18 +98,28 @@ in every view of ``docs/audit-bounds.md`` (``python benchmarks/bench_default_flo
 
 def _floor_note(audit: PolicyAudit, settings: AuditSettings) -> PolicyAudit:
     """Say which floors decided: the black-box outputs audit and the releases audit measure theirs
-    on the algorithm (:mod:`bandits.auditing.leak_floor`); a family's own auditor keeps its
-    reference floor; without ``floor="algorithm"`` every floor shown is a reference floor."""
-    if settings.floor != "algorithm":
+    on the algorithm (:mod:`bandits.auditing.leak_floor`) with ``floor="algorithm"``, or take one
+    kept from such a measurement at this configuration, seed and code
+    (:mod:`bandits.auditing.kept_floors`); a family's own auditor keeps its reference floor;
+    with no measured floor every floor shown is a reference floor."""
+    parts = {"outputs": audit.primary, **audit.components}
+    measured = [k for k, r in parts.items() if "algorithm_floor" in r.details]
+    if not measured and settings.floor != "algorithm":
         if not audit.primary.details.get("detection_floor"):
             return audit
         primary = replace(audit.primary, details={**audit.primary.details, "floor_note": REFERENCE_NOTE})
         return replace(audit, primary=primary)
-    parts = {"outputs": audit.primary, **audit.components}
-    measured = [k for k, r in parts.items() if "algorithm_floor" in r.details]
-    kept = [k for k in parts if k not in measured]
+    kept = {k: parts[k].details["algorithm_floor_kept"] for k in measured
+            if "algorithm_floor_kept" in parts[k].details}  # fmt: skip
     note = "floors measured on this algorithm: " + (", ".join(measured) or "none")
     if kept:
-        note += "; reference floors: " + ", ".join(kept) + " (no measured floor for this view)"
+        cpu = sum(float(e["cpu_seconds"]) for e in kept.values())
+        shipped = all(e["where"] == "shipped" for e in kept.values())
+        where = "with the package" if shipped else "on this machine"
+        note += (f" (kept {where}: measured by --audit-floor algorithm at this configuration, seed and code, "
+                 f"{cpu:.0f} s of CPU then; --audit-floor reference shows the reference floor)")  # fmt: skip
+    kept_ref = [k for k in parts if k not in measured]
+    if kept_ref:
+        note += "; reference floors: " + ", ".join(kept_ref) + " (no measured floor for this view)"
     primary = replace(audit.primary, details={**audit.primary.details, "floor_note": note})
     return replace(audit, primary=primary)

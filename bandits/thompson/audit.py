@@ -75,6 +75,7 @@ from typing import Any
 import numpy as np
 
 from bandits.auditing.contract import AuditSettings, PolicyAudit
+from bandits.auditing.kept_floors import algorithm_floor
 from bandits.auditing.views import VIEWS
 from bandits.environments import Environment
 from bandits.policy import Policy
@@ -285,16 +286,20 @@ def audit_thompson(
     seconds = {"pilot": t_pilot - t_start, **samples.pop("seconds")}
     report = _certify(policy, int(horizon), arms, each, cfg, pilot, samples, opt.model_alpha)
     t_floor = time.perf_counter()
-    measured = None
-    if settings.floor == "algorithm":  # the releases view's, on the chosen design; the outputs' keep theirs
-        measured = draws_leak_floor(policy, samples["tables"], int(horizon), pilot["main"],
-                                    seed=settings.seed, confidence=each.confidence, mu_certified=cfg.mu_tight,
-                                    executor=settings.executor, progress=settings.progress)  # fmt: skip
+    # the releases view's floor, on the chosen design; the outputs' keep theirs
+    measured, kept = algorithm_floor(
+        "releases (posterior draws)", settings, [policy, int(horizon), env, opt],
+        lambda: draws_leak_floor(policy, samples["tables"], int(horizon), pilot["main"], seed=settings.seed,
+                                 confidence=each.confidence, mu_certified=cfg.mu_tight,
+                                 executor=settings.executor, progress=settings.progress))  # fmt: skip
+    if measured is not None:
         seconds["floor"] = time.perf_counter() - t_floor
     draws = draws_report(samples["main"], mu_certified=cfg.mu_tight, delta=settings.delta,
                          confidence=each.confidence, measured=measured)  # fmt: skip
     if measured is not None:
         draws.details["seconds"] = {"floor": seconds["floor"]}
+    if kept is not None:
+        draws.details["algorithm_floor_kept"] = kept
     t_end = time.perf_counter()
     seconds.update(bounds_and_tests=t_end - t_start - sum(seconds.values()), total=t_end - t_start)
     report.details["seconds"] = seconds

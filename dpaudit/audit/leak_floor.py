@@ -39,8 +39,9 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -111,6 +112,20 @@ class LeakFloor:
             "replicates": self.replicates,
             "points": [[p.leak, p.detected, p.violated] for p in self.points],
         }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> LeakFloor:
+        """The floor :meth:`to_dict` wrote (a kept floor, :mod:`bandits.auditing.kept_floors`).
+
+        Example:
+            >>> f = LeakFloor(0.5, 2.0, (LeakPoint(1.0, 0.7, 0.1),), 64, NOISE_FAMILY, "mu", 0.2)
+            >>> LeakFloor.from_dict(f.to_dict()) == f
+            True
+        """
+        leaks = tuple(None if d[k] is None else float(d[k]) for k in ("detect_leak", "violate_leak"))
+        points = tuple(LeakPoint(float(a), float(b), float(c)) for a, b, c in d["points"])
+        return cls(leaks[0], leaks[1], points, int(d["replicates"]), str(d["family"]), str(d["quantity"]),
+                   float(d["certified"]))  # fmt: skip
 
 
 def _probit(p: float) -> float:

@@ -142,10 +142,12 @@ def _alg_parser(spec: Any) -> Parser:
     )
     p.add_argument(
         "--audit-floor",
-        choices=("reference", "algorithm"),
-        default="reference",
-        help="the detection floor that decides 'inconclusive': a reference pair's (default), or "
-        "measured on this algorithm's own noise-scaled runs (several times the audit's cost)",
+        choices=("auto", "reference", "algorithm"),
+        default="auto",
+        help="the detection floor that decides 'inconclusive': measured on this algorithm's own "
+        "noise-scaled runs ('algorithm', many times the audit's cost, then kept on disk), a reference "
+        "pair's ('reference'), or ('auto', the default) a measured floor kept for this configuration, "
+        "seed and code (every default run has one shipped) and the reference floor otherwise",
     )
     p.add_argument(
         "--audit-horizon",

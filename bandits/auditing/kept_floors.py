@@ -1,0 +1,209 @@
+"""Floors measured on an algorithm, kept: shipped for every default ``dpaudit run ALG``, and on
+disk after any ``--audit-floor algorithm`` run, so that a run at the same configuration shows the
+measured floor at no cost.
+
+A floor measured on the algorithm (:mod:`bandits.auditing.leak_floor`) costs many times the audit
+(13–270 times a default run's CPU, ``docs/audit-bounds.md``), but it is a deterministic function
+of what the audit was given — the view, the policy's configuration, the horizon, the environment,
+the trials, the seed (its simulations are seeded from the audit's), the confidence, δ and the
+view's design — and of the code that ran. So it is computed once and kept:
+
+* **key** — a name-based UUID of the view and the ``repr`` of that configuration (a configuration
+  whose ``repr`` shows an object's address has no key, and is never kept);
+* **code** — each entry lists the modules of ``dpaudit``, ``mechanisms`` and ``bandits`` that
+  were loaded when it was measured (the CLI's own aside), with two fingerprints of their code: the
+  SHA-1 of their sources and of their syntax trees without docstrings. An entry is used only if one
+  of them matches the code now: an edit to a comment or docstring keeps it, any other edit to any
+  of those modules drops it (the run then shows the reference floor and says so);
+* **NumPy** — the entry records the NumPy it was measured with; another NumPy's random streams may
+  differ, and there a kept floor is another draw of the same measured floor, not bit for bit the
+  one ``--audit-floor algorithm`` would compute;
+* **where** — ``kept_floors.json`` beside this module holds those of every default
+  ``dpaudit run ALG`` (seed 0) that the measurement does not refuse
+  (``python benchmarks/bench_default_floors.py --keep``); each ``--audit-floor algorithm`` run
+  that measured in this process also writes its floor to ``$DPAUDIT_KEPT_FLOORS`` (default
+  ``measured-floors`` under ``$DPAUDIT_CACHE_DIR``, itself ``~/.cache/dpaudit`` by default;
+  ``off`` disables either).
+
+:func:`algorithm_floor` is the one place the views ask: ``settings.floor == "algorithm"``
+measures (and keeps), ``"auto"`` (the default) takes a kept floor when there is one, and
+``"reference"`` never reads one.
+
+Example:
+    >>> from bandits.auditing.contract import AuditSettings
+    >>> s = AuditSettings(trials=100)
+    >>> floor_key("outputs", s, ["made-up", 1]) == floor_key("outputs", s, ["made-up", 1])
+    True
+    >>> floor_key("outputs", s, [object()]) is None   # an address in the repr: no key
+    True
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from bandits.auditing.contract import AuditSettings
+from dpaudit.audit.floor_store import cache_dir
+from dpaudit.audit.leak_floor import LeakFloor
+
+__all__ = ["algorithm_floor", "floor_key", "kept", "keep", "code_fingerprints", "loaded_modules", "SHIPPED"]
+
+SHIPPED = Path(__file__).resolve().with_name("kept_floors.json")
+
+PACKAGES = ("dpaudit", "mechanisms", "bandits")
+"""The packages whose loaded modules an entry's code fingerprints cover."""
+
+_ASIDE = ("dpaudit.cli", __name__)  # how a run is asked for, and this store itself
+_ROOT = Path(__file__).resolve().parents[2]
+
+
+def floor_key(view: str, settings: AuditSettings, config: Sequence[object]) -> str | None:
+    """The name a floor of ``view`` at ``config`` (policy, horizon, environment, design: anything
+    the floor depends on besides the settings) is kept under; ``None`` when a ``repr`` shows an
+    address (not reproducible from one process to the next)."""
+    s = settings
+    text = json.dumps([view, s.trials, s.seed, repr(s.confidence), repr(s.delta), *(repr(c) for c in config)])
+    if " at 0x" in text:
+        return None
+    return uuid.uuid5(uuid.NAMESPACE_URL, text).hex
+
+
+def loaded_modules() -> list[str]:
+    """The modules of :data:`PACKAGES` loaded in this process, the CLI and this module aside."""
+    return sorted(m for m in list(sys.modules) if m.split(".")[0] in PACKAGES
+                  and not any(m == a or m.startswith(a + ".") for a in _ASIDE))  # fmt: skip
+
+
+def _source_path(module: str) -> Path:
+    base = _ROOT.joinpath(*module.split("."))
+    return base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
+
+
+def _without_docstrings(tree: Any) -> Any:
+    import ast
+
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body
+                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):  # fmt: skip
+            node.body = body[1:] or [ast.Pass()]
+    return tree
+
+
+@functools.lru_cache(maxsize=8)
+def _fingerprints(modules: tuple[str, ...], syntax: bool) -> str | None:
+    src, tree = hashlib.sha1(), hashlib.sha1()
+    for m in modules:
+        try:
+            text = _source_path(m).read_bytes()
+        except OSError:
+            return None  # a module that is gone: the entry cannot describe this code
+        src.update(m.encode() + b"\0" + text + b"\0")
+        if syntax:
+            import ast
+
+            dump = ast.dump(_without_docstrings(ast.parse(text)), include_attributes=False)
+            tree.update(m.encode() + b"\0" + dump.encode() + b"\0")
+    return (tree if syntax else src).hexdigest()
+
+
+def code_fingerprints(modules: Sequence[str]) -> dict[str, str | None]:
+    """The SHA-1 of ``modules``' sources and of their syntax trees without docstrings."""
+    mods = tuple(modules)
+    return {"source": _fingerprints(mods, False), "syntax": _fingerprints(mods, True)}
+
+
+def _describes_this_code(entry: dict[str, Any]) -> bool:
+    mods = tuple(entry.get("modules", ()))
+    if not mods:
+        return False
+    if entry.get("source") and _fingerprints(mods, False) == entry["source"]:
+        return True
+    return bool(entry.get("syntax")) and _fingerprints(mods, True) == entry["syntax"]
+
+
+@functools.lru_cache(maxsize=1)
+def _shipped() -> dict[str, Any]:
+    try:
+        return dict(json.loads(SHIPPED.read_text(encoding="utf-8")).get("floors", {}))
+    except (OSError, ValueError, AttributeError):
+        return {}
+
+
+def _disk() -> Path | None:
+    """``$DPAUDIT_KEPT_FLOORS`` (``off`` disables it), else ``measured-floors`` beside the floor
+    store's directory."""
+    chosen = os.environ.get("DPAUDIT_KEPT_FLOORS", "")
+    if chosen:
+        return None if chosen.lower() in ("off", "0", "none") else Path(chosen)
+    root = cache_dir()
+    return None if root is None else root.with_name("measured-floors")
+
+
+def kept(key: str) -> dict[str, Any] | None:
+    """The entry kept under ``key`` (shipped first, then on disk) if it describes this code, with
+    ``"where"`` (``"shipped"`` or ``"disk"``) added; else ``None``."""
+    found = [("shipped", _shipped().get(key))]
+    root = _disk()
+    if root is not None and found[0][1] is None:
+        try:
+            found.append(("disk", json.loads((root / f"{key}.json").read_text(encoding="utf-8"))))
+        except (OSError, ValueError):
+            pass
+    for where, entry in found:
+        if isinstance(entry, dict) and _describes_this_code(entry):
+            return {**entry, "where": where}
+    return None
+
+
+def keep(key: str, floor: LeakFloor, cpu_seconds: float, view: str) -> dict[str, Any]:
+    """The entry of a floor just measured in this process, written to disk (atomically; a store
+    that cannot be written is a miss next time)."""
+    import numpy as np
+
+    mods = loaded_modules()
+    entry = {"view": view, "floor": floor.to_dict(), "cpu_seconds": round(cpu_seconds, 1),
+             "numpy": np.__version__, "modules": mods, **code_fingerprints(mods)}  # fmt: skip
+    root = _disk()
+    if root is not None:
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile("w", dir=root, suffix=".tmp", delete=False) as fh:
+                fh.write(json.dumps(entry))
+            os.replace(fh.name, root / f"{key}.json")
+        except OSError:
+            pass
+    return entry
+
+
+def algorithm_floor(
+    view: str, settings: AuditSettings, config: Sequence[object], measure: Callable[[], LeakFloor]
+) -> tuple[LeakFloor | None, dict[str, Any] | None]:
+    """The algorithm floor ``settings.floor`` asks for, and where a kept one came from: measured by
+    ``measure()`` (``"algorithm"``; kept when it ran in this process), kept (``"auto"``, when an
+    entry describes this configuration and code: ``{"where", "cpu_seconds"}``), or none (the
+    reference floor decides)."""
+    if settings.floor == "reference":
+        return None, None
+    key = floor_key(view, settings, config)
+    if settings.floor == "auto":
+        entry = None if key is None else kept(key)
+        if entry is None:
+            return None, None
+        return LeakFloor.from_dict(entry["floor"]), {k: entry[k] for k in ("where", "cpu_seconds")}
+    t = time.process_time()
+    floor = measure()
+    if key is not None and settings.executor is None:  # the modules loaded here are those that ran
+        keep(key, floor, time.process_time() - t, view)
+    return floor, None
