@@ -11,10 +11,11 @@ view's design — and of the code that ran. So it is computed once and kept:
 * **key** — a name-based UUID of the view and the ``repr`` of that configuration (a configuration
   whose ``repr`` shows an object's address has no key, and is never kept);
 * **code** — each entry lists the modules of ``dpaudit``, ``mechanisms`` and ``bandits`` that
-  were loaded when it was measured (the CLI's own aside), with two fingerprints of their code: the
-  SHA-1 of their sources and of their syntax trees without docstrings. An entry is used only if one
-  of them matches the code now: an edit to a comment or docstring keeps it, any other edit to any
-  of those modules drops it (the run then shows the reference floor and says so);
+  were loaded when it was measured (the CLI's own aside), with two fingerprints of their code:
+  name-based (SHA-1) UUIDs of their sources and of their syntax trees without docstrings. An
+  entry is used only if one of them matches the code now: an edit to a comment or docstring keeps
+  it, any other edit to any of those modules drops it (the run then shows the reference floor and
+  says so);
 * **NumPy** — the entry records the NumPy it was measured with; another NumPy's random streams may
   differ, and there a kept floor is another draw of the same measured floor, not bit for bit the
   one ``--audit-floor algorithm`` would compute;
@@ -41,7 +42,6 @@ Example:
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import os
 import sys
@@ -103,23 +103,24 @@ def _without_docstrings(tree: Any) -> Any:
 
 @functools.lru_cache(maxsize=8)
 def _fingerprints(modules: tuple[str, ...], syntax: bool) -> str | None:
-    src, tree = hashlib.sha1(), hashlib.sha1()
+    parts = []
     for m in modules:
         try:
             text = _source_path(m).read_bytes()
         except OSError:
             return None  # a module that is gone: the entry cannot describe this code
-        src.update(m.encode() + b"\0" + text + b"\0")
         if syntax:
             import ast
 
-            dump = ast.dump(_without_docstrings(ast.parse(text)), include_attributes=False)
-            tree.update(m.encode() + b"\0" + dump.encode() + b"\0")
-    return (tree if syntax else src).hexdigest()
+            parts.append(m + "\0" + ast.dump(_without_docstrings(ast.parse(text)), include_attributes=False))
+        else:
+            parts.append(m + "\0" + text.decode("utf-8", "surrogateescape"))
+    return uuid.uuid5(uuid.NAMESPACE_URL, "\0".join(parts)).hex
 
 
 def code_fingerprints(modules: Sequence[str]) -> dict[str, str | None]:
-    """The SHA-1 of ``modules``' sources and of their syntax trees without docstrings."""
+    """Name-based (SHA-1) UUIDs of ``modules``' sources and of their syntax trees without
+    docstrings."""
     mods = tuple(modules)
     return {"source": _fingerprints(mods, False), "syntax": _fingerprints(mods, True)}
 
