@@ -112,6 +112,29 @@ def test_the_shipped_floors_describe_this_code():
     assert not stale, ("kept floors measured on other code; measure them again: python "
                        f"benchmarks/bench_default_floors.py --keep --json docs/img/default_floors.json "
                        f"--workers 2 --algorithms {algorithms}")  # fmt: skip
+    moved = sorted({e["run"] for e in _shipped().values()
+                    if kf._fingerprints(tuple(e["modules"]), False) != e["source"]})  # fmt: skip
+    assert not moved, f"docstrings or comments edited under {moved}: python -m bandits.auditing.kept_floors"
+
+
+def test_restamping_keeps_what_still_describes_the_code_and_names_the_rest(tmp_path, monkeypatch):
+    shipped = tmp_path / "kept.json"
+    src = tmp_path / "mod.py"
+    src.write_text('"""Doc."""\nX = 1\n')
+    monkeypatch.setattr(kf, "_source_path", lambda module: src)
+    monkeypatch.setattr(kf, "SHIPPED", shipped)
+    kf._fingerprints.cache_clear()
+    entry = {"modules": ["pkg.mod"], **kf.code_fingerprints(["pkg.mod"])}
+    shipped.write_text(json.dumps({"floors": {"a": {**entry, "run": "dpaudit run a"}}}))
+    src.write_text('"""Another doc."""\nX = 1  # one\n')
+    kf._fingerprints.cache_clear()
+    assert kf.restamp() == (1, [])
+    now = kf.code_fingerprints(["pkg.mod"])["source"]
+    assert json.loads(shipped.read_text())["floors"]["a"]["source"] == now
+    src.write_text("X = 2\n")
+    kf._fingerprints.cache_clear()
+    assert kf.restamp() == (0, ["dpaudit run a"])
+    kf._fingerprints.cache_clear()
 
 
 def test_every_default_run_with_a_measured_floor_ships_it():

@@ -15,7 +15,8 @@ view's design — and of the code that ran. So it is computed once and kept:
   name-based (SHA-1) UUIDs of their sources and of their syntax trees without docstrings. An
   entry is used only if one of them matches the code now: an edit to a comment or docstring keeps
   it, any other edit to any of those modules drops it (the run then shows the reference floor and
-  says so);
+  says so; after docstring edits ``python -m bandits.auditing.kept_floors`` re-stamps the shipped
+  floors so that a run finds them by the cheap check of the sources);
 * **NumPy** — the entry records the NumPy it was measured with; another NumPy's random streams may
   differ, and there a kept floor is another draw of the same measured floor, not bit for bit the
   one ``--audit-floor algorithm`` would compute;
@@ -56,7 +57,8 @@ from bandits.auditing.contract import AuditSettings
 from dpaudit.audit.floor_store import cache_dir
 from dpaudit.audit.leak_floor import LeakFloor
 
-__all__ = ["algorithm_floor", "floor_key", "kept", "keep", "code_fingerprints", "loaded_modules", "SHIPPED"]
+__all__ = ["algorithm_floor", "floor_key", "kept", "keep", "code_fingerprints", "loaded_modules", "restamp",
+           "SHIPPED"]  # fmt: skip
 
 SHIPPED = Path(__file__).resolve().with_name("kept_floors.json")
 
@@ -208,3 +210,27 @@ def algorithm_floor(
     if key is not None and settings.executor is None:  # the modules loaded here are those that ran
         keep(key, floor, time.process_time() - t, view)
     return floor, None
+
+
+def restamp() -> tuple[int, list[str]]:
+    """Re-stamp the shipped floors after edits to docstrings or comments only: each entry whose
+    syntax fingerprint still matches gets the source fingerprint of the code now (so that a run
+    finds it by the cheap check); returns how many were re-stamped and the runs of the entries
+    that no longer describe the code (those need measuring again)."""
+    data = json.loads(SHIPPED.read_text(encoding="utf-8"))
+    done, stale = 0, set()
+    for entry in data["floors"].values():
+        mods = tuple(entry["modules"])
+        if _fingerprints(mods, True) != entry["syntax"]:
+            stale.add(entry.get("run", "?"))
+        elif _fingerprints(mods, False) != entry["source"]:
+            entry["source"] = _fingerprints(mods, False)
+            done += 1
+    SHIPPED.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    _shipped.cache_clear()
+    return done, sorted(stale)
+
+
+if __name__ == "__main__":  # python -m bandits.auditing.kept_floors
+    n, gone = restamp()
+    print(f"{n} shipped floor(s) re-stamped" + (f"; measure again: {', '.join(gone)}" if gone else ""))

@@ -236,13 +236,11 @@ def audit_releases(
     select: str | None = None,
     design: tuple[Sequence[PairDesign], Mapping[str, Sequence[ReleaseStatistic]]] | None = None,
 ) -> AuditReport:
-    """Audit what ``policy``'s mechanisms release at ``horizon`` with ``settings.trials`` runs per
-    neighbouring table (module docstring); the pilot adds ``pilot_fraction·trials`` (at least
-    200) runs per side per pair. ``pairs``: the pre-registered family (default
-    :func:`default_pairs`); ``select``: rank tests by
-    their ``"mu"`` or ``"epsilon"`` bound (default: ε for a pure ε-DP declaration, else μ);
-    ``design``: the policy's own pre-registered pairs (added to the family) and candidate
-    statistics by pair name (:meth:`bandits.policy.Policy.release_audit`)."""
+    """Audit what ``policy``'s mechanisms release at ``horizon``, ``settings.trials`` runs per table
+    (module docstring); the pilot adds ``pilot_fraction·trials`` (≥ 200) per side per pair.
+    ``pairs``: the pre-registered family (default :func:`default_pairs`); ``select``: rank tests by
+    their ``"mu"`` or ``"epsilon"`` bound (default: ε for pure ε-DP, else μ); ``design``: the policy's
+    own pairs and candidate statistics by pair name (:meth:`bandits.policy.Policy.release_audit`)."""
     env, T, n, cert, published, select = audit_inputs(policy, horizon, env, settings, pilot_fraction, select)
     t0 = time.perf_counter()
     if pairs is None:
