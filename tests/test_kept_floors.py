@@ -176,3 +176,20 @@ def test_the_readme_counts_the_shipped_floors():
     algorithms = len({e["run"] for e in floors})
     assert f"({len(floors)} views of {algorithms} algorithms, measured by" in text
     assert f"--keep` in {hours:.1f} hours of CPU in all" in text
+
+
+def test_a_floor_is_not_kept_when_the_code_changed_while_it_was_measured(tmp_path, monkeypatch):
+    import os
+    import time
+
+    src = tmp_path / "mod.py"
+    src.write_text("X = 1\n")
+    monkeypatch.setattr(kf, "_source_path", lambda module: src)
+    monkeypatch.setattr(kf, "loaded_modules", lambda: ["pkg.mod"])
+    os.utime(src, (time.time() - 100, time.time() - 100))
+    assert kf.edited_since_loaded(["pkg.mod"]) == []
+    assert kf.keep("k", FLOOR, 1.0, "outputs") is not None
+    os.utime(src, (time.time() + 100, time.time() + 100))  # written after the run's code was loaded
+    assert kf.edited_since_loaded(["pkg.mod"]) == ["pkg.mod"]
+    assert kf.keep("k2", FLOOR, 1.0, "outputs") is None
+    kf._fingerprints.cache_clear()

@@ -58,7 +58,7 @@ from dpaudit.audit.floor_store import cache_dir
 from dpaudit.audit.leak_floor import LeakFloor
 
 __all__ = ["algorithm_floor", "floor_key", "kept", "keep", "code_fingerprints", "loaded_modules", "restamp",
-           "SHIPPED"]  # fmt: skip
+           "edited_since_loaded", "SHIPPED"]  # fmt: skip
 
 SHIPPED = Path(__file__).resolve().with_name("kept_floors.json")
 
@@ -67,6 +67,7 @@ PACKAGES = ("dpaudit", "mechanisms", "bandits")
 
 _ASIDE = ("dpaudit.cli", __name__)  # how a run is asked for, and this store itself
 _ROOT = Path(__file__).resolve().parents[2]
+_LOADED_AT = time.time() + 1.0  # (coarse file times: a write within a second of the import is not seen)
 
 
 def floor_key(view: str, settings: AuditSettings, config: Sequence[object]) -> str | None:
@@ -170,12 +171,28 @@ def kept(key: str) -> dict[str, Any] | None:
     return None
 
 
-def keep(key: str, floor: LeakFloor, cpu_seconds: float, view: str) -> dict[str, Any]:
+def edited_since_loaded(modules: Sequence[str]) -> list[str]:
+    """The ``modules`` whose source file was modified after this module was imported (with the
+    rest of the run's code): the code on disk may no longer be the code that ran."""
+    out = []
+    for m in modules:
+        try:
+            if _source_path(m).stat().st_mtime > _LOADED_AT:
+                out.append(m)
+        except OSError:
+            out.append(m)
+    return out
+
+
+def keep(key: str, floor: LeakFloor, cpu_seconds: float, view: str) -> dict[str, Any] | None:
     """The entry of a floor just measured in this process, written to disk (atomically; a store
-    that cannot be written is a miss next time)."""
+    that cannot be written is a miss next time); ``None``, nothing kept, when a module's source was
+    edited while the process ran (its fingerprint would describe code that did not run)."""
     import numpy as np
 
     mods = loaded_modules()
+    if edited_since_loaded(mods):
+        return None
     entry = {"view": view, "floor": floor.to_dict(), "cpu_seconds": round(cpu_seconds, 1),
              "numpy": np.__version__, "modules": mods, **code_fingerprints(mods)}  # fmt: skip
     root = _disk()
