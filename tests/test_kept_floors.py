@@ -186,6 +186,7 @@ def test_a_floor_is_not_kept_when_the_code_changed_while_it_was_measured(tmp_pat
     src.write_text("X = 1\n")
     monkeypatch.setattr(kf, "_source_path", lambda module: src)
     monkeypatch.setattr(kf, "loaded_modules", lambda: ["pkg.mod"])
+    monkeypatch.setattr(kf, "_LOADED_AT", time.time())  # the run's code loaded now
     os.utime(src, (time.time() - 100, time.time() - 100))
     assert kf.edited_since_loaded(["pkg.mod"]) == []
     assert kf.keep("k", FLOOR, 1.0, "outputs") is not None
