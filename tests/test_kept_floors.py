@@ -194,3 +194,14 @@ def test_a_floor_is_not_kept_when_the_code_changed_while_it_was_measured(tmp_pat
     assert kf.edited_since_loaded(["pkg.mod"]) == ["pkg.mod"]
     assert kf.keep("k2", FLOOR, 1.0, "outputs") is None
     kf._fingerprints.cache_clear()
+
+
+def test_a_floor_measured_here_replaces_a_stale_shipped_one(monkeypatch):
+    s = AuditSettings(trials=500)
+    key = kf.floor_key("outputs", s, ["cfg"])
+    stale = {"floor": FLOOR.to_dict(), "cpu_seconds": 1.0, "modules": ["bandits.policy"], "source": "x",
+             "syntax": "y"}
+    monkeypatch.setattr(kf, "_shipped", lambda: {key: stale})
+    assert kf.kept(key) is None
+    kf.algorithm_floor("outputs", AuditSettings(trials=500, floor="algorithm"), ["cfg"], lambda: FLOOR)
+    assert kf.kept(key)["where"] == "disk"

@@ -3,7 +3,7 @@ disk after any ``--audit-floor algorithm`` run, so that a run at the same config
 measured floor at no cost.
 
 A floor measured on the algorithm (:mod:`bandits.auditing.leak_floor`) costs many times the audit
-(13–270 times a default run's CPU, ``docs/audit-bounds.md``), but it is a deterministic function
+(8–270 times a default run's CPU, ``docs/audit-bounds.md``), but it is a deterministic function
 of what the audit was given — the view, the policy's configuration, the horizon, the environment,
 the trials, the seed (its simulations are seeded from the audit's), the confidence, δ and the
 view's design — and of the code that ran. So it is computed once and kept:
@@ -158,17 +158,17 @@ def _disk() -> Path | None:
 def kept(key: str) -> dict[str, Any] | None:
     """The entry kept under ``key`` (shipped first, then on disk) if it describes this code, with
     ``"where"`` (``"shipped"`` or ``"disk"``) added; else ``None``."""
-    found = [("shipped", _shipped().get(key))]
-    root = _disk()
-    if root is not None and found[0][1] is None:
-        try:
-            found.append(("disk", json.loads((root / f"{key}.json").read_text(encoding="utf-8"))))
-        except (OSError, ValueError):
-            pass
-    for where, entry in found:
-        if isinstance(entry, dict) and _describes_this_code(entry):
-            return {**entry, "where": where}
-    return None
+    entry = _shipped().get(key)
+    if isinstance(entry, dict) and _describes_this_code(entry):
+        return {**entry, "where": "shipped"}
+    root = _disk()  # a floor measured here, also where a shipped one went stale
+    if root is None:
+        return None
+    try:
+        entry = json.loads((root / f"{key}.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return {**entry, "where": "disk"} if isinstance(entry, dict) and _describes_this_code(entry) else None
 
 
 def edited_since_loaded(modules: Sequence[str]) -> list[str]:
