@@ -6,6 +6,8 @@
   neighbouring streams, pilot-chosen pair and test, Clopper–Pearson bounds), the default auditor;
 * :mod:`bandits.auditing.claims` — the certificate and the paper's claim an audit tests, and the
   detection floor and ceiling of a design;
+* :mod:`bandits.auditing.kept_floors` — floors measured on an algorithm, kept for their
+  configuration, seed and code and shown by later runs there at no cost;
 * :mod:`bandits.auditing.text` — the wording of an audit section.
 
 Family-specific audits live with their family (for example :mod:`bandits.thompson.audit`).
