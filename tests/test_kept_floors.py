@@ -18,7 +18,6 @@ FLOOR = LeakFloor(0.4, 1.6, (LeakPoint(1.0, 0.8, 0.2), LeakPoint(2.0, 1.0, 0.7))
 # (docs/audit-bounds.md, "Every default run, both floors").
 NOT_SHIPPED = {
     "dp-se": "its measured floor is refused before anything runs (more rounds than the simulation limit)",
-    "cascade-dp-sound": "its measured floor takes 4285 s of CPU, 270 times its default run",
 }
 
 
