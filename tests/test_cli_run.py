@@ -372,11 +372,11 @@ def test_audit_pair_beyond_the_horizon_is_one_line(capsys):
 
 
 def test_a_measured_floor_too_large_for_the_machine_is_refused_up_front(capsys):
-    """DP-SE's default audit (horizon 25,778, 20,000 runs per side) with ``--audit-floor algorithm``
-    would simulate about 540 times the audit's runs: refused with one line and status 2 before any
-    work; an unknown floor is refused by name."""
-    code, out, err = run_cli(capsys, "run", "dp-se", "--audit-floor", "algorithm")
+    """DP-SE's audit at 10,000 trials (horizon 29,611) with ``--audit-floor algorithm`` would
+    simulate up to 880 runs per trial, 2.6·10¹¹ rounds: refused with one line and status 2 before
+    any work; an unknown floor is refused by name."""
+    code, out, err = run_cli(capsys, "run", "dp-se", "--audit-trials", "10000", "--audit-floor", "algorithm")
     assert code == 2 and out == "" and err.count("\n") == 1
-    assert "measured floor's runs" in err and "--audit-trials" in err
+    assert "measured floor's runs" in err and "--audit-trials" in err and "limit 1e+11" in err
     code, out, err = run_cli(capsys, "run", "lazy-ucb", "--audit-floor", "oracle")
     assert code == 2 and out == "" and err.count("\n") == 1 and "--audit-floor" in err

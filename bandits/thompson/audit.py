@@ -79,14 +79,17 @@ from bandits.auditing.kept_floors import algorithm_floor
 from bandits.auditing.views import VIEWS
 from bandits.environments import Environment
 from bandits.policy import Policy
-from bandits.thompson.audit_designs import NeighbourTables, TSNeighbour, candidate_designs
+from bandits.thompson.audit_designs import NeighbourTables, TSNeighbour
+from bandits.thompson.audit_pilot import choose, pilot_plan, pilot_sample
 from bandits.thompson.audit_trajectories import _model_block, _policy_block, sample_stage
-from bandits.thompson.draws_audit import draws_alarm, draws_report
+from bandits.thompson.draws_audit import draws_report
 from bandits.thompson.draws_floor import draws_leak_floor
 from bandits.thompson.model_tests import model_tests
+from bandits.thompson.outputs_floor import outputs_leak_floor
 from bandits.thompson.policy import GaussianTS
 from dpaudit.analyses.thompson_sampling import ThompsonConfig
 from dpaudit.audit.estimate import mu_interval_from_counts
+from dpaudit.audit.leak_floor import LeakFloor
 from dpaudit.audit.multiplicity import Bonferroni
 from dpaudit.audit.pilot import pilot_choice
 from dpaudit.audit.power import floor_report
@@ -126,39 +129,17 @@ def _pilot(
     mu_certified: float,
 ) -> dict[str, Any]:
     """Choose the design and the outputs' test on pilot trajectories of the implementation
-    (:func:`dpaudit.audit.pilot.pilot_choice`). The design is the outputs' best, unless the
-    pilot's own draws already refute the certificate at 99.9 % on some design (a bug on one arm's
-    draws: :func:`bandits.thompson.draws_audit.draws_alarm`) — then that design. With one design
-    (given, or too few trials for a pilot) the threshold is left to the model sample (NaN here)."""
-    designs = [neighbour] if neighbour is not None else candidate_designs(arms)
-    stat_names = ("score", "pulls", "L") if arms == 2 else ("score", "pulls")
-    n_pilot = max(64, int(round(pilot_fraction * trials)) // len(designs))
-    if len(designs) > 1 and trials - n_pilot * len(designs) < max(100, trials // 2):
-        designs = [TSNeighbour()]  # too few trials for a pilot: the tie, pre-registered
+    (:mod:`bandits.thompson.audit_pilot`). With one design (given, or too few trials for a pilot)
+    the threshold is left to the model sample (NaN here)."""
+    designs, n_pilot, n_main = pilot_plan(arms, trials, pilot_fraction, neighbour)
     if len(designs) == 1:
         return {"designs": designs, "design": 0, "statistic": "score", "threshold": math.nan,
                 "orientation": 0, "predicted": math.nan, "per_design": 0, "main": trials, "draws_alarm": []}
-    n_main = trials - n_pilot * len(designs)
-    pilots, keys, alarms = [], [], []
-    for d, nb in enumerate(designs):
-        tab = nb.tables(policy, horizon, arms)
-        x = sample_stage(_policy_block, (policy, tab, horizon), (0 if arms > 2 else n_pilot, policy.c, True),
-                         0, d, n_pilot, seed, executor, progress, f"ts-audit pilot {d + 1}/{len(designs)}")
-        for st in stat_names:
-            pilots.append((x[0][st], x[1][st], None))
-            keys.append((d, st))
-        alarms.append(draws_alarm(x))
-    choice = pilot_choice(pilots, n_main, confidence=confidence, kind="mu")
-    d_star, stat = keys[choice.candidate]
-    loudest = max(range(len(designs)), key=lambda d: alarms[d])
-    if alarms[loudest] > mu_certified:
-        d_star = loudest  # the outputs' test: its best on that design
-        own = [i for i, k in enumerate(keys) if k[0] == d_star]
-        choice = pilot_choice([pilots[i] for i in own], n_main, confidence=confidence, kind="mu")
-        stat = keys[own[choice.candidate]][1]
-    return {"designs": designs, "design": d_star, "statistic": stat, "threshold": choice.threshold,
-            "orientation": choice.orientation, "predicted": choice.predicted, "per_design": n_pilot,
-            "main": n_main, "draws_alarm": alarms}
+    samples = [pilot_sample(policy, nb, d, horizon, arms, n_pilot, stage=0, seed=seed, executor=executor,
+                            progress=progress, desc=f"ts-audit pilot {d + 1}/{len(designs)}")
+               for d, nb in enumerate(designs)]  # fmt: skip
+    return {"designs": designs, "per_design": n_pilot, "main": n_main,
+            **choose(samples, arms, n_main, confidence, mu_certified)}
 
 
 def _exact_loss_section(main: tuple[dict[str, Any], dict[str, Any]], delta: float, confidence: float
@@ -284,20 +265,31 @@ def audit_thompson(
     t_pilot = time.perf_counter()
     samples = _main_and_model(policy, int(horizon), arms, each, opt, pilot)
     seconds = {"pilot": t_pilot - t_start, **samples.pop("seconds")}
-    report = _certify(policy, int(horizon), arms, each, cfg, pilot, samples, opt.model_alpha)
     t_floor = time.perf_counter()
-    # the releases view's floor, on the chosen design; the outputs' keep theirs
+    plan = (pilot["designs"], pilot["per_design"], pilot["main"])
+    outputs_floor, outputs_kept = algorithm_floor(
+        "outputs", settings, [policy, int(horizon), env, opt],
+        lambda: outputs_leak_floor(policy, int(horizon), arms, plan, seed=settings.seed,
+                                   confidence=each.confidence, mu_certified=cfg.mu_tight,
+                                   delta=settings.delta, model_trials=samples["n_model"],
+                                   executor=settings.executor, progress=settings.progress))  # fmt: skip
+    if outputs_kept is None and outputs_floor is not None:  # measured here, not read
+        seconds["floor"] = time.perf_counter() - t_floor
+    report = _certify(policy, int(horizon), arms, each, cfg, pilot, samples, opt.model_alpha, outputs_floor)
+    if outputs_kept is not None:
+        report.details["algorithm_floor_kept"] = outputs_kept
+    t_floor = time.perf_counter()
+    # the releases view's floor, on the chosen design
     measured, kept = algorithm_floor(
         "releases (posterior draws)", settings, [policy, int(horizon), env, opt],
         lambda: draws_leak_floor(policy, samples["tables"], int(horizon), pilot["main"], seed=settings.seed,
                                  confidence=each.confidence, mu_certified=cfg.mu_tight,
                                  executor=settings.executor, progress=settings.progress))  # fmt: skip
-    if measured is not None:
-        seconds["floor"] = time.perf_counter() - t_floor
     draws = draws_report(samples["main"], mu_certified=cfg.mu_tight, delta=settings.delta,
                          confidence=each.confidence, measured=measured)  # fmt: skip
-    if measured is not None:
-        draws.details["seconds"] = {"floor": seconds["floor"]}
+    if kept is None and measured is not None:  # measured here, not read
+        seconds["releases_floor"] = time.perf_counter() - t_floor
+        draws.details["seconds"] = {"floor": seconds["releases_floor"]}
     if kept is not None:
         draws.details["algorithm_floor_kept"] = kept
     t_end = time.perf_counter()
@@ -339,10 +331,11 @@ def _main_and_model(
 
 def _certify(
     policy: GaussianTS, horizon: int, arms: int, settings: AuditSettings, cfg: ThompsonConfig,
-    pilot: dict[str, Any], samples: dict[str, Any], model_alpha: float,
+    pilot: dict[str, Any], samples: dict[str, Any], model_alpha: float, measured: LeakFloor | None,
 ) -> AuditReport:  # fmt: skip
     """The certifying test on the main sample against the claim ``cfg``, the model tests and the
-    exact-loss section."""
+    exact-loss section; with ``measured`` (:func:`bandits.thompson.outputs_floor.outputs_leak_floor`)
+    the floor measured on the algorithm decides, and a view without power is inconclusive."""
     delta, confidence, trials = settings.delta, settings.confidence, settings.trials
     main, model, n_main, stat = samples["main"], samples["model"], pilot["main"], pilot["statistic"]
     method = "one test chosen on an independent pilot"
@@ -367,6 +360,10 @@ def _certify(
     details = _details(policy, horizon, arms, cfg, mu_c, eps_c, delta, confidence, nb, samples["tables"],
                        pilot["designs"], pilot, rates, n_main, floor, estimate, samples["n_model"], mt, exact,
                        main, model, trials)  # fmt: skip
+    if measured is not None:
+        details.update(detection_floor=measured.describe(), algorithm_floor=measured.to_dict())
     cert = Certified(mu=mu_c, epsilon=eps_c, delta=delta, source="dpaudit")
     return AuditReport.build(target="thompson-sampling", certified=cert, empirical=emp, details=details,
-                             floor=floor, estimate=estimate, model_mismatch=mt["rejected"])  # fmt: skip
+                             floor=floor if measured is None else None, estimate=estimate,
+                             model_mismatch=mt["rejected"],
+                             inconclusive=measured is not None and not measured.has_power)  # fmt: skip

@@ -161,6 +161,8 @@ SPECS = (
         privacy_extras=_extras,
         default_audit_horizon=_audit_horizon,
         default_audit_trials=DEFAULT_AUDIT_TRIALS,
-        floor_runs_per_trial=40,  # bandits.thompson.draws_floor.RUNS_PER_TRIAL (not imported here: start-up)
+        # the releases and outputs floors: bandits.thompson.draws_floor.RUNS_PER_TRIAL (40) +
+        # bandits.thompson.outputs_floor.RUNS_PER_TRIAL (360), not imported here (start-up)
+        floor_runs_per_trial=400,
     ),
 )

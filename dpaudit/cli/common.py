@@ -31,7 +31,7 @@ __all__ = [
     "UsageError", "Parser", "number", "integer", "number_list", "plot_path", "check_writable", "jsonable",
     "emit_json", "fmt",
     "check_amount", "MAX_STEPS", "MAX_HORIZON", "MAX_REPS", "MAX_ARMS", "MAX_AUDIT_TRIALS", "MAX_WORK",
-    "MAX_ARM_ROUNDS", "MAX_STATE", "MAX_LIST", "check_simulation",
+    "MAX_FLOOR_WORK", "MAX_ARM_ROUNDS", "MAX_STATE", "MAX_LIST", "check_simulation",
 ]
 
 MAX_STEPS = 10**9
@@ -45,6 +45,11 @@ MAX_WORK = 10**10
 audit trials (``run``: neighbouring-run pairs; ``audit``: mechanism runs), and the work of one
 command: T·R rounds of simulation, or trials × output width of an audit (about 10⁷–10⁸ rounds or
 10⁸–10⁹ array elements per second here: 10¹⁰ is minutes to hours)."""
+MAX_FLOOR_WORK = 10**11
+"""The most rounds of a floor measured on the algorithm (``run --audit-floor algorithm``): an
+explicit request for the audit's most expensive part, made once and kept
+(:mod:`bandits.auditing.kept_floors`); Thompson sampling's default measures both of its views'
+floors in about 2.3·10¹⁰ rounds at most (minutes here)."""
 MAX_ARM_ROUNDS = 5 * 10**10
 """The most arm-rounds (rounds × repetitions × arms) of one simulation or audit: the per-round
 work grows with the arms (Gaussian TS at N = 5 meets it at the 10¹⁰-round limit; CUCB-DP over
