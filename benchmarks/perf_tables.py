@@ -3,7 +3,8 @@
 ``bench_audit_workers.py``, ``docs/img/families.json`` from ``bench_families.py``,
 ``docs/img/dask.json`` from ``bench_dask.py``, and the detection-floor check
 ``docs/img/floor_check.json`` from ``bench_floor_check.py``, and the floor measured on the
-algorithms, ``docs/img/leak_floor.json``, ``leak_floor_ts.json`` and ``leak_floor_spread.json`` from
+algorithms, ``docs/img/leak_floor.json``, ``leak_floor_ts.json``, ``leak_floor_ts_outputs.json`` and
+``leak_floor_spread.json`` from
 ``bench_leak_floor.py``, and ``default_floors.json`` from ``bench_default_floors.py``) into the
 README and the docs by ``benchmarks/readme_tables.py``."""
 
@@ -131,6 +132,10 @@ def renderers(img: Path) -> dict[str, Callable[[], str]]:
         from benchmarks.bench_leak_floor import table as ts_table
 
         out |= {"leak-floor-ts": lambda: ts_table(leak_ts["rows"])}
+    if (leak_ts_out := load("leak_floor_ts_outputs.json")) is not None:
+        from benchmarks.bench_leak_floor import table as ts_outputs_table
+
+        out |= {"leak-floor-ts-outputs": lambda: ts_outputs_table(leak_ts_out["rows"])}
     if (defaults := load("default_floors.json")) is not None:
         from benchmarks.bench_default_floors import summary as defaults_summary
         from benchmarks.bench_default_floors import table as defaults_table

@@ -48,7 +48,9 @@ streams R, R′ differ in one reward r_τ. :func:`audit_thompson`
 
 The report's ``empirical`` is the pilot-chosen test on the main sample; ``estimate`` is the
 two-sided interval for the μ that test exhibits, ``floor`` the detection floor of the test
-(:mod:`dpaudit.audit.power`); ``details`` hold the exact-loss bound, the model tests, the
+(:mod:`dpaudit.audit.power`; with ``AuditSettings(floor="algorithm")``, or one kept from such a
+measurement, the floor measured on the algorithm instead: :mod:`bandits.thompson.outputs_floor`,
+its pilot replayed on noise-scaled runs); ``details`` hold the exact-loss bound, the model tests, the
 profile, the pilot's choice and timings. Randomness comes only from ``seed``: block i of side s
 of stage k uses ``SeedSequence(seed, spawn_key=(0x7A5D17, k, design, s, i))``, so results do
 not depend on the executor.
