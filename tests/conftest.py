@@ -48,6 +48,7 @@ SLOW_DOCTESTS = (
     "bandits/auditing/contract.py",
     "bandits/matroid/policies.py",
     "bandits/thompson/audit.py",
+    "bandits/thompson/outputs_floor.py",
     "bandits/thompson/tuner.py",
     "dpaudit/analyses/rnm_gaussian.py",
     "dpaudit/audit/plot.py",

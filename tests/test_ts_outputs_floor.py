@@ -39,6 +39,7 @@ def _outputs_bound(leak: float, plan: tuple, seed: int) -> float:
     return rates.mu_lower_bound().mu
 
 
+@pytest.mark.slow
 def test_the_floor_predicts_how_often_the_view_sees_the_scaled_agent():
     """At the measured factors the view, run on 60 fresh seeds of the scaled agent, detects
     (bound > 0) and refutes the certificate (bound > μ) about half of the time (50 % ± 20 points)."""
@@ -64,13 +65,18 @@ def test_with_one_design_the_threshold_comes_from_model_pools_the_leak_does_not_
     assert f.violate_leak is not None and f.violate_leak > 1.0
 
 
-def test_the_audit_reports_the_measured_floor_of_its_outputs_view():
+@pytest.mark.slow
+def test_the_audit_reports_the_measured_floor_of_both_views():
     settings = AuditSettings(trials=2000, floor="algorithm")
     audit = audit_thompson(POLICY, T, parse_env("bernoulli:0.5,0.5"), settings)
     out = audit.primary
     assert out.floor is None and out.details["algorithm_floor"]["family"].startswith("every posterior noise")
     assert out.details["detection_floor"].startswith("measured on this algorithm (every posterior noise")
     assert out.verdict.value == "consistent" and out.details["seconds"]["floor"] > 0
+    draws = audit.components["releases"]
+    assert "algorithm_floor" in draws.details and "reference" not in draws.details["detection_floor"]
+    assert draws.details["detection_floor"].startswith("measured on this algorithm (every posterior noise")
+    assert draws.verdict.value == "consistent" and draws.details["seconds"]["floor"] > 0
     # the same measurement is found again by the default (auto) floor: kept on disk, at no cost
     again = audit_thompson(POLICY, T, parse_env("bernoulli:0.5,0.5"), AuditSettings(trials=2000))
     assert again.primary.details["algorithm_floor"] == out.details["algorithm_floor"]
@@ -78,6 +84,7 @@ def test_the_audit_reports_the_measured_floor_of_its_outputs_view():
     assert "floor" not in again.primary.details["seconds"]  # nothing measured
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("detect, verdict", [(0.5, "consistent"), (3.0, "inconclusive")])
 def test_an_outputs_view_without_power_on_the_algorithm_is_inconclusive(monkeypatch, detect, verdict):
     floor = LeakFloor(detect, 8.0, (), 64, "every posterior noise draw scaled by 1/L", "mu", MU)

@@ -28,10 +28,10 @@ Example (tiny scale; ``dpaudit run ts --audit-floor algorithm`` measures the def
     >>> from bandits.thompson.audit_pilot import pilot_plan
     >>> from dpaudit.analyses.thompson_sampling import ThompsonConfig
     >>> pol = GaussianTS(b=1, c=1.0)
-    >>> plan = pilot_plan(2, 2000, 0.1, None)
+    >>> plan = pilot_plan(2, 600, 0.1, None)
     >>> f = outputs_leak_floor(pol, 40, 2, plan, seed=0, confidence=0.975,
     ...                        mu_certified=ThompsonConfig(40, 2, 1, 1.0).mu_tight, replicates=8)
-    >>> f.has_power, 1.0 < f.violate_leak < 8.0
+    >>> f.has_power, 1.0 < f.violate_leak < 32.0
     (True, True)
 """
 
