@@ -41,17 +41,18 @@ def _outputs_bound(leak: float, plan: tuple, seed: int) -> float:
 
 @pytest.mark.slow
 def test_the_floor_predicts_how_often_the_view_sees_the_scaled_agent():
-    """At the measured factors the view, run on 60 fresh seeds of the scaled agent, detects
-    (bound > 0) and refutes the certificate (bound > μ) about half of the time (50 % ± 20 points)."""
-    plan = pilot_plan(ARMS, 2000, 0.1, None)
+    """At the measured factors the view, run on 40 fresh seeds of the scaled agent, detects
+    (bound > 0) and refutes the certificate (bound > μ) about half of the time (50 % ± 20 points,
+    2.5 standard errors)."""
+    plan = pilot_plan(ARMS, 1000, 0.1, None)
     f = outputs_leak_floor(POLICY, T, ARMS, plan, seed=0, confidence=CONF, mu_certified=MU)
     assert f.has_power and f.detect_leak is not None and f.violate_leak is not None
     assert 0.05 < f.detect_leak < 1.0 < f.violate_leak < 16.0
     evaluated = sorted(p.leak for p in f.points)
     assert evaluated[0] < f.detect_leak  # an interpolated crossing, not the smallest factor tried
-    det = sum(_outputs_bound(f.detect_leak, plan, s) > 0.0 for s in range(1, 61))
-    vio = sum(_outputs_bound(f.violate_leak, plan, s) > MU for s in range(1, 61))
-    assert 18 <= det <= 42 and 18 <= vio <= 42, (det, vio)
+    det = sum(_outputs_bound(f.detect_leak, plan, s) > 0.0 for s in range(1, 41))
+    vio = sum(_outputs_bound(f.violate_leak, plan, s) > MU for s in range(1, 41))
+    assert 12 <= det <= 28 and 12 <= vio <= 28, (det, vio)
 
 
 def test_with_one_design_the_threshold_comes_from_model_pools_the_leak_does_not_change():
@@ -67,7 +68,7 @@ def test_with_one_design_the_threshold_comes_from_model_pools_the_leak_does_not_
 
 @pytest.mark.slow
 def test_the_audit_reports_the_measured_floor_of_both_views():
-    settings = AuditSettings(trials=2000, floor="algorithm")
+    settings = AuditSettings(trials=1000, floor="algorithm")
     audit = audit_thompson(POLICY, T, parse_env("bernoulli:0.5,0.5"), settings)
     out = audit.primary
     assert out.floor is None and out.details["algorithm_floor"]["family"].startswith("every posterior noise")
@@ -78,17 +79,17 @@ def test_the_audit_reports_the_measured_floor_of_both_views():
     assert draws.details["detection_floor"].startswith("measured on this algorithm (every posterior noise")
     assert draws.verdict.value == "consistent" and draws.details["seconds"]["floor"] > 0
     # the same measurement is found again by the default (auto) floor: kept on disk, at no cost
-    again = audit_thompson(POLICY, T, parse_env("bernoulli:0.5,0.5"), AuditSettings(trials=2000))
+    again = audit_thompson(POLICY, T, parse_env("bernoulli:0.5,0.5"), AuditSettings(trials=1000))
     assert again.primary.details["algorithm_floor"] == out.details["algorithm_floor"]
     assert again.primary.details["algorithm_floor_kept"]["where"] == "disk"
     assert "floor" not in again.primary.details["seconds"]  # nothing measured
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("detect, verdict", [(0.5, "consistent"), (3.0, "inconclusive")])
 def test_an_outputs_view_without_power_on_the_algorithm_is_inconclusive(monkeypatch, detect, verdict):
     floor = LeakFloor(detect, 8.0, (), 64, "every posterior noise draw scaled by 1/L", "mu", MU)
     monkeypatch.setattr(ts_audit, "outputs_leak_floor", lambda *a, **k: floor)
+    monkeypatch.setattr(ts_audit, "draws_leak_floor", lambda *a, **k: floor)  # not under test here
     settings = AuditSettings(trials=2000, floor="algorithm")
     audit = audit_thompson(POLICY, T, parse_env("bernoulli:0.5,0.5"), settings)
     assert audit.primary.verdict.value == verdict
