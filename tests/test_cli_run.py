@@ -377,6 +377,6 @@ def test_a_measured_floor_too_large_for_the_machine_is_refused_up_front(capsys):
     any work; an unknown floor is refused by name."""
     code, out, err = run_cli(capsys, "run", "dp-se", "--audit-trials", "10000", "--audit-floor", "algorithm")
     assert code == 2 and out == "" and err.count("\n") == 1
-    assert "measured floor's runs" in err and "--audit-trials" in err and "limit 1e+11" in err
+    assert "measured floor's runs" in err and "limit 1e+11" in err and "use fewer --audit-trials" in err
     code, out, err = run_cli(capsys, "run", "lazy-ucb", "--audit-floor", "oracle")
     assert code == 2 and out == "" and err.count("\n") == 1 and "--audit-floor" in err

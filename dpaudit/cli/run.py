@@ -51,12 +51,13 @@ from dpaudit.formatting import fmt_up
 from dpaudit.papers import OU_2024
 
 
-def check_work(horizon: int, reps: int, what: str = "--horizon x --reps", limit: int = MAX_WORK) -> None:
+def check_work(horizon: int, reps: int, what: str = "--horizon x --reps", limit: int = MAX_WORK,
+               advice: str = "use fewer rounds or repetitions") -> None:  # fmt: skip
     """Refuse a simulation of more than ``limit`` (:data:`MAX_WORK`) rounds up front, with the estimate."""
     if horizon * reps > limit:
         raise UsageError(
             f"{what} = {horizon * reps:.3g} rounds, more than the limit {limit:.0e} "
-            "(hours of simulation on this machine); use fewer rounds or repetitions"
+            f"(hours of simulation on this machine); {advice}"
         )
 
 
@@ -227,7 +228,8 @@ def _audit_horizon(spec: Any, policy: Any, args: argparse.Namespace, env: Any) -
 
             per = spec.floor_runs_per_trial or FLOOR_RUNS_PER_TRIAL
             check_work(Ta, per * args.audit_trials * more, "audit horizon x the measured "
-                       f"floor's runs (up to {per} x {more} x --audit-trials)", MAX_FLOOR_WORK)  # fmt: skip
+                       f"floor's runs (up to {per} x {more} x --audit-trials)", MAX_FLOOR_WORK,
+                       "use fewer --audit-trials or --audit-floor auto")  # fmt: skip
         if Ta * runs * env.n_arms > MAX_ARM_ROUNDS:
             raise UsageError(
                 f"audit horizon x 2 --audit-trials{also} x arms = {Ta} x {runs} x {env.n_arms} = "
