@@ -1,6 +1,7 @@
 """bandits/auditing/kept_floors.py: a floor measured on an algorithm is kept for its exact
-configuration, seed and code, and a default audit shows it at no cost — never for another
-configuration, another seed or changed code; the shipped floors describe the code as it is."""
+configuration, floor seed and code, and a default audit at any audit seed shows it at no cost —
+never for another configuration, another floor seed or changed code; the shipped floors describe
+the code as it is."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ def _measure(calls):
     return measure
 
 
-def test_the_modes_measure_keep_and_reuse_only_at_the_same_configuration_and_seed():
+def test_the_modes_measure_keep_and_reuse_only_at_the_same_configuration_and_floor_seed():
     calls: list[int] = []
     config = ["lazy-ucb", 40, "bernoulli:0.5,0.5"]
     s = AuditSettings(trials=500)
@@ -39,9 +40,11 @@ def test_the_modes_measure_keep_and_reuse_only_at_the_same_configuration_and_see
     assert floor == FLOOR and kept is None and calls == [1]
     floor, kept = kf.algorithm_floor("outputs", s, config, _measure(calls))
     assert floor == FLOOR and kept is not None and kept["where"] == "disk" and calls == [1]
+    # the audit's own seed does not enter the floor (its simulations are seeded from floor_seed)
+    assert kf.algorithm_floor("outputs", AuditSettings(trials=500, seed=7), config, _measure(calls))[0] == FLOOR
     for view, settings, conf in [
         ("releases", s, config),  # another view
-        ("outputs", AuditSettings(trials=500, seed=1), config),  # another seed
+        ("outputs", AuditSettings(trials=500, floor_seed=1), config),  # another floor seed
         ("outputs", AuditSettings(trials=501), config),  # other trials
         ("outputs", AuditSettings(trials=500, confidence=0.9), config),
         ("outputs", s, ["lazy-ucb", 41, "bernoulli:0.5,0.5"]),  # another horizon

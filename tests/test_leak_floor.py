@@ -193,9 +193,36 @@ def test_views_say_which_floor_decided(monkeypatch):
     assert auto["details"]["floor_note"].startswith(
         "floors measured on this algorithm: outputs, releases (kept on this machine: measured by")
     assert auto["details"]["components"]["releases"]["details"]["algorithm_floor"] == fixed.to_dict()
+    # another audit seed: the same floor (its simulations are seeded from floor_seed); another
+    # floor seed: none kept
     other_seed = audit_views(black_box_audit, LazyUCB(epsilon=1.0), 4, env,
-                             AuditSettings(trials=400, seed=1))  # fmt: skip
-    assert other_seed.to_dict()["details"]["floor_note"] == REFERENCE_NOTE
+                             AuditSettings(trials=400, seed=1)).to_dict()  # fmt: skip
+    assert "at any audit seed (floor seed 0)" in other_seed["details"]["floor_note"]
+    other_floor_seed = audit_views(black_box_audit, LazyUCB(epsilon=1.0), 4, env,
+                                   AuditSettings(trials=400, floor_seed=1))  # fmt: skip
+    assert other_floor_seed.to_dict()["details"]["floor_note"] == REFERENCE_NOTE
+
+
+def test_a_measured_floor_is_seeded_from_the_floor_seed_not_the_audits(monkeypatch):
+    """Both views hand their floor measurement settings whose seed is ``floor_seed``, whatever the
+    audit's seed: the floor is one of the procedure at its configuration, not of one audit's draws."""
+    import bandits.auditing.black_box as bb
+    import bandits.auditing.releases as rel
+    from bandits.auditing.black_box import black_box_audit
+    from bandits.auditing.views import audit_views
+    from dpaudit.audit.leak_floor import LeakFloor, LeakPoint
+
+    fixed = LeakFloor(0.3, 1.3, (LeakPoint(1.0, 0.9, 0.1),), 4, "stub", "epsilon", 1.0)
+    seen: list[int] = []
+    monkeypatch.setattr(bb, "black_box_leak_floor", lambda *a, **k: seen.append(a[3].seed) or fixed)
+    monkeypatch.setattr(rel, "releases_leak_floor", lambda *a, **k: seen.append(a[3].seed) or fixed)
+    env = parse_env("bernoulli:0.5,0.5")
+    for seed, floor_seed in [(0, 0), (5, 0), (5, 9)]:
+        audit_views(black_box_audit, LazyUCB(epsilon=1.0), 4, env,
+                    AuditSettings(trials=400, seed=seed, floor="algorithm", floor_seed=floor_seed))  # fmt: skip
+    assert seen == [0, 0, 0, 0, 9, 9]
+    with pytest.raises(ValueError, match="floor_seed"):
+        AuditSettings(trials=100, floor_seed=-1)
 
 
 def test_a_blind_pilot_makes_the_outputs_view_inconclusive(monkeypatch):

@@ -7,7 +7,7 @@
 * :mod:`bandits.auditing.claims` — the certificate and the paper's claim an audit tests, and the
   detection floor and ceiling of a design;
 * :mod:`bandits.auditing.kept_floors` — floors measured on an algorithm, kept for their
-  configuration, seed and code and shown by later runs there at no cost;
+  configuration and code (at every audit seed) and shown by later runs there at no cost;
 * :mod:`bandits.auditing.text` — the wording of an audit section.
 
 Family-specific audits live with their family (for example :mod:`bandits.thompson.audit`).

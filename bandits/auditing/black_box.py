@@ -321,8 +321,8 @@ def audit_policy(
     if certified:
         measured, kept = algorithm_floor(
             "outputs", settings, [policy, T, env, pilot_fraction, pairs, select],
-            lambda: black_box_leak_floor(policy, T, env, settings, pilot_fraction=pilot_fraction, pairs=pairs,
-                                         select=select))  # fmt: skip
+            lambda: black_box_leak_floor(policy, T, env, settings.for_floor(), pilot_fraction=pilot_fraction,
+                                         pairs=pairs, select=select))  # fmt: skip
     if measured is not None:
         floor_text = measured.describe()
     else:
@@ -443,8 +443,9 @@ def black_box_leak_floor(
     noise-scaled runs (:mod:`bandits.auditing.leak_floor`): ``replicates`` pilots per leak
     factor, subsampled from a pool of ``pool_pilots`` pilots' worth of runs, their tests scored
     on :data:`~bandits.auditing.leak_floor.SCORING_MAINS` main samples' worth of further runs.
-    Its runs are seeded from ``settings.seed`` under keys of their own (independent of the
-    audit's pilot and main samples) and are the same at every leak factor.
+    Its runs are seeded from ``settings.seed`` under keys of their own and are the same at every
+    leak factor; the audit passes :meth:`~bandits.auditing.contract.AuditSettings.for_floor`, so
+    they are independent of the audit's pilot and main samples and the same at every audit seed.
 
     >>> from bandits.lazy.policies import LazyUCB
     >>> f = black_box_leak_floor(LazyUCB(epsilon=1.0), 4, parse_env("bernoulli:0.5,0.5"),

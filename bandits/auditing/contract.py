@@ -56,9 +56,12 @@ class AuditSettings:
             the audited algorithm's own noise-scaled variants, :mod:`bandits.auditing.leak_floor`;
             many times the audit's cost, for the views that support it), ``"reference"`` (a
             reference pair's, :mod:`dpaudit.audit.power`), or ``"auto"``: a floor measured on
-            the algorithm at this very configuration, seed and code when one is kept
-            (:mod:`bandits.auditing.kept_floors`; every default ``dpaudit run ALG``), else the
-            reference floor.
+            the algorithm at this very configuration, floor seed and code when one is kept
+            (:mod:`bandits.auditing.kept_floors`; every default ``dpaudit run ALG``, at any
+            ``seed``), else the reference floor.
+        floor_seed: root seed of a measured floor's simulations. The floor is a property of the
+            audit procedure at its configuration, not of the audit's own draws, so it is seeded
+            apart from ``seed``: one measured floor serves every audit seed.
     """
 
     trials: int
@@ -68,10 +71,12 @@ class AuditSettings:
     executor: Executor | None = field(default=None, compare=False)
     progress: bool = False
     floor: str = "auto"
+    floor_seed: int = 0
 
     def __post_init__(self) -> None:
         check_integer("trials", self.trials, 1)
         check_integer("seed", self.seed, 0)
+        check_integer("floor_seed", self.floor_seed, 0)
         check_probability("confidence", self.confidence)
         check_probability("delta", self.delta)
         check_flag("progress", self.progress)
@@ -89,6 +94,16 @@ class AuditSettings:
         """
         check_integer("parts", parts, 1)
         return replace(self, confidence=1.0 - (1.0 - self.confidence) / parts)
+
+    def for_floor(self) -> AuditSettings:
+        """These settings for a floor measured on the algorithm: its simulations are seeded from
+        ``floor_seed``, whatever the audit's ``seed``.
+
+        Example:
+            >>> AuditSettings(trials=100, seed=7).for_floor().seed
+            0
+        """
+        return replace(self, seed=self.floor_seed)
 
 
 @dataclass(frozen=True)

@@ -5,11 +5,14 @@ measured floor at no cost.
 A floor measured on the algorithm (:mod:`bandits.auditing.leak_floor`) costs many times the audit
 (32–287 times a default run's CPU, ``docs/audit-bounds.md``), but it is a deterministic function
 of what the audit was given — the view, the policy's configuration, the horizon, the environment,
-the trials, the seed (its simulations are seeded from the audit's), the confidence, δ and the
-view's design — and of the code that ran. So it is computed once and kept:
+the trials, the confidence, δ and the view's design — of the floor's own seed
+(``AuditSettings.floor_seed``, 0 unless asked) and of the code that ran. The audit's seed does not
+enter it: the floor describes the procedure at that configuration, not one run's draws, so its
+simulations are seeded apart and one kept floor serves an audit at every seed. It is therefore
+computed once and kept:
 
-* **key** — a name-based UUID of the view and the ``repr`` of that configuration (a configuration
-  whose ``repr`` shows an object's address has no key, and is never kept);
+* **key** — a name-based UUID of the view, the floor seed and the ``repr`` of that configuration
+  (a configuration whose ``repr`` shows an object's address has no key, and is never kept);
 * **code** — each entry lists the modules of ``dpaudit``, ``mechanisms`` and ``bandits`` that
   were loaded when it was measured (the CLI's own aside), with two fingerprints of their code:
   name-based (SHA-1) UUIDs of their sources and of their syntax trees without docstrings. An
@@ -21,7 +24,7 @@ view's design — and of the code that ran. So it is computed once and kept:
   differ, and there a kept floor is another draw of the same measured floor, not bit for bit the
   one ``--audit-floor algorithm`` would compute;
 * **where** — ``kept_floors.json`` beside this module holds those of every default
-  ``dpaudit run ALG`` (seed 0) that the measurement does not refuse
+  ``dpaudit run ALG`` (at every ``--seed``) that the measurement does not refuse
   (``python benchmarks/bench_default_floors.py --keep``); each ``--audit-floor algorithm`` run
   that measured in this process also writes its floor to ``$DPAUDIT_KEPT_FLOORS`` (default
   ``measured-floors`` under ``$DPAUDIT_CACHE_DIR``, itself ``~/.cache/dpaudit`` by default;
@@ -46,7 +49,6 @@ import functools
 import json
 import os
 import sys
-import tempfile
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -54,7 +56,7 @@ from pathlib import Path
 from typing import Any
 
 from bandits.auditing.contract import AuditSettings
-from dpaudit.audit.floor_store import cache_dir
+from dpaudit.audit.floor_store import cache_dir, write_json
 from dpaudit.audit.leak_floor import LeakFloor
 
 __all__ = ["algorithm_floor", "floor_key", "kept", "keep", "code_fingerprints", "loaded_modules", "restamp",
@@ -73,9 +75,11 @@ _LOADED_AT = time.time() + 1.0  # (coarse file times: a write within a second of
 def floor_key(view: str, settings: AuditSettings, config: Sequence[object]) -> str | None:
     """The name a floor of ``view`` at ``config`` (policy, horizon, environment, design: anything
     the floor depends on besides the settings) is kept under; ``None`` when a ``repr`` shows an
-    address (not reproducible from one process to the next)."""
+    address (not reproducible from one process to the next). The audit's ``seed`` is not part of
+    it: the floor's simulations are seeded from ``floor_seed``."""
     s = settings
-    text = json.dumps([view, s.trials, s.seed, repr(s.confidence), repr(s.delta), *(repr(c) for c in config)])
+    text = json.dumps([view, s.trials, s.floor_seed, repr(s.confidence), repr(s.delta),
+                       *(repr(c) for c in config)])  # fmt: skip
     if " at 0x" in text:
         return None
     return uuid.uuid5(uuid.NAMESPACE_URL, text).hex
@@ -197,13 +201,7 @@ def keep(key: str, floor: LeakFloor, cpu_seconds: float, view: str) -> dict[str,
              "numpy": np.__version__, "modules": mods, **code_fingerprints(mods)}  # fmt: skip
     root = _disk()
     if root is not None:
-        try:
-            root.mkdir(parents=True, exist_ok=True)
-            with tempfile.NamedTemporaryFile("w", dir=root, suffix=".tmp", delete=False) as fh:
-                fh.write(json.dumps(entry))
-            os.replace(fh.name, root / f"{key}.json")
-        except OSError:
-            pass
+        write_json(root, key, entry)
     return entry
 
 

@@ -276,8 +276,8 @@ def audit_releases(
     if cert.mu is not None or cert.epsilon is not None:
         measured, kept = algorithm_floor(
             "releases", settings, [policy, T, env, pilot_fraction, pairs, select, design],
-            lambda: releases_leak_floor(policy, T, env, settings, pilot_fraction=pilot_fraction, pairs=pairs,
-                                        select=select, design=design))  # fmt: skip
+            lambda: releases_leak_floor(policy, T, env, settings.for_floor(), pilot_fraction=pilot_fraction,
+                                        pairs=pairs, select=select, design=design))  # fmt: skip
     floor = None
     if measured is not None:
         floor_text = measured.describe()

@@ -99,7 +99,7 @@ in every view of ``docs/audit-bounds.md`` (``python benchmarks/bench_default_flo
 def _floor_note(audit: PolicyAudit, settings: AuditSettings) -> PolicyAudit:
     """Say which floors decided: the black-box outputs audit and the releases audit measure theirs
     on the algorithm (:mod:`bandits.auditing.leak_floor`) with ``floor="algorithm"``, or take one
-    kept from such a measurement at this configuration, seed and code
+    kept from such a measurement at this configuration, floor seed and code
     (:mod:`bandits.auditing.kept_floors`); so do both views of Thompson sampling's own auditor
     (:mod:`bandits.thompson.outputs_floor`, :mod:`bandits.thompson.draws_floor`), while the
     families' mechanism components keep their reference floors; with no measured floor every
@@ -118,10 +118,11 @@ def _floor_note(audit: PolicyAudit, settings: AuditSettings) -> PolicyAudit:
         cpu = sum(float(e["cpu_seconds"]) for e in kept.values())
         shipped = all(e["where"] == "shipped" for e in kept.values())
         where = "with the package" if shipped else "on this machine"
-        note += (f" (kept {where}: measured by --audit-floor algorithm at this configuration, seed and code, "
-                 f"{cpu:.0f} s of CPU then; --audit-floor reference shows the reference floor)")  # fmt: skip
-    kept_ref = [k for k in parts if k not in measured]
-    if kept_ref:
-        note += "; reference floors: " + ", ".join(kept_ref) + " (no measured floor for this view)"
+        note += (f" (kept {where}: measured by --audit-floor algorithm at this configuration and code, "
+                 f"at any audit seed (floor seed {settings.floor_seed}), {cpu:.0f} s of CPU then; "
+                 "--audit-floor reference shows the reference floor)")  # fmt: skip
+    reference_only = [k for k in parts if k not in measured]
+    if reference_only:
+        note += "; reference floors: " + ", ".join(reference_only) + " (no measured floor for this view)"
     primary = replace(audit.primary, details={**audit.primary.details, "floor_note": note})
     return replace(audit, primary=primary)

@@ -271,7 +271,7 @@ def audit_thompson(
     plan = (pilot["designs"], pilot["per_design"], pilot["main"])
     outputs_floor, outputs_kept = algorithm_floor(
         "outputs", settings, [policy, int(horizon), env, opt],
-        lambda: outputs_leak_floor(policy, int(horizon), arms, plan, seed=settings.seed,
+        lambda: outputs_leak_floor(policy, int(horizon), arms, plan, seed=settings.floor_seed,
                                    confidence=each.confidence, mu_certified=cfg.mu_tight,
                                    delta=settings.delta, model_trials=samples["n_model"],
                                    executor=settings.executor, progress=settings.progress))  # fmt: skip
@@ -281,12 +281,15 @@ def audit_thompson(
     if outputs_kept is not None:
         report.details["algorithm_floor_kept"] = outputs_kept
     t_floor = time.perf_counter()
-    # the releases view's floor, on the chosen design
+    # the releases view's floor, on the design the pilot chose (which depends on the audit's seed:
+    # part of the key)
+    chosen = pilot["designs"][pilot["design"]]
     measured, kept = algorithm_floor(
-        "releases (posterior draws)", settings, [policy, int(horizon), env, opt],
-        lambda: draws_leak_floor(policy, samples["tables"], int(horizon), pilot["main"], seed=settings.seed,
-                                 confidence=each.confidence, mu_certified=cfg.mu_tight,
-                                 executor=settings.executor, progress=settings.progress))  # fmt: skip
+        "releases (posterior draws)", settings, [policy, int(horizon), env, opt, chosen],
+        lambda: draws_leak_floor(policy, samples["tables"], int(horizon), pilot["main"],
+                                 seed=settings.floor_seed, confidence=each.confidence,
+                                 mu_certified=cfg.mu_tight, executor=settings.executor,
+                                 progress=settings.progress))  # fmt: skip
     draws = draws_report(samples["main"], mu_certified=cfg.mu_tight, delta=settings.delta,
                          confidence=each.confidence, measured=measured)  # fmt: skip
     if kept is None and measured is not None:  # measured here, not read

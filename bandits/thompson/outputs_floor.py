@@ -49,6 +49,7 @@ from bandits.auditing.leak_floor import (
     detections,
     error_counts,
     scoring_size,
+    take_rows,
 )
 from bandits.thompson.audit_designs import TSNeighbour
 from bandits.thompson.audit_pilot import SAMPLE_COLUMNS, choose, pilot_sample
@@ -82,7 +83,7 @@ design)."""
 
 
 def _rows(sample: list[dict[str, Any]], rows: np.ndarray) -> list[dict[str, np.ndarray]]:
-    return [{k: s[k][rows] for k in SAMPLE_COLUMNS if k in s} for s in sample]
+    return [take_rows({k: s[k] for k in SAMPLE_COLUMNS if k in s}, rows) for s in sample]
 
 
 def outputs_leak_floor(

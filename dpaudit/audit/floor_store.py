@@ -94,8 +94,13 @@ def read(name: str) -> dict[str, Any] | None:
 def write(name: str, value: dict[str, Any]) -> None:
     """Store a floor on disk (atomically; a store that cannot be written is a miss next time)."""
     root = cache_dir()
-    if root is None:
-        return
+    if root is not None:
+        write_json(root, name, value)
+
+
+def write_json(root: Path, name: str, value: dict[str, Any]) -> None:
+    """Write ``value`` as ``root/name.json`` atomically (a temporary file, then a rename); a
+    directory that cannot be written is passed over silently (the entry is a miss next time)."""
     try:
         root.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile("w", dir=root, suffix=".tmp", delete=False) as fh:

@@ -148,8 +148,8 @@ def _alg_parser(spec: Any) -> Parser:
         default="auto",
         help="the detection floor that decides 'inconclusive': measured on this algorithm's own "
         "noise-scaled runs ('algorithm', many times the audit's cost, then kept on disk), a reference "
-        "pair's ('reference'), or ('auto', the default) a measured floor kept for this configuration, "
-        "seed and code (every default run has one shipped) and the reference floor otherwise",
+        "pair's ('reference'), or ('auto', the default) a measured floor kept for this configuration and "
+        "code, at any --seed (every default configuration has one shipped), else the reference floor",
     )
     p.add_argument(
         "--audit-horizon",
