@@ -16,7 +16,7 @@ a leak of L times the certificate half of the time), the two verdicts, and the t
                                           # only the default runs again (minutes), measured columns kept
 
 A default run (``--audit-floor auto``) shows the floor measured on the algorithm when one is kept
-for its configuration, seed and code (:mod:`bandits.auditing.kept_floors`); the reference runs here
+for its configuration and code, at any seed (:mod:`bandits.auditing.kept_floors`); the reference runs here
 ask for ``--audit-floor reference``. ``--keep`` ships the floors the measured runs computed
 (``bandits/auditing/kept_floors.json``, replacing those of the same runs); re-run it for the
 algorithms whose code changed (``tests/test_kept_floors.py`` names them).
