@@ -405,5 +405,6 @@ def pmf_curve(pmf, interval: float, t) -> float:
     relative shows."""
     losses = (np.arange(pmf.probs.size) + pmf.lower) * np.longdouble(interval)
     at = np.longdouble(t) * np.longdouble(interval) if isinstance(t, (int, np.integer)) else np.longdouble(t)
-    terms = (pmf.probs * np.maximum(0.0, -np.expm1(at - losses))).astype(float)
+    k = int(np.searchsorted(losses, at, side="right"))  # the terms at losses ≤ t are 0
+    terms = (pmf.probs[k:] * -np.expm1(at - losses[k:])).astype(float)
     return math.fsum([pmf.inf_mass, *terms.tolist()])
