@@ -10,11 +10,21 @@ test modules through the environment variable ``DPAUDIT_SOUNDNESS_SCALE`` becaus
 settings are fixed when a module is imported.
 
 ``DPAUDIT_FLOOR_REPS`` (below) makes the simulated detection floors of audits cheaper.
+
+The files run heaviest first (:data:`FILE_SECONDS`, a file's seconds in the last recorded run;
+a file not recorded counts as heaviest): the two xdist workers take whole files (``--dist
+loadfile``) in collection order, so a heavy file collected last would leave one worker running it
+alone at the end. ``DPAUDIT_RECORD_FILE_SECONDS=tests/file_seconds.json python -m pytest``
+records them again.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import os
+from collections import defaultdict
+from pathlib import Path
 
 import pytest
 
@@ -78,10 +88,37 @@ def pytest_configure(config):
         os.environ["DPAUDIT_SOUNDNESS_SCALE"] = str(SLOW_SCALE)
 
 
-def pytest_collection_modifyitems(config, items):
-    import pytest
+FILE_SECONDS = Path(__file__).with_name("file_seconds.json")
+"""Seconds per test file (setup, call and teardown of its tests) in the last recorded full run."""
 
+_SECONDS: dict[str, float] = defaultdict(float)
+
+
+def _recorded() -> dict[str, float]:
+    try:
+        return {str(k): float(v) for k, v in json.loads(FILE_SECONDS.read_text(encoding="utf-8")).items()}
+    except (OSError, ValueError, AttributeError):
+        return {}
+
+
+def pytest_collection_modifyitems(config, items):
+    seconds = _recorded()
     for item in items:
         path = item.nodeid.split("::", 1)[0]
         if path in SLOW_DOCTESTS and type(item).__name__ == "DoctestItem":
             item.add_marker(pytest.mark.slow)
+    # heaviest file first (a stable sort: each file's tests keep their order and stay together)
+    items.sort(key=lambda item: -seconds.get(item.nodeid.split("::", 1)[0], math.inf))
+
+
+def pytest_runtest_logreport(report):
+    if os.environ.get("DPAUDIT_RECORD_FILE_SECONDS"):
+        _SECONDS[report.nodeid.split("::", 1)[0]] += report.duration
+
+
+def pytest_sessionfinish(session, exitstatus):
+    target = os.environ.get("DPAUDIT_RECORD_FILE_SECONDS")
+    if target and _SECONDS and not hasattr(session.config, "workerinput"):  # the controller, once
+        ranked = sorted(_SECONDS.items(), key=lambda kv: (-kv[1], kv[0]))
+        text = json.dumps({k: round(v, 1) for k, v in ranked}, indent=1) + "\n"
+        Path(target).write_text(text, encoding="utf-8")

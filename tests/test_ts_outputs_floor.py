@@ -96,6 +96,31 @@ def test_an_outputs_view_without_power_on_the_algorithm_is_inconclusive(monkeypa
     assert audit.primary.details["algorithm_floor"]["detect_leak"] == detect
 
 
+def test_the_floors_are_seeded_from_the_floor_seed_and_the_releases_floor_keys_the_chosen_design(monkeypatch):
+    """Both floors take ``floor_seed``, whatever the audit's seed (one kept floor serves every seed);
+    the releases floor is measured on the design the audit's pilot chose, which depends on the
+    audit's seed, so that design is part of its key."""
+    floor = LeakFloor(0.5, 8.0, (), 64, "every posterior noise draw scaled by 1/L", "mu", MU)
+    seeds: list[int] = []
+    configs: dict[str, list] = {}
+    real = ts_audit.algorithm_floor
+    monkeypatch.setattr(ts_audit, "outputs_leak_floor", lambda *a, **k: seeds.append(k["seed"]) or floor)
+    monkeypatch.setattr(ts_audit, "draws_leak_floor", lambda *a, **k: seeds.append(k["seed"]) or floor)
+
+    def recorded(view, s, config, measure):
+        configs[view] = config
+        return real(view, s, config, measure)
+
+    monkeypatch.setattr(ts_audit, "algorithm_floor", recorded)
+    for seed, floor_seed in [(5, 0), (5, 9)]:
+        settings = AuditSettings(trials=2000, seed=seed, floor="algorithm", floor_seed=floor_seed)
+        audit = audit_thompson(POLICY, T, parse_env("bernoulli:0.5,0.5"), settings)
+    assert seeds == [0, 0, 9, 9]
+    chosen = configs["releases (posterior draws)"][-1]
+    assert chosen.describe() == audit.primary.details["neighbour"]["description"]
+    assert len(configs["outputs"]) == 4  # policy, horizon, environment, options: no design
+
+
 def test_the_cli_knows_the_floors_cost():
     from bandits.registry import get
     from bandits.thompson.draws_floor import RUNS_PER_TRIAL as DRAWS
