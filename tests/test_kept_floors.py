@@ -41,7 +41,8 @@ def test_the_modes_measure_keep_and_reuse_only_at_the_same_configuration_and_flo
     floor, kept = kf.algorithm_floor("outputs", s, config, _measure(calls))
     assert floor == FLOOR and kept is not None and kept["where"] == "disk" and calls == [1]
     # the audit's own seed does not enter the floor (its simulations are seeded from floor_seed)
-    assert kf.algorithm_floor("outputs", AuditSettings(trials=500, seed=7), config, _measure(calls))[0] == FLOOR
+    other_seed = AuditSettings(trials=500, seed=7)
+    assert kf.algorithm_floor("outputs", other_seed, config, _measure(calls))[0] == FLOOR
     for view, settings, conf in [
         ("releases", s, config),  # another view
         ("outputs", AuditSettings(trials=500, floor_seed=1), config),  # another floor seed

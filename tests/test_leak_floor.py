@@ -218,8 +218,8 @@ def test_a_measured_floor_is_seeded_from_the_floor_seed_not_the_audits(monkeypat
     monkeypatch.setattr(rel, "releases_leak_floor", lambda *a, **k: seen.append(a[3].seed) or fixed)
     env = parse_env("bernoulli:0.5,0.5")
     for seed, floor_seed in [(0, 0), (5, 0), (5, 9)]:
-        audit_views(black_box_audit, LazyUCB(epsilon=1.0), 4, env,
-                    AuditSettings(trials=400, seed=seed, floor="algorithm", floor_seed=floor_seed))  # fmt: skip
+        settings = AuditSettings(trials=400, seed=seed, floor="algorithm", floor_seed=floor_seed)
+        audit_views(black_box_audit, LazyUCB(epsilon=1.0), 4, env, settings)
     assert seen == [0, 0, 0, 0, 9, 9]
     with pytest.raises(ValueError, match="floor_seed"):
         AuditSettings(trials=100, floor_seed=-1)
