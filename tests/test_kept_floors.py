@@ -151,9 +151,11 @@ def test_every_default_run_with_a_measured_floor_ships_it():
 
 
 @pytest.mark.slow
-def test_a_default_run_shows_its_shipped_floor(tmp_path, monkeypatch):
-    """``dpaudit run lazy-ucb`` at its defaults: both views' floors are the shipped measurements,
-    with no floor simulated (the audit costs what it did with the reference floor)."""
+@pytest.mark.parametrize("seed", [0, 3])
+def test_a_default_run_shows_its_shipped_floor(tmp_path, monkeypatch, seed):
+    """``dpaudit run lazy-ucb`` at its defaults, at the default seed and another: both views'
+    floors are the shipped measurements, with no floor simulated (the audit costs what it did with
+    the reference floor); the audit's own bounds are those of its seed."""
     import contextlib
     import io
 
@@ -162,7 +164,7 @@ def test_a_default_run_shows_its_shipped_floor(tmp_path, monkeypatch):
     monkeypatch.setenv("DPAUDIT_CACHE_DIR", str(tmp_path))
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        assert main(["run", "lazy-ucb", "--json"]) == 0
+        assert main(["run", "lazy-ucb", "--json", "--seed", str(seed)]) == 0
     audit = json.loads(out.getvalue())["audit"]
     shipped = [e["floor"] for e in _shipped().values() if e["run"] == "dpaudit run lazy-ucb"]
     parts = [audit, *audit["details"]["components"].values()]
@@ -170,6 +172,7 @@ def test_a_default_run_shows_its_shipped_floor(tmp_path, monkeypatch):
     assert seen == sorted(map(json.dumps, shipped))
     assert all(p["details"]["algorithm_floor_kept"]["where"] == "shipped" for p in parts)
     assert "kept with the package" in audit["details"]["floor_note"]
+    assert "at any audit seed (floor seed 0)" in audit["details"]["floor_note"]
 
 
 def test_the_readme_counts_the_shipped_floors():
