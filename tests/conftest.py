@@ -94,6 +94,11 @@ FILE_SECONDS = Path(__file__).with_name("file_seconds.json")
 _SECONDS: dict[str, float] = defaultdict(float)
 
 
+def _file(nodeid: str) -> str:
+    """The file a test (or doctest) item belongs to, as its node id spells it."""
+    return nodeid.split("::", 1)[0]
+
+
 def _recorded() -> dict[str, float]:
     try:
         return {str(k): float(v) for k, v in json.loads(FILE_SECONDS.read_text(encoding="utf-8")).items()}
@@ -104,16 +109,15 @@ def _recorded() -> dict[str, float]:
 def pytest_collection_modifyitems(config, items):
     seconds = _recorded()
     for item in items:
-        path = item.nodeid.split("::", 1)[0]
-        if path in SLOW_DOCTESTS and type(item).__name__ == "DoctestItem":
+        if _file(item.nodeid) in SLOW_DOCTESTS and type(item).__name__ == "DoctestItem":
             item.add_marker(pytest.mark.slow)
     # heaviest file first (a stable sort: each file's tests keep their order and stay together)
-    items.sort(key=lambda item: -seconds.get(item.nodeid.split("::", 1)[0], math.inf))
+    items.sort(key=lambda item: -seconds.get(_file(item.nodeid), math.inf))
 
 
 def pytest_runtest_logreport(report):
     if os.environ.get("DPAUDIT_RECORD_FILE_SECONDS"):
-        _SECONDS[report.nodeid.split("::", 1)[0]] += report.duration
+        _SECONDS[_file(report.nodeid)] += report.duration
 
 
 def pytest_sessionfinish(session, exitstatus):
