@@ -3,7 +3,7 @@
 A refactoring must not change what a run computes. :func:`pin` runs one registered algorithm at a
 fixed seed and a small horizon, audit included, and keeps every number of its JSON report
 (regret curves, certified bounds, the ledger check, audit bounds and verdicts, configuration)
-except the timings; prose is left out so that wording may change. ``tests/test_pinned_runs.py``
+except the timings; prose is left out so that wording may change. ``tests/test_auditor_contract.py``
 compares the numbers with ``tests/data/pinned_runs.json`` exactly.
 
 Regenerate the file only when a change is *meant* to change what runs compute, and say so in

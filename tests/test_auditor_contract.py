@@ -5,8 +5,10 @@ Every registered algorithm's auditor (its spec's, or the default black-box audit
 :class:`~bandits.auditing.contract.PolicyAudit` with one verdict, a ``to_dict`` that is strict
 JSON after the CLI's :func:`~dpaudit.cli.common.jsonable`, and a readable ``str``; every run
 report is a :class:`~bandits.report.RunReport` of frozen typed sections whose JSON is strict and
-whose text shows each section. The runs are those of ``tests/pinned_runs.py`` (computed once
-per session).
+whose text shows each section; and every run computes exactly its pinned numbers
+(``tests/data/pinned_runs.json``). The runs are those of ``tests/pinned_runs.py``, computed once per
+worker process: the tests that read them live in this one file, so that ``--dist loadfile`` gives
+them to one worker (in two files, a worker could run all 27 audits again, about 50 s of CPU).
 """
 
 from __future__ import annotations
@@ -34,13 +36,40 @@ from bandits.report import (
 from dpaudit.audit import runner
 from dpaudit.audit.report import AuditReport, Verdict
 from dpaudit.cli.common import jsonable
-from tests.pinned_runs import SETTINGS, keys, report
+from tests.pinned_runs import DATA, SETTINGS, keys, pin, report
 
 VERDICTS = {v.value for v in Verdict}
+PINNED = json.loads(DATA.read_text())
 
 
 def _frozen(obj: object) -> bool:
     return dataclasses.is_dataclass(obj) and type(obj).__dataclass_params__.frozen  # type: ignore[attr-defined]
+
+
+def test_every_registered_algorithm_is_pinned() -> None:
+    assert sorted(PINNED) == keys()
+
+
+def _same(a: object, b: object) -> bool:
+    """Equal, NaN equal to NaN, and floats equal to 12 significant digits: NumPy picks its SIMD
+    exp/log kernels by the CPU's instruction set, so the last bits of an accounting value can
+    differ between machines (the PLD ε of cucb-dp moved by 3 ulps from one CPU to another)."""
+    if isinstance(a, float) and isinstance(b, float):
+        return (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-12, abs_tol=0.0)
+    return a == b
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("key", sorted(PINNED))
+def test_run_reproduces_its_pinned_numbers(key: str) -> None:
+    """A refactoring must not change what a run computes (``tests/pinned_runs.py``)."""
+    now = pin(key)
+    want = PINNED[key]
+    assert sorted(now) == sorted(want), "the report's numbers moved: " + ", ".join(
+        sorted(set(now) ^ set(want))[:10])
+    changed = [f"{k}: {want[k]!r} -> {now[k]!r}" for k in want if not _same(now[k], want[k])]
+    head = f"{len(changed)} pinned numbers of 'dpaudit run {key}' changed:\n"
+    assert not changed, head + "\n".join(changed[:20])
 
 
 @pytest.mark.slow
