@@ -112,6 +112,7 @@ def test_tuner_common_random_numbers_and_reduced_scale_findings(tmp_path):
     assert path.stat().st_size > 10_000
 
 
+@pytest.mark.slow
 def test_tuner_batch_is_bit_identical_to_separate_simulations():
     env = parse_env(SPEC)
     kw = dict(target_mu=1.0, reps=3, seed=5, progress=False)
@@ -125,6 +126,7 @@ def test_tuner_batch_is_bit_identical_to_separate_simulations():
         assert np.array_equal(a.pulls, b.pulls)
 
 
+@pytest.mark.slow
 def test_tuner_best_depends_on_budget():
     env = parse_env(SPEC)
     lo = tune_thompson(env, 10_000, target_mu=1.0, reps=3, progress=False, prepulls=[3, 10, 30, 100, 300])

@@ -33,6 +33,7 @@ def scheduler():
         yield cluster.scheduler_address
 
 
+@pytest.mark.slow
 def test_same_numbers_on_a_dask_scheduler(capsys, scheduler, monkeypatch):
     assert main(RUN) == 0
     alone = _numbers(capsys.readouterr().out)

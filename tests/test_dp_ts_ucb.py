@@ -244,6 +244,7 @@ def test_tune_simulates_each_alpha_as_a_run_with_the_same_seed() -> None:
         tune_dp_ts_ucb(env, 1500, target_mu=0.01, reps=2, num=3, progress=False)
 
 
+@pytest.mark.slow
 def test_tune_below_the_frontier_adds_smaller_budgets_and_more_stages() -> None:
     from bandits.dp_ts_ucb.tuner import BELOW_RATIO, sample_ladder, stage_plan, tune_dp_ts_ucb, tuning_runs
 
@@ -345,6 +346,7 @@ def test_a_longer_first_epoch_keeps_dp_ts_ucb_off_suboptimal_arms_at_a_small_bud
     assert out == {1: (2, 20047, 3346, 15), 64: (16, 149, 15, 0)}
 
 
+@pytest.mark.slow
 def test_tune_command_with_worker_processes_gives_the_same_numbers(capsys: pytest.CaptureFixture) -> None:
     import json
 

@@ -45,6 +45,7 @@ def test_a_floor_that_would_not_fit_is_refused_before_its_pools(monkeypatch):
     assert not pools
 
 
+@pytest.mark.slow
 def test_the_cli_refuses_it_in_one_line(monkeypatch, capsys):
     monkeypatch.setattr(floor_memory, "memory_limit", lambda: 4096)
     args = ["run", "lazy-ucb", "-T", "200", "-R", "1", "--audit-trials", "300", "--audit-floor", "algorithm"]

@@ -162,6 +162,7 @@ def test_releases_floor_sees_the_declared_algorithm():
     assert "algorithm_floor" not in rep.details  # the reference floor unless asked
 
 
+@pytest.mark.slow
 def test_views_say_which_floor_decided(monkeypatch):
     """With ``floor="algorithm"`` both views of a black-box-audited algorithm measure their floors
     (stubbed here with a fixed floor: the search is tested above) and the report says so; a view

@@ -58,6 +58,7 @@ def test_every_mass_is_at_least_its_exact_value_and_barely_above(mu: float, h: f
     assert p.err == 0.0
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(st.floats(0.05, 30.0), st.sampled_from([1e-3, 0.01, 0.05]))
 def test_hockey_stick_is_at_least_the_gaussians_delta_everywhere(mu: float, h: float) -> None:

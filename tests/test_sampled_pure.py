@@ -143,6 +143,7 @@ def test_sampled_laplace_composition_matches_dp_accounting(q, b, k, delta):
     assert all(report.bounds[m].value >= ours for m in ("basic", "advanced", "rdp", "gdp"))
 
 
+@pytest.mark.slow
 def test_pure_bound_is_the_amplified_epsilon():
     """Basic composition: k·log(1 + q(e^ε − 1)), rounded up, for every sampled pure inner event;
     q = 1 is the inner event under every method."""

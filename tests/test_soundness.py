@@ -597,6 +597,7 @@ def new_leaf(draw):
     return DiscreteLaplaceEvent(_pow10(draw(st.floats(-4.0, 1.0))), draw(st.integers(1, 5))), None
 
 
+@pytest.mark.slow
 @_settings(8)
 @given(n=st.integers(1, 60), m=st.integers(1, 4), log_sigma=st.floats(-0.3, 0.7),
        log_delta=st.floats(-9.0, -2.0))
@@ -632,6 +633,7 @@ mixtures = _mixtures()
 ORDERS3 = np.array([1.05, 2.0, 8.0])
 
 
+@pytest.mark.slow
 @_settings(8)
 @given(mix=mixtures, log_sigma=st.floats(-0.3, 0.7), log_delta=st.floats(-9.0, -2.0))
 def test_mixture_of_gaussians_never_below_the_exact_divergence(mix, log_sigma, log_delta):
@@ -679,6 +681,7 @@ def test_repeat_and_select_never_below_the_exact_divergence(log_eps, log_mean, s
     CASES["new events"] += orders.size + 2
 
 
+@pytest.mark.slow
 @_settings(25)
 @given(part=new_leaf(), count=st.sampled_from([1, 10, 1000]), delta=deltas, frac=fractions_)
 def test_new_events_never_below_their_reference(part, count, delta, frac):

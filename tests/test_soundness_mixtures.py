@@ -47,6 +47,7 @@ def test_one_component_mixture_is_the_gaussian(c, sigma):
 SAMPLED_CASES = [(0.01, 1.0, 1.0), (0.3, 1.5, 2.0), (0.9, 0.5, 1.0)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("q,c,sigma", SAMPLED_CASES)
 def test_two_point_mixture_and_uncut_truncation_are_the_sampled_gaussian(q, c, sigma):
     """A mixture on {0, c} and a truncated Poisson sample whose limit is never reached are the

@@ -63,6 +63,7 @@ def small_check():
     return tvg.run_check(cfg)
 
 
+@pytest.mark.slow
 def test_grid_and_tuners_see_the_same_runs(small_check):
     c = small_check
     assert c.same_runs and len(c.tunings) == len(tvg.TUNERS) == 2
@@ -94,6 +95,7 @@ def test_grid_and_tuners_see_the_same_runs(small_check):
     assert sorted(m for i, m, _ in c.screened if i in leaders) == second
 
 
+@pytest.mark.slow
 def test_a_tampered_tuner_regret_breaks_the_same_runs_check(small_check):
     c = small_check
     first = c.tunings[0].candidates[0]
@@ -102,6 +104,7 @@ def test_a_tampered_tuner_regret_breaks_the_same_runs_check(small_check):
     assert not tvg._same_runs(bad, list(c.grid))
 
 
+@pytest.mark.slow
 def test_verdict_arithmetic(small_check):
     c = small_check
     n, k = len(c.holdout_picks[0]), len(c.contenders)

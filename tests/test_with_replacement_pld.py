@@ -45,6 +45,7 @@ def revealed_delta(n: int, m: int, sigma: float, k: int, eps: float) -> mp.mpf:
 CASES = [(10, 2, 1.0, 1), (50, 3, 0.8, 5), (1000, 10, 1.0, 1), (20, 4, 2.0, 20), (200, 5, 0.5, 3)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n,m,sigma,k", CASES)
 def test_pld_never_below_the_revealed_pair_and_close_to_it(n, m, sigma, k):
     with mp.workdps(DPS):
