@@ -88,6 +88,20 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     if config.getoption("--slow"):
         os.environ["DPAUDIT_SOUNDNESS_SCALE"] = str(SLOW_SCALE)
+    if not hasattr(config, "workerinput"):  # the controller (or -n 0); xdist workers inherit it
+        os.environ[WHOLE_SUITE] = "1" if _whole_suite(config) else "0"
+
+
+WHOLE_SUITE = "DPAUDIT_WHOLE_SUITE"
+"""Set to 1 by the session's controller when it collects the whole suite (tests/test_suite.py
+counts it then): an xdist worker is handed the paths explicitly and cannot tell by itself."""
+
+
+def _whole_suite(config) -> bool:
+    """Whether the command line chose the whole suite: no paths, marks, keywords or deselection."""
+    opt = config.option
+    chosen = config.args_source == pytest.Config.ArgsSource.ARGS
+    return not (chosen or opt.markexpr or opt.keyword or getattr(opt, "deselect", None))
 
 
 FILE_SECONDS = Path(__file__).with_name("file_seconds.json")
