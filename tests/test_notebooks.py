@@ -96,10 +96,14 @@ def test_private_stochastic_bandits_notebook(tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
-def test_private_stochastic_bandits_script(tmp_path):
-    """The script that regenerates every figure, at reduced scale."""
+def test_private_stochastic_bandits_script(tmp_path, monkeypatch):
+    """The script that regenerates every figure, end to end (options, results file, figures) at a
+    tiny scale: the notebook above runs the same experiments at the reduced scale."""
+    from bandits.experiments import grid
     from bandits.experiments.private_stochastic_bandits import main
 
+    tiny = grid.Scale("reduced", 2_000, 2, 2**10 - 1, 2, (4, 16), 2_000, 2, 2, 2)
+    monkeypatch.setitem(grid.SCALES, "reduced", tiny)
     assert main(["--out", str(tmp_path), "--workers", "1"]) == 0
     assert (tmp_path / "private_stochastic_results.json").stat().st_size > 1000
     assert len(list(tmp_path.glob("*.png"))) == 4
