@@ -14,12 +14,17 @@ a leak of L times the certificate half of the time), the two verdicts, and the t
     python benchmarks/bench_default_floors.py --algorithms lazy-ucb dp-se           # a subset
     python benchmarks/bench_default_floors.py --reference-only --json docs/img/default_floors.json
                                           # only the default runs again (minutes), measured columns kept
+    python benchmarks/bench_default_floors.py --stale --json docs/img/default_floors.json --workers 2
+                                          # the runs whose shipped floors the code no longer matches
 
 A default run (``--audit-floor auto``) shows the floor measured on the algorithm when one is kept
 for its configuration and code, at any seed (:mod:`bandits.auditing.kept_floors`); the reference runs here
 ask for ``--audit-floor reference``. ``--keep`` ships the floors the measured runs computed
 (``bandits/auditing/kept_floors.json``, replacing those of the same runs); re-run it for the
-algorithms whose code changed (``tests/test_kept_floors.py`` names them).
+algorithms whose code changed (``tests/test_kept_floors.py`` names them; ``--stale`` chooses them
+and keeps). The shipped floors and the ``--json`` file are written each time an algorithm
+finishes, so an interrupted measurement (hours for all of them) loses only the algorithms that
+were running.
 
 Views without a measured floor (Thompson sampling's outputs, the families' mechanism components)
 show ``-``: their reference floor decides either way.
@@ -37,7 +42,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -162,15 +167,39 @@ def _with_reference(row: dict[str, Any], ref: dict[str, Any], ref_cpu: float) ->
     return {**row, "verdict_reference": ref["audit"]["verdict"], "cpu_reference_s": ref_cpu, "views": views}
 
 
-def fresh_rows(jobs: list[tuple[str, dict[str, Any] | None]], workers: int) -> list[dict[str, Any]]:
+Rows = list[dict[str, Any]]
+
+
+def fresh_rows(jobs: list[tuple[str, dict[str, Any] | None]], workers: int,
+               on_row: Callable[[Rows], None] | None = None) -> Rows:  # fmt: skip
     """:func:`algorithm_row` of each job in a fresh interpreter, as a user runs ``dpaudit run``
-    (its imports and compilation paid; a kept floor lists only the modules its own run loaded)."""
+    (its imports and compilation paid; a kept floor lists only the modules its own run loaded), in
+    the jobs' order. ``on_row`` is given the rows done so far each time one finishes (in the order
+    they finish), so that an interrupted measurement keeps what it had measured."""
     rows = []
     with multiprocessing.get_context("spawn").Pool(max(1, workers), maxtasksperchild=1) as pool:
-        for row in pool.imap(_row, jobs, chunksize=1):
+        for row in pool.imap_unordered(_row, jobs, chunksize=1):
             print(f"{row['algorithm']} done", file=sys.stderr, flush=True)
             rows.append(row)
-    return rows
+            if on_row is not None:
+                on_row(rows)
+    order = {key: i for i, (key, _) in enumerate(jobs)}
+    return sorted(rows, key=lambda r: order[r["algorithm"]])
+
+
+def save(rows: list[dict[str, Any]], before: list[dict[str, Any]], path: str | None,
+         keep: bool) -> list[dict[str, Any]]:  # fmt: skip
+    """Ship the floors ``rows`` measured (with ``keep``) and write the ``--json`` file: ``rows``
+    and the rows of ``before`` not re-run, by algorithm. Returns those rows without their floors.
+    Called after every finished algorithm, so an interrupted run loses only the ones running."""
+    if keep:
+        ship(rows)
+    done = {r["algorithm"] for r in rows}
+    merged = sorted(rows + [r for r in before if r["algorithm"] not in done], key=lambda r: r["algorithm"])
+    merged = [{k: v for k, v in r.items() if k != "kept"} for r in merged]
+    if path:
+        Path(path).write_text(json.dumps({"command": COMMAND, "rows": merged}, indent=1) + "\n")
+    return merged
 
 
 def _row(job: tuple[str, dict[str, Any] | None]) -> dict[str, Any]:
@@ -273,7 +302,18 @@ def main(argv: list[str] | None = None) -> int:
                     help="re-run only the default runs, keeping the --json file's measured columns")
     ap.add_argument("--keep", action="store_true",
                     help="ship the measured floors with the package (bandits/auditing/kept_floors.json)")
+    ap.add_argument("--stale", action="store_true",
+                    help="measure and keep the runs whose shipped floors no longer describe the code")
     args = ap.parse_args(argv)
+    if args.stale and (args.algorithms or args.reference_only):
+        ap.error("--stale chooses the algorithms itself: not with --algorithms or --reference-only")
+    if args.stale:
+        from bandits.auditing.kept_floors import stale_runs
+
+        args.keep, args.algorithms = True, [r.removeprefix("dpaudit run ") for r in stale_runs()]
+        if not args.algorithms:
+            print("every shipped floor describes this code: nothing to measure", file=sys.stderr)
+            return 0
     if args.keep and args.reference_only:
         ap.error("--keep needs the measured floors: not with --reference-only")
     keys = args.algorithms or private_algorithms()
@@ -286,16 +326,11 @@ def main(argv: list[str] | None = None) -> int:
         if missing:
             ap.error(f"--reference-only: no measured row for {', '.join(missing)} in {args.json}")
     jobs = [(k, kept.get(k)) for k in keys]
-    rows = fresh_rows(jobs, args.workers)
-    if args.json and Path(args.json).exists():  # the rows not re-run stay as they were
-        done = {r["algorithm"] for r in rows}
-        before = json.loads(Path(args.json).read_text())["rows"]
-        rows = sorted(rows + [r for r in before if r["algorithm"] not in done], key=lambda r: r["algorithm"])
+    before = json.loads(Path(args.json).read_text())["rows"] if args.json and Path(args.json).exists() else []
+    rows = fresh_rows(jobs, args.workers, lambda done: save(done, before, args.json, args.keep))
+    rows = save(rows, before, args.json, args.keep)
     if args.keep:
-        print(f"{ship(rows)} measured floors shipped", file=sys.stderr)
-    rows = [{k: v for k, v in r.items() if k != "kept"} for r in rows]
-    if args.json:
-        Path(args.json).write_text(json.dumps({"command": COMMAND, "rows": rows}, indent=1) + "\n")
+        print(f"{ship([])} measured floors shipped", file=sys.stderr)
     print(table(rows))
     print()
     print(summary(rows))

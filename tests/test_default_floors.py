@@ -86,7 +86,8 @@ def test_reference_only_reruns_the_default_run_and_keeps_the_measured_columns(mo
     reference = _report(_view("inconclusive", ref_floor, eps=2.0), _view("consistent", ref_floor, eps=2.0))
     calls = []
     monkeypatch.setattr(bdf, "_run", lambda argv: (calls.append(argv), (reference, 3.0))[1])
-    monkeypatch.setattr(bdf, "fresh_rows", lambda jobs, workers: [bdf.algorithm_row(*j) for j in jobs])
+    monkeypatch.setattr(bdf, "fresh_rows",
+                        lambda jobs, workers, on_row=None: [bdf.algorithm_row(*j) for j in jobs])
     old = {"algorithm": "lazy-ucb", "verdict_reference": "consistent", "verdict_measured": "consistent",
            "cpu_reference_s": 1.0, "cpu_measured_s": 9.0, "refused": None, "views": [
                {"view": name, "quantity": "epsilon", "certified": 2.0, "reference_detect": 0.1,
@@ -112,3 +113,46 @@ def test_reference_only_reruns_the_default_run_and_keeps_the_measured_columns(mo
     assert "reads no power in 1 view(s) whose measured floor sees the declared leak" in bdf.summary(rows)
     with pytest.raises(SystemExit):
         bdf.main(["--algorithms", "dp-se", "--reference-only", "--json", str(path)])
+
+
+def _row(key: str) -> dict:
+    return {"algorithm": key, "verdict_reference": "consistent", "verdict_measured": "consistent",
+            "cpu_reference_s": 1.0, "cpu_measured_s": 9.0, "refused": None, "views": [],
+            "kept": {f"{key}-floor": {"run": f"dpaudit run {key}"}}}
+
+
+def test_an_interrupted_measurement_keeps_the_algorithms_it_finished(monkeypatch, tmp_path):
+    """The --json file and the shipped floors are written after every finished algorithm: a run
+    stopped while the second algorithm is measured keeps the first (and the rows not re-run)."""
+    shipped = []
+    monkeypatch.setattr(bdf, "ship", lambda rows: shipped.append([r["algorithm"] for r in rows]) or 0)
+
+    def fresh_rows(jobs, workers, on_row=None):
+        done = [_row(jobs[0][0])]
+        on_row(done)
+        raise KeyboardInterrupt  # the second algorithm never finishes
+
+    monkeypatch.setattr(bdf, "fresh_rows", fresh_rows)
+    path = tmp_path / "floors.json"
+    path.write_text(json.dumps({"command": bdf.COMMAND, "rows": [{**_row("ts"), "kept": None}]}))
+    with pytest.raises(KeyboardInterrupt):
+        bdf.main(["--algorithms", "lazy-ucb", "dp-se", "--keep", "--json", str(path)])
+    rows = json.loads(path.read_text())["rows"]
+    assert [r["algorithm"] for r in rows] == ["lazy-ucb", "ts"] and "kept" not in rows[0]
+    assert shipped == [["lazy-ucb"]]
+
+
+def test_stale_measures_and_keeps_exactly_the_runs_whose_floors_the_code_no_longer_matches(monkeypatch):
+    from bandits.auditing import kept_floors
+
+    seen = []
+    monkeypatch.setattr(bdf, "ship", lambda rows: 0)
+    monkeypatch.setattr(bdf, "fresh_rows", lambda jobs, workers, on_row=None: seen.extend(jobs) or [])
+    monkeypatch.setattr(kept_floors, "stale_runs", lambda: ["dpaudit run cucb-dp", "dpaudit run ts"])
+    assert bdf.main(["--stale"]) == 0
+    assert seen == [("cucb-dp", None), ("ts", None)]
+    monkeypatch.setattr(kept_floors, "stale_runs", lambda: [])
+    seen.clear()
+    assert bdf.main(["--stale"]) == 0 and seen == []
+    with pytest.raises(SystemExit):
+        bdf.main(["--stale", "--algorithms", "ts"])

@@ -110,11 +110,11 @@ def _shipped() -> dict:
 def test_the_shipped_floors_describe_this_code():
     """Fails when code a shipped floor depends on changed (beyond docstrings and comments): measure
     those runs again (the message gives the command)."""
-    stale = sorted({e["run"] for e in _shipped().values() if not kf._describes_this_code(e)})
+    stale = kf.stale_runs()
     algorithms = " ".join(r.removeprefix("dpaudit run ") for r in stale)
     assert not stale, ("kept floors measured on other code; measure them again: python "
-                       f"benchmarks/bench_default_floors.py --keep --json docs/img/default_floors.json "
-                       f"--workers 2 --algorithms {algorithms}")  # fmt: skip
+                       f"benchmarks/bench_default_floors.py --stale --json docs/img/default_floors.json "
+                       f"--workers 2 (here: {algorithms})")  # fmt: skip
     moved = sorted({e["run"] for e in _shipped().values()
                     if kf._fingerprints(tuple(e["modules"]), False) != e["source"]})  # fmt: skip
     assert not moved, f"docstrings or comments edited under {moved}: python -m bandits.auditing.kept_floors"
@@ -131,13 +131,16 @@ def test_restamping_keeps_what_still_describes_the_code_and_names_the_rest(tmp_p
     shipped.write_text(json.dumps({"floors": {"a": {**entry, "run": "dpaudit run a"}}}))
     src.write_text('"""Another doc."""\nX = 1  # one\n')
     kf._fingerprints.cache_clear()
-    assert kf.restamp() == (1, [])
+    kf._shipped.cache_clear()
+    assert kf.restamp() == (1, []) and kf.stale_runs() == []
     now = kf.code_fingerprints(["pkg.mod"])["source"]
     assert json.loads(shipped.read_text())["floors"]["a"]["source"] == now
     src.write_text("X = 2\n")
     kf._fingerprints.cache_clear()
     assert kf.restamp() == (0, ["dpaudit run a"])
+    assert kf.stale_runs() == ["dpaudit run a"]  # the runs `bench_default_floors.py --stale` measures
     kf._fingerprints.cache_clear()
+    kf._shipped.cache_clear()
 
 
 def test_every_default_run_with_a_measured_floor_ships_it():

@@ -60,7 +60,7 @@ from dpaudit.audit.floor_store import cache_dir, write_json
 from dpaudit.audit.leak_floor import LeakFloor
 
 __all__ = ["algorithm_floor", "floor_key", "kept", "keep", "code_fingerprints", "loaded_modules", "restamp",
-           "edited_since_loaded", "SHIPPED"]  # fmt: skip
+           "stale_runs", "edited_since_loaded", "SHIPPED"]  # fmt: skip
 
 SHIPPED = Path(__file__).resolve().with_name("kept_floors.json")
 
@@ -139,6 +139,12 @@ def _describes_this_code(entry: dict[str, Any]) -> bool:
     if entry.get("source") and _fingerprints(mods, False) == entry["source"]:
         return True
     return bool(entry.get("syntax")) and _fingerprints(mods, True) == entry["syntax"]
+
+
+def stale_runs() -> list[str]:
+    """The runs (``dpaudit run ALG``) with a shipped floor that no longer describes the code: the
+    ones to measure again (``python benchmarks/bench_default_floors.py --stale``)."""
+    return sorted({e.get("run", "?") for e in _shipped().values() if not _describes_this_code(e)})
 
 
 @functools.lru_cache(maxsize=1)
