@@ -187,19 +187,18 @@ def fresh_rows(jobs: list[tuple[str, dict[str, Any] | None]], workers: int,
     return sorted(rows, key=lambda r: order[r["algorithm"]])
 
 
-def save(rows: list[dict[str, Any]], before: list[dict[str, Any]], path: str | None,
-         keep: bool) -> list[dict[str, Any]]:  # fmt: skip
+def save(rows: Rows, before: Rows, path: str | None, keep: bool) -> tuple[Rows, int | None]:
     """Ship the floors ``rows`` measured (with ``keep``) and write the ``--json`` file: ``rows``
-    and the rows of ``before`` not re-run, by algorithm. Returns those rows without their floors.
-    Called after every finished algorithm, so an interrupted run loses only the ones running."""
-    if keep:
-        ship(rows)
+    and the rows of ``before`` not re-run, by algorithm. Returns those rows without their floors
+    and the number of floors shipped (None without ``keep``). Called after every finished
+    algorithm, so an interrupted run loses only the ones running."""
+    shipped = ship(rows) if keep else None
     done = {r["algorithm"] for r in rows}
     merged = sorted(rows + [r for r in before if r["algorithm"] not in done], key=lambda r: r["algorithm"])
     merged = [{k: v for k, v in r.items() if k != "kept"} for r in merged]
     if path:
         Path(path).write_text(json.dumps({"command": COMMAND, "rows": merged}, indent=1) + "\n")
-    return merged
+    return merged, shipped
 
 
 def _row(job: tuple[str, dict[str, Any] | None]) -> dict[str, Any]:
@@ -328,9 +327,9 @@ def main(argv: list[str] | None = None) -> int:
     jobs = [(k, kept.get(k)) for k in keys]
     before = json.loads(Path(args.json).read_text())["rows"] if args.json and Path(args.json).exists() else []
     rows = fresh_rows(jobs, args.workers, lambda done: save(done, before, args.json, args.keep))
-    rows = save(rows, before, args.json, args.keep)
-    if args.keep:
-        print(f"{ship([])} measured floors shipped", file=sys.stderr)
+    rows, shipped = save(rows, before, args.json, args.keep)  # again in the jobs' order: the same content
+    if shipped is not None:
+        print(f"{shipped} measured floors shipped", file=sys.stderr)
     print(table(rows))
     print()
     print(summary(rows))

@@ -98,10 +98,12 @@ counts it then): an xdist worker is handed the paths explicitly and cannot tell 
 
 
 def _whole_suite(config) -> bool:
-    """Whether the command line chose the whole suite: no paths, marks, keywords or deselection."""
+    """Whether the command line chose the whole suite: no paths, marks, keywords, deselection or
+    re-run of the last failures."""
     opt = config.option
     chosen = config.args_source == pytest.Config.ArgsSource.ARGS
-    return not (chosen or opt.markexpr or opt.keyword or getattr(opt, "deselect", None))
+    return not (chosen or opt.markexpr or opt.keyword or getattr(opt, "deselect", None)
+                or getattr(opt, "lf", False))  # fmt: skip
 
 
 FILE_SECONDS = Path(__file__).with_name("file_seconds.json")
