@@ -34,9 +34,11 @@ Example:
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
+from types import ModuleType
 from typing import ClassVar
 
 import numpy as np
@@ -66,7 +68,16 @@ __all__ = [
     "ComposedEvent",
     "SelfComposedEvent",
     "ParallelEvent",
+    "loaded_ml_events",
 ]
+
+
+def loaded_ml_events() -> ModuleType | None:
+    """:mod:`dpaudit.events_ml` if it has been imported, else None. No event of its classes can
+    exist before it is, so a dispatch over event types skips those cases without importing it
+    (and the accounting modules that only they need): a run that records none of them does not
+    pay for loading them."""
+    return sys.modules.get("dpaudit.events_ml")
 
 
 class Neighbouring(str, Enum):

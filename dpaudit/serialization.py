@@ -25,27 +25,40 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from enum import Enum
+from types import ModuleType
 from typing import Any
 
 import numpy as np
 
 from dpaudit import events as _events
-from dpaudit import events_ml as _events_ml
-from dpaudit.events import PrivacyEvent
+from dpaudit.events import PrivacyEvent, loaded_ml_events
 
-__all__ = ["event_to_dict", "event_from_dict", "encode_value", "decode_value", "EVENT_TYPES"]
+__all__ = ["event_to_dict", "event_from_dict", "encode_value", "decode_value", "event_types"]
 
-EVENT_TYPES: dict[str, type[PrivacyEvent]] = {
-    name: cls
-    for module in (_events, _events_ml)
-    for name in module.__all__
-    if isinstance(cls := getattr(module, name), type)
-    and issubclass(cls, PrivacyEvent)
-    and cls is not PrivacyEvent
-}
-"""Every event class, by name."""
+
+def _types_of(module: ModuleType) -> dict[str, type[PrivacyEvent]]:
+    return {
+        name: cls
+        for name in module.__all__
+        if isinstance(cls := getattr(module, name), type)
+        and issubclass(cls, PrivacyEvent)
+        and cls is not PrivacyEvent
+    }
+
+
+_CORE_TYPES = _types_of(_events)
+
+
+@functools.cache
+def event_types() -> dict[str, type[PrivacyEvent]]:
+    """Every event class, by name: those of :mod:`dpaudit.events` and of :mod:`dpaudit.events_ml`,
+    which this loads (a run that records none of the latter does not)."""
+    from dpaudit import events_ml
+
+    return {**_CORE_TYPES, **_types_of(events_ml)}
 
 
 def encode_value(value: Any) -> Any:
@@ -95,7 +108,8 @@ def event_to_dict(event: PrivacyEvent) -> dict[str, Any]:
     {'type': 'GaussianEvent', 'sigma': 2.0, 'sensitivity': 1.0}
     """
     name = type(event).__name__
-    if EVENT_TYPES.get(name) is not type(event):
+    known = _CORE_TYPES if loaded_ml_events() is None else event_types()  # else no ML event exists
+    if known.get(name) is not type(event):
         raise ValueError(f"cannot serialise an event of unknown type: {name}")
     out: dict[str, Any] = {"type": name}
     for f in dataclasses.fields(event):
@@ -116,7 +130,7 @@ def event_from_dict(data: dict[str, Any]) -> PrivacyEvent:
     if not isinstance(data, dict) or "type" not in data:
         raise ValueError(f"an event must be a dict with a 'type', got {data!r}")
     name = data["type"]
-    cls = EVENT_TYPES.get(name)
+    cls = _CORE_TYPES.get(name) or event_types().get(name)
     if cls is None:
         raise ValueError(f"unknown event type: {name}")
     names = {f.name for f in dataclasses.fields(cls)}

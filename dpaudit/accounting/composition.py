@@ -23,7 +23,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 from operator import attrgetter, itemgetter
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -42,17 +43,12 @@ from dpaudit.events import (
     PrivacyEvent,
     RandomizedResponseEvent,
     SelfComposedEvent,
-)
-from dpaudit.events_ml import (
-    MixtureOfGaussiansEvent,
-    RepeatAndSelectEvent,
-    SampledWithoutReplacementEvent,
-    SampledWithReplacementEvent,
-    TreeAggregationEvent,
-    TruncatedSubsampledGaussianEvent,
-    ZCdpEvent,
+    loaded_ml_events,
 )
 from dpaudit.numerics import div_up, div_up_array, norm_up
+
+if TYPE_CHECKING:
+    from dpaudit.events_ml import TreeAggregationEvent
 
 __all__ = [
     "Composition",
@@ -85,31 +81,41 @@ def no_bound(leaf: PrivacyEvent, what: str) -> NotApplicable:
             f"no {what} bound is implemented for a Poisson-subsampled Gaussian (sampling_probability < 1); "
             "the rdp and pld methods bound it"
         )
-    if isinstance(leaf, SampledWithoutReplacementEvent):
-        return NotApplicable(
+    ml = loaded_ml_events()  # None: no event of dpaudit.events_ml exists
+    reason = None if ml is None else _ml_no_bound(leaf, what, ml)
+    if reason is not None:
+        return NotApplicable(reason)
+    return NotApplicable(f"no {what} bound is known for {type(leaf).__name__}")
+
+
+def _ml_no_bound(leaf: PrivacyEvent, what: str, ml: ModuleType) -> str | None:
+    """Why a method has no ``what`` bound for an event of :mod:`dpaudit.events_ml` (the loaded
+    module ``ml``), naming the methods that bound it; None for any other event."""
+    if isinstance(leaf, ml.SampledWithoutReplacementEvent):
+        return (
             f"no {what} bound is implemented for a Gaussian on a batch sampled without replacement "
             "(replace-one); the rdp method bounds it (Wang, Balle & Kasiviswanathan 2019)"
         )
-    if isinstance(leaf, SampledWithReplacementEvent):
-        return NotApplicable(
+    if isinstance(leaf, ml.SampledWithReplacementEvent):
+        return (
             f"no {what} bound is implemented for a Gaussian on a batch sampled with replacement "
             "(replace-one); the rdp and pld methods bound it (revealing the record's number of copies)")
-    if isinstance(leaf, MixtureOfGaussiansEvent):
-        return NotApplicable(
+    if isinstance(leaf, ml.MixtureOfGaussiansEvent):
+        return (
             f"no {what} bound is implemented for a mixture of Gaussians; the rdp and pld methods bound it "
             "(a mixture of Poisson-subsampled Gaussians)")
-    if isinstance(leaf, TruncatedSubsampledGaussianEvent):
-        return NotApplicable(
+    if isinstance(leaf, ml.TruncatedSubsampledGaussianEvent):
+        return (
             f"no {what} bound is implemented for a Gaussian on a truncated Poisson sample; the rdp and pld "
             "methods bound it (two Poisson-subsampled Gaussians: whether the batch is cut)")
-    if isinstance(leaf, RepeatAndSelectEvent):
-        return NotApplicable(
+    if isinstance(leaf, ml.RepeatAndSelectEvent):
+        return (
             f"no {what} bound is known for repeat-and-select (an unbounded random number of runs); "
             "the rdp method bounds it (Papernot & Steinke 2022, Thms 2 and 6)")
-    if isinstance(leaf, ZCdpEvent):
-        return NotApplicable(f"no {what} bound is implemented for a zCDP release; the rdp method bounds it "
-                             "exactly (RDP xi + rho*alpha)")
-    return NotApplicable(f"no {what} bound is known for {type(leaf).__name__}")
+    if isinstance(leaf, ml.ZCdpEvent):
+        return (f"no {what} bound is implemented for a zCDP release; the rdp method bounds it "
+                "exactly (RDP xi + rho*alpha)")
+    return None
 
 
 def check_private(comp: Composition) -> None:
@@ -294,10 +300,12 @@ class _Classes:
         if type(leaf) is GaussianSequenceEvent:
             self.add_gaussian(i, leaf.mus, np.full(leaf.mus.size, float(c)))
             return
-        if type(leaf) is TreeAggregationEvent:  # exactly `nodes` Gaussian steps of μ = 1/σ
-            if leaf.nodes:
-                self.add_gaussian(i, np.array([div_up(1.0, leaf.noise_multiplier)]),
-                                  np.array([float(c) * leaf.nodes]))
+        ml = loaded_ml_events()
+        if ml is not None and type(leaf) is ml.TreeAggregationEvent:  # `nodes` Gaussian steps of μ = 1/σ
+            tree = cast("TreeAggregationEvent", leaf)
+            if tree.nodes:
+                self.add_gaussian(i, np.array([div_up(1.0, tree.noise_multiplier)]),
+                                  np.array([float(c) * tree.nodes]))
             else:
                 self.gaussian_mask[i] = True
             return

@@ -23,8 +23,8 @@ from dpaudit.events import (
     PrivacyEvent,
     PureDpEvent,
     RandomizedResponseEvent,
+    loaded_ml_events,
 )
-from dpaudit.events_ml import DiscreteLaplaceEvent
 from dpaudit.numerics import div_down, div_up, mul_up
 
 __all__ = ["is_full_sample", "leaf_mu", "sampled_noise_multiplier", "pure_epsilon", "sampled_epsilon"]
@@ -84,9 +84,10 @@ def pure_epsilon(leaf: PrivacyEvent) -> float | None:
         return float(leaf.epsilon)
     if isinstance(leaf, ApproxDpEvent) and leaf.delta == 0:
         return float(leaf.epsilon)
-    if isinstance(leaf, DiscreteLaplaceEvent):
-        return mul_up(leaf.parameter, float(leaf.sensitivity))
     if isinstance(leaf, PoissonSampledEvent) and not isinstance(leaf.event, GaussianEvent):
         inner = pure_epsilon(leaf.event)
         return None if inner is None else sampled_epsilon(leaf.sampling_probability, inner)
+    ml = loaded_ml_events()  # None: no event of dpaudit.events_ml exists
+    if ml is not None and isinstance(leaf, ml.DiscreteLaplaceEvent):
+        return mul_up(leaf.parameter, float(leaf.sensitivity))
     return None

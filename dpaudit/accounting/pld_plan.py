@@ -27,15 +27,14 @@ from dpaudit.accounting.composition import (
 from dpaudit.accounting.pld_mixture import is_sampled_gaussian, leaf_parts, leaf_pmfs
 from dpaudit.accounting.pld_pmf import TAIL_TRUNCATION, self_convolve_bounds
 from dpaudit.accounting.pld_steps import SMALL_EPSILON
-from dpaudit.accounting.pld_with_replacement import MAX_COPY_MU
 from dpaudit.events import (
     ApproxDpEvent,
     LaplaceEvent,
     PrivacyEvent,
     PureDpEvent,
     RandomizedResponseEvent,
+    loaded_ml_events,
 )
-from dpaudit.events_ml import SampledWithReplacementEvent
 
 BASE_INTERVAL = 1e-4
 GRID_BUDGET = 2_000_000
@@ -79,6 +78,19 @@ EXACT_TOP = 16
 
 # ---------------------------------------------------------------------------------------
 # the plan: interval, margins
+
+
+def _check_copy_domain(leaf: PrivacyEvent) -> None:
+    """Raise NotApplicable for a Gaussian on a batch drawn with replacement that has no copy parts
+    although it reveals something: its μ per copy is beyond the PLD domain."""
+    ml = loaded_ml_events()  # None: no event of dpaudit.events_ml exists
+    if ml is None or not isinstance(leaf, ml.SampledWithReplacementEvent) or leaf_mu(leaf.event) <= 0:
+        return
+    from dpaudit.accounting.pld_with_replacement import MAX_COPY_MU
+
+    raise NotApplicable(
+        f"a Gaussian of mu={leaf_mu(leaf.event):.3g} per copy of the record, on a batch drawn with "
+        f"replacement, is outside the PLD domain (mu per copy at most {MAX_COPY_MU:g})")
 
 
 def _gauss_width(mu: float) -> float:
@@ -130,11 +142,8 @@ def composition_leaves(comp: Composition) -> tuple[float, list[tuple[PrivacyEven
         if not is_sampled_gaussian(leaf):
             raise no_bound(leaf, "PLD")
         parts = leaf_parts(leaf)
-        if not parts and isinstance(leaf, SampledWithReplacementEvent) and leaf_mu(leaf.event) > 0:
-            raise NotApplicable(
-                f"a Gaussian of mu={leaf_mu(leaf.event):.3g} per copy of the record, on a batch drawn with "
-                f"replacement, is outside the PLD domain (mu per copy at most {MAX_COPY_MU:g})")
         if not parts:  # a mixture whose every sensitivity is 0 reveals nothing
+            _check_copy_domain(leaf)
             continue
         nm, m = math.inf, 0.0  # the part of largest mu (a mixture's parts are checked one by one)
         for _, part in parts:

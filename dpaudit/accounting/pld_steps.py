@@ -24,16 +24,23 @@ import math
 from dataclasses import replace
 from decimal import Context, Decimal, localcontext
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import numpy as np
 
 from dpaudit.accounting.leaves import pure_epsilon, sampled_epsilon
 from dpaudit.accounting.pld_gaussian import gaussian_pmf
 from dpaudit.accounting.pld_pmf import Pmf, from_dp
-from dpaudit.accounting.pld_sampled import sampled_laplace_pmfs
-from dpaudit.events import LaplaceEvent, PoissonSampledEvent, PrivacyEvent, RandomizedResponseEvent
-from dpaudit.events_ml import DiscreteLaplaceEvent
+from dpaudit.events import (
+    LaplaceEvent,
+    PoissonSampledEvent,
+    PrivacyEvent,
+    RandomizedResponseEvent,
+    loaded_ml_events,
+)
+
+if TYPE_CHECKING:
+    from dpaudit.events_ml import DiscreteLaplaceEvent
 
 __all__ = [
     "single_step_pmfs",
@@ -55,11 +62,16 @@ def single_step_pmfs(leaf: PrivacyEvent, e: float, d: float, interval: float) ->
         return _sampled_pmfs(leaf, interval)
     if isinstance(leaf, LaplaceEvent) and e >= SMALL_EPSILON:
         return [laplace_pmf(leaf.sensitivity / leaf.scale, interval)]
-    if isinstance(leaf, DiscreteLaplaceEvent) and e >= SMALL_EPSILON:
+    if _is_discrete_laplace(leaf) and e >= SMALL_EPSILON:
         return _discrete_laplace_pmfs(leaf, interval)
     if isinstance(leaf, RandomizedResponseEvent) and leaf.num_categories > 2 and e >= SMALL_EPSILON:
         return _k_ary_pmfs(leaf, e, interval)
     return [dp_parameters_pmf(e, d, interval)]
+
+
+def _is_discrete_laplace(leaf: PrivacyEvent) -> TypeGuard[DiscreteLaplaceEvent]:
+    ml = loaded_ml_events()  # None: no event of dpaudit.events_ml exists
+    return ml is not None and isinstance(leaf, ml.DiscreteLaplaceEvent)
 
 
 def _discrete_laplace_pmfs(leaf: DiscreteLaplaceEvent, interval: float) -> list[Pmf]:
@@ -197,8 +209,10 @@ def _sampled_pmfs(leaf: PoissonSampledEvent, interval: float) -> list[Pmf]:
         assert e is not None, "a Poisson-sampled leaf that is not Gaussian is pure"
         return single_step_pmfs(inner, e, 0.0, interval)
     if isinstance(inner, LaplaceEvent):
+        from dpaudit.accounting.pld_sampled import sampled_laplace_pmfs
+
         return sampled_laplace_pmfs(inner.scale / inner.sensitivity, q, interval)
-    if isinstance(inner, DiscreteLaplaceEvent):
+    if _is_discrete_laplace(inner):
         from dp_accounting.pld import privacy_loss_distribution as pld
 
         p = pld.from_discrete_laplace_mechanism(

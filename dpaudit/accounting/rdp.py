@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -71,20 +72,15 @@ from dpaudit.accounting.composition import (
     normal_form,
     sampled_noise_multiplier,
 )
-from dpaudit.accounting.mixtures import log_rdp_of_parts, mixture_parts
-from dpaudit.accounting.repeat_select import repeat_select_rdp
-from dpaudit.accounting.sampled_rdp import sampled_gaussian_log_a, without_replacement_log_a
-from dpaudit.accounting.with_replacement import log_with_replacement_rdp
-from dpaudit.events import GaussianEvent, PoissonSampledEvent, PrivacyEvent
-from dpaudit.events_ml import (
-    MixtureOfGaussiansEvent,
-    RepeatAndSelectEvent,
-    SampledWithoutReplacementEvent,
-    SampledWithReplacementEvent,
-    TruncatedSubsampledGaussianEvent,
-    ZCdpEvent,
-)
+from dpaudit.events import GaussianEvent, PoissonSampledEvent, PrivacyEvent, loaded_ml_events
 from dpaudit.numerics import div_up, minimise_zoom, sum_up_arrays
+
+if TYPE_CHECKING:
+    from dpaudit.events_ml import (
+        MixtureOfGaussiansEvent,
+        SampledWithoutReplacementEvent,
+        TruncatedSubsampledGaussianEvent,
+    )
 
 NAME = "rdp"
 
@@ -222,6 +218,8 @@ def log_sampled_gaussian_rdp(leaf: PoissonSampledEvent, alphas: np.ndarray) -> n
     q, nm = leaf.sampling_probability, sampled_noise_multiplier(leaf)
     if q == 1.0 or not 1e-150 < nm < math.inf:  # σ² would underflow: the cap alone (valid everywhere)
         return log_cap
+    from dpaudit.accounting.sampled_rdp import sampled_gaussian_log_a
+
     xs, la = sampled_gaussian_log_a(q, nm)
     if xs.size < 2:
         return log_cap
@@ -244,6 +242,8 @@ def log_without_replacement_rdp(leaf: SampledWithoutReplacementEvent, alphas: np
         log_cap = np.log(a) + 2.0 * math.log(mu) - _LOG2 if math.isfinite(mu) else np.full(a.shape, np.inf)
     if leaf.sample_size == leaf.dataset_size or not 0 < mu < 1e150:
         return log_cap
+    from dpaudit.accounting.sampled_rdp import without_replacement_log_a
+
     xs, la = without_replacement_log_a(div_up(float(leaf.sample_size), float(leaf.dataset_size)), mu)
     x = a - 1.0
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -264,24 +264,9 @@ def log_rdp_curve(comp: Composition, alphas: np.ndarray) -> np.ndarray:
         raise NotApplicable("an (epsilon, delta) event with delta > 0 has no RDP curve")
     terms = []
     for leaf, count in st.other:
-        if isinstance(leaf, PoissonSampledEvent):
-            terms.append(log_sampled_gaussian_rdp(leaf, a) + math.log(count))
-        elif isinstance(leaf, SampledWithoutReplacementEvent):
-            terms.append(log_without_replacement_rdp(leaf, a) + math.log(count))
-        elif isinstance(leaf, SampledWithReplacementEvent):
-            terms.append(log_with_replacement_rdp(leaf, a) + math.log(count))
-        elif isinstance(leaf, (MixtureOfGaussiansEvent, TruncatedSubsampledGaussianEvent)):
-            terms.append(_log_mixture_curve(leaf, a) + math.log(count))
-        elif isinstance(leaf, RepeatAndSelectEvent):
-            with np.errstate(divide="ignore"):
-                rs = repeat_select_rdp(leaf, a, ORDERS, _event_rdp(leaf.event))
-                terms.append(np.log(rs) + math.log(count))
-        elif isinstance(leaf, ZCdpEvent):
-            if leaf.rho > 0 or leaf.xi > 0:
-                with np.errstate(divide="ignore"):
-                    terms.append(np.log(leaf.xi + leaf.rho * a) + 1e-15 + math.log(count))
-        else:
-            raise NotApplicable(f"no RDP curve is known for {type(leaf).__name__}")
+        curve = _other_leaf_curve(leaf, a)
+        if curve is not None:
+            terms.append(curve + math.log(count))
     m = comp.gaussian_mu()
     if m > 0:
         terms.append(np.log(a) + 2.0 * math.log(m) - _LOG2 if math.isfinite(m) else np.full(a.shape, np.inf))
@@ -291,11 +276,41 @@ def log_rdp_curve(comp: Composition, alphas: np.ndarray) -> np.ndarray:
     return _logsumexp_rows(np.stack(terms)) + _MARGIN
 
 
+def _other_leaf_curve(leaf: PrivacyEvent, a: np.ndarray) -> np.ndarray | None:
+    """log ρ(α) of one leaf outside the Gaussian and pure families (None: a zCDP release of
+    ρ = ξ = 0, no term); the curves of :mod:`dpaudit.events_ml`'s events load their modules
+    only when such an event exists."""
+    if isinstance(leaf, PoissonSampledEvent):
+        return log_sampled_gaussian_rdp(leaf, a)
+    ml = loaded_ml_events()  # None: no event of dpaudit.events_ml exists
+    if ml is not None and isinstance(leaf, ml.SampledWithoutReplacementEvent):
+        return log_without_replacement_rdp(leaf, a)
+    if ml is not None and isinstance(leaf, ml.SampledWithReplacementEvent):
+        from dpaudit.accounting.with_replacement import log_with_replacement_rdp
+
+        return log_with_replacement_rdp(leaf, a)
+    if ml is not None and isinstance(leaf, (ml.MixtureOfGaussiansEvent, ml.TruncatedSubsampledGaussianEvent)):
+        return _log_mixture_curve(leaf, a)
+    if ml is not None and isinstance(leaf, ml.RepeatAndSelectEvent):
+        from dpaudit.accounting.repeat_select import repeat_select_rdp
+
+        with np.errstate(divide="ignore"):
+            return np.log(repeat_select_rdp(leaf, a, ORDERS, _event_rdp(leaf.event)))
+    if ml is not None and isinstance(leaf, ml.ZCdpEvent):
+        if leaf.rho > 0 or leaf.xi > 0:
+            with np.errstate(divide="ignore"):
+                return np.log(leaf.xi + leaf.rho * a) + 1e-15
+        return None
+    raise NotApplicable(f"no RDP curve is known for {type(leaf).__name__}")
+
+
 def _log_mixture_curve(leaf: MixtureOfGaussiansEvent | TruncatedSubsampledGaussianEvent,
                        a: np.ndarray) -> np.ndarray:
     """log ρ(α) of a mixture of Poisson-subsampled Gaussians (a mixture of Gaussians, a truncated
     Poisson sample): joint convexity over its parts (:mod:`dpaudit.accounting.mixtures`), each
     part's curve :func:`log_sampled_gaussian_rdp`."""
+    from dpaudit.accounting.mixtures import log_rdp_of_parts, mixture_parts
+
     parts = mixture_parts(leaf)
     return log_rdp_of_parts([w for w, _ in parts], [log_sampled_gaussian_rdp(e, a) for _, e in parts], a)
 

@@ -71,17 +71,19 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
 from dpaudit.events import Neighbouring, PrivacyEvent
-from dpaudit.events_ml import TreeAggregationEvent
 from dpaudit.ledger import Ledger
 from dpaudit.validation import check_integer
 from mechanisms.base import Norm, check_batch, check_neighbouring, check_rng, record_release
 from mechanisms.continual.noise import NoiseKind, calibrate_noise
 from mechanisms.continual.release_log import ReleaseLog, as_leaf, check_shape
+
+if TYPE_CHECKING:
+    from dpaudit.events_ml import TreeAggregationEvent
 
 __all__ = ["TreeKind", "tree_levels", "tree_charge", "tree_node_layout", "BinaryTreeCounter"]
 
@@ -268,6 +270,8 @@ class BinaryTreeCounter(ReleaseLog):
         """
         if self.noise.kind != "gaussian":
             raise ValueError("aggregation_event is defined for Gaussian noise (tree aggregation is Gaussian)")
+        from dpaudit.events_ml import TreeAggregationEvent  # loaded here: the counters do not need it
+
         return TreeAggregationEvent(self.noise.scale / self.noise.sensitivity, (2 ** (self.levels - 1),))
 
     def noise_variance(self, t: int) -> float:
