@@ -59,11 +59,11 @@ from dpaudit.data_units import (
 )
 from dpaudit.events import ComposedEvent, NoOpEvent, ParallelEvent, PrivacyEvent
 from dpaudit.serialization import event_from_dict, event_to_dict
-from dpaudit.transcripts import Transcripts
 from dpaudit.validation import check_integer
 
 if TYPE_CHECKING:  # pragma: no cover
     from dpaudit.accounting import AccountingReport
+    from dpaudit.transcripts import Transcripts
 
 __all__ = ["LedgerEntry", "Ledger", "UnitGroup", "RunLedgers"]
 

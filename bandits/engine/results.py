@@ -6,17 +6,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from bandits.actions import SingleArm
 from bandits.engine.compiled import running_sums, single_arm_tally
-from bandits.engine.replacement import Replacement
 from bandits.environments import Environment
 from dpaudit.ledger import Ledger
 from dpaudit.numerics import unique
 from dpaudit.validation import check_integer
+
+if TYPE_CHECKING:
+    from bandits.engine.replacement import Replacement
 
 __all__ = [
     "log_checkpoints",

@@ -37,7 +37,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from bandits.engine.memory import DEFAULT_MEMORY, ChunkPlan, estimated_bytes, memory_limit
-from bandits.engine.replacement import Replacement, RewardReplacement, RoundReplacement
 from bandits.engine.results import RegretTally, SimulationResult, log_checkpoints
 from bandits.engine.streams import RepStreams, StreamSeeds, rep_streams, root_seed
 from bandits.engine.tables import _Tables
@@ -46,12 +45,13 @@ from bandits.policy import JointContext, JointPlayer, Outcomes, Policy, RunConte
 from dpaudit.ledger import RunLedgers
 from dpaudit.numerics import unique
 from dpaudit.tasks import run_tasks
-from dpaudit.transcripts import Transcripts, merge
 from dpaudit.validation import check_integer
 from mechanisms.randomness import RepRandom
 
 if TYPE_CHECKING:  # pragma: no cover (annotations only: concurrent.futures loads logging and threads)
     from concurrent.futures import Executor
+
+    from bandits.engine.replacement import Replacement
 
 __all__ = [
     "simulate",
@@ -65,6 +65,8 @@ def _context(
 ) -> RunContext:
     ledgers = RunLedgers(len(streams), recording)
     if transcripts:  # keep what the mechanisms release (an audit's grey-box view)
+        from dpaudit.transcripts import Transcripts
+
         ledgers.transcripts = Transcripts(len(streams))
     streams = tuple(streams)
     return RunContext(
@@ -296,6 +298,8 @@ def _checked(
         if ck.size and (ck[0] < 1 or ck[-1] > horizon):
             raise ValueError(f"checkpoints must be round counts in [1, {horizon}], got {checkpoints!r}")
     if replace is not None:
+        from bandits.engine.replacement import RewardReplacement, RoundReplacement
+
         if not isinstance(replace, (RewardReplacement, RoundReplacement)):
             raise ValueError(
                 f"replace must be a RewardReplacement, RoundReplacement or None, got {type(replace).__name__}"
@@ -389,13 +393,19 @@ def _results(
                 replacement=replace,
                 elapsed=elapsed,
                 ledgers=tuple(led for p in parts for led in p[k]["ledgers"]),
-                transcripts=(
-                    None if parts[0][k]["transcripts"] is None
-                    else merge([p[k]["transcripts"] for p in parts], [p[k]["reps"] for p in parts])
-                ),
+                transcripts=_merged_transcripts(parts, k),
             )
         )
     return out
+
+
+def _merged_transcripts(parts: list[list[dict[str, Any]]], k: int) -> dict[str, np.ndarray] | None:
+    """Policy ``k``'s released values over the blocks ``parts`` (None: not kept)."""
+    if parts[0][k]["transcripts"] is None:
+        return None
+    from dpaudit.transcripts import merge
+
+    return merge([p[k]["transcripts"] for p in parts], [p[k]["reps"] for p in parts])
 
 
 def _simulate(

@@ -5,15 +5,18 @@ stream (common random numbers), chunk by chunk, with a neighbouring replacement 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from bandits.actions import Feedback
 from bandits.engine.bernoulli_stream import BernoulliStream
-from bandits.engine.replacement import Replacement
 from bandits.engine.streams import RepStreams, StreamSeeds, rep_streams
 from bandits.environments import BernoulliEnv, Environment, RewardTableEnv
 from bandits.policy import Outcomes
+
+if TYPE_CHECKING:
+    from bandits.engine.replacement import Replacement
 
 __all__ = [
     "reward_table",
