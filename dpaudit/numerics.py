@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from fractions import Fraction
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -92,6 +92,8 @@ def next_fast_len(n: int) -> int:
         p11 *= 11
     return best
 
+
+_Real = TypeVar("_Real", float, np.ndarray)
 
 _SUFFIX_BLOCK_LOG = 30.0  # r^{-block} ≤ e^30 within a block: no overflow, no underflow of a term that matters
 
@@ -262,9 +264,23 @@ def div_up(num: float, den: float) -> float:
     q = num / den
     if math.isinf(q):
         return q
-    if Fraction(q) < Fraction(num) / Fraction(den):
+    if _sign_of_remainder(num, den, q) > 0:
         q = math.nextafter(q, math.inf)
     return q
+
+
+def _sign_of_remainder(num: float, den: float, q: float) -> int:
+    """The sign of num/den − q (den > 0), exactly: in doubles where q·den = p + e exactly
+    (:func:`_two_product`) and num − p is exact (Sterbenz's lemma, p being within an ulp of num),
+    so that num > q·den iff num − p > e — floats in [1e-290, 1e290], as
+    :func:`div_up_array` — and with rationals otherwise."""
+    if (isinstance(num, float) and isinstance(den, float)
+            and 1e-290 < num < 1e290 and 1e-290 < den < 1e290 and 1e-290 < q < 1e290):
+        p, e = _two_product(q, den)
+        r = num - p
+        return int(r > e) - int(r < e)
+    exact, fq = Fraction(num) / Fraction(den), Fraction(q)
+    return (exact > fq) - (exact < fq)
 
 
 def mul_up(a: float, b: float) -> float:
@@ -290,12 +306,12 @@ def div_down(num: float, den: float) -> float:
     q = num / den
     if q == 0 or math.isinf(q):
         return q if q == 0 else math.nextafter(q, 0.0)
-    if Fraction(q) > Fraction(num) / Fraction(den):
+    if _sign_of_remainder(num, den, q) < 0:
         q = math.nextafter(q, 0.0)
     return q
 
 
-def _two_product(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _two_product(a: _Real, b: _Real) -> tuple[_Real, _Real]:
     """(p, e) with p + e = a·b exactly (Dekker 1971, Veltkamp splitting), for |a|, |b|, |a·b| in
     the range where neither the split overflows nor the product underflows."""
     p = a * b
