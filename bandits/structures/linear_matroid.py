@@ -7,8 +7,9 @@ p₁, p₂, … with Π p_j > H (rank_p ≤ rank_ℚ always). For an independent
 over ℚ iff for some j the form modulo p_j still has rank |S| and v is not in its span: a non-zero
 (|S|+1)-minor is non-zero modulo at least one p_j (Chinese remainder theorem: Π p_j would divide it
 otherwise), and that prime then sees rank |S| + 1. The primes are below 2¹⁶, so every product fits
-in int64 and inverses come from a table. Scalar questions use exact rational
-(``fractions.Fraction``) elimination. Non-integer vectors use floating-point elimination with a
+in int64 and inverses come from a table. Scalar questions use exact elimination on integers
+(each row scaled by a power of two, fraction-free, reduced by the gcd of its entries).
+Non-integer vectors use floating-point elimination with a
 relative tolerance (``arithmetic="float"``, documented as approximate).
 
 >>> m = LinearMatroid.from_rows([[1, 0], [2, 0], [0, 1], [0, 0]])
@@ -21,7 +22,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -176,22 +176,38 @@ class _FloatState(IndependenceState):
         return np.asarray(ok)
 
 
-def _frac_rank(rows: Sequence[Sequence[Fraction]]) -> int:
-    """Exact rank by rational Gaussian elimination."""
-    m = [list(r) for r in rows]
-    rank, col, d = 0, 0, (len(m[0]) if m else 0)
-    while rank < len(m) and col < d:
+def _integer_rows(rows: Sequence[Sequence[float]]) -> list[list[int]]:
+    """Each row scaled by a power of two to integers, exactly (a double is n / 2^k): the rank is
+    that of the rows."""
+    out = []
+    for row in rows:
+        ratios = [float(x).as_integer_ratio() for x in row]
+        den = max((d for _, d in ratios), default=1)  # powers of two: a multiple of every other
+        out.append([n * (den // d) for n, d in ratios])
+    return out
+
+
+def _exact_rank(rows: Sequence[Sequence[float]]) -> int:
+    """Exact rank over ℚ of rows of doubles: fraction-free elimination on the integer rows of
+    :func:`_integer_rows`, each new row divided by the gcd of its entries (a row scaled by a
+    non-zero number spans the same line, so the rank is unchanged and the integers stay small)."""
+    m = _integer_rows(rows)
+    rank, d = 0, (len(m[0]) if m else 0)
+    for col in range(d):
+        if rank == len(m):
+            break
         piv = next((i for i in range(rank, len(m)) if m[i][col] != 0), None)
         if piv is None:
-            col += 1
             continue
         m[rank], m[piv] = m[piv], m[rank]
+        p, top = m[rank][col], m[rank]
         for i in range(rank + 1, len(m)):
-            if m[i][col] != 0:
-                f = m[i][col] / m[rank][col]
-                m[i] = [a - f * b for a, b in zip(m[i], m[rank])]
+            f = m[i][col]
+            if f != 0:
+                row = [p * a - f * b for a, b in zip(m[i], top)]
+                g = math.gcd(*row)
+                m[i] = [a // g for a in row] if g > 1 else row
         rank += 1
-        col += 1
     return rank
 
 
@@ -256,7 +272,7 @@ class LinearMatroid(Matroid):
         s = _elements(subset, self.n_elements)
         if not s:
             return 0
-        return _frac_rank([[Fraction(x) for x in self.vectors[e]] for e in s])
+        return _exact_rank([self.vectors[e] for e in s])
 
     def _modular(self) -> tuple[tuple[int, ...], tuple[np.ndarray, ...]]:
         if "primes" not in self._cache:
