@@ -4,7 +4,8 @@ Run ``python benchmarks/bench_startup.py [--runs 21] [--every-runs 9] [--json FI
 runs ``--runs`` times in a fresh interpreter, interleaved so that both see the same machine load;
 the table gives the median wall time of each and their ratio, and, for the run, the milliseconds
 spent in each phase of one extra in-process timing (imports of NumPy, of the accountant and of
-the run pipeline; the run itself: parsing, simulation, certificate and report). Then every
+the run pipeline; the run itself: parsing, simulation, certificate and report; not the
+interpreter's exit, which the console command skips when only memory would be freed). Then every
 registered algorithm's tiny run (T = 30, one repetition, no audit), ``--every-runs`` times each,
 interleaved with NumPy's start-up the same way (``--every-runs 0`` skips it). Python's byte-code
 cache is switched on for all (a user's installation has one).
@@ -28,8 +29,9 @@ _NUMPY = [sys.executable, "-c", "import numpy"]
 
 
 def _dpaudit(args: list[str]) -> list[str]:
-    """``dpaudit ARGS`` in a fresh interpreter, exiting with the CLI's status."""
-    return [sys.executable, "-c", f"import sys; from dpaudit.cli.main import main; sys.exit(main({args!r}))"]
+    """``dpaudit ARGS`` in a fresh interpreter, as the console command runs it (its entry point,
+    :func:`dpaudit.cli.main.console`, with its exit)."""
+    return [sys.executable, "-c", f"from dpaudit.cli.main import console; console({args!r})"]
 
 
 _TOOL = _dpaudit(RUN)

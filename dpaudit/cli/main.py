@@ -28,8 +28,10 @@ import argparse
 import errno
 import importlib
 import importlib.util
+import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from dpaudit.cli.common import Parser
 from dpaudit.cli.errors import (
@@ -151,5 +153,39 @@ def main(argv: Sequence[str] | None = None) -> int:
         return code
 
 
+def console(argv: Sequence[str] | None = None) -> NoReturn:
+    """The ``dpaudit`` console command: :func:`main`, then the process ends with its status.
+
+    When the interpreter's shutdown would only free memory — no ``atexit`` callback registered
+    (numba, Dask and logging register some), no other thread alive, no tracer or profiler — the
+    output is flushed and the process ends at once (``os._exit``): unwinding a few hundred
+    modules costs about 20 ms, a tenth of a small run. Otherwise it exits normally.
+    """
+    code = main(argv)
+    if _only_memory_left():
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except (OSError, ValueError):  # the normal exit reports it (dpaudit.cli.errors)
+            sys.exit(code)
+        os._exit(code)
+    sys.exit(code)
+
+
+def _only_memory_left() -> bool:
+    """Whether nothing but freeing memory is left for the interpreter's shutdown."""
+    import atexit
+    import threading
+
+    count = getattr(atexit, "_ncallbacks", None)  # CPython's; elsewhere always the normal exit
+    return (
+        count is not None
+        and count() == 0
+        and threading.active_count() == 1
+        and sys.gettrace() is None
+        and sys.getprofile() is None
+    )
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    console()
