@@ -170,6 +170,15 @@ def _with_reference(row: dict[str, Any], ref: dict[str, Any], ref_cpu: float) ->
 Rows = list[dict[str, Any]]
 
 
+def longest_first(keys: list[str]) -> list[str]:
+    """``keys`` by the CPU their shipped floors took, most first (unknown ones last, in order):
+    the pool starts the longest measurements first, so that its workers finish together."""
+    from bandits.auditing.kept_floors import shipped_cpu_seconds
+
+    cost = shipped_cpu_seconds()
+    return sorted(keys, key=lambda k: -cost.get(f"dpaudit run {k}", 0.0))
+
+
 def fresh_rows(jobs: list[tuple[str, dict[str, Any] | None]], workers: int,
                on_row: Callable[[Rows], None] | None = None) -> Rows:  # fmt: skip
     """:func:`algorithm_row` of each job in a fresh interpreter, as a user runs ``dpaudit run``
@@ -309,7 +318,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.stale:
         from bandits.auditing.kept_floors import stale_runs
 
-        args.keep, args.algorithms = True, [r.removeprefix("dpaudit run ") for r in stale_runs()]
+        stale = [r.removeprefix("dpaudit run ") for r in stale_runs()]
+        args.keep, args.algorithms = True, longest_first(stale)
         if not args.algorithms:
             print("every shipped floor describes this code: nothing to measure", file=sys.stderr)
             return 0

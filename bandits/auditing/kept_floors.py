@@ -147,6 +147,14 @@ def stale_runs() -> list[str]:
     return sorted({e.get("run", "?") for e in _shipped().values() if not _describes_this_code(e)})
 
 
+def shipped_cpu_seconds() -> dict[str, float]:
+    """The CPU seconds the shipped floors of each run (``dpaudit run ALG``) took to measure."""
+    out: dict[str, float] = {}
+    for e in _shipped().values():
+        out[e.get("run", "?")] = out.get(e.get("run", "?"), 0.0) + float(e.get("cpu_seconds", 0.0))
+    return out
+
+
 @functools.lru_cache(maxsize=1)
 def _shipped() -> dict[str, Any]:
     try:
