@@ -165,3 +165,30 @@ def test_unknown_and_malformed_input_is_refused_by_name():
 
     with pytest.raises(ValueError, match="unknown type: Custom"):
         event_to_dict(Custom(1.0))
+
+
+_FRESH = """
+import json, sys
+from dpaudit.accounting import epsilon_under
+from dpaudit.serialization import event_from_dict, event_to_dict
+assert "dpaudit.events_ml" not in sys.modules
+event = event_from_dict({"type": "ZCdpEvent", "rho": 0.5, "xi": 0.001})
+assert "dpaudit.events_ml" in sys.modules
+print(json.dumps([event_to_dict(event), epsilon_under("rdp", event, 1e-5)]))
+"""
+
+
+def test_an_event_of_model_training_reads_back_before_its_module_is_loaded() -> None:
+    """In a fresh interpreter the model-training events are not loaded until one is needed
+    (:func:`dpaudit.events.loaded_ml_events`): reading one back loads them, and it is then
+    written and accounted for like in a process that imported them first."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", _FRESH], capture_output=True, text=True, check=True)
+    written, eps = json.loads(proc.stdout)
+    event = ZCdpEvent(0.5, 1e-3)
+    assert written == event_to_dict(event)
+    from dpaudit.accounting import epsilon_under
+
+    assert eps == epsilon_under("rdp", event, 1e-5)

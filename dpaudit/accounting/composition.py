@@ -92,26 +92,20 @@ def _ml_no_bound(leaf: PrivacyEvent, what: str, ml: ModuleType) -> str | None:
     """Why a method has no ``what`` bound for an event of :mod:`dpaudit.events_ml` (the loaded
     module ``ml``), naming the methods that bound it; None for any other event."""
     if isinstance(leaf, ml.SampledWithoutReplacementEvent):
-        return (
-            f"no {what} bound is implemented for a Gaussian on a batch sampled without replacement "
-            "(replace-one); the rdp method bounds it (Wang, Balle & Kasiviswanathan 2019)"
-        )
+        return (f"no {what} bound is implemented for a Gaussian on a batch sampled without replacement "
+                "(replace-one); the rdp method bounds it (Wang, Balle & Kasiviswanathan 2019)")
     if isinstance(leaf, ml.SampledWithReplacementEvent):
-        return (
-            f"no {what} bound is implemented for a Gaussian on a batch sampled with replacement "
-            "(replace-one); the rdp and pld methods bound it (revealing the record's number of copies)")
+        return (f"no {what} bound is implemented for a Gaussian on a batch sampled with replacement "
+                "(replace-one); the rdp and pld methods bound it (revealing the record's number of copies)")
     if isinstance(leaf, ml.MixtureOfGaussiansEvent):
-        return (
-            f"no {what} bound is implemented for a mixture of Gaussians; the rdp and pld methods bound it "
-            "(a mixture of Poisson-subsampled Gaussians)")
+        return (f"no {what} bound is implemented for a mixture of Gaussians; the rdp and pld methods bound "
+                "it (a mixture of Poisson-subsampled Gaussians)")
     if isinstance(leaf, ml.TruncatedSubsampledGaussianEvent):
-        return (
-            f"no {what} bound is implemented for a Gaussian on a truncated Poisson sample; the rdp and pld "
-            "methods bound it (two Poisson-subsampled Gaussians: whether the batch is cut)")
+        return (f"no {what} bound is implemented for a Gaussian on a truncated Poisson sample; the rdp and "
+                "pld methods bound it (two Poisson-subsampled Gaussians: whether the batch is cut)")
     if isinstance(leaf, ml.RepeatAndSelectEvent):
-        return (
-            f"no {what} bound is known for repeat-and-select (an unbounded random number of runs); "
-            "the rdp method bounds it (Papernot & Steinke 2022, Thms 2 and 6)")
+        return (f"no {what} bound is known for repeat-and-select (an unbounded random number of runs); "
+                "the rdp method bounds it (Papernot & Steinke 2022, Thms 2 and 6)")
     if isinstance(leaf, ml.ZCdpEvent):
         return (f"no {what} bound is implemented for a zCDP release; the rdp method bounds it "
                 "exactly (RDP xi + rho*alpha)")
