@@ -116,9 +116,12 @@ def sentence(row: dict[str, Any]) -> str:
         ratios = {alg: r["ratio"] for alg, r in every["algorithms"].items()}
         worst = max(ratios, key=ratios.__getitem__)
         within = sum(v <= 2.0 for v in ratios.values())
+        ranked = sorted(ratios.items(), key=lambda kv: -kv[1])
+        above = ", ".join(f"{alg} {v:.2f}×" for alg, v in ranked if v > 2.0)
         text += (f"; every registered algorithm's `run ALG -T 30 -R 1 --audit-trials 0` "
                  f"(medians of {every['runs']} runs each): median {statistics.median(ratios.values()):.2f}×, "
-                 f"{within} of {len(ratios)} within 2×, at most {ratios[worst]:.2f}× ({worst})")  # fmt: skip
+                 f"{within} of {len(ratios)} within 2×, at most {ratios[worst]:.2f}× ({worst})"
+                 + (f"; above 2×: {above}" if above else ""))  # fmt: skip
     return text
 
 

@@ -14,7 +14,9 @@ Leaves
     :class:`PoissonSampledEvent` (a Gaussian or pure ε-DP release on a Poisson subsample);
     and in :mod:`dpaudit.events_ml` (built on this module):
     ``SampledWithoutReplacementEvent`` (fixed-size batches, replace-one), ``TreeAggregationEvent``
-    (DP-FTRL), ``ZCdpEvent``, ``DiscreteLaplaceEvent``.
+    (DP-FTRL), ``ZCdpEvent``, ``DiscreteLaplaceEvent``. The accountants handle those without
+    importing that module (:func:`loaded_ml_events`: none of its events exists before it is
+    imported), so a run that records none of them does not load it.
 
 Combinators
     :class:`ComposedEvent` (sequential, possibly adaptive, composition),

@@ -4,7 +4,8 @@
 class of :mod:`dpaudit.events`; nested events (``ComposedEvent.events``, ``SelfComposedEvent.event``,
 ``PoissonSampledEvent.event``, ...) are nested dicts, tuples and arrays are lists, enums their
 value. :func:`event_from_dict` rebuilds the event through its constructor (so every value is
-validated again) and refuses an unknown type by name.
+validated again) and refuses an unknown type by name; :func:`event_types` lists them all (it loads
+:mod:`dpaudit.events_ml`, which reading one of its events back does too, and nothing else here).
 
 Floats are exact: Python's ``json`` writes a float as its shortest ``repr``, which reads back to
 the same double. Infinite and NaN values (no event holds one today, but a caller's field might)
