@@ -36,13 +36,25 @@ def _timing_free(text: str) -> list[str]:
     return [line for line in text.splitlines() if not line.startswith("time:")]
 
 
+def test_a_tiny_run_registers_no_exit_work_of_its_own() -> None:
+    # The interpreter may start with exit work that is not ours (a ``.pth`` file of the machine's,
+    # importing certifi, registers an ``atexit`` callback): the run must add none and start no thread.
+    code = ("import atexit, contextlib, io, threading\nfrom dpaudit.cli.main import main\n"
+            "before = (atexit._ncallbacks(), threading.active_count())\n"
+            f"with contextlib.redirect_stdout(io.StringIO()):\n    main({TINY!r})\n"
+            "print(before == (atexit._ncallbacks(), threading.active_count()))")
+    check = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert check.stdout.strip() == "True", check.stderr
+
+
 def test_a_tiny_run_takes_the_fast_exit_and_keeps_its_whole_output() -> None:
-    code = ("import contextlib, io\nfrom dpaudit.cli.main import _only_memory_left, main\n"
+    clean = "import atexit\natexit._clear()  # whatever the interpreter registered before the run\n"
+    code = (clean + "import contextlib, io\nfrom dpaudit.cli.main import _only_memory_left, main\n"
             f"with contextlib.redirect_stdout(io.StringIO()):\n    main({TINY!r})\n"
             "print(_only_memory_left())")
     check = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
-    assert check.stdout.strip() == "True"  # so console() ends it with os._exit
-    proc = _console(TINY)
+    assert check.stdout.strip() == "True", check.stderr  # so console() ends it with os._exit
+    proc = _console(TINY, clean)
     assert proc.returncode == 0 and proc.stderr == ""
     assert _timing_free(proc.stdout) == _timing_free(_in_process(TINY))
 
