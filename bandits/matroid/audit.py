@@ -23,18 +23,28 @@ from bandits.auditing.claims import (
     published_claim,
 )
 from bandits.auditing.contract import AuditSettings, PolicyAudit
+from bandits.auditing.kept_floors import algorithm_floor
+from bandits.auditing.leak_floor import NoiseScaled
+from bandits.auditing.mechanism_floor import FLOOR_SPAWN_KEY, with_measured_floor
 from bandits.environments import Environment
 from bandits.policy import Outcomes, Policy, RunContext
 from bandits.structures.combinatorial import problem
 from dpaudit.audit import AuditReport, Bonferroni, Empirical, epsilon_lower_bound
+from dpaudit.audit.leak_floor import NOISE_FAMILY, LeakFloor, leak_floor
 from dpaudit.ledger import RunLedgers
 from dpaudit.validation import check_integer
 from mechanisms.randomness import RepRandom
 
-__all__ = ["init_release_samples", "audit_init_release", "audit_matroid_policy", "DEFAULT_INIT_TRIALS"]
+__all__ = ["init_release_samples", "audit_init_release", "init_release_leak_floor", "audit_matroid_policy",
+           "DEFAULT_INIT_TRIALS", "INIT_FLOOR_REPLICATES"]
 
 DEFAULT_INIT_TRIALS = 20_000
 """Initialisation releases per neighbour for the initialisation audit."""
+
+INIT_FLOOR_REPLICATES = 16
+"""Whole initialisation audits per leak factor of its measured floor (each runs the agent's
+initialisation 2·10⁴ times per neighbour, ~2.7 s of CPU: the white-box test's detection curve is
+steep, and 64 would cost about 20 minutes per algorithm)."""
 
 
 def init_release_samples(
@@ -59,6 +69,52 @@ def init_release_samples(
     return np.concatenate(out, axis=0)
 
 
+def _init_bound(policy: Policy, sampler: Policy, env: Environment, n: int, root: np.random.SeedSequence,
+                confidence: float, delta: float) -> tuple[float, str]:  # fmt: skip
+    """The ε lower bound of the initialisation test on ``n`` releases per neighbour of ``sampler``'s
+    agent (``policy`` itself, or a noise-scaled variant of it), the likelihood ratio being that of
+    the declared ``policy``; and the statistic's name."""
+    L, K = env.n_arms, problem(env.structure).k
+    eps0 = policy.epsilon0(K)  # type: ignore[attr-defined]
+    null, alt = (
+        init_release_samples(sampler, env, np.full(L, w), n,
+                             np.random.SeedSequence(root.entropy, spawn_key=(0xA0D17, i)))  # fmt: skip
+        for i, w in enumerate((1.0, 0.0))
+    )
+
+    def llr(y: np.ndarray) -> np.ndarray:  # log p(y | w0 = 1) − log p(y | w0 = 0), rounded (post-processing)
+        return np.round(eps0 * (np.abs(y) - np.abs(y - 1.0)).sum(axis=1), 9)
+
+    bound = epsilon_lower_bound(llr(null), llr(alt), delta=delta, confidence=confidence,
+                                selection=Bonferroni())  # fmt: skip
+    statistic = f"full-vector likelihood ratio of the initial release (L = {L}, eps0 = {eps0:.6g})"
+    return float(bound.epsilon), statistic
+
+
+def init_release_leak_floor(
+    policy: Policy, env: Environment, *, trials: int, confidence: float, delta: float, floor_seed: int = 0,
+    replicates: int = INIT_FLOOR_REPLICATES,
+) -> LeakFloor:
+    """The initialisation audit's floor measured on the real agent (:mod:`dpaudit.audit.leak_floor`):
+    the leak factors at which this audit of the agent with its privacy noise scaled by 1/L
+    (:class:`~bandits.auditing.leak_floor.NoiseScaled`) shows a positive bound, and refutes the
+    certificate, in half of ``replicates`` whole audits (the same seeds at every L)."""
+    n = check_integer("trials", trials, 100)
+    claim = certified_claim(policy, 2, env, delta).epsilon
+    if claim is None:
+        raise ValueError(f"{policy.name} certifies no epsilon for its initialisation: no floor to measure")
+    roots = [np.random.SeedSequence(int(floor_seed), spawn_key=(FLOOR_SPAWN_KEY, r))
+             for r in range(check_integer("replicates", replicates, 1))]  # fmt: skip
+
+    def evaluate(leak: float) -> tuple[np.ndarray, np.ndarray]:
+        scaled = NoiseScaled(policy, 1.0 / leak)
+        lower = np.array([_init_bound(policy, scaled, env, n, root, confidence, delta)[0] for root in roots])
+        return (lower > 0.0).astype(float), (lower > claim).astype(float)
+
+    return leak_floor(evaluate, replicates=len(roots), family=NOISE_FAMILY, quantity="epsilon",
+                      certified=claim)  # fmt: skip
+
+
 def audit_init_release(
     policy: Policy,
     env: Environment,
@@ -67,35 +123,24 @@ def audit_init_release(
     seed: int = 0,
     confidence: float = 0.95,
     delta: float = 1e-6,
+    settings: AuditSettings | None = None,
 ) -> tuple[AuditReport, AuditReport | None]:
     """Audit the initialisation release (module docstring): (vs the toolkit's certificate, vs the
-    paper's claim)."""
+    paper's claim). With ``settings``, its floor is the one measured on the agent
+    (:func:`init_release_leak_floor`) or kept from such a measurement, as ``settings.floor`` asks."""
     n = check_integer("trials", trials, 100)
-    L = env.n_arms
-    K = problem(env.structure).k
+    L, K = env.n_arms, problem(env.structure).k
     eps0 = policy.epsilon0(K)  # type: ignore[attr-defined]
     root = np.random.SeedSequence(check_integer("seed", seed, 0), spawn_key=(0xA0D17,))
-    null = init_release_samples(
-        policy, env, np.ones(L), n, np.random.SeedSequence(root.entropy, spawn_key=(0xA0D17, 0))
-    )
-    alt = init_release_samples(
-        policy, env, np.zeros(L), n, np.random.SeedSequence(root.entropy, spawn_key=(0xA0D17, 1))
-    )
-
-    def llr(y: np.ndarray) -> np.ndarray:  # log p(y | w0 = 1) − log p(y | w0 = 0), rounded (post-processing)
-        return np.round(eps0 * (np.abs(y) - np.abs(y - 1.0)).sum(axis=1), 9)
-
-    bound = epsilon_lower_bound(
-        llr(null), llr(alt), delta=delta, confidence=confidence, selection=Bonferroni()
-    )
+    lower, statistic = _init_bound(policy, policy, env, n, root, confidence, delta)
     empirical = Empirical(
-        epsilon_lower=float(bound.epsilon),
+        epsilon_lower=lower,
         mu_lower=None,
         delta=delta,
         confidence=confidence,
         trials=2 * n,
         method="clopper-pearson, bonferroni over a pre-registered threshold grid",
-        statistic=f"full-vector likelihood ratio of the initial release (L = {L}, eps0 = {eps0:.6g})",
+        statistic=statistic,
     )
     details = {
         "neighbours": "the initial record w0: every arm 1 vs every arm 0 (replace one round's reward vector)",
@@ -107,11 +152,17 @@ def audit_init_release(
     own = AuditReport.build(
         target=target, certified=certified_claim(policy, 2, env, delta), empirical=empirical, details=details
     )
+    if settings is not None:
+        measured, kept = algorithm_floor(
+            "initialisation release", settings, [policy, env, n, confidence, delta],
+            lambda: init_release_leak_floor(policy, env, trials=n, confidence=confidence, delta=delta,
+                                            floor_seed=settings.floor_seed))  # fmt: skip
+        own = with_measured_floor(own, measured, kept)
     claim = published_claim(policy, 2, env, delta)
     pub = (
         None
         if claim is None
-        else AuditReport.build(target=target, certified=claim, empirical=empirical, details=details)
+        else AuditReport.build(target=target, certified=claim, empirical=empirical, details=own.details)
     )
     return own, pub
 
@@ -150,5 +201,6 @@ def audit_matroid_policy(
     if not both:
         return PolicyAudit(actions, {}, None, floor)
     own, pub = audit_init_release(policy, env, trials=init_trials, seed=settings.seed,
-                                  confidence=each.confidence, delta=settings.delta)  # fmt: skip
+                                  confidence=each.confidence, delta=settings.delta,
+                                  settings=settings)  # fmt: skip
     return PolicyAudit(own, {"action sequences": actions}, pub, own.details["detection_floor"])
