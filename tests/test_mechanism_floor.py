@@ -155,3 +155,30 @@ def test_the_matroid_initialisation_floor_is_measured_on_the_noise_scaled_agent(
     assert pub is None or pub.details["algorithm_floor"] == f.to_dict()
     kept, _ = audit_init_release(pol, env, trials=400, settings=AuditSettings(trials=100))
     assert len(seen) == 1 and kept.details["algorithm_floor_kept"]["where"] == "disk"
+
+
+def test_the_cascade_audits_measure_their_floors_by_replicating_themselves(monkeypatch):
+    import bandits.auditing.replicated_floor as rf
+    from bandits.cascading.audit import audit_cascade_policy
+    from bandits.registry import get
+
+    spec = get("cascade-ldp-laplace-sound")
+    env = spec.env_parser(spec.default_env)
+    pol = spec.configure({}, env, 100).policy
+    whole = rf.replicated_leak_floor
+    calls = []
+
+    def fewer(audit, policy, certified, **kw):
+        calls.append(kw)
+        return whole(audit, policy, certified, **{**kw, "replicates": 3})
+
+    monkeypatch.setattr(rf, "replicated_leak_floor", fewer)
+    measured = audit_cascade_policy(pol, 2, env, AuditSettings(trials=300, floor="algorithm"))
+    floor = measured.primary.details["algorithm_floor"]
+    assert len(calls) == 1 and floor["family"] == rf.REPLICATED_FAMILY and floor["replicates"] == 3
+    assert measured.floor == measured.primary.details["detection_floor"]
+    plain = audit_cascade_policy(pol, 2, env, AuditSettings(trials=300, floor="reference"))
+    assert plain.primary.empirical == measured.primary.empirical  # the floor's runs are seeded apart
+    kept = audit_cascade_policy(pol, 2, env, AuditSettings(trials=300, seed=5))
+    assert len(calls) == 1 and kept.primary.details["algorithm_floor"] == floor
+    assert kept.primary.details["algorithm_floor_kept"]["where"] == "disk"

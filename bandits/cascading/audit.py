@@ -48,6 +48,9 @@ import numpy as np
 from bandits.auditing.black_box import audit_policy, certify_chosen, pilot_size
 from bandits.auditing.claims import DEFAULT_MECHANISM_TRIALS, detection_floor
 from bandits.auditing.contract import AuditSettings, PolicyAudit
+from bandits.auditing.kept_floors import algorithm_floor
+from bandits.auditing.mechanism_floor import mechanism_leak_floor, with_measured_floor
+from bandits.auditing.replicated_floor import with_replicated_floor
 from bandits.cascading.policies import CascadeLDP, CascadeLDPFixed, CascadePolicy
 from bandits.engine.simulator import simulate
 from bandits.environments import Environment, RewardTableEnv
@@ -63,6 +66,7 @@ from dpaudit.audit.estimate import mu_interval_from_counts
 from dpaudit.audit.neighbours import NeighbourPair
 from dpaudit.audit.pilot import pilot_choice
 from dpaudit.audit.power import floor_report, largest_provable_epsilon
+from dpaudit.audit.runner import DEFAULT_BATCH
 from dpaudit.audit.target import choose_statistic
 from dpaudit.conversions import pure_dp_to_gdp
 from dpaudit.ledger import RunLedgers
@@ -163,7 +167,7 @@ def audit_designs(
     designs: Sequence[Design],
     *,
     trials: int,
-    seed: int,
+    seed: int | list[int],
     confidence: float,
     delta: float,
     certified: Certified,
@@ -340,10 +344,15 @@ def audit_cascade_policy(
     trials, seed, confidence = settings.trials, settings.seed, settings.shared(1 + with_w0).confidence
     cert, pub, d, select = claim_under_audit(policy, T, env, settings.delta)
     what = "user's report (white box: the server's view)" if local else "list sequence (black box)"
-    primary = audit_designs(
-        policy, env, _designs(policy, env, T), trials=trials, seed=seed, confidence=confidence, delta=d,
-        certified=cert, published=pub, select=select, target=f"{policy.name}: {what}",
-    )  # fmt: skip
+    designs = _designs(policy, env, T)
+
+    def audit(p: Policy, s: int | list[int]) -> AuditReport:
+        return audit_designs(p, env, designs, trials=trials, seed=s, confidence=confidence, delta=d,
+                             certified=cert, published=pub, select=select,
+                             target=f"{policy.name}: {what}")  # fmt: skip
+
+    primary = with_replicated_floor(audit(policy, seed), "outputs", settings, [policy, T, env], audit, policy,
+                                    select if getattr(cert, select) is not None else None)  # fmt: skip
     components: dict[str, AuditReport] = {}
     if with_w0:
         L = env.n_arms
@@ -396,8 +405,12 @@ def audit_cucb_ldp_gaussian(
     target = AuditTarget(f"{policy.name} randomizer", mech, pair, choose_statistic(mech, pair), cert_users, d)
     rand = run_audit(target, trials=mechanism_trials, seed=seed, confidence=confidence,
                      executor=settings.executor)  # fmt: skip
+    measured, kept = algorithm_floor("mechanism", settings, [policy, T, env, mechanism_trials], lambda: (
+        mechanism_leak_floor(target, trials=mechanism_trials, confidence=confidence, batch_size=DEFAULT_BATCH,
+                             floor_seed=settings.floor_seed)))  # fmt: skip
     model = "the Gaussian randomizer re-built from the policy's parameters, not the running agent"
     rand = dataclasses.replace(rand, details={**rand.details, "model": model})
+    rand = with_measured_floor(rand, measured, kept)
     actions = audit_policy(policy, T, env, each)
     components: dict[str, AuditReport] = {"action sequences": actions}
     primary = rand
