@@ -19,6 +19,7 @@ from bandits.auditing.mechanism_floor import (
     mechanism_leak_floor,
     with_measured_floor,
 )
+from bandits.auditing.replicated_floor import REPLICATED_FAMILY
 from bandits.environments.grammar import parse_combinatorial_env
 from bandits.matroid.audit import audit_init_release, init_release_leak_floor
 from bandits.matroid.policies import DPTSMat
@@ -144,7 +145,7 @@ def test_the_matroid_initialisation_floor_is_measured_on_the_noise_scaled_agent(
     env = parse_combinatorial_env(MATROID_ENV)
     pol = DPTSMat(epsilon=2.0)
     f = init_release_leak_floor(pol, env, trials=400, confidence=0.95, delta=1e-6, replicates=3)
-    assert f.family.startswith("every privacy noise draw") and f.quantity == "epsilon"
+    assert f.family == REPLICATED_FAMILY and f.quantity == "epsilon"
     assert f.detect_leak is not None and f.detect_leak <= 1.0  # 400 releases per side see the leak
     seen = []
     monkeypatch.setattr(mat, "init_release_leak_floor", lambda *a, **kw: seen.append(kw) or f)
@@ -168,9 +169,9 @@ def test_the_cascade_audits_measure_their_floors_by_replicating_themselves(monke
     whole = rf.replicated_leak_floor
     calls = []
 
-    def fewer(audit, policy, certified, **kw):
+    def fewer(bound, policy, quantity, certified, **kw):
         calls.append(kw)
-        return whole(audit, policy, certified, **{**kw, "replicates": 3})
+        return whole(bound, policy, quantity, certified, **{**kw, "replicates": 3})
 
     monkeypatch.setattr(rf, "replicated_leak_floor", fewer)
     measured = audit_cascade_policy(pol, 2, env, AuditSettings(trials=300, floor="algorithm"))

@@ -11,16 +11,10 @@ fractions of those audits whose lower bound is positive and above the certificat
 ``[floor_seed, SPAWN, r]``: apart from the audit's own, so the floor serves an audit at any seed.
 
 Example:
-    >>> import numpy as np
-    >>> from dpaudit.audit import AuditReport, Certified, Empirical
     >>> from bandits.lazy.policies import LazyUCB
-    >>> def audit(policy, seed):  # a stand-in whose bound grows with the leak factor
-    ...     leak = 1.0 / policy.factor
-    ...     emp = Empirical(epsilon_lower=0.8 * leak, mu_lower=None, delta=1e-6, confidence=0.95,
-    ...                     trials=10, method="m", statistic="s")
-    ...     return AuditReport.build(target="t", certified=Certified(epsilon=1.0, delta=1e-6), empirical=emp)
-    >>> cert = Certified(epsilon=1.0, delta=1e-6)
-    >>> f = replicated_leak_floor(audit, LazyUCB(epsilon=1.0), cert, replicates=2)
+    >>> def bound(policy, seed):  # a stand-in whose bound grows with the leak factor
+    ...     return 0.8 / policy.factor
+    >>> f = replicated_leak_floor(bound, LazyUCB(epsilon=1.0), "epsilon", 1.0, replicates=2)
     >>> f.detect_leak, 1.0 < f.violate_leak < 1.6
     (0.0625, True)
 """
@@ -36,7 +30,7 @@ from bandits.auditing.kept_floors import algorithm_floor
 from bandits.auditing.leak_floor import NoiseScaled
 from bandits.auditing.mechanism_floor import with_measured_floor
 from bandits.policy import Policy
-from dpaudit.audit import AuditReport, Certified
+from dpaudit.audit import AuditReport
 from dpaudit.audit.leak_floor import NOISE_FAMILY, LeakFloor, leak_floor
 from dpaudit.validation import check_integer
 
@@ -50,32 +44,29 @@ REPLICATED_FAMILY = NOISE_FAMILY + ", the whole audit replicated per pilot"
 
 
 def replicated_leak_floor(
-    audit: Callable[[Policy, list[int]], AuditReport],
+    bound: Callable[[Policy, list[int]], float],
     policy: Policy,
-    certified: Certified,
+    quantity: str,
+    certified: float,
     *,
     floor_seed: int = 0,
     replicates: int = 16,
-    quantity: str | None = None,
 ) -> LeakFloor:
-    """The leak factors at which ``audit(NoiseScaled(policy, 1/L), seed)`` shows a positive bound,
-    and a bound above ``certified``, in half of ``replicates`` runs of it (module docstring).
-    ``quantity``: ``"mu"`` or ``"epsilon"`` (default: μ when one is certified)."""
+    """The leak factors at which the lower bound ``bound(NoiseScaled(policy, 1/L), seed)`` of a
+    whole audit (on ``quantity``, ``"mu"`` or ``"epsilon"``) is positive, and above ``certified``,
+    in half of ``replicates`` runs of it (module docstring)."""
     n = check_integer("replicates", replicates, 1)
-    kind = quantity or ("mu" if certified.mu is not None else "epsilon")
-    if kind not in ("mu", "epsilon"):
+    if quantity not in ("mu", "epsilon"):
         raise ValueError(f"quantity must be 'mu' or 'epsilon', got {quantity!r}")
-    claim = certified.mu if kind == "mu" else certified.epsilon
-    if claim is None:
-        raise ValueError(f"the certificate gives no {kind}: there is no floor to measure against it")
     seeds = [[check_integer("floor_seed", floor_seed, 0), SPAWN, r] for r in range(n)]
 
     def evaluate(leak: float) -> tuple[np.ndarray, np.ndarray]:
         variant = NoiseScaled(policy, 1.0 / leak)
-        lower = np.array([_bound(audit(variant, s), kind) for s in seeds])
-        return (lower > 0.0).astype(float), (lower > claim).astype(float)
+        lower = np.array([bound(variant, s) for s in seeds])
+        return (lower > 0.0).astype(float), (lower > certified).astype(float)
 
-    return leak_floor(evaluate, replicates=n, family=REPLICATED_FAMILY, quantity=kind, certified=float(claim))
+    return leak_floor(evaluate, replicates=n, family=REPLICATED_FAMILY, quantity=quantity,
+                      certified=certified)  # fmt: skip
 
 
 def with_replicated_floor(
@@ -88,11 +79,20 @@ def with_replicated_floor(
     quantity: str | None = None,
 ) -> AuditReport:
     """``report`` (the audit ``audit(policy, settings.seed)`` made) with the floor
-    :func:`replicated_leak_floor` measures, or one kept from such a measurement at ``config``
+    :func:`replicated_leak_floor` measures on ``audit``'s bound on ``quantity`` (default: μ when
+    one is certified), or one kept from such a measurement at ``config``
     (:func:`bandits.auditing.kept_floors.algorithm_floor`: as ``settings.floor`` asks), in place of
     its reference floor."""
+    cert = report.certified
+    kind = quantity or ("mu" if cert.mu is not None else "epsilon")
+    claim = cert.mu if kind == "mu" else cert.epsilon
+    if claim is None:
+        raise ValueError(f"the certificate gives no {kind}: there is no floor to measure against it")
+    def bound(variant: Policy, seed: list[int]) -> float:
+        return _bound(audit(variant, seed), kind)
+
     measured, kept = algorithm_floor(view, settings, config, lambda: replicated_leak_floor(
-        audit, policy, report.certified, floor_seed=settings.floor_seed, quantity=quantity))  # fmt: skip
+        bound, policy, kind, float(claim), floor_seed=settings.floor_seed))  # fmt: skip
     return with_measured_floor(report, measured, kept)
 
 

@@ -24,13 +24,13 @@ from bandits.auditing.claims import (
 )
 from bandits.auditing.contract import AuditSettings, PolicyAudit
 from bandits.auditing.kept_floors import algorithm_floor
-from bandits.auditing.leak_floor import NoiseScaled
-from bandits.auditing.mechanism_floor import FLOOR_SPAWN_KEY, with_measured_floor
+from bandits.auditing.mechanism_floor import with_measured_floor
+from bandits.auditing.replicated_floor import replicated_leak_floor
 from bandits.environments import Environment
 from bandits.policy import Outcomes, Policy, RunContext
 from bandits.structures.combinatorial import problem
 from dpaudit.audit import AuditReport, Bonferroni, Empirical, epsilon_lower_bound
-from dpaudit.audit.leak_floor import NOISE_FAMILY, LeakFloor, leak_floor
+from dpaudit.audit.leak_floor import LeakFloor
 from dpaudit.ledger import RunLedgers
 from dpaudit.validation import check_integer
 from mechanisms.randomness import RepRandom
@@ -95,24 +95,19 @@ def init_release_leak_floor(
     policy: Policy, env: Environment, *, trials: int, confidence: float, delta: float, floor_seed: int = 0,
     replicates: int = INIT_FLOOR_REPLICATES,
 ) -> LeakFloor:
-    """The initialisation audit's floor measured on the real agent (:mod:`dpaudit.audit.leak_floor`):
-    the leak factors at which this audit of the agent with its privacy noise scaled by 1/L
-    (:class:`~bandits.auditing.leak_floor.NoiseScaled`) shows a positive bound, and refutes the
-    certificate, in half of ``replicates`` whole audits (the same seeds at every L)."""
+    """The initialisation audit's floor measured on the real agent: whole initialisation audits of
+    the agent with its privacy noise scaled by 1/L
+    (:func:`bandits.auditing.replicated_floor.replicated_leak_floor`)."""
     n = check_integer("trials", trials, 100)
     claim = certified_claim(policy, 2, env, delta).epsilon
     if claim is None:
         raise ValueError(f"{policy.name} certifies no epsilon for its initialisation: no floor to measure")
-    roots = [np.random.SeedSequence(int(floor_seed), spawn_key=(FLOOR_SPAWN_KEY, r))
-             for r in range(check_integer("replicates", replicates, 1))]  # fmt: skip
 
-    def evaluate(leak: float) -> tuple[np.ndarray, np.ndarray]:
-        scaled = NoiseScaled(policy, 1.0 / leak)
-        lower = np.array([_init_bound(policy, scaled, env, n, root, confidence, delta)[0] for root in roots])
-        return (lower > 0.0).astype(float), (lower > claim).astype(float)
+    def bound(variant: Policy, seed: list[int]) -> float:
+        return _init_bound(policy, variant, env, n, np.random.SeedSequence(seed), confidence, delta)[0]
 
-    return leak_floor(evaluate, replicates=len(roots), family=NOISE_FAMILY, quantity="epsilon",
-                      certified=claim)  # fmt: skip
+    return replicated_leak_floor(bound, policy, "epsilon", claim, floor_seed=floor_seed,
+                                 replicates=replicates)  # fmt: skip
 
 
 def audit_init_release(
