@@ -28,7 +28,7 @@ import numpy as np
 from bandits.auditing.contract import AuditSettings
 from bandits.auditing.kept_floors import algorithm_floor
 from bandits.auditing.leak_floor import NoiseScaled
-from bandits.auditing.mechanism_floor import with_measured_floor
+from bandits.auditing.mechanism_floor import EVALUATIONS, REFINED, with_measured_floor
 from bandits.policy import Policy
 from dpaudit.audit import AuditReport
 from dpaudit.audit.leak_floor import NOISE_FAMILY, LeakFloor, leak_floor
@@ -66,7 +66,7 @@ def replicated_leak_floor(
         return (lower > 0.0).astype(float), (lower > certified).astype(float)
 
     return leak_floor(evaluate, replicates=n, family=REPLICATED_FAMILY, quantity=quantity,
-                      certified=certified)  # fmt: skip
+                      certified=certified, max_evaluations=EVALUATIONS, refined=REFINED)  # fmt: skip
 
 
 def with_replicated_floor(
