@@ -26,8 +26,8 @@ and keeps). The shipped floors and the ``--json`` file are written each time an 
 finishes, so an interrupted measurement (hours for all of them) loses only the algorithms that
 were running.
 
-Views without a measured floor (Thompson sampling's outputs, the families' mechanism components)
-show ``-``: their reference floor decides either way.
+Views without a measured floor (releases without noise: the cascade algorithms' raw initial
+records) show ``-``: their reference floor decides either way.
 """
 
 from __future__ import annotations

@@ -4,9 +4,9 @@
 ``docs/img/dask.json`` from ``bench_dask.py``, and the detection-floor check
 ``docs/img/floor_check.json`` from ``bench_floor_check.py``, and the floor measured on the
 algorithms, ``docs/img/leak_floor.json``, ``leak_floor_ts.json``, ``leak_floor_ts_outputs.json`` and
-``leak_floor_spread.json`` from
-``bench_leak_floor.py``, and ``default_floors.json`` from ``bench_default_floors.py``) into the
-README and the docs by ``benchmarks/readme_tables.py``."""
+``leak_floor_spread.json`` from ``bench_leak_floor.py``, ``mechanism_floor.json`` from
+``bench_mechanism_floor.py`` and ``default_floors.json`` from ``bench_default_floors.py``) into
+the README and the docs by ``benchmarks/readme_tables.py``."""
 
 from __future__ import annotations
 
@@ -128,6 +128,12 @@ def renderers(img: Path) -> dict[str, Callable[[], str]]:
 
         out |= {"leak-floor": lambda: table(leak["rows"]),
                 "leak-floor-summary": lambda: leak_sentence(leak["rows"])}  # fmt: skip
+    if (mech := load("mechanism_floor.json")) is not None:
+        from benchmarks.bench_mechanism_floor import sentence as mech_sentence
+        from benchmarks.bench_mechanism_floor import table as mech_table
+
+        out |= {"mechanism-floor": lambda: mech_table(mech["rows"]),
+                "mechanism-floor-summary": lambda: mech_sentence(mech["rows"])}  # fmt: skip
     if (leak_ts := load("leak_floor_ts.json")) is not None:
         from benchmarks.bench_leak_floor import table as ts_table
 
