@@ -101,9 +101,10 @@ def _floor_note(audit: PolicyAudit, settings: AuditSettings) -> PolicyAudit:
     on the algorithm (:mod:`bandits.auditing.leak_floor`) with ``floor="algorithm"``, or take one
     kept from such a measurement at this configuration, floor seed and code
     (:mod:`bandits.auditing.kept_floors`); so do both views of Thompson sampling's own auditor
-    (:mod:`bandits.thompson.outputs_floor`, :mod:`bandits.thompson.draws_floor`), while the
-    families' mechanism components keep their reference floors; with no measured floor every
-    floor shown is a reference floor."""
+    (:mod:`bandits.thompson.outputs_floor`, :mod:`bandits.thompson.draws_floor`), and so do the
+    families' mechanism components (:mod:`bandits.auditing.mechanism_floor`,
+    :mod:`bandits.auditing.replicated_floor`) but for releases without noise; with no measured
+    floor every floor shown is a reference floor."""
     parts = {"outputs": audit.primary, **audit.components}
     measured = [k for k, r in parts.items() if "algorithm_floor" in r.details]
     if not measured and settings.floor != "algorithm":

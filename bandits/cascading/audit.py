@@ -24,7 +24,12 @@ predicted bound at the main sample size), then fresh trajectories give one Clopp
 (false-positive and false-negative rates at level α/2 each) → ε at δ and GDP μ lower bounds. When
 the toolkit certifies nothing (a ``NonPrivateEvent``), the audit's claim is the paper's: the
 verdict says whether the paper's ε survives. Claims with a δ (Theorems 5, 7) are audited at that
-δ. Every report gives its detection floor and ceiling (:mod:`dpaudit.audit.power`).
+δ. Every report gives its detection floor and ceiling (:mod:`dpaudit.audit.power`); with
+``--audit-floor algorithm``, or kept from such a run, the floor of the report and list-sequence
+audits is measured by running them again on the noise-scaled agent
+(:mod:`bandits.auditing.replicated_floor`), and that of CUCB-LDP-Gaussian's randomizer on the
+noise-scaled randomizer (:mod:`bandits.auditing.mechanism_floor`); the raw initial records, which
+carry no noise, keep the reference floor.
 
 Example:
     >>> from bandits.environments.cascade import cascade_instance

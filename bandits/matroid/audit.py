@@ -8,6 +8,10 @@
   certificate (L·ε₀) and with the paper's ε (Theorems 1/3), which it refutes when L·ε₀ > ε.
 * **the action sequences** (:func:`bandits.auditing.black_box.audit_policy`). For
   ``init="public-w0"`` round 0 is not a protected record, so its pairs change round 1 instead.
+
+The initialisation audit's floor, with ``--audit-floor algorithm`` or kept from such a run, is
+measured on the agent: the same audit, whole, on the agent with its privacy noise scaled by 1/L
+(:func:`init_release_leak_floor`).
 """
 
 from __future__ import annotations

@@ -6,6 +6,11 @@
   :class:`~mechanisms.continual.tree.BinaryTreeCounter`) on two streams that differ in one
   user's K-sparse leaf (0 vs 1 on K coordinates), exact privacy loss of all nodes.
 * **the action sequences** — :func:`bandits.auditing.black_box.audit_policy`.
+
+The mechanism's floor, with ``--audit-floor algorithm`` or kept from such a run, is measured on
+the mechanism itself: the same ``run_audit`` on it with its noise scaled by 1/L
+(:mod:`bandits.auditing.mechanism_floor`; :data:`TREE_FLOOR_REPLICATES` audits per factor for the
+tree, 64 for the randomizers).
 """
 
 from __future__ import annotations
