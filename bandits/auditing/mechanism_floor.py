@@ -43,8 +43,9 @@ from dpaudit.audit.leak_floor import LeakFloor, leak_floor
 from dpaudit.audit.runner import AuditTarget, run_audit
 from dpaudit.validation import check_integer, check_positive
 
-__all__ = ["ScaledDraws", "NoiseScaledMechanism", "NotScalable", "mechanism_leak_floor", "with_measured_floor",
-           "MECHANISM_FAMILY", "FLOOR_SPAWN_KEY", "REFINED", "EVALUATIONS"]  # fmt: skip
+__all__ = ["ScaledDraws", "NoiseScaledMechanism", "NotScalable", "mechanism_leak_floor",
+           "with_measured_floor", "MECHANISM_FAMILY", "FLOOR_SPAWN_KEY", "REFINED",
+           "EVALUATIONS"]  # fmt: skip
 
 MECHANISM_FAMILY = "every noise draw of the audited mechanism scaled by 1/L, a whole audit per pilot"
 """The variant family of a mechanism component's measured floor (shown in its report)."""
