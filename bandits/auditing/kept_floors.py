@@ -19,7 +19,10 @@ computed once and kept:
   entry is used only if one of them matches the code now: an edit to a comment or docstring keeps
   it, any other edit to any of those modules drops it (the run then shows the reference floor and
   says so; after docstring edits ``python -m bandits.auditing.kept_floors`` re-stamps the shipped
-  floors so that a run finds them by the cheap check of the sources);
+  floors so that a run finds them by the cheap check of the sources). A floor measured inside
+  :func:`bandits.auditing.code_trace.tracing` (the shipped ones) also lists, per module loaded
+  after the trace began, the functions that ran, and its syntax fingerprint leaves out the bodies
+  of the others: an edit to a function that did not run keeps it too;
 * **NumPy** — the entry records the NumPy it was measured with; another NumPy's random streams may
   differ, and there a kept floor is another draw of the same measured floor, not bit for bit the
   one ``--audit-floor algorithm`` would compute;
@@ -55,6 +58,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from bandits.auditing.code_trace import (
+    PACKAGES,
+    executed_functions,
+    tracing_since,
+    tree_fingerprint_text,
+    without_docstrings,
+)
 from bandits.auditing.contract import AuditSettings
 from dpaudit.audit.floor_store import cache_dir, write_json
 from dpaudit.audit.leak_floor import LeakFloor
@@ -64,10 +74,8 @@ __all__ = ["algorithm_floor", "floor_key", "kept", "keep", "code_fingerprints", 
 
 SHIPPED = Path(__file__).resolve().with_name("kept_floors.json")
 
-PACKAGES = ("dpaudit", "mechanisms", "bandits")
-"""The packages whose loaded modules an entry's code fingerprints cover."""
-
-_ASIDE = ("dpaudit.cli", __name__)  # how a run is asked for, and this store itself
+_ASIDE = ("dpaudit.cli", __name__, "bandits.auditing.code_trace")  # how a run is asked for, this store
+Executed = tuple[tuple[str, tuple[str, ...]], ...] | None  # (module, paths of the functions that ran)
 _ROOT = Path(__file__).resolve().parents[2]
 _LOADED_AT = time.time() + 1.0  # (coarse file times: a write within a second of the import is not seen)
 
@@ -96,40 +104,46 @@ def _source_path(module: str) -> Path:
     return base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
 
 
-def _without_docstrings(tree: Any) -> Any:
-    import ast
-
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body
-                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
-                and isinstance(body[0].value.value, str)):  # fmt: skip
-            node.body = body[1:] or [ast.Pass()]
-    return tree
-
-
-@functools.lru_cache(maxsize=8)
-def _fingerprints(modules: tuple[str, ...], syntax: bool) -> str | None:
+@functools.lru_cache(maxsize=64)
+def _fingerprints(modules: tuple[str, ...], syntax: bool, executed: Executed = None) -> str | None:
+    """The fingerprint of ``modules``: of their sources, or of their syntax trees without
+    docstrings; with ``executed`` (module, paths of the functions that ran), those modules' trees
+    without the bodies of the functions that did not run (:mod:`bandits.auditing.code_trace`)."""
+    ran = dict(executed or ())
     parts = []
     for m in modules:
         try:
             text = _source_path(m).read_bytes()
         except OSError:
             return None  # a module that is gone: the entry cannot describe this code
-        if syntax:
+        if m in ran:
+            parts.append(m + "\0" + tree_fingerprint_text(text.decode("utf-8"), frozenset(ran[m])))
+        elif syntax:
             import ast
 
-            parts.append(m + "\0" + ast.dump(_without_docstrings(ast.parse(text)), include_attributes=False))
+            parts.append(m + "\0" + ast.dump(without_docstrings(ast.parse(text)), include_attributes=False))
         else:
             parts.append(m + "\0" + text.decode("utf-8", "surrogateescape"))
     return uuid.uuid5(uuid.NAMESPACE_URL, "\0".join(parts)).hex
 
 
-def code_fingerprints(modules: Sequence[str]) -> dict[str, str | None]:
+def code_fingerprints(
+    modules: Sequence[str], executed: dict[str, list[str]] | None = None
+) -> dict[str, str | None]:
     """Name-based (SHA-1) UUIDs of ``modules``' sources and of their syntax trees without
-    docstrings."""
+    docstrings (with ``executed``, only of the code that ran: :func:`_fingerprints`)."""
     mods = tuple(modules)
-    return {"source": _fingerprints(mods, False), "syntax": _fingerprints(mods, True)}
+    syntax = _fingerprints(mods, True, _executed_key(executed))
+    return {"source": _fingerprints(mods, False), "syntax": syntax}
+
+
+def _executed_key(executed: dict[str, list[str]] | None) -> Executed:
+    return None if executed is None else tuple(sorted((m, tuple(p)) for m, p in executed.items()))
+
+
+def _syntax_matches(entry: dict[str, Any]) -> bool:
+    now = _fingerprints(tuple(entry["modules"]), True, _executed_key(entry.get("executed")))
+    return bool(entry.get("syntax")) and now == entry["syntax"]
 
 
 def _describes_this_code(entry: dict[str, Any]) -> bool:
@@ -138,7 +152,7 @@ def _describes_this_code(entry: dict[str, Any]) -> bool:
         return False
     if entry.get("source") and _fingerprints(mods, False) == entry["source"]:
         return True
-    return bool(entry.get("syntax")) and _fingerprints(mods, True) == entry["syntax"]
+    return _syntax_matches(entry)
 
 
 def stale_runs() -> list[str]:
@@ -211,12 +225,24 @@ def keep(key: str, floor: LeakFloor, cpu_seconds: float, view: str) -> dict[str,
     mods = loaded_modules()
     if edited_since_loaded(mods):
         return None
+    executed = _executed(mods)
     entry = {"view": view, "floor": floor.to_dict(), "cpu_seconds": round(cpu_seconds, 1),
-             "numpy": np.__version__, "modules": mods, **code_fingerprints(mods)}  # fmt: skip
+             "numpy": np.__version__, "modules": mods, **code_fingerprints(mods, executed)}  # fmt: skip
+    if executed is not None:
+        entry["executed"] = executed
     root = _disk()
     if root is not None:
         write_json(root, key, entry)
     return entry
+
+
+def _executed(modules: list[str]) -> dict[str, list[str]] | None:
+    """The functions that ran of the ``modules`` loaded after the active trace began (the others
+    are fingerprinted whole), or ``None`` when no trace is active (every module whole)."""
+    before = tracing_since()
+    if before is None:
+        return None
+    return executed_functions({m: _source_path(m) for m in modules if m not in before})
 
 
 def algorithm_floor(
@@ -250,7 +276,7 @@ def restamp() -> tuple[int, list[str]]:
     done, stale = 0, set()
     for entry in data["floors"].values():
         mods = tuple(entry["modules"])
-        if _fingerprints(mods, True) != entry["syntax"]:
+        if not _syntax_matches(entry):
             stale.add(entry.get("run", "?"))
         elif _fingerprints(mods, False) != entry["source"]:
             entry["source"] = _fingerprints(mods, False)

@@ -1,0 +1,188 @@
+"""Which functions a floor measurement ran, and a fingerprint of only that code.
+
+A kept floor (:mod:`bandits.auditing.kept_floors`) is valid for the code that measured it. A
+fingerprint of every module the run loaded is sound but coarse: an edit to any function of a core
+module (the accountant, the audit's procedure) drops every kept floor, although most of those
+functions never run while a floor is measured. This module records, while a measurement runs,
+which functions of the project's modules executed, and fingerprints each module's syntax tree
+(docstrings removed) with the bodies of the other functions left out. What stays in the
+fingerprint, so that no edit that could change a measurement keeps it:
+
+* all module-level code: imports, constants, class bodies, every function's signature, default
+  values and decorators;
+* every decorated function, whole (a compiled kernel runs without a Python frame, so the profiler
+  cannot see it run);
+* every function that ran, whole, with the functions nested in it;
+* every module already loaded when the trace began, whole (its import-time calls were not seen).
+
+The record comes from :mod:`cProfile` (Python calls only, on the tracing thread) and from a
+profile hook on any thread started while tracing. It costs about a third more CPU on a
+measurement, which is why only the shipped floors' measurement traces
+(``benchmarks/bench_default_floors.py``); a floor measured in an ordinary run fingerprints its
+modules whole.
+
+Example:
+    >>> import textwrap
+    >>> src = textwrap.dedent('''
+    ...     def used(x):
+    ...         return 2 * x
+    ...     def unused(x):
+    ...         return 3 * x
+    ... ''')
+    >>> a = tree_fingerprint_text(src, frozenset({"used"}))
+    >>> a == tree_fingerprint_text(src.replace("3 * x", "x + x + x"), frozenset({"used"}))
+    True
+    >>> a == tree_fingerprint_text(src.replace("2 * x", "x + x"), frozenset({"used"}))
+    False
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import functools
+import os
+import re
+import sys
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from types import CodeType, FrameType
+from typing import Any
+
+__all__ = ["PACKAGES", "tracing", "tracing_since", "executed_functions", "tree_fingerprint_text",
+           "function_paths", "without_docstrings"]  # fmt: skip
+
+PACKAGES = ("dpaudit", "mechanisms", "bandits")
+"""The packages whose modules a kept floor's code fingerprints cover."""
+
+_TOKEN = "__dpaudit_body_{}__"
+_TOKEN_RE = re.compile(r"__dpaudit_body_(\d+)__")
+
+
+class _Trace:
+    """The profiler of the tracing thread, the code objects seen on other threads, and the
+    modules already loaded when tracing began."""
+
+    def __init__(self, before: frozenset[str]) -> None:
+        import cProfile
+
+        self.before = before
+        self.profile = cProfile.Profile(builtins=False)
+        self.elsewhere: set[CodeType] = set()
+
+    def on_thread(self, frame: FrameType, event: str, arg: Any) -> None:
+        if event == "call":
+            self.elsewhere.add(frame.f_code)
+
+    def codes(self) -> set[CodeType]:
+        self.profile.disable()
+        try:
+            seen = {e.code for e in self.profile.getstats() if isinstance(e.code, CodeType)}
+        finally:
+            self.profile.enable()
+        return seen | self.elsewhere
+
+
+_ACTIVE: list[_Trace] = []
+
+
+@contextlib.contextmanager
+def tracing(loaded: Sequence[str] | None = None) -> Iterator[None]:
+    """Record the functions that run inside the block; ``loaded`` are the modules to fingerprint
+    whole (default: those of :data:`PACKAGES` already loaded, whose import-time calls were not
+    seen). Not nested: an inner block, or one under another profiler, raises ``RuntimeError``."""
+    if _ACTIVE or sys.getprofile() is not None:
+        raise RuntimeError("a trace or another profiler is already active")
+    if loaded is None:
+        loaded = [m for m in list(sys.modules) if m.split(".")[0] in PACKAGES]
+    trace = _Trace(frozenset(loaded))
+    _ACTIVE.append(trace)
+    threading.setprofile(trace.on_thread)
+    trace.profile.enable()
+    try:
+        yield
+    finally:
+        trace.profile.disable()
+        threading.setprofile(None)  # type: ignore[arg-type]
+        _ACTIVE.clear()
+
+
+def tracing_since() -> frozenset[str] | None:
+    """The modules that were loaded when the active trace began, or ``None`` when none is active."""
+    return _ACTIVE[0].before if _ACTIVE else None
+
+
+def without_docstrings(tree: Any) -> Any:
+    """``tree`` with the docstrings of its module, classes and functions removed (in place)."""
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body
+                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):  # fmt: skip
+            node.body = body[1:] or [ast.Pass()]
+    return tree
+
+
+def function_paths(tree: ast.Module) -> list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """The functions whose bodies a fingerprint may leave out, with their dotted paths
+    (``Class.method``): those defined at module or class level (inside ``if``/``try`` blocks too),
+    not decorated. Nested functions belong to their enclosing function's body."""
+    out: list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]] = []
+
+    def visit(stmts: list[ast.stmt], prefix: str) -> None:
+        for node in stmts:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if not node.decorator_list:
+                    out.append((prefix + node.name, node))
+            elif isinstance(node, ast.ClassDef):
+                visit(node.body, prefix + node.name + ".")
+            else:
+                for field in ("body", "orelse", "finalbody"):
+                    visit(getattr(node, field, None) or [], prefix)
+                for inner in [*getattr(node, "handlers", ()), *getattr(node, "cases", ())]:
+                    visit(inner.body, prefix)
+
+    visit(tree.body, "")
+    return out
+
+
+@functools.lru_cache(maxsize=512)
+def _parts(text: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """The dump of ``text``'s syntax tree (docstrings removed) with each removable body replaced by
+    a token, and each token's (path, body dump)."""
+    tree = without_docstrings(ast.parse(text))
+    bodies = []
+    for i, (path, node) in enumerate(function_paths(tree)):
+        bodies.append((path, ast.dump(ast.Module(body=node.body, type_ignores=[]), include_attributes=False)))
+        node.body = [ast.Expr(ast.Name(id=_TOKEN.format(i), ctx=ast.Load()))]
+    return ast.dump(tree, include_attributes=False), tuple(bodies)
+
+
+def tree_fingerprint_text(text: str, ran: frozenset[str]) -> str:
+    """The text a module's fingerprint hashes: its syntax tree without docstrings, with the bodies
+    of the removable functions (:func:`function_paths`) whose path is not in ``ran`` left out."""
+    skeleton, bodies = _parts(text)
+
+    def body(m: re.Match[str]) -> str:
+        path, dump = bodies[int(m.group(1))]
+        return dump if path in ran else "<not run>"
+
+    return _TOKEN_RE.sub(body, skeleton)
+
+
+def executed_functions(modules: dict[str, Path]) -> dict[str, list[str]]:
+    """The paths (:func:`function_paths`) of the functions of ``modules`` (name → source file) that
+    ran while the active trace recorded; raises ``RuntimeError`` when no trace is active. Call it
+    before the sources can change (a path is found by its line in the file as it is now)."""
+    if not _ACTIVE:
+        raise RuntimeError("no trace is active")
+    by_file: dict[str, set[tuple[int, str]]] = {}
+    for code in _ACTIVE[0].codes():
+        by_file.setdefault(os.path.realpath(code.co_filename), set()).add((code.co_firstlineno, code.co_name))
+    out: dict[str, list[str]] = {}
+    for module, path in modules.items():
+        seen = by_file.get(os.path.realpath(path), set())
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        out[module] = sorted({p for p, node in function_paths(tree) if (node.lineno, node.name) in seen})
+    return out

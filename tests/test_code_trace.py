@@ -1,0 +1,170 @@
+"""bandits/auditing/code_trace.py and its use by kept_floors: a traced measurement lists the
+functions that ran, and its fingerprint keeps through edits to functions that did not run — and
+through nothing that could change a measurement (a function that ran, module-level code, a
+signature or default value, a decorated function, a module loaded before the trace)."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import textwrap
+import threading
+
+import pytest
+
+from bandits.auditing import code_trace as ct
+from bandits.auditing import kept_floors as kf
+from dpaudit.audit.leak_floor import LeakFloor, LeakPoint
+
+SOURCE = textwrap.dedent(
+    '''
+    """A module."""
+    import functools
+
+    SCALE = 2
+
+
+    def used(x, k=1):
+        """Runs."""
+
+        def inner(y):
+            return y + k
+
+        return inner(SCALE * x)
+
+
+    def unused(x, k=1):
+        return 3 * x + k
+
+
+    @functools.lru_cache(maxsize=None)
+    def decorated_unused(x):
+        return 4 * x
+
+
+    class Box:
+        def run(self):
+            return used(1)
+
+        def idle(self):
+            return 5
+
+
+    if SCALE > 1:
+        def conditional():
+            return 6
+
+
+    def on_thread():
+        return 7
+    '''
+)
+
+
+@pytest.fixture
+def module(tmp_path, monkeypatch):
+    """A fresh module ``tracedmod`` from SOURCE, importable from ``tmp_path``."""
+    path = tmp_path / "tracedmod.py"
+    path.write_text(SOURCE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop("tracedmod", None)
+    yield path
+    sys.modules.pop("tracedmod", None)
+
+
+def _trace_a_run(path):
+    with ct.tracing([]):
+        mod = importlib.import_module("tracedmod")
+        mod.Box().run()
+        mod.conditional()
+        worker = threading.Thread(target=mod.on_thread)
+        worker.start()
+        worker.join()
+        return ct.executed_functions({"tracedmod": path})
+
+
+def test_the_trace_names_exactly_the_functions_that_ran_on_any_thread(module):
+    ran = _trace_a_run(module)
+    assert ran == {"tracedmod": ["Box.run", "conditional", "on_thread", "used"]}
+    assert ct.tracing_since() is None  # the trace ended with the block
+    with pytest.raises(RuntimeError, match="no trace"):
+        ct.executed_functions({"tracedmod": module})
+
+
+def test_traces_do_not_nest():
+    with ct.tracing([]):
+        with pytest.raises(RuntimeError, match="already active"):
+            with ct.tracing([]):
+                pass
+    assert ct.tracing_since() is None
+
+
+@pytest.mark.parametrize(
+    ("edit", "keeps"),
+    [
+        (("return 3 * x + k", "return x + x + x + k"), True),  # a function that did not run
+        (("return 5", "return 50"), True),  # a method that did not run
+        (('"""Runs."""', '"""Runs, edited."""'), True),  # a docstring
+        (("return y + k", "return y - k"), False),  # a function nested in one that ran
+        (("inner(SCALE * x)", "inner(x * SCALE)"), False),  # a function that ran
+        (("SCALE = 2", "SCALE = 3"), False),  # module-level code
+        (("def unused(x, k=1)", "def unused(x, k=2)"), False),  # a default value of one that did not run
+        (("return 4 * x", "return 40 * x"), False),  # a decorated function (a compiled kernel runs unseen)
+        (("return 6", "return 60"), False),  # a function that ran, defined under an if
+        (("return 7", "return 70"), False),  # a function that ran on another thread
+    ],
+)
+def test_the_fingerprint_of_what_ran_keeps_only_through_edits_that_cannot_change_it(module, edit, keeps):
+    ran = frozenset(_trace_a_run(module)["tracedmod"])
+    old, new = edit
+    edited = SOURCE.replace(old, new)
+    assert edited != SOURCE
+    same = ct.tree_fingerprint_text(SOURCE, ran) == ct.tree_fingerprint_text(edited, ran)
+    assert same is keeps
+    assert ct.tree_fingerprint_text(SOURCE, frozenset()) != ct.tree_fingerprint_text(SOURCE, ran)
+
+
+FLOOR = LeakFloor(0.4, 1.6, (LeakPoint(1.0, 0.8, 0.2),), 64, "stub", "epsilon", 1.0)
+
+
+def test_a_traced_floor_keeps_through_an_edit_to_code_that_did_not_run(module, tmp_path, monkeypatch):
+    monkeypatch.setenv("DPAUDIT_KEPT_FLOORS", str(tmp_path / "kept"))
+    monkeypatch.setattr(kf, "_source_path", lambda m: module)
+    monkeypatch.setattr(kf, "edited_since_loaded", lambda mods: [])
+
+    def measured(loaded: list[str], before: list[str] | None) -> dict:
+        module.write_text(SOURCE)
+        sys.modules.pop("tracedmod", None)
+        kf._fingerprints.cache_clear()
+        monkeypatch.setattr(kf, "loaded_modules", lambda: loaded)
+        if before is None:  # no trace: every module whole
+            importlib.import_module("tracedmod").Box().run()
+            entry = kf.keep("k", FLOOR, 1.0, "outputs")
+        else:
+            with ct.tracing(before):
+                importlib.import_module("tracedmod").Box().run()
+                entry = kf.keep("k", FLOOR, 1.0, "outputs")
+        assert entry is not None and kf._describes_this_code(entry)
+        return entry
+
+    def still(entry: dict, old: str, new: str) -> bool:
+        assert old in SOURCE
+        module.write_text(SOURCE.replace(old, new))
+        kf._fingerprints.cache_clear()
+        return kf._describes_this_code(entry)
+
+    entry = measured(["bandits.tracedmod"], [])
+    assert entry["executed"] == {"bandits.tracedmod": ["Box.run", "used"]}
+    assert still(entry, "return 3 * x + k", "return x + x + x + k")  # did not run: kept
+    assert still(entry, "return 5", "return 50")
+    assert not still(entry, "inner(SCALE * x)", "inner(x * SCALE)")  # ran: dropped
+    assert not still(entry, "SCALE = 2", "SCALE = 3")  # module-level code: dropped
+    # a module loaded before the trace began ("bandits.before", the same file here) is whole
+    entry = measured(["bandits.before", "bandits.tracedmod"], ["bandits.before"])
+    assert entry["executed"] == {"bandits.tracedmod": ["Box.run", "used"]}
+    assert not still(entry, "return 3 * x + k", "return x + x + x + k")
+    # without a trace every module is whole, as before the trace existed
+    entry = measured(["bandits.tracedmod"], None)
+    assert "executed" not in entry
+    assert not still(entry, "return 3 * x + k", "return x + x + x + k")
+    assert still(entry, '"""Runs."""', '"""Runs, edited."""')  # docstrings never count
