@@ -88,12 +88,15 @@ def _as_leak(
 
 def algorithm_row(key: str, kept: dict[str, Any] | None = None) -> dict[str, Any]:
     """Both runs of ``dpaudit run KEY`` and the per-view comparison; with ``kept`` (an earlier row
-    of KEY) only the default run, the measured columns taken from ``kept``."""
-    ref, ref_cpu = _run(["run", key, "--audit-floor", "reference", "--json"])
+    of KEY) only the default run, the measured columns taken from ``kept``. The measured run goes
+    first: a traced floor (:func:`_row`) then lists none of the functions only the reference run
+    calls."""
     if kept is not None:
+        ref, ref_cpu = _run(["run", key, "--audit-floor", "reference", "--json"])
         return _with_reference(kept, ref, ref_cpu)
     with _keeping() as entries:
         meas, meas_cpu = _run(["run", key, "--audit-floor", "algorithm", "--json"])
+    ref, ref_cpu = _run(["run", key, "--audit-floor", "reference", "--json"])
     views = []
     refused = meas.get("refused")
     measured_views = {} if refused else _views(meas["audit"])
