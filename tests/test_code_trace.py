@@ -91,11 +91,22 @@ def test_the_trace_names_exactly_the_functions_that_ran_on_any_thread(module):
         ct.executed_functions({"tracedmod": module})
 
 
-def test_traces_do_not_nest():
+def test_traces_do_not_nest_nor_begin_blind_to_a_running_thread():
     with ct.tracing([]):
         with pytest.raises(RuntimeError, match="already active"):
             with ct.tracing([]):
                 pass
+    assert ct.tracing_since() is None
+    stop = threading.Event()
+    running = threading.Thread(target=stop.wait)
+    running.start()
+    try:
+        with pytest.raises(RuntimeError, match="other thread"):
+            with ct.tracing([]):
+                pass
+    finally:
+        stop.set()
+        running.join()
     assert ct.tracing_since() is None
 
 

@@ -91,9 +91,12 @@ _ACTIVE: list[_Trace] = []
 def tracing(loaded: Sequence[str] | None = None) -> Iterator[None]:
     """Record the functions that run inside the block; ``loaded`` are the modules to fingerprint
     whole (default: those of :data:`PACKAGES` already loaded, whose import-time calls were not
-    seen). Not nested: an inner block, or one under another profiler, raises ``RuntimeError``."""
+    seen). Not nested: an inner block, one under another profiler or one begun while other threads
+    run (their calls would not be seen) raises ``RuntimeError``."""
     if _ACTIVE or sys.getprofile() is not None:
         raise RuntimeError("a trace or another profiler is already active")
+    if threading.active_count() > 1:  # their calls could not be seen
+        raise RuntimeError(f"{threading.active_count() - 1} other thread(s) running: trace before they start")
     if loaded is None:
         loaded = [m for m in list(sys.modules) if m.split(".")[0] in PACKAGES]
     trace = _Trace(frozenset(loaded))
