@@ -179,3 +179,20 @@ def test_a_traced_floor_keeps_through_an_edit_to_code_that_did_not_run(module, t
     assert "executed" not in entry
     assert not still(entry, "return 3 * x + k", "return x + x + x + k")
     assert still(entry, '"""Runs."""', '"""Runs, edited."""')  # docstrings never count
+
+
+def test_touching_names_the_runs_an_edit_would_cost(monkeypatch, capsys):
+    entries = {
+        "a": {"run": "dpaudit run a", "cpu_seconds": 10.0, "modules": ["m", "n"], "executed": {"m": ["f"]}},
+        "b": {"run": "dpaudit run b", "cpu_seconds": 5.0, "modules": ["m"]},  # untraced: every edit counts
+        "c": {"run": "dpaudit run a", "cpu_seconds": 1.5, "modules": ["m"], "executed": {"m": ["g"]}},
+    }
+    monkeypatch.setattr(kf, "_shipped", lambda: entries)
+    assert kf.touching("m") == {"dpaudit run a": 11.5, "dpaudit run b": 5.0}
+    assert kf.touching("m", "f") == {"dpaudit run a": 10.0, "dpaudit run b": 5.0}
+    assert kf.touching("m", "h") == {"dpaudit run b": 5.0}  # ran in no traced measurement
+    assert kf.touching("n", "f") == {"dpaudit run a": 10.0}  # loaded before that trace: whole
+    assert kf.touching("elsewhere") == {}
+    assert kf._main(["--touching", "m:f"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "2 run(s), 15 s of CPU to measure again"
+    assert kf._main(["--bogus"]) == 2

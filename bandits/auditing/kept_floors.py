@@ -286,6 +286,36 @@ def restamp() -> tuple[int, list[str]]:
     return done, sorted(stale)
 
 
-if __name__ == "__main__":  # python -m bandits.auditing.kept_floors
+def touching(module: str, function: str | None = None) -> dict[str, float]:
+    """The runs whose shipped floors an edit to ``module`` would drop, with the CPU seconds their
+    measurement took (what measuring them again costs, traced): with ``function`` (a path such as
+    ``Class.method``, :func:`bandits.auditing.code_trace.function_paths`), an edit to that
+    function's body only — a traced entry keeps through it unless the function ran. For planning
+    an edit: ``python -m bandits.auditing.kept_floors --touching MODULE[:FUNCTION]``."""
+    out: dict[str, float] = {}
+    for e in _shipped().values():
+        ran = e.get("executed", {}).get(module)
+        if module not in e.get("modules", ()) or (function and ran is not None and function not in ran):
+            continue
+        out[e.get("run", "?")] = out.get(e.get("run", "?"), 0.0) + float(e.get("cpu_seconds", 0.0))
+    return out
+
+
+def _main(argv: list[str]) -> int:
+    if argv[:1] == ["--touching"] and len(argv) == 2:
+        module, _, function = argv[1].partition(":")
+        runs = touching(module, function or None)
+        for run, cpu in sorted(runs.items(), key=lambda r: -r[1]):
+            print(f"{cpu:9.0f} s  {run}")
+        print(f"{len(runs)} run(s), {sum(runs.values()):.0f} s of CPU to measure again")
+        return 0
+    if argv:
+        print("usage: python -m bandits.auditing.kept_floors [--touching MODULE[:FUNCTION]]", file=sys.stderr)
+        return 2
     n, gone = restamp()
     print(f"{n} shipped floor(s) re-stamped" + (f"; measure again: {', '.join(gone)}" if gone else ""))
+    return 0
+
+
+if __name__ == "__main__":  # python -m bandits.auditing.kept_floors
+    raise SystemExit(_main(sys.argv[1:]))
