@@ -223,6 +223,40 @@ def _row(job: tuple[str, dict[str, Any] | None]) -> dict[str, Any]:
         return algorithm_row(*job)
 
 
+EDITS = (("dpaudit.accounting.pld_pmf", "self_compose"), ("dpaudit.accounting.rdp", "epsilon"),
+         ("dpaudit.audit.runner", "run_audit"))  # fmt: skip
+"""Edits whose cost :func:`traced_sentence` states (module, function)."""
+
+
+def traced_sentence(floors: dict[str, Any]) -> str:
+    """How many shipped floors were measured under the trace, what share of the functions they
+    could leave out ran, and what an edit to each of :data:`EDITS` costs now (runs, CPU)."""
+    import ast
+
+    from bandits.auditing.code_trace import function_paths
+    from bandits.auditing.kept_floors import _source_path, touching
+
+    traced = [e for e in floors.values() if "executed" in e]
+    shares = []
+    for e in traced:
+        ran = sum(len(p) for p in e["executed"].values())
+        room = sum(len(function_paths(ast.parse(_source_path(m).read_text(encoding="utf-8"))))
+                   for m in e["executed"])  # fmt: skip
+        shares.append(ran / max(room, 1))
+    runs = {e["run"] for e in floors.values()}
+    text = (f"{len(traced)} of the {len(floors)} shipped floors ({len({e['run'] for e in traced})} of the "
+            f"{len(runs)} runs) were measured under the trace")  # fmt: skip
+    if shares:
+        text += (f"; their measurements ran {min(shares):.0%}–{max(shares):.0%} of the functions whose "
+                 "bodies they could leave out")  # fmt: skip
+    costs = []
+    for module, function in EDITS:
+        hit = touching(module, function)
+        costs.append(f"`{module}.{function}`, {len(hit)} runs ({sum(hit.values()) / 3600:.1f} h of CPU)")
+    head = ". The runs whose floors an edit to a function's body drops, and what measuring them again costs: "
+    return text + head + "; ".join(costs)
+
+
 def private_algorithms() -> list[str]:
     from bandits.registry import algorithms, get
 

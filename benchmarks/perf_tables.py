@@ -104,6 +104,11 @@ def renderers(img: Path) -> dict[str, Callable[[], str]]:
     if (families := load("families.json")) is not None:
         out |= {"families": lambda: families_table(families),
                 "families-summary": lambda: families_sentence(families)}  # fmt: skip
+    kept = Path(__file__).resolve().parents[1] / "bandits" / "auditing" / "kept_floors.json"
+    if kept.exists():
+        from benchmarks.bench_default_floors import traced_sentence
+
+        out |= {"traced-floors": lambda: traced_sentence(json.loads(kept.read_text())["floors"])}
     if (startup := load("startup.json")) is not None:
         from benchmarks.bench_startup import sentence as startup_sentence
 
