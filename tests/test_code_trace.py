@@ -91,6 +91,14 @@ def test_the_trace_names_exactly_the_functions_that_ran_on_any_thread(module):
         ct.executed_functions({"tracedmod": module})
 
 
+def test_a_trace_whose_profiler_was_replaced_refuses_to_answer(module):
+    with ct.tracing([]):
+        sys.setprofile(None)  # as another tool would, silently ending the record
+        with pytest.raises(RuntimeError, match="no longer installed"):
+            ct.executed_functions({"tracedmod": module})
+    assert ct.tracing_since() is None
+
+
 def test_traces_do_not_nest_nor_begin_blind_to_a_running_thread():
     with ct.tracing([]):
         with pytest.raises(RuntimeError, match="already active"):

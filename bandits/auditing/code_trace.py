@@ -76,6 +76,8 @@ class _Trace:
             self.elsewhere.add(frame.f_code)
 
     def codes(self) -> set[CodeType]:
+        if sys.getprofile() is not self.profile:  # replaced or switched off: calls went unseen
+            raise RuntimeError("the trace's profiler is no longer installed on this thread")
         self.profile.disable()
         try:
             seen = {e.code for e in self.profile.getstats() if isinstance(e.code, CodeType)}
