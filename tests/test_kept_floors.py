@@ -114,10 +114,12 @@ def test_the_shipped_floors_describe_this_code():
     algorithms = " ".join(r.removeprefix("dpaudit run ") for r in stale)
     assert not stale, ("kept floors measured on other code; measure them again: python "
                        f"benchmarks/bench_default_floors.py --stale --json docs/img/default_floors.json "
-                       f"--workers 2 (here: {algorithms})")  # fmt: skip
+                       f"--workers 2 (here: {algorithms}); before an edit, python -m bandits.auditing."
+                       "kept_floors --touching MODULE[:FUNCTION] names what it costs")  # fmt: skip
     moved = sorted({e["run"] for e in _shipped().values()
                     if kf._fingerprints(tuple(e["modules"]), False) != e["source"]})  # fmt: skip
-    assert not moved, f"docstrings or comments edited under {moved}: python -m bandits.auditing.kept_floors"
+    assert not moved, (f"docstrings, comments or (traced floors) code their measurement did not run edited "
+                       f"under {moved}: python -m bandits.auditing.kept_floors")  # fmt: skip
 
 
 def test_restamping_keeps_what_still_describes_the_code_and_names_the_rest(tmp_path, monkeypatch):
