@@ -189,12 +189,23 @@ def fresh_rows(jobs: list[tuple[str, dict[str, Any] | None]], workers: int,
     the jobs' order. ``on_row`` is given the rows done so far each time one finishes (in the order
     they finish), so that an interrupted measurement keeps what it had measured."""
     rows = []
-    with multiprocessing.get_context("spawn").Pool(max(1, workers), maxtasksperchild=1) as pool:
-        for row in pool.imap_unordered(_row, jobs, chunksize=1):
-            print(f"{row['algorithm']} done", file=sys.stderr, flush=True)
-            rows.append(row)
-            if on_row is not None:
-                on_row(rows)
+    # numba's on-disk cache does not see edits to what a cached kernel calls in another file, nor to
+    # the globals it froze: each measurement compiles the kernels of the code as it is
+    saved = os.environ.get("NUMBA_CACHE_DIR")
+    with tempfile.TemporaryDirectory(prefix="dpaudit-numba-") as cache:
+        os.environ["NUMBA_CACHE_DIR"] = cache
+        try:
+            with multiprocessing.get_context("spawn").Pool(max(1, workers), maxtasksperchild=1) as pool:
+                for row in pool.imap_unordered(_row, jobs, chunksize=1):
+                    print(f"{row['algorithm']} done", file=sys.stderr, flush=True)
+                    rows.append(row)
+                    if on_row is not None:
+                        on_row(rows)
+        finally:
+            if saved is None:
+                os.environ.pop("NUMBA_CACHE_DIR", None)
+            else:
+                os.environ["NUMBA_CACHE_DIR"] = saved
     order = {key: i for i, (key, _) in enumerate(jobs)}
     return sorted(rows, key=lambda r: order[r["algorithm"]])
 

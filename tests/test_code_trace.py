@@ -5,6 +5,7 @@ signature or default value, a decorated function, a module loaded before the tra
 
 from __future__ import annotations
 
+import ast
 import importlib
 import sys
 import textwrap
@@ -93,7 +94,7 @@ def test_the_trace_names_exactly_the_functions_that_ran_on_any_thread(module):
 
 def test_a_trace_whose_profiler_was_replaced_refuses_to_answer(module):
     with ct.tracing([]):
-        sys.setprofile(None)  # as another tool would, silently ending the record
+        ct._ACTIVE[0].profile.disable()  # as another tool taking over would, silently ending the record
         with pytest.raises(RuntimeError, match="no longer installed"):
             ct.executed_functions({"tracedmod": module})
     assert ct.tracing_since() is None
@@ -204,3 +205,74 @@ def test_touching_names_the_runs_an_edit_would_cost(monkeypatch, capsys):
     assert kf._main(["--touching", "m:f"]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == "2 run(s), 15 s of CPU to measure again"
     assert kf._main(["--bogus"]) == 2
+
+
+def test_a_floor_measured_on_the_other_engine_needs_its_modules_whole(module, tmp_path, monkeypatch):
+    """Measured with the compiled kernels, a floor is served where only the NumPy paths run (and
+    back) only while every module is as measured: the other engine's code did not run under it."""
+    monkeypatch.setenv("DPAUDIT_KEPT_FLOORS", str(tmp_path / "kept"))
+    monkeypatch.setattr(kf, "_source_path", lambda m: module)
+    monkeypatch.setattr(kf, "edited_since_loaded", lambda mods: [])
+    monkeypatch.setattr(kf, "loaded_modules", lambda: ["bandits.tracedmod"])
+    monkeypatch.setattr(kf, "compiled_installed", lambda: True)
+    kf._fingerprints.cache_clear()
+    with ct.tracing():
+        importlib.import_module("tracedmod").Box().run()
+        entry = kf.keep("k", FLOOR, 1.0, "outputs")
+    assert entry is not None and entry["numba"] is True and kf._describes_this_code(entry)
+    module.write_text(SOURCE.replace("return 3 * x + k", "return x + x + x + k"))  # did not run
+    kf._fingerprints.cache_clear()
+    assert kf._describes_this_code(entry)
+    monkeypatch.setattr(kf, "compiled_installed", lambda: False)
+    assert not kf._describes_this_code(entry)
+    module.write_text(SOURCE.replace('"""Runs."""', '"""Runs, edited."""'))  # whole but for a docstring
+    kf._fingerprints.cache_clear()
+    assert kf._describes_this_code(entry)
+
+
+def test_a_module_whose_import_the_trace_did_not_see_is_refused(module):
+    importlib.import_module("tracedmod")  # before the trace: its import-time calls unseen
+    with ct.tracing(), pytest.raises(RuntimeError, match="did not see tracedmod imported"):
+        ct.executed_functions({"tracedmod": module})
+
+
+def test_a_source_edited_just_before_the_trace_began_is_not_kept(module, monkeypatch):
+    import time
+
+    monkeypatch.setattr(kf, "_source_path", lambda m: module)
+    monkeypatch.setattr(kf, "_LOADED_AT", time.time() + 60)  # kept_floors itself loaded later
+    assert kf.edited_since_loaded(["bandits.tracedmod"]) == []  # untraced: that is all a run knows
+    with ct.tracing():  # the file was written just now, within a second of the trace's start
+        assert kf.edited_since_loaded(["bandits.tracedmod"]) == ["bandits.tracedmod"]
+
+
+def test_the_methods_of_a_class_decorated_otherwise_than_as_a_dataclass_stay_whole():
+    src = textwrap.dedent(
+        """
+        @dataclass(frozen=True)
+        class Plain:
+            def m(self):
+                return 1
+
+        @jitclass(spec)
+        class Compiled:
+            def m(self):
+                return 2
+        """
+    )
+    assert [p for p, _ in ct.function_paths(ast.parse(src))] == ["Plain.m"]
+
+
+def test_keep_stores_before_it_asks_what_ran(tmp_path, monkeypatch):
+    order: list[str] = []
+
+    class Spy(LeakFloor):
+        def to_dict(self) -> dict:
+            order.append("stored")
+            return super().to_dict()
+
+    monkeypatch.setenv("DPAUDIT_KEPT_FLOORS", str(tmp_path))
+    monkeypatch.setattr(kf, "_executed", lambda mods: order.append("asked") or None)
+    spy = Spy(0.4, 1.6, (LeakPoint(1.0, 0.8, 0.2),), 64, "stub", "epsilon", 1.0)
+    assert kf.keep("k", spy, 1.0, "outputs") is not None
+    assert order == ["stored", "asked"]

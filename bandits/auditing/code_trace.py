@@ -11,7 +11,7 @@ fingerprint, so that no edit that could change a measurement keeps it:
 * all module-level code: imports, constants, class bodies, every function's signature, default
   values and decorators;
 * every decorated function, whole (a compiled kernel runs without a Python frame, so the profiler
-  cannot see it run);
+  cannot see it run), and every method of a class decorated otherwise than as a dataclass;
 * every function that ran, whole, with the functions nested in it;
 * every module already loaded when the trace began, whole (its import-time calls were not seen).
 
@@ -45,13 +45,14 @@ import os
 import re
 import sys
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import CodeType, FrameType
 from typing import Any
 
-__all__ = ["PACKAGES", "tracing", "tracing_since", "executed_functions", "tree_fingerprint_text",
-           "function_paths", "without_docstrings"]  # fmt: skip
+__all__ = ["PACKAGES", "tracing", "tracing_since", "trace_started", "executed_functions",
+           "tree_fingerprint_text", "function_paths", "without_docstrings"]  # fmt: skip
 
 PACKAGES = ("dpaudit", "mechanisms", "bandits")
 """The packages whose modules a kept floor's code fingerprints cover."""
@@ -60,14 +61,23 @@ _TOKEN = "__dpaudit_body_{}__"
 _TOKEN_RE = re.compile(r"__dpaudit_body_(\d+)__")
 
 
+def _profiler_active() -> str | None:
+    """The profiler tool installed on this thread (3.12+: process-wide, ``sys.monitoring``), if any."""
+    monitoring = getattr(sys, "monitoring", None)
+    if monitoring is not None and monitoring.get_tool(monitoring.PROFILER_ID) is not None:
+        return str(monitoring.get_tool(monitoring.PROFILER_ID))
+    return None if sys.getprofile() is None else type(sys.getprofile()).__name__
+
+
 class _Trace:
-    """The profiler of the tracing thread, the code objects seen on other threads, and the
-    modules already loaded when tracing began."""
+    """The profiler of the tracing thread, the code objects seen on other threads, the modules
+    already loaded when tracing began and when it began (``time.time()``)."""
 
     def __init__(self, before: frozenset[str]) -> None:
         import cProfile
 
         self.before = before
+        self.started = time.time()
         self.profile = cProfile.Profile(builtins=False)
         self.elsewhere: set[CodeType] = set()
 
@@ -75,8 +85,15 @@ class _Trace:
         if event == "call":
             self.elsewhere.add(frame.f_code)
 
+    def installed(self) -> bool:
+        """Whether this trace's profiler still records (3.12+ runs cProfile on ``sys.monitoring``,
+        where ``sys.getprofile()`` is None)."""
+        if getattr(sys, "monitoring", None) is not None:
+            return _profiler_active() == "cProfile"
+        return sys.getprofile() is self.profile
+
     def codes(self) -> set[CodeType]:
-        if sys.getprofile() is not self.profile:  # replaced or switched off: calls went unseen
+        if not self.installed():  # replaced or switched off: calls went unseen
             raise RuntimeError("the trace's profiler is no longer installed on this thread")
         self.profile.disable()
         try:
@@ -90,22 +107,24 @@ _ACTIVE: list[_Trace] = []
 
 
 @contextlib.contextmanager
-def tracing(loaded: Sequence[str] | None = None) -> Iterator[None]:
-    """Record the functions that run inside the block; ``loaded`` are the modules to fingerprint
-    whole (default: those of :data:`PACKAGES` already loaded, whose import-time calls were not
-    seen). Not nested: an inner block, one under another profiler or one begun while other threads
-    run (their calls would not be seen) raises ``RuntimeError``."""
-    if _ACTIVE or sys.getprofile() is not None:
+def tracing(whole: Sequence[str] = ()) -> Iterator[None]:
+    """Record the functions that run inside the block. The modules of :data:`PACKAGES` already
+    loaded (their import-time calls were not seen), and ``whole``, are fingerprinted whole. Not
+    nested: an inner block, one under another profiler or one begun while other threads run
+    (their calls would not be seen) raises ``RuntimeError``, as does a profiler that does not
+    record once started."""
+    if _ACTIVE or _profiler_active() is not None:
         raise RuntimeError("a trace or another profiler is already active")
     if threading.active_count() > 1:  # their calls could not be seen
         raise RuntimeError(f"{threading.active_count() - 1} other thread(s) running: trace before they start")
-    if loaded is None:
-        loaded = [m for m in list(sys.modules) if m.split(".")[0] in PACKAGES]
-    trace = _Trace(frozenset(loaded))
+    loaded = {m for m in list(sys.modules) if m.split(".")[0] in PACKAGES}
+    trace = _Trace(frozenset(loaded | set(whole)))
     _ACTIVE.append(trace)
     threading.setprofile(trace.on_thread)
     trace.profile.enable()
     try:
+        if not trace.installed():
+            raise RuntimeError("the profiler did not install: nothing would be recorded")
         yield
     finally:
         trace.profile.disable()
@@ -116,6 +135,11 @@ def tracing(loaded: Sequence[str] | None = None) -> Iterator[None]:
 def tracing_since() -> frozenset[str] | None:
     """The modules that were loaded when the active trace began, or ``None`` when none is active."""
     return _ACTIVE[0].before if _ACTIVE else None
+
+
+def trace_started() -> float | None:
+    """When the active trace began (``time.time()``), or ``None`` when none is active."""
+    return _ACTIVE[0].started if _ACTIVE else None
 
 
 def without_docstrings(tree: Any) -> Any:
@@ -141,7 +165,8 @@ def function_paths(tree: ast.Module) -> list[tuple[str, ast.FunctionDef | ast.As
                 if not node.decorator_list:
                     out.append((prefix + node.name, node))
             elif isinstance(node, ast.ClassDef):
-                visit(node.body, prefix + node.name + ".")
+                if all(_plain_class_decorator(d) for d in node.decorator_list):
+                    visit(node.body, prefix + node.name + ".")
             else:
                 for field in ("body", "orelse", "finalbody"):
                     visit(getattr(node, field, None) or [], prefix)
@@ -150,6 +175,17 @@ def function_paths(tree: ast.Module) -> list[tuple[str, ast.FunctionDef | ast.As
 
     visit(tree.body, "")
     return out
+
+
+_PLAIN_CLASS_DECORATORS = {"dataclass", "dataclasses.dataclass", "runtime_checkable",
+                           "typing.runtime_checkable", "final", "typing.final", "functools.total_ordering",
+                           "total_ordering"}  # fmt: skip
+
+
+def _plain_class_decorator(node: ast.expr) -> bool:
+    """Whether a class decorator leaves its methods Python functions that run in frames (a
+    ``jitclass``-like one would not: its methods are then fingerprinted whole)."""
+    return ast.unparse(node.func if isinstance(node, ast.Call) else node) in _PLAIN_CLASS_DECORATORS
 
 
 @functools.lru_cache(maxsize=512)
@@ -188,6 +224,8 @@ def executed_functions(modules: dict[str, Path]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for module, path in modules.items():
         seen = by_file.get(os.path.realpath(path), set())
+        if not any(name == "<module>" for _, name in seen):  # another file ran under this name
+            raise RuntimeError(f"the trace did not see {module} imported from {path}")
         tree = ast.parse(path.read_text(encoding="utf-8"))
         out[module] = sorted({p for p, node in function_paths(tree) if (node.lineno, node.name) in seen})
     return out

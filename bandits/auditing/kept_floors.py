@@ -22,7 +22,9 @@ computed once and kept:
   floors so that a run finds them by the cheap check of the sources). A floor measured inside
   :func:`bandits.auditing.code_trace.tracing` (the shipped ones) also lists, per module loaded
   after the trace began, the functions that ran, and its syntax fingerprint leaves out the bodies
-  of the others: an edit to a function that did not run keeps it too;
+  of the others: an edit to a function that did not run keeps it too. It records whether numba's
+  kernels could run; where that differs (the other engine's code, which did not run under the
+  trace, runs there) it is used only while every module is as measured (a third fingerprint);
 * **NumPy** — the entry records the NumPy it was measured with; another NumPy's random streams may
   differ, and there a kept floor is another draw of the same measured floor, not bit for bit the
   one ``--audit-floor algorithm`` would compute;
@@ -61,11 +63,13 @@ from typing import Any
 from bandits.auditing.code_trace import (
     PACKAGES,
     executed_functions,
+    trace_started,
     tracing_since,
     tree_fingerprint_text,
     without_docstrings,
 )
 from bandits.auditing.contract import AuditSettings
+from bandits.engine.compiled import installed as compiled_installed
 from dpaudit.audit.floor_store import cache_dir, write_json
 from dpaudit.audit.leak_floor import LeakFloor
 
@@ -150,6 +154,10 @@ def _describes_this_code(entry: dict[str, Any]) -> bool:
     mods = tuple(entry.get("modules", ()))
     if not mods:
         return False
+    if "executed" in entry and entry.get("numba") != compiled_installed():
+        # the measurement ran the other engine's code (compiled kernels, or their NumPy paths): only
+        # the whole modules as measured describe it here
+        return bool(entry.get("whole")) and _fingerprints(mods, True) == entry["whole"]
     if entry.get("source") and _fingerprints(mods, False) == entry["source"]:
         return True
     return _syntax_matches(entry)
@@ -205,11 +213,14 @@ def kept(key: str) -> dict[str, Any] | None:
 
 def edited_since_loaded(modules: Sequence[str]) -> list[str]:
     """The ``modules`` whose source file was modified after this module was imported (with the
-    rest of the run's code): the code on disk may no longer be the code that ran."""
+    rest of the run's code), or within a second before the active trace began: the code on disk
+    may no longer be the code that ran."""
+    started = trace_started()
+    since = _LOADED_AT if started is None else min(_LOADED_AT, started - 1.0)
     out = []
     for m in modules:
         try:
-            if _source_path(m).stat().st_mtime > _LOADED_AT:
+            if _source_path(m).stat().st_mtime > since:
                 out.append(m)
         except OSError:
             out.append(m)
@@ -225,11 +236,14 @@ def keep(key: str, floor: LeakFloor, cpu_seconds: float, view: str) -> dict[str,
     mods = loaded_modules()
     if edited_since_loaded(mods):
         return None
+    stored = floor.to_dict()
+    LeakFloor.from_dict(stored)  # (so that a traced entry counts the code that stores and reads it)
     executed = _executed(mods)
-    entry = {"view": view, "floor": floor.to_dict(), "cpu_seconds": round(cpu_seconds, 1),
+    entry = {"view": view, "floor": stored, "cpu_seconds": round(cpu_seconds, 1),
              "numpy": np.__version__, "modules": mods, **code_fingerprints(mods, executed)}  # fmt: skip
     if executed is not None:
-        entry["executed"] = executed
+        whole = _fingerprints(tuple(mods), True)  # for a process whose engine differs (_describes_this_code)
+        entry |= {"executed": executed, "numba": compiled_installed(), "whole": whole}
     root = _disk()
     if root is not None:
         write_json(root, key, entry)
