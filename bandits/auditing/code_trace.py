@@ -49,7 +49,7 @@ import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import CodeType, FrameType
-from typing import Any
+from typing import Any, cast
 
 __all__ = ["PACKAGES", "tracing", "tracing_since", "trace_started", "executed_functions",
            "tree_fingerprint_text", "function_paths", "without_docstrings"]  # fmt: skip
@@ -90,7 +90,7 @@ class _Trace:
         where ``sys.getprofile()`` is None)."""
         if getattr(sys, "monitoring", None) is not None:
             return _profiler_active() == "cProfile"
-        return sys.getprofile() is self.profile
+        return sys.getprofile() is cast(object, self.profile)
 
     def codes(self) -> set[CodeType]:
         if not self.installed():  # replaced or switched off: calls went unseen
@@ -128,7 +128,7 @@ def tracing(whole: Sequence[str] = ()) -> Iterator[None]:
         yield
     finally:
         trace.profile.disable()
-        threading.setprofile(None)  # type: ignore[arg-type]
+        threading.setprofile(None)
         _ACTIVE.clear()
 
 
