@@ -234,8 +234,8 @@ def _row(job: tuple[str, dict[str, Any] | None]) -> dict[str, Any]:
         return algorithm_row(*job)
 
 
-EDITS = (("dpaudit.accounting.pld_pmf", "self_compose"), ("dpaudit.accounting.rdp", "epsilon"),
-         ("dpaudit.audit.runner", "run_audit"))  # fmt: skip
+EDITS = (("dpaudit.accounting.pld_pmf", "self_compose"), ("dpaudit.audit.reference_pairs", "reference_pair"),
+         ("bandits.auditing.text", "audit_lines"))  # fmt: skip
 """Edits whose cost :func:`traced_sentence` states (module, function)."""
 
 
