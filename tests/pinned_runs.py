@@ -38,7 +38,7 @@ def _numbers(obj: Any, prefix: str = "") -> dict[str, Any]:
     out: dict[str, Any] = {}
     if isinstance(obj, dict):
         for key, value in obj.items():
-            if key in ("timing", "seconds"):
+            if key in ("timing", "seconds", "cpu_seconds"):  # timings (a kept floor's: its measurement's)
                 continue
             path = f"{prefix}.{key}" if prefix else str(key)
             if isinstance(value, str):

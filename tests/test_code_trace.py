@@ -62,6 +62,14 @@ SOURCE = textwrap.dedent(
 )
 
 
+@pytest.fixture(autouse=True)
+def _threads_of_other_tests_aside(monkeypatch):
+    """Threads earlier tests of this worker left running (dask, torch) are not the traced code's:
+    each test here counts only the threads it starts itself."""
+    own = set(threading.enumerate())
+    monkeypatch.setattr(ct.threading, "active_count", lambda: 1 + len(set(threading.enumerate()) - own))
+
+
 @pytest.fixture
 def module(tmp_path, monkeypatch):
     """A fresh module ``tracedmod`` from SOURCE, importable from ``tmp_path``."""

@@ -37,8 +37,9 @@ def test_a_row_reads_both_reports_view_by_view(monkeypatch):
 
     monkeypatch.setattr(bdf, "_run", fake)
     row = bdf.algorithm_row("lazy-ucb")
-    assert calls == [["run", "lazy-ucb", "--audit-floor", "reference", "--json"],
-                     ["run", "lazy-ucb", "--audit-floor", "algorithm", "--json"]]
+    # measured first: a traced floor lists none of the reference run's own code
+    assert calls == [["run", "lazy-ucb", "--audit-floor", "algorithm", "--json"],
+                     ["run", "lazy-ucb", "--audit-floor", "reference", "--json"]]
     out, rel = row["views"]
     assert (out["view"], out["reference_detect"], out["reference_violate"]) == ("outputs", 0.1, 1.1)
     assert (out["measured_detect"], out["verdict_reference"], out["verdict_measured"]) == (
