@@ -198,7 +198,11 @@ def test_a_traced_floor_keeps_through_an_edit_to_code_that_did_not_run(module, t
     assert still(entry, '"""Runs."""', '"""Runs, edited."""')  # docstrings never count
 
 
-def test_touching_names_the_runs_an_edit_would_cost(monkeypatch, capsys):
+def test_touching_names_the_runs_an_edit_would_cost(tmp_path, monkeypatch, capsys):
+    src = tmp_path / "m.py"
+    src.write_text("def f():\n    pass\n\n\ndef g():\n    pass\n\n\ndef h():\n    pass\n\n\n"
+                   "@decorated\ndef kernel():\n    pass\n")
+    monkeypatch.setattr(kf, "_source_path", lambda m: src)
     entries = {
         "a": {"run": "dpaudit run a", "cpu_seconds": 10.0, "modules": ["m", "n"], "executed": {"m": ["f"]}},
         "b": {"run": "dpaudit run b", "cpu_seconds": 5.0, "modules": ["m"]},  # untraced: every edit counts
@@ -210,6 +214,7 @@ def test_touching_names_the_runs_an_edit_would_cost(monkeypatch, capsys):
     assert kf.touching("m", "h") == {"dpaudit run b": 5.0}  # ran in no traced measurement
     assert kf.touching("n", "f") == {"dpaudit run a": 10.0}  # loaded before that trace: whole
     assert kf.touching("elsewhere") == {}
+    assert kf.touching("m", "kernel") == kf.touching("m")  # decorated: always fingerprinted, as module code
     assert kf._main(["--touching", "m:f"]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == "2 run(s), 15 s of CPU to measure again"
     assert kf._main(["--bogus"]) == 2

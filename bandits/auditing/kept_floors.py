@@ -304,8 +304,17 @@ def touching(module: str, function: str | None = None) -> dict[str, float]:
     """The runs whose shipped floors an edit to ``module`` would drop, with the CPU seconds their
     measurement took (what measuring them again costs, traced): with ``function`` (a path such as
     ``Class.method``, :func:`bandits.auditing.code_trace.function_paths`), an edit to that
-    function's body only — a traced entry keeps through it unless the function ran. For planning
+    function's body only — a traced entry keeps through it unless the function ran (a decorated
+    or nested function counts as module code: always fingerprinted). For planning
     an edit: ``python -m bandits.auditing.kept_floors --touching MODULE[:FUNCTION]``."""
+    if function is not None:
+        import ast
+
+        from bandits.auditing.code_trace import function_paths
+
+        tree = ast.parse(_source_path(module).read_text(encoding="utf-8"))
+        if function not in {p for p, _ in function_paths(tree)}:
+            function = None  # decorated, nested or unknown: always in the fingerprint, as module code
     out: dict[str, float] = {}
     for e in _shipped().values():
         ran = e.get("executed", {}).get(module)
