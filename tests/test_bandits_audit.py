@@ -186,6 +186,33 @@ def test_model_is_algorithm_2() -> None:
     assert np.abs(freq - p).max() < 4 * math.sqrt(0.25 / 40_000)
 
 
+def _plain_model(T: int, N: int, b: int, c: float, table: np.ndarray, size: int, rng) -> np.ndarray:
+    """Algorithm 2 as its definition reads: every posterior computed afresh in every round."""
+    S, n, rows, out = np.zeros((size, N)), np.zeros((size, N)), np.arange(size), []
+    for i in range(N if b else 0):
+        S[:, i], n[:, i] = table[i * b : (i + 1) * b, i].sum(), b
+    for t in range(b * N, T):
+        a = np.argmax(S / (n + 1.0) + np.sqrt(c / (n + 1.0)) * rng.standard_normal((size, N)), axis=1)
+        S[rows, a] += table[t, a]
+        n[rows, a] += 1.0
+        out.append(a)
+    return np.array(out).T
+
+
+@pytest.mark.parametrize("b", [0, 3])
+def test_model_keeps_its_posteriors_bit_for_bit(b: int) -> None:
+    """The model updates only the posteriors a pull changed: the same actions, bit for bit, as
+    computing every posterior afresh each round."""
+    T, N, c = 60, 4, 2.5
+    table = np.random.default_rng(1).random((T, N))
+    a0, a = model_actions(ThompsonConfig(T, N, b, c), table, 300, np.random.default_rng(2))
+    plain = _plain_model(T, N, b, c, table, 300, np.random.default_rng(2))
+    first = b * N if b else 1
+    np.testing.assert_array_equal(a, plain[:, first - b * N :])
+    if not b:
+        np.testing.assert_array_equal(a0, plain[:, 0])
+
+
 def _ts_audit(policy: GaussianTS, horizon: int, arms: int, *, trials: int, seed: int = 0, executor=None,
               **options) -> AuditReport:  # fmt: skip
     """The audit's primary report (the actions; its other view, the posterior draws, is tested in

@@ -145,11 +145,22 @@ def model_actions(config: ThompsonConfig, table: np.ndarray, size: int,
     for i in range(N if b else 0):  # the pre-pull: arm i is played in rounds i·b .. (i+1)·b − 1
         S[:, i] = table[i * b : (i + 1) * b, i].sum()
         n[:, i] = b
+    # the posterior means and widths, kept per arm and updated where a pull changed them (the same
+    # values, bit for bit, as computing them afresh each round)
+    mean, sd = S / (n + 1.0), np.sqrt(c / (n + 1.0))
+    Sf, nf, mf, sf = S.reshape(-1), n.reshape(-1), mean.reshape(-1), sd.reshape(-1)
+    theta = np.empty((size, N))
     for t in range(b * N, T):
-        theta = S / (n + 1.0) + np.sqrt(c / (n + 1.0)) * rng.standard_normal((size, N))
+        rng.standard_normal(out=theta)
+        theta *= sd
+        theta += mean
         a = np.argmax(theta, axis=1)
-        S[rows, a] += table[t, a]
-        n[rows, a] += 1.0
+        at = rows * N + a
+        Sf[at] += table[t, a]
+        nf[at] += 1.0
+        n1 = nf[at] + 1.0
+        mf[at] = Sf[at] / n1
+        sf[at] = np.sqrt(c / n1)
         if t == 0:
             a0[:] = a
         if t >= first:
