@@ -216,9 +216,14 @@ def test_an_inconclusive_run_says_what_it_would_take() -> None:
     assert floor.below(None, 0.05)  # 50 runs per side cannot see epsilon = 0.05
     low = dataclasses.replace(part, verdict=Verdict.INCONCLUSIVE, floor=floor,
                               certified=dataclasses.replace(part.certified, epsilon=0.05))  # fmt: skip
-    audit = _what_it_would_take(PolicyAudit(low), trials=400)  # 400 audit trials, 50 runs per side here
+    outputs = dataclasses.replace(low, details={"view": "outputs"})
+    audit = _what_it_would_take(PolicyAudit(outputs), trials=400)  # 400 audit trials, 50 runs per side here
     need = audit.primary.details["would_need"]
     expected = math.ceil(runner.trials_needed(floor, low.certified, 50) * 400 / 50)
     assert need == {"audit_trials": expected, "view": "outputs"} and expected > 400
     assert f"to see it: about --audit-trials {expected:,}" in str(audit)
+    # a primary that is not the outputs view (a mechanism model's) is named as its line names it
+    model = dataclasses.replace(low, details={"model": "a re-built mechanism"})
+    named = _what_it_would_take(PolicyAudit(model), trials=400).primary.details["would_need"]
+    assert named["view"] == "t (black box)"
     assert _what_it_would_take(PolicyAudit(part), trials=400) == PolicyAudit(part)  # consistent: nothing

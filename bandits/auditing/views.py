@@ -71,7 +71,8 @@ def _what_it_would_take(audit: PolicyAudit, trials: int) -> PolicyAudit:
     if audit.verdict != "inconclusive":
         return audit
     needs = []
-    parts = {"outputs": audit.primary, **audit.components}
+    primary = str(audit.primary.details.get("view") or audit.primary.target)  # as _floor_note names it
+    parts = {primary: audit.primary, **audit.components}
     for name, r in parts.items():
         per_side = r.empirical.trials // 2
         if r.floor is None or per_side < 1 or not r.floor.below(r.certified.mu, r.certified.epsilon):
@@ -105,7 +106,11 @@ def _floor_note(audit: PolicyAudit, settings: AuditSettings) -> PolicyAudit:
     families' mechanism components (:mod:`bandits.auditing.mechanism_floor`,
     :mod:`bandits.auditing.replicated_floor`) but for releases without noise; with no measured
     floor every floor shown is a reference floor."""
-    parts = {"outputs": audit.primary, **audit.components}
+    # the primary by its view ("outputs": the black-box and Thompson-sampling auditors), else by its
+    # target, as its line of the text names it (a family's own primary: a mechanism model's, a
+    # white-box release's)
+    primary = str(audit.primary.details.get("view") or audit.primary.target)
+    parts = {primary: audit.primary, **audit.components}
     measured = [k for k, r in parts.items() if "algorithm_floor" in r.details]
     if not measured and settings.floor != "algorithm":
         if not audit.primary.details.get("detection_floor"):
