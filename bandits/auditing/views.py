@@ -71,8 +71,8 @@ def _what_it_would_take(audit: PolicyAudit, trials: int) -> PolicyAudit:
     if audit.verdict != "inconclusive":
         return audit
     needs = []
-    primary = str(audit.primary.details.get("view") or audit.primary.target)  # as _floor_note names it
-    parts = {primary: audit.primary, **audit.components}
+    primary_name = str(audit.primary.details.get("view") or audit.primary.target)  # as _floor_note names it
+    parts = {primary_name: audit.primary, **audit.components}
     for name, r in parts.items():
         per_side = r.empirical.trials // 2
         if r.floor is None or per_side < 1 or not r.floor.below(r.certified.mu, r.certified.epsilon):
@@ -109,8 +109,8 @@ def _floor_note(audit: PolicyAudit, settings: AuditSettings) -> PolicyAudit:
     # the primary by its view ("outputs": the black-box and Thompson-sampling auditors), else by its
     # target, as its line of the text names it (a family's own primary: a mechanism model's, a
     # white-box release's)
-    primary = str(audit.primary.details.get("view") or audit.primary.target)
-    parts = {primary: audit.primary, **audit.components}
+    name = str(audit.primary.details.get("view") or audit.primary.target)
+    parts = {name: audit.primary, **audit.components}
     measured = [k for k, r in parts.items() if "algorithm_floor" in r.details]
     if not measured and settings.floor != "algorithm":
         if not audit.primary.details.get("detection_floor"):
