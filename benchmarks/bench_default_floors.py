@@ -263,7 +263,8 @@ def traced_sentence(floors: dict[str, Any]) -> str:
     costs = []
     for module, function in EDITS:
         hit = touching(module, function)
-        costs.append(f"`{module}.{function}`, {len(hit)} runs ({sum(hit.values()) / 3600:.1f} h of CPU)")
+        cost = f"{len(hit)} runs ({sum(hit.values()) / 3600:.1f} h of CPU)" if hit else "none"
+        costs.append(f"`{module}.{function}`, {cost}")
     head = ". The runs whose floors an edit to a function's body drops, and what measuring them again costs: "
     return text + head + "; ".join(costs)
 

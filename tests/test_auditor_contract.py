@@ -205,6 +205,22 @@ def test_a_part_with_a_zero_bound_is_not_a_pass() -> None:
     assert PolicyAudit(_report("violated")).verdict == "violated"
 
 
+def test_the_floor_note_names_each_view_that_measured_its_floor() -> None:
+    """The note lists the views whose floors were measured on the algorithm: the outputs view by
+    that name, a primary of another kind (a mechanism model's) by its target, as its line does."""
+    from bandits.auditing.contract import AuditSettings
+    from bandits.auditing.views import _floor_note
+
+    measured = {"algorithm_floor": {"stub": 1}}
+    model = dataclasses.replace(_report("consistent"), details={"model": "a re-built mechanism", **measured})
+    releases = dataclasses.replace(_report("consistent"), details={"view": "releases", **measured})
+    audit = _floor_note(PolicyAudit(model, components={"releases": releases}), AuditSettings(trials=100))
+    assert audit.primary.details["floor_note"] == "floors measured on this algorithm: t (black box), releases"
+    outputs = dataclasses.replace(model, details={"view": "outputs", **measured})
+    note = _floor_note(PolicyAudit(outputs), AuditSettings(trials=100)).primary.details["floor_note"]
+    assert note == "floors measured on this algorithm: outputs"
+
+
 def test_an_inconclusive_run_says_what_it_would_take() -> None:
     """A certificate below the reference floor: the run names the --audit-trials at which the
     cheapest view's floor reaches it (floors shrinking as 1/sqrt(trials))."""
