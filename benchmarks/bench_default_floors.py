@@ -116,9 +116,12 @@ def algorithm_row(key: str, kept: dict[str, Any] | None = None) -> dict[str, Any
             "verdict_reference": view.get("verdict"), "verdict_measured": m.get("verdict"),
             "no_power_reference": bool(view.get("details", {}).get("no_power")),
         })
+    # a floor measured but not kept: kept_floors.keep refused it (a module's source modified while
+    # the run ran, or within a second before its trace began) — ship() then leaves the run's floors
+    unkept = sum(v["measured"] for v in views) - len(entries)
     return {"algorithm": key, "verdict_reference": ref["audit"]["verdict"],
             "verdict_measured": None if refused else meas["audit"]["verdict"], "cpu_reference_s": ref_cpu,
-            "cpu_measured_s": meas_cpu, "refused": refused, "views": views,
+            "cpu_measured_s": meas_cpu, "refused": refused, "views": views, "unkept": max(unkept, 0),
             "kept": {k: {**e, "run": f"dpaudit run {key}"} for k, e in entries.items()}}
 
 
@@ -143,14 +146,21 @@ def _keeping() -> Iterator[dict[str, Any]]:
 
 def ship(rows: list[dict[str, Any]]) -> int:
     """Merge the floors the rows measured into the shipped store (replacing those of the same
-    runs) and return how many it holds."""
+    runs; a run with a floor measured but not kept keeps its shipped ones, and is named) and return
+    how many it holds."""
     from bandits.auditing.kept_floors import SHIPPED
 
-    runs = {f"dpaudit run {r['algorithm']}" for r in rows if "kept" in r}
+    partial = [r for r in rows if r.get("unkept")]
+    for r in partial:
+        print(f"{r['algorithm']}: {r['unkept']} floor(s) measured but not kept (a module's source was "
+              "modified while it ran or within a second before its trace began): its shipped floors are left "
+              "as they were; measure it again", file=sys.stderr, flush=True)  # fmt: skip
+    whole = [r for r in rows if "kept" in r and not r.get("unkept")]
+    runs = {f"dpaudit run {r['algorithm']}" for r in whole}
     old = json.loads(SHIPPED.read_text(encoding="utf-8")).get("floors", {}) if SHIPPED.exists() else {}
     floors = {k: e for k, e in old.items() if e.get("run") not in runs}
-    for r in rows:
-        floors.update(r.get("kept", {}))
+    for r in whole:
+        floors.update(r["kept"])
     SHIPPED.write_text(json.dumps({"command": f"{COMMAND} --keep", "floors": dict(sorted(floors.items()))},
                                   indent=1) + "\n", encoding="utf-8")  # fmt: skip
     return len(floors)

@@ -157,3 +157,19 @@ def test_stale_measures_and_keeps_exactly_the_runs_whose_floors_the_code_no_long
     assert bdf.main(["--stale"]) == 0 and seen == []
     with pytest.raises(SystemExit):
         bdf.main(["--stale", "--algorithms", "ts"])
+
+
+def test_a_run_whose_floors_were_not_all_kept_keeps_its_shipped_ones(monkeypatch, tmp_path, capsys):
+    """ship() replaces a run's shipped floors only when every floor its measured run measured was
+    kept: one that kept_floors.keep refused (a module's source modified while it ran, or just
+    before its trace began) leaves the run's shipped floors as they were, and is named."""
+    from bandits.auditing import kept_floors
+
+    store = tmp_path / "kept.json"
+    old = {"a-old": {"run": "dpaudit run a"}, "b-old": {"run": "dpaudit run b"}}
+    store.write_text(json.dumps({"command": "x", "floors": old}))
+    monkeypatch.setattr(kept_floors, "SHIPPED", store)
+    rows = [{**_row("a"), "unkept": 0}, {**_row("b"), "kept": {}, "unkept": 2}]
+    assert bdf.ship(rows) == 2
+    assert set(json.loads(store.read_text())["floors"]) == {"a-floor", "b-old"}
+    assert "b: 2 floor(s) measured but not kept" in capsys.readouterr().err
