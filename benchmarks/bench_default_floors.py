@@ -236,7 +236,7 @@ def save(rows: Rows, before: Rows, path: str | None, keep: bool) -> tuple[Rows, 
 
 def _row(job: tuple[str, dict[str, Any] | None]) -> dict[str, Any]:
     """:func:`algorithm_row` traced: the floors it keeps fingerprint only the functions that ran
-    (:mod:`bandits.auditing.code_trace`; 20 % more CPU over the shipped floors), so that an edit to code a
+    (:mod:`bandits.auditing.code_trace`; 15 % more CPU over the shipped floors), so that an edit to code a
     measurement did not run leaves its floor shipped."""
     from bandits.auditing.code_trace import tracing
 

@@ -16,7 +16,7 @@ fingerprint, so that no edit that could change a measurement keeps it:
 * every module already loaded when the trace began, whole (its import-time calls were not seen).
 
 The record comes from :mod:`cProfile` (Python calls only, on the tracing thread) and from a
-profile hook on any thread started while tracing. Over the 36 shipped measurements it cost 20 %
+profile hook on any thread started while tracing. Over the 43 shipped measurements it cost 15 %
 more CPU (0.9–1.7 times per floor), which is why only the shipped floors' measurement traces
 (``benchmarks/bench_default_floors.py``); a floor measured in an ordinary run fingerprints its
 modules whole.
