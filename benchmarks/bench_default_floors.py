@@ -70,9 +70,11 @@ def _run(argv: list[str]) -> tuple[dict[str, Any], float]:
 
 
 def _views(audit: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """The parts of an audit by name: the primary is the outputs view, or a mechanism model."""
-    primary = "mechanism model" if audit.get("details", {}).get("model") else "outputs"
-    return {primary: audit, **audit.get("details", {}).get("components", {})}
+    """The parts of an audit by name: the primary by its view (the outputs), else as a mechanism
+    model or by its target (a white-box release), as the run's floor note names it."""
+    details = audit.get("details", {})
+    primary = details.get("view") or ("mechanism model" if details.get("model") else audit.get("target", ""))
+    return {primary: audit, **details.get("components", {})}
 
 
 def _as_leak(
@@ -116,8 +118,9 @@ def algorithm_row(key: str, kept: dict[str, Any] | None = None) -> dict[str, Any
             "verdict_reference": view.get("verdict"), "verdict_measured": m.get("verdict"),
             "no_power_reference": bool(view.get("details", {}).get("no_power")),
         })
-    # a floor measured but not kept: kept_floors.keep refused it (a module's source modified while
-    # the run ran, or within a second before its trace began) — ship() then leaves the run's floors
+    # a floor measured but not kept (kept_floors.keep refused it: a module's source modified while
+    # the run ran, or within a second before its trace began; or its configuration had no key):
+    # ship() then leaves the run's shipped floors
     unkept = sum(v["measured"] for v in views) - len(entries)
     return {"algorithm": key, "verdict_reference": ref["audit"]["verdict"],
             "verdict_measured": None if refused else meas["audit"]["verdict"], "cpu_reference_s": ref_cpu,
@@ -153,8 +156,8 @@ def ship(rows: list[dict[str, Any]]) -> int:
     partial = [r for r in rows if r.get("unkept")]
     for r in partial:
         print(f"{r['algorithm']}: {r['unkept']} floor(s) measured but not kept (a module's source was "
-              "modified while it ran or within a second before its trace began): its shipped floors are left "
-              "as they were; measure it again", file=sys.stderr, flush=True)  # fmt: skip
+              "modified while it ran or within a second before its trace began, or the configuration has no "
+              "key): its shipped floors are left as they were", file=sys.stderr, flush=True)  # fmt: skip
     whole = [r for r in rows if "kept" in r and not r.get("unkept")]
     runs = {f"dpaudit run {r['algorithm']}" for r in whole}
     old = json.loads(SHIPPED.read_text(encoding="utf-8")).get("floors", {}) if SHIPPED.exists() else {}

@@ -119,7 +119,8 @@ def sentence(row: dict[str, Any]) -> str:
         within = sum(v <= 2.0 for v in ratios.values())
         ranked = sorted(ratios.items(), key=lambda kv: -kv[1])
         above = ", ".join(f"{alg} {v:.2f}×" for alg, v in ranked if v > 2.0)
-        text += (f"; every registered algorithm's `run ALG -T 30 -R 1 --audit-trials 0` "
+        who = "the named algorithms'" if every.get("named") else "every registered algorithm's"
+        text += (f"; {who} `run ALG -T 30 -R 1 --audit-trials 0` "
                  f"(medians of {every['runs']} runs each): median {statistics.median(ratios.values()):.2f}×, "
                  f"{within} of {len(ratios)} within 2×, at most {ratios[worst]:.2f}× ({worst})"
                  + (f"; above 2×: {above}" if above else ""))  # fmt: skip
@@ -140,9 +141,8 @@ def main() -> None:
     row = measure(args.runs)
     if args.every_runs > 0:
         every = measure_every(args.every_runs, args.algorithms)
-        row["every"] = {"runs": args.every_runs, "algorithms": every}
-    text = sentence(row)
-    print(text.replace("every registered algorithm's", "the named algorithms'") if args.algorithms else text)
+        row["every"] = {"runs": args.every_runs, "algorithms": every, "named": bool(args.algorithms)}
+    print(sentence(row))
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(row, fh, indent=1)

@@ -19,7 +19,8 @@ def _view(verdict, floor=None, alg=None, eps=1.0):
 
 
 def _report(outputs, releases):
-    audit = {**outputs, "details": {**outputs["details"], "components": {"releases": releases}}}
+    details = {**outputs["details"], "view": "outputs", "components": {"releases": releases}}
+    audit = {**outputs, "details": details}
     return {"audit": audit}
 
 
@@ -173,3 +174,14 @@ def test_a_run_whose_floors_were_not_all_kept_keeps_its_shipped_ones(monkeypatch
     assert bdf.ship(rows) == 2
     assert set(json.loads(store.read_text())["floors"]) == {"a-floor", "b-old"}
     assert "b: 2 floor(s) measured but not kept" in capsys.readouterr().err
+
+
+def test_the_rows_name_each_primary_as_the_run_does():
+    """The outputs view by its name, a mechanism model as such, a white-box release by its target
+    (not as "outputs")."""
+    view = _view("consistent")
+    assert list(bdf._views({**view, "details": {"view": "outputs"}})) == ["outputs"]
+    assert list(bdf._views({**view, "details": {"model": "re-built"}})) == ["mechanism model"]
+    white = {**view, "target": "m: initialisation release (white box)",
+             "details": {"components": {"r": view}}}
+    assert list(bdf._views(white)) == ["m: initialisation release (white box)", "r"]
