@@ -156,10 +156,10 @@ def model_actions(config: ThompsonConfig, table: np.ndarray, size: int,
         theta += mean
         a = np.argmax(theta, axis=1)
         at = rows * N + a
-        Sf[at] += table[t, a]
-        nf[at] += 1.0
-        n1 = nf[at] + 1.0
-        mf[at] = Sf[at] / n1
+        s, m = Sf[at] + table[t, a], nf[at] + 1.0  # the pulled arms' sums and counts, read once
+        Sf[at], nf[at] = s, m
+        n1 = m + 1.0
+        mf[at] = s / n1
         sf[at] = np.sqrt(c / n1)
         if t == 0:
             a0[:] = a
