@@ -231,7 +231,7 @@ def save(rows: Rows, before: Rows, path: str | None, keep: bool) -> tuple[Rows, 
     shipped = ship(rows) if keep else None
     done = {r["algorithm"] for r in rows}
     merged = sorted(rows + [r for r in before if r["algorithm"] not in done], key=lambda r: r["algorithm"])
-    merged = [{k: v for k, v in r.items() if k != "kept"} for r in merged]
+    merged = [{k: v for k, v in r.items() if k not in ("kept", "unkept")} for r in merged]  # what ship() used
     if path:
         Path(path).write_text(json.dumps({"command": COMMAND, "rows": merged}, indent=1) + "\n")
     return merged, shipped
