@@ -14,12 +14,20 @@ from scipy.stats import norm
 from bandits import GaussianTS, RewardTableEnv, simulate
 from bandits.auditing.contract import AuditSettings
 from bandits.environments import parse_env
-from bandits.thompson.action_probabilities import _fast_log_probabilities, log_action_probabilities
+from bandits.thompson.action_probabilities import (
+    _SQRT_HALF,
+    _TRAP_Z,
+    _fast_log_probabilities,
+    _product,
+    _two_phi,
+    log_action_probabilities,
+)
 from bandits.thompson.agent import GaussianTSAgent
 from bandits.thompson.audit import ThompsonAuditOptions, audit_thompson
 from bandits.thompson.audit_designs import TSNeighbour
 from bandits.thompson.audit_trajectories import (
     _exact_block,
+    _hits_and_counts,
     _start_counts,
     black_box_statistic,
     model_actions,
@@ -172,6 +180,33 @@ def test_fast_rule_is_checked_against_the_exact_quadrature() -> None:
     got, info = _fast_log_probabilities(mu, sg, a[:500], np.random.default_rng(1))
     assert info["rule"].startswith("exact")
     np.testing.assert_array_equal(got, log_argmax_probability(mu, sg, a[:500]))
+
+
+@pytest.mark.parametrize("k", [0, 1, 2, 4])
+def test_the_rules_factors_are_the_plain_expressions_bit_for_bit(k: int) -> None:
+    """The rule's in-place factors and left-to-right products equal the one-expression factors and
+    ``prod`` they replaced, bit for bit (so the audit's numbers did not move)."""
+    rng = np.random.default_rng(k)
+    mc, gc = rng.normal(0.5, 0.1, 300), rng.uniform(0.1, 0.2, 300)
+    m, g = rng.normal(0.5, 0.1, (300, k)), rng.uniform(0.1, 0.2, (300, k))
+    from scipy.special import erfc
+
+    plain = erfc(((mc[:, None, None] + gc[:, None, None] * _TRAP_Z[None, :, None] - m[:, None, :])
+                  / g[:, None, :]) * -_SQRT_HALF)  # fmt: skip
+    got = _two_phi(mc, gc, m, g)
+    np.testing.assert_array_equal(got, plain)
+    np.testing.assert_array_equal(_product(got), got.prod(axis=2))
+    wide = rng.random((50, 41, 9)) * 2.0  # products that round differently in any other order
+    np.testing.assert_array_equal(_product(wide), wide.prod(axis=2))
+
+
+def test_the_holders_counts_are_the_plain_running_sums() -> None:
+    rng = np.random.default_rng(5)
+    a, hold = rng.integers(0, 4, (64, 300)).astype(np.int8), rng.integers(0, 4, 64)
+    hit, cnt = _hits_and_counts(a, hold)
+    plain = np.cumsum(a == hold[:, None], axis=1) - (a == hold[:, None])
+    np.testing.assert_array_equal(cnt, plain)
+    assert cnt.dtype == np.int32 and hit.dtype == bool
 
 
 def test_model_is_algorithm_2() -> None:

@@ -31,9 +31,13 @@ def generator_list(generators: Sequence[np.random.Generator]) -> Any:
     their bit generators."""
     from numba import typed, typeof
 
-    out = typed.List.empty_list(typeof(generators[0]))
-    for g in generators:  # not extend: it types a Python list as a reflected list (deprecated)
-        out.append(g)
+    from bandits.engine._list_kernels import BLOCK, append_block
+
+    gens = list(generators)
+    out = typed.List.empty_list(typeof(gens[0]))
+    for s in range(0, len(gens), BLOCK):  # a compiled call per block: one append from Python costs ~35 µs
+        block = gens[s : s + BLOCK]
+        append_block(out, tuple(block + block[:1] * (BLOCK - len(block))), len(block))
     return out
 
 

@@ -39,8 +39,23 @@ def _log_ndtr_pair(mu: np.ndarray, sig: np.ndarray, cand: np.ndarray) -> np.ndar
 def _two_phi(mc: np.ndarray, gc: np.ndarray, m: np.ndarray, g: np.ndarray) -> np.ndarray:
     """2Φ((μ_c + σ_c z − μ_l)/σ_l) at the rule's nodes z for the columns l of ``m``, ``g`` (rows, k):
     shape (rows, nodes, k)."""
-    arg = (mc[:, None, None] + gc[:, None, None] * _TRAP_Z[None, :, None] - m[:, None, :]) / g[:, None, :]
-    return special().erfc(arg * -_SQRT_HALF)
+    arg = mc[:, None, None] + gc[:, None, None] * _TRAP_Z[None, :, None]
+    arg = arg - m[:, None, :]  # the same operations in the same order as one expression, in place
+    arg /= g[:, None, :]
+    arg *= -_SQRT_HALF
+    return special().erfc(arg, out=arg)
+
+
+def _product(f: np.ndarray) -> np.ndarray:
+    """f[..., 0]·f[..., 1]·… over the last axis, left to right: bit for bit ``f.prod(axis=-1)``
+    (NumPy multiplies a reduction in that order), without the reduction's cost per row of a
+    short axis (4.5× faster on the rule's (rows, 41, N − 1) factors)."""
+    if f.shape[-1] == 0:
+        return np.ones(f.shape[:-1])
+    out = f[..., 0].copy()
+    for i in range(1, f.shape[-1]):
+        out *= f[..., i]
+    return out
 
 
 def _other_columns(cand: np.ndarray, N: int, skip: np.ndarray | None = None) -> np.ndarray:
@@ -64,7 +79,7 @@ def _log_argmax_trapezoid(mu: np.ndarray, sg: np.ndarray, cand: np.ndarray, chun
         m, g, c = mu[s : s + chunk], sg[s : s + chunk], cand[s : s + chunk]
         r = np.arange(m.shape[0])
         o = _other_columns(c, N)
-        f = _two_phi(m[r, c], g[r, c], m[r[:, None], o], g[r[:, None], o]).prod(axis=2)
+        f = _product(_two_phi(m[r, c], g[r, c], m[r[:, None], o], g[r[:, None], o]))
         out[s : s + chunk] = _log_rule(f, N)
     return out
 
@@ -82,7 +97,7 @@ def _trapezoid_neighbours(m0: np.ndarray, m1: np.ndarray, sg: np.ndarray, cand: 
         r = np.arange(a.shape[0])
         o = _other_columns(c, N, skip=h)
         mc, gc = a[r, c], g[r, c]
-        shared = _two_phi(mc, gc, a[r[:, None], o], g[r[:, None], o]).prod(axis=2)
+        shared = _product(_two_phi(mc, gc, a[r[:, None], o], g[r[:, None], o]))
         for m, out in ((a, out0), (b, out1)):
             held = _two_phi(mc, gc, m[r, h][:, None], g[r, h][:, None])[:, :, 0]
             out[s : s + chunk] = _log_rule(shared * held, N)

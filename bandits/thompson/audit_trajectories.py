@@ -176,7 +176,8 @@ def _hits_and_counts(a: np.ndarray, hold: np.ndarray) -> tuple[np.ndarray, np.nd
     """1{a_t = j} and the pulls of the holder j *before* each private round (integers, int32),
     shape (R, L) each."""
     hit = a == hold[:, None].astype(a.dtype)
-    cnt = np.cumsum(hit, axis=1, dtype=np.int32)
+    cnt = hit.astype(np.int32)
+    np.cumsum(cnt, axis=1, out=cnt)  # in place, from int32 (not cast from bool on the way: 2× faster)
     cnt -= hit
     return hit, cnt
 
