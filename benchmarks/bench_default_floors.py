@@ -279,7 +279,26 @@ def traced_sentence(floors: dict[str, Any]) -> str:
         cost = f"{len(hit)} runs ({sum(hit.values()) / 3600:.1f} h of CPU)" if hit else "none"
         costs.append(f"`{module}.{function}`, {cost}")
     head = ". The runs whose floors an edit to a function's body drops, and what measuring them again costs: "
-    return text + head + "; ".join(costs)
+    return text + head + "; ".join(costs) + ". " + other_engine_sentence(floors)
+
+
+def other_engine_sentence(floors: dict[str, Any]) -> str:
+    """For which runs the shipped floors hold where numba's availability differs from their
+    measurement's (a NumPy-only installation, ``pip install -e .``, for floors measured with the
+    kernels): there every module a floor loaded must be as measured, whole."""
+    from bandits.auditing.kept_floors import holds_on_the_other_engine
+
+    runs = sorted({e["run"] for e in floors.values()})
+    broken = sorted({e["run"] for e in floors.values() if not holds_on_the_other_engine(e)})
+    engines = sorted({"with numba" if e.get("numba") else "without numba" for e in floors.values()})
+    text = (f"All {len(floors)} were measured {' and '.join(engines)}; where that differs "
+            "(`pip install -e .` has no numba) a floor holds only while every module it loaded is as "
+            "measured, whole: "
+            f"now the floors of {len(runs) - len(broken)} of the {len(runs)} runs")  # fmt: skip
+    if broken:
+        names = ", ".join(r.removeprefix("dpaudit run ") for r in broken)
+        text += f" (not {names}: code they loaded was edited after they were measured)"
+    return text
 
 
 def private_algorithms() -> list[str]:

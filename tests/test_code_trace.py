@@ -237,10 +237,25 @@ def test_a_floor_measured_on_the_other_engine_needs_its_modules_whole(module, tm
     kf._fingerprints.cache_clear()
     assert kf._describes_this_code(entry)
     monkeypatch.setattr(kf, "compiled_installed", lambda: False)
-    assert not kf._describes_this_code(entry)
+    assert not kf._describes_this_code(entry) and not kf.holds_on_the_other_engine(entry)
     module.write_text(SOURCE.replace('"""Runs."""', '"""Runs, edited."""'))  # whole but for a docstring
     kf._fingerprints.cache_clear()
-    assert kf._describes_this_code(entry)
+    assert kf._describes_this_code(entry) and kf.holds_on_the_other_engine(entry)
+
+
+def test_the_floors_table_says_which_runs_floors_hold_without_numba(monkeypatch):
+    from benchmarks.bench_default_floors import other_engine_sentence
+
+    floors = {"a": {"run": "dpaudit run x", "numba": True}, "b": {"run": "dpaudit run x", "numba": True},
+              "c": {"run": "dpaudit run y", "numba": True}}  # fmt: skip
+    monkeypatch.setattr(kf, "holds_on_the_other_engine", lambda e: e is not floors["b"])
+    text = other_engine_sentence(floors)
+    assert text.startswith("All 3 were measured with numba;")
+    # one floor of x that does not hold is enough
+    assert text.endswith("now the floors of 1 of the 2 runs (not x: code they loaded was edited after they "
+                         "were measured)")  # fmt: skip
+    monkeypatch.setattr(kf, "holds_on_the_other_engine", lambda e: True)
+    assert other_engine_sentence(floors).endswith("now the floors of 2 of the 2 runs")
 
 
 def test_a_module_whose_import_the_trace_did_not_see_is_refused(module):

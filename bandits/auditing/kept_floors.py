@@ -74,7 +74,7 @@ from dpaudit.audit.floor_store import cache_dir, write_json
 from dpaudit.audit.leak_floor import LeakFloor
 
 __all__ = ["algorithm_floor", "floor_key", "kept", "keep", "code_fingerprints", "loaded_modules", "restamp",
-           "stale_runs", "edited_since_loaded", "SHIPPED"]  # fmt: skip
+           "stale_runs", "edited_since_loaded", "holds_on_the_other_engine", "SHIPPED"]  # fmt: skip
 
 SHIPPED = Path(__file__).resolve().with_name("kept_floors.json")
 
@@ -157,10 +157,18 @@ def _describes_this_code(entry: dict[str, Any]) -> bool:
     if "executed" in entry and entry.get("numba") != compiled_installed():
         # the measurement ran the other engine's code (compiled kernels, or their NumPy paths): only
         # the whole modules as measured describe it here
-        return bool(entry.get("whole")) and _fingerprints(mods, True) == entry["whole"]
+        return holds_on_the_other_engine(entry)
     if entry.get("source") and _fingerprints(mods, False) == entry["source"]:
         return True
     return _syntax_matches(entry)
+
+
+def holds_on_the_other_engine(entry: dict[str, Any]) -> bool:
+    """Whether a traced ``entry`` holds in a process whose numba availability differs from its
+    measurement's (a NumPy-only installation, for a floor measured with the kernels): there only
+    its modules whole, as measured, describe the code (:func:`_describes_this_code`)."""
+    mods = tuple(entry.get("modules", ()))
+    return bool(mods and entry.get("whole")) and _fingerprints(mods, True) == entry["whole"]
 
 
 def stale_runs() -> list[str]:
