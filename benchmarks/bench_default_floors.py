@@ -77,6 +77,12 @@ def _views(audit: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {primary: audit, **details.get("components", {})}
 
 
+def primary_names(rows: list[dict[str, Any]]) -> dict[str, str]:
+    """Each algorithm's primary view as the floors table names it (:func:`_views`), from its rows
+    (``docs/img/default_floors.json``)."""
+    return {r["algorithm"]: r["views"][0]["view"] for r in rows if r.get("views")}
+
+
 def _as_leak(
     floor: dict[str, Any] | None, certified: float | None, quantity: str
 ) -> tuple[float | None, ...]:

@@ -129,8 +129,16 @@ def _cell(c: dict[str, Any] | None) -> str:
     return f"L = {c['leak']:.3g}: {100 * c['hits'] / c['seeds']:.1f} % of {c['seeds']}"
 
 
-def table(rows: list[dict[str, Any]]) -> str:
-    """The table for docs/audit-bounds.md (from the stored rows)."""
+def _label(row: dict[str, Any], primaries: dict[str, str]) -> str:
+    """The component as the floors table and the run's floor note name it: a primary ("outputs",
+    "mechanism") by its view (``primaries``: algorithm → name), any other by its name."""
+    part = row["component"]
+    return primaries.get(row["algorithm"], part) if part in ("outputs", "mechanism") else part
+
+
+def table(rows: list[dict[str, Any]], primaries: dict[str, str] | None = None) -> str:
+    """The table for docs/audit-bounds.md (from the stored rows; each primary named as in
+    ``primaries``, :func:`benchmarks.bench_default_floors.primary_names`)."""
     head = ("| algorithm | component | certificate | family | detected at the measured L "
             f"| violation caught at the measured L | violation caught at {ABOVE:g} x that L | one audit |\n"
             "|---|---|---|---|---|---|---|---|")  # fmt: skip
@@ -139,14 +147,15 @@ def table(rows: list[dict[str, Any]]) -> str:
         own = "audited mechanism" in r["floor"]["family"]
         fam = "mechanism's noise" if own else "agent's noise, whole audit"
         cert = f"{r['quantity']} {r['certified']:.4g}"
-        lines.append(f"| {r['algorithm']} | {r['component']} | {cert} | {fam} | {_cell(r['detected'])} | "
+        name = _label(r, primaries or {})
+        lines.append(f"| {r['algorithm']} | {name} | {cert} | {fam} | {_cell(r['detected'])} | "
                      f"{_cell(r['violated'])} | {_cell(r['violated_above'])} | "
                      f"{r['audit_seconds']:.2f} s |")  # fmt: skip
     return "\n".join(lines)
 
 
-def sentence(rows: list[dict[str, Any]]) -> str:
-    """The README's summary of the check."""
+def sentence(rows: list[dict[str, Any]], primaries: dict[str, str] | None = None) -> str:
+    """The README's summary of the check (components named as in :func:`table`)."""
 
     def pct(what: str) -> list[float]:
         return [100 * r[what]["hits"] / r[what]["seeds"] for r in rows if r.get(what)]
@@ -154,7 +163,7 @@ def sentence(rows: list[dict[str, Any]]) -> str:
     def span(v: list[float]) -> str:
         return f"{min(v):.0f}–{max(v):.0f} %" if v else "n/a"
 
-    names = ", ".join(f"{r['algorithm']} {r['component']}" for r in rows)
+    names = ", ".join(f"{r['algorithm']} ({_label(r, primaries or {})})" for r in rows)
     seeds = min(r[w]["seeds"] for r in rows for w in ("detected", "violated") if r.get(w))
     return (f"on {names} ({seeds} audit seeds each, the bug planted in the running code) the component's "
             f"audit detects in {span(pct('detected'))} at the measured detection factor and refutes in "

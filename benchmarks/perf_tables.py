@@ -134,11 +134,13 @@ def renderers(img: Path) -> dict[str, Callable[[], str]]:
         out |= {"leak-floor": lambda: table(leak["rows"]),
                 "leak-floor-summary": lambda: leak_sentence(leak["rows"])}  # fmt: skip
     if (mech := load("mechanism_floor.json")) is not None:
+        from benchmarks.bench_default_floors import primary_names
         from benchmarks.bench_mechanism_floor import sentence as mech_sentence
         from benchmarks.bench_mechanism_floor import table as mech_table
 
-        out |= {"mechanism-floor": lambda: mech_table(mech["rows"]),
-                "mechanism-floor-summary": lambda: mech_sentence(mech["rows"])}  # fmt: skip
+        named = primary_names((load("default_floors.json") or {"rows": []})["rows"])
+        out |= {"mechanism-floor": lambda: mech_table(mech["rows"], named),
+                "mechanism-floor-summary": lambda: mech_sentence(mech["rows"], named)}  # fmt: skip
     if (leak_ts := load("leak_floor_ts.json")) is not None:
         from benchmarks.bench_leak_floor import table as ts_table
 

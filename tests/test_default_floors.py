@@ -185,3 +185,23 @@ def test_the_rows_name_each_primary_as_the_run_does():
     white = {**view, "target": "m: initialisation release (white box)",
              "details": {"components": {"r": view}}}
     assert list(bdf._views(white)) == ["m: initialisation release (white box)", "r"]
+
+
+def test_the_mechanism_floor_table_names_each_primary_as_the_floors_table_does():
+    """bench_mechanism_floor's rows select a primary as "outputs" or "mechanism"; its table and
+    summary name it by the floors table's name for that algorithm's primary (never "outputs")."""
+    from benchmarks.bench_mechanism_floor import sentence, table
+
+    white = "a(eps=1): user's report (white box)"
+    floors = [{"algorithm": "a", "views": [{"view": white}, {"view": "releases"}]},
+              {"algorithm": "b", "views": [{"view": "mechanism model"}]}, {"algorithm": "c", "views": []}]
+    names = bdf.primary_names(floors)
+    assert names == {"a": white, "b": "mechanism model"}
+    cell = {"leak": 1.0, "hits": 1, "seeds": 2}
+    parts = (("a", "outputs"), ("b", "mechanism"), ("b", "releases"))
+    rows = [{"algorithm": a, "component": p, "quantity": "epsilon", "certified": 1.0,
+             "floor": {"family": "audited mechanism's noise"}, "detected": cell, "violated": cell,
+             "violated_above": cell, "audit_seconds": 0.1} for a, p in parts]  # fmt: skip
+    lines = table(rows, names).splitlines()[2:]
+    assert [line.split(" | ")[1] for line in lines] == [white, "mechanism model", "releases"]
+    assert f"a ({white}), b (mechanism model), b (releases)" in sentence(rows, names)
