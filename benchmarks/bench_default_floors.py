@@ -285,7 +285,7 @@ def traced_sentence(floors: dict[str, Any]) -> str:
         cost = f"{len(hit)} runs ({sum(hit.values()) / 3600:.1f} h of CPU)" if hit else "none"
         costs.append(f"`{module}.{function}`, {cost}")
     head = ". The runs whose floors an edit to a function's body drops, and what measuring them again costs: "
-    return text + head + "; ".join(costs) + ". " + other_engine_sentence(floors)
+    return text + head + "; ".join(costs)
 
 
 def other_engine_sentence(floors: dict[str, Any]) -> str:
@@ -297,7 +297,7 @@ def other_engine_sentence(floors: dict[str, Any]) -> str:
     runs = sorted({e["run"] for e in floors.values()})
     broken = sorted({e["run"] for e in floors.values() if not holds_on_the_other_engine(e)})
     engines = sorted({"with numba" if e.get("numba") else "without numba" for e in floors.values()})
-    text = (f"All {len(floors)} were measured {' and '.join(engines)}; where that differs "
+    text = (f"All {len(floors)} shipped floors were measured {' and '.join(engines)}; where that differs "
             "(`pip install -e .` has no numba) a floor holds only while every module it loaded is as "
             "measured, whole: "
             f"now the floors of {len(runs) - len(broken)} of the {len(runs)} runs")  # fmt: skip

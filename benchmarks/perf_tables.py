@@ -106,9 +106,10 @@ def renderers(img: Path) -> dict[str, Callable[[], str]]:
                 "families-summary": lambda: families_sentence(families)}  # fmt: skip
     kept = Path(__file__).resolve().parents[1] / "bandits" / "auditing" / "kept_floors.json"
     if kept.exists():
-        from benchmarks.bench_default_floors import traced_sentence
+        from benchmarks.bench_default_floors import other_engine_sentence, traced_sentence
 
-        out |= {"traced-floors": lambda: traced_sentence(json.loads(kept.read_text())["floors"])}
+        out |= {"traced-floors": lambda: traced_sentence(json.loads(kept.read_text())["floors"]),
+                "other-engine-floors": lambda: other_engine_sentence(json.loads(kept.read_text())["floors"])}
     if (startup := load("startup.json")) is not None:
         from benchmarks.bench_startup import sentence as startup_sentence
 

@@ -250,7 +250,7 @@ def test_the_floors_table_says_which_runs_floors_hold_without_numba(monkeypatch)
               "c": {"run": "dpaudit run y", "numba": True}}  # fmt: skip
     monkeypatch.setattr(kf, "holds_on_the_other_engine", lambda e: e is not floors["b"])
     text = other_engine_sentence(floors)
-    assert text.startswith("All 3 were measured with numba;")
+    assert text.startswith("All 3 shipped floors were measured with numba;")
     # one floor of x that does not hold is enough
     assert text.endswith("now the floors of 1 of the 2 runs (not x: code they loaded was edited after they "
                          "were measured)")  # fmt: skip

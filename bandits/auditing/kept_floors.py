@@ -3,7 +3,7 @@ disk after any ``--audit-floor algorithm`` run, so that a run at the same config
 measured floor at no cost.
 
 A floor measured on the algorithm (:mod:`bandits.auditing.leak_floor`) costs many times the audit
-(7–271 times a default run's CPU, ``docs/audit-bounds.md``), but it is a deterministic function
+(per run in ``docs/audit-bounds.md``), but it is a deterministic function
 of what the audit was given — the view, the policy's configuration, the horizon, the environment,
 the trials, the confidence, δ and the view's design — of the floor's own seed
 (``AuditSettings.floor_seed``, 0 unless asked) and of the code that ran. The audit's seed does not
