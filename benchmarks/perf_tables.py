@@ -108,8 +108,9 @@ def renderers(img: Path) -> dict[str, Callable[[], str]]:
     if kept.exists():
         from benchmarks.bench_default_floors import other_engine_sentence, traced_sentence
 
-        out |= {"traced-floors": lambda: traced_sentence(json.loads(kept.read_text())["floors"]),
-                "other-engine-floors": lambda: other_engine_sentence(json.loads(kept.read_text())["floors"])}
+        shipped = json.loads(kept.read_text())["floors"]
+        out |= {"traced-floors": lambda: traced_sentence(shipped),
+                "other-engine-floors": lambda: other_engine_sentence(shipped)}
     if (startup := load("startup.json")) is not None:
         from benchmarks.bench_startup import sentence as startup_sentence
 
