@@ -9,7 +9,11 @@ Run ``python benchmarks/bench_main_job.py [--repeat 3] [--json FILE]``. In one r
   chooses), CPU seconds in this process.
 
 Prints the medians, their ratio (issue 22's target: at most 3), and the audit's numbers, so that a
-change of speed can be read next to what the audit still shows. ``--args`` replaces the job's
+change of speed can be read next to what the audit still shows. Then, once, the CPU seconds of
+the policy's own agent playing the audit's main sample alone (both neighbouring tables of the
+design the pilot chose, in the audit's blocks, the changed arm's draws read as the audit reads
+them), against the same loop: what any audit of this power that plays the real agent pays before
+its pilot, statistics, exact loss, model sample and tests. ``--args`` replaces the job's
 options (the suite runs a small job this way).
 """
 
@@ -72,6 +76,33 @@ def audit_numbers(report: dict[str, Any]) -> dict[str, Any]:
             "model_tests": len(a["details"]["model_tests"]["tests"])}  # fmt: skip
 
 
+def trajectories(report: dict[str, Any]) -> dict[str, Any]:
+    """CPU seconds (this process) of the agent playing the main sample of the audit in ``report``
+    alone, after a small warm-up (numba's kernels loaded), and what it drew."""
+    import numpy as np
+
+    from bandits.thompson.audit_pilot import pilot_plan
+    from bandits.thompson.audit_trajectories import BATCH, policy_actions
+    from bandits.thompson.policy import GaussianTS
+
+    d = report["audit"]["details"]
+    policy, horizon, arms = GaussianTS(b=d["b"], c=d["c"]), d["horizon"], d["arms"]
+    designs = pilot_plan(arms, d["trials_per_neighbour"], 0.1, None)[0]
+    tables = designs[d["pilot"]["chosen_design"]].tables(policy, horizon, arms)
+    n, watch = d["certifying_test"]["trajectories_per_table"], tables.observer
+    watch = -1 if watch is None else watch
+    policy_actions(policy, tables.null, horizon, 2, np.random.SeedSequence(1), watch=watch)  # warm-up
+    t = time.process_time()
+    for side, table in enumerate((tables.null, tables.alt)):
+        for block, start in enumerate(range(0, n, BATCH)):
+            size = min(BATCH, n - start)
+            policy_actions(policy, table, horizon, size, np.random.SeedSequence(0, spawn_key=(side, block)),
+                           watch=watch)  # fmt: skip
+    rounds = horizon - tables.first_private_round
+    return {"cpu_s": time.process_time() - t, "per_table": n, "private_rounds": rounds,
+            "normals": 2 * n * rounds * arms}  # fmt: skip
+
+
 def measure(repeat: int, args: list[str]) -> dict[str, Any]:
     """Medians of ``repeat`` interleaved measurements of both."""
     job, loop, report = [], [], {}
@@ -81,11 +112,12 @@ def measure(repeat: int, args: list[str]) -> dict[str, Any]:
         cfg = report["config"]
         loop.append(run_loop(cfg["horizon"], cfg["reps"], cfg["prepulls"], cfg["variance_scale"]))
     cfg = report["config"]
+    played = trajectories(report)
     return {"command": "dpaudit run ts " + " ".join(args), "repeat": repeat, "job_cpu_s": job,
             "loop_cpu_s": loop, "job_s": statistics.median(job), "loop_s": statistics.median(loop),
             "ratio": statistics.median(job) / statistics.median(loop), "target": TARGET,
             "size": {k: cfg[k] for k in ("horizon", "arms", "reps", "prepulls", "variance_scale")},
-            "timing": report["timing"], "audit": audit_numbers(report)}  # fmt: skip
+            "timing": report["timing"], "audit": audit_numbers(report), "trajectories": played}  # fmt: skip
 
 
 def sentence(row: dict[str, Any]) -> str:
@@ -102,7 +134,25 @@ def sentence(row: dict[str, Any]) -> str:
             f"{row['ratio']:.1f}× (target ≤ {row['target']:g}×: {met}); the audit: {a['verdict']}, {views} "
             f"against the certified {certified:.4f}, floor mu {a['floor_mu']:.4g} "
             f"({a.get('floor_source', 'reference')}), "
-            f"{a['model_tests']} model tests")
+            f"{a['model_tests']} model tests" + _trajectories_clause(row))
+
+
+def _power_of_ten(x: float) -> str:
+    """``x`` as m·10ᵉ (one decimal), e.g. 3.6·10⁸."""
+    e = math.floor(math.log10(x))
+    return f"{x / 10**e:.1f}·10{str(e).translate(str.maketrans('0123456789-', '⁰¹²³⁴⁵⁶⁷⁸⁹⁻'))}"
+
+
+def _trajectories_clause(row: dict[str, Any]) -> str:
+    p = row.get("trajectories")
+    if p is None:
+        return ""
+    ratio = p["cpu_s"] / row["loop_s"]
+    verdict = ("above the target before any statistic" if ratio > row["target"]
+               else "within the target")  # fmt: skip
+    return (f"; the agent playing the audit's main sample alone (2 × {p['per_table']:,} trajectories of "
+            f"{p['private_rounds']:,} private rounds, {_power_of_ten(p['normals'])} posterior normals) "
+            f"{p['cpu_s']:.1f} s of CPU, {ratio:.1f}× the loop: {verdict}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -8,7 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.bench_main_job import main, sentence
+from benchmarks.bench_main_job import (
+    _power_of_ten,
+    _trajectories_clause,
+    main,
+    run_job,
+    sentence,
+    trajectories,
+)
 
 
 @pytest.mark.slow
@@ -38,3 +45,18 @@ def test_a_bad_repeat_is_refused(capsys) -> None:
     with pytest.raises(SystemExit) as e:
         main(["--repeat", "0"])
     assert e.value.code == 2 and "--repeat must be >= 1, got 0" in capsys.readouterr().err
+
+
+def test_the_agent_alone_is_timed_on_the_audits_own_main_sample() -> None:
+    _, report = run_job(["-T", "2000", "-R", "2", "--audit-trials", "1000"])
+    played = trajectories(report)
+    d = report["audit"]["details"]
+    assert played["per_table"] == d["certifying_test"]["trajectories_per_table"] > 0
+    assert played["private_rounds"] == d["horizon"] - d["neighbour"]["first_private_round"] > 0
+    assert played["normals"] == 2 * played["per_table"] * played["private_rounds"] * d["arms"]
+    assert played["cpu_s"] > 0
+    assert _power_of_ten(3.6e8) == "3.6·10⁸" and _power_of_ten(12_000) == "1.2·10⁴"
+    row = {"loop_s": 1.0, "target": 3.0, "trajectories": played | {"cpu_s": 4.0}}
+    assert "4.0× the loop: above the target before any statistic" in _trajectories_clause(row)
+    assert "within the target" in _trajectories_clause(row | {"trajectories": played | {"cpu_s": 2.0}})
+    assert _trajectories_clause({}) == ""
