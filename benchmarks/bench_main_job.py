@@ -81,21 +81,21 @@ def trajectories(report: dict[str, Any]) -> dict[str, Any]:
     alone, after a small warm-up (numba's kernels loaded), and what it drew."""
     import numpy as np
 
+    from bandits.thompson.audit import ThompsonAuditOptions
     from bandits.thompson.audit_pilot import pilot_plan
-    from bandits.thompson.audit_trajectories import BATCH, policy_actions
+    from bandits.thompson.audit_trajectories import _blocks, policy_actions
     from bandits.thompson.policy import GaussianTS
 
     d = report["audit"]["details"]
     policy, horizon, arms = GaussianTS(b=d["b"], c=d["c"]), d["horizon"], d["arms"]
-    designs = pilot_plan(arms, d["trials_per_neighbour"], 0.1, None)[0]
+    designs = pilot_plan(arms, d["trials_per_neighbour"], ThompsonAuditOptions().pilot_fraction, None)[0]
     tables = designs[d["pilot"]["chosen_design"]].tables(policy, horizon, arms)
     n, watch = d["certifying_test"]["trajectories_per_table"], tables.observer
     watch = -1 if watch is None else watch
     policy_actions(policy, tables.null, horizon, 2, np.random.SeedSequence(1), watch=watch)  # warm-up
     t = time.process_time()
     for side, table in enumerate((tables.null, tables.alt)):
-        for block, start in enumerate(range(0, n, BATCH)):
-            size = min(BATCH, n - start)
+        for block, size in enumerate(_blocks(n)):  # the audit's own blocks (sample_stage)
             policy_actions(policy, table, horizon, size, np.random.SeedSequence(0, spawn_key=(side, block)),
                            watch=watch)  # fmt: skip
     rounds = horizon - tables.first_private_round

@@ -29,11 +29,16 @@ def test_every_algorithm_is_timed_and_summarised() -> None:
 def test_the_certificate_of_a_run_above_2x_is_timed_and_named() -> None:
     import tempfile
 
-    from benchmarks.bench_startup import _certificate_s, _env
+    from benchmarks.bench_startup import _certificate_s, _env, with_certificate
 
     with tempfile.TemporaryDirectory() as cache:
         seconds = _certificate_s("cascade-dp-sound", _env(cache))
+        below = {"numpy_s": 0.1, "run_s": 0.2, "ratio": 2.0}
+        assert with_certificate("cascade-dp-sound", below, _env(cache), 1) is below  # at 2×: not timed
+        above = with_certificate("cascade-dp-sound", below | {"run_s": 0.3, "ratio": 3.0}, _env(cache), 1)
     assert 0.0 < seconds < 5.0  # the run's own timing of its certificate, a few tens of ms here
+    assert 0.0 < above["certificate_s"] < 0.3
+    assert above["ratio_without_certificate"] == (0.3 - above["certificate_s"]) / 0.1
     algs = {"a": {"ratio": 1.5}, "b": {"ratio": 2.5, "certificate_s": 0.05, "ratio_without_certificate": 2.0}}
     row = {"command": "c", "runs": 1, "numpy_s": 0.1, "run_s": 0.2, "ratio": 2.0, "phases_ms": {"numpy": 1.0},
            "every": {"runs": 1, "algorithms": algs}}
