@@ -116,8 +116,8 @@ def test_kernel_rounds_like_numpy_not_fused():
         n = np.array([[0.0, n1]])
         Z = np.array([[[0.0, z]]])
         act = np.zeros((1, 1), dtype=np.intp)
-        scale = sqrtc / np.sqrt(np.arange(n1 + 3) + 1.0)
-        compiled.gaussian_ts_rounds(S, n, Z, 0, np.zeros((1, 1, 2)), np.zeros(1, np.intp), scale, act)
+        compiled.gaussian_ts_rounds(S, n, Z, 0, np.zeros((1, 1, 2)), np.zeros(1, np.intp), np.array([sqrtc]),
+                                    act)  # fmt: skip
         th = Z[0, 0] * (sqrtc / np.sqrt(np.array([0.0, n1]) + 1.0))
         th += np.array([x, S1]) / (np.array([0.0, n1]) + 1.0)
         assert act[0, 0] == int(th.argmax()) == (0 if fused > two else 1)
@@ -126,13 +126,57 @@ def test_kernel_rounds_like_numpy_not_fused():
     assert found >= 20
 
 
-def test_kernel_checks_the_scale_table():
+def test_kernel_checks_the_scale():
     if not compiled.available():
         pytest.skip("numba is not installed")
-    with pytest.raises(ValueError, match="scale has 3 entries"):
+    with pytest.raises(ValueError, match=r"scale must hold sqrt\(c\) in one entry, got shape \(3,\)"):
         compiled.gaussian_ts_rounds(np.zeros((1, 2)), np.full((1, 2), 2.0), np.zeros((1, 4, 2)), 0,
                                  np.zeros((1, 4, 2)), np.zeros(1, np.intp), np.ones(3),
                                  np.zeros((1, 4), np.intp))  # fmt: skip
+
+
+def test_kernel_scales_counts_of_any_size_as_the_step_loop():
+    """Counts near 10⁹ (a horizon the run allows): the kernel's σ = √c/√(n+1), computed for the
+    played arm, is the step loop's float, so the draws it watches are the step loop's θ bit for
+    bit — with no table of one entry per count (which held 8 bytes a round of the horizon)."""
+    if not compiled.available():
+        pytest.skip("numba is not installed")
+    rng = np.random.default_rng(3)
+    sqrtc = math.sqrt(47.69)
+    n = np.array([[1e9 - 3.0, 7e8 + 1.0, 123456789.0]])
+    S = n * np.array([[0.75, 0.625, 0.5]])
+    Z = rng.standard_normal((1, 40, 3))
+    table = (rng.random((1, 40, 3)) < 0.6).astype(float)
+    act = np.zeros((1, 40), dtype=np.intp)
+    drawn = np.zeros((1, 40))
+    S0, n0 = S.copy(), n.copy()
+    compiled.gaussian_ts_rounds(S, n, Z, 0, table, np.zeros(1, np.intp), np.array([sqrtc]), act,
+                                np.array([1]), drawn)  # fmt: skip
+    for k in range(40):  # the step loop's arithmetic (GaussianTSAgent.select/update)
+        theta = Z[0, k] * (sqrtc / np.sqrt(n0[0] + 1.0))
+        theta += S0[0] / (n0[0] + 1.0)
+        a = int(theta.argmax())
+        assert act[0, k] == a and drawn[0, k] == theta[1]
+        S0[0, a] += table[0, k, a]
+        n0[0, a] += 1.0
+    assert np.array_equal(S, S0) and np.array_equal(n, n0)
+
+
+def test_the_kernel_engine_holds_no_memory_per_round_of_the_horizon():
+    """Ten times the horizon, the same peak of traced memory (within a chunk's noise): the agent
+    keeps per-arm state only (its old lookup table grew by 8–16 bytes a round)."""
+    if not compiled.available():
+        pytest.skip("numba is not installed")
+    import tracemalloc
+
+    env, pol = parse_env("bernoulli:0.75,0.625,0.5,0.375,0.25"), GaussianTS(b=10, c=20.0, engine="kernel")
+    peaks = []
+    for T in (200_000, 2_000_000):
+        tracemalloc.start()
+        simulate(pol, env, T, 1, seed=0, progress=False)
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+    assert peaks[1] < peaks[0] + 2 * 2**20, peaks
 
 
 @pytest.mark.parametrize("numba_mode", NUMBA, indirect=True)

@@ -178,9 +178,9 @@ def gaussian_ts_kernel(  # pragma: no cover - compiled
     mu = np.empty(N)
     sc = np.empty(N)
     for r in range(R):
-        for i in range(N):  # the step loop's caches: mu = S/(n+1), scale[n] = sqrt(c)/sqrt(n+1)
+        for i in range(N):  # the step loop's caches: mu = S/(n+1), sc = sqrt(c)/sqrt(n+1)
             mu[i] = S[r, i] / (n[r, i] + 1.0)
-            sc[i] = scale[int(n[r, i])]
+            sc[i] = scale[0] / math.sqrt(n[r, i] + 1.0)
         w = watch[r] if watch.size else -1
         for k in range(start[r], C):
             kz = k - zoff
@@ -204,7 +204,7 @@ def gaussian_ts_kernel(  # pragma: no cover - compiled
             S[r, best] = s
             n[r, best] = m
             mu[best] = s / (m + 1.0)
-            sc[best] = scale[int(m)]
+            sc[best] = scale[0] / math.sqrt(m + 1.0)
 
 
 @_jit

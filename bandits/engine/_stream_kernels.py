@@ -16,6 +16,7 @@ True
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -91,7 +92,7 @@ def gaussian_ts_stream_kernel(  # pragma: no cover - compiled; a flat kernel sig
     """Sampling rounds of one repetition of Gaussian Thompson sampling on a Bernoulli stream.
 
     Per round: the N posterior draws from ``gen`` (in the order of ``Generator.standard_normal``
-    filling a (C, N) array), θ = Z·scale[n] then θ += S/(n+1) (two roundings), the first argmax
+    filling a (C, N) array), θ = Z·(scale[0]/√(n+1)) then θ += S/(n+1) (two roundings), the first argmax
     a, and the reward 1{U < p_a}, where U is the uniform the outcome table holds for arm a in this
     round: the stream ``state`` jumps d numbers with one multiply-add by ``jump_mul[d]``,
     ``jump_add[d]`` ((2N, 2) words each) from the arm read in one round to the arm read in the
@@ -102,7 +103,7 @@ def gaussian_ts_stream_kernel(  # pragma: no cover - compiled; a flat kernel sig
     sc = np.empty(N)
     for i in range(N):
         mu[i] = S[i] / (n[i] + 1.0)
-        sc[i] = scale[int(n[i])]
+        sc[i] = scale[0] / math.sqrt(n[i] + 1.0)
     s_hi, s_lo = state[0], state[1]
     pending = 0  # numbers of the table left before the current row (the last row's tail)
     for k in range(actions.size):
@@ -126,7 +127,7 @@ def gaussian_ts_stream_kernel(  # pragma: no cover - compiled; a flat kernel sig
         S[best] = s
         n[best] = m
         mu[best] = s / (m + 1.0)
-        sc[best] = scale[int(m)]
+        sc[best] = scale[0] / math.sqrt(m + 1.0)
     d = pending
     s_hi, s_lo = mul_add(s_hi, s_lo, jump_mul[d, 0], jump_mul[d, 1], jump_add[d, 0], jump_add[d, 1])
     state[0], state[1] = s_hi, s_lo

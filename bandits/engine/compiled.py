@@ -187,9 +187,8 @@ def gaussian_ts_rounds(
     """Play local rounds ``start[r] .. C−1`` of every repetition r of Gaussian Thompson sampling
     (sampling rounds only), updating the reward sums ``S`` and counts ``n`` (R, N) in place and
     writing ``actions`` (R, C). Round k reads the noise ``Z[r, k − zoff]`` (R, ·, N) and the
-    reward ``table[r, k, arm]`` (R, C, N); ``scale[m]`` must be ``√c/np.sqrt(m + 1.0)`` for every
-    count m the chunk can reach (the counts are whole numbers: a lookup keeps the square root off
-    the loop's critical path, with the same value). Per round: θ = Z·scale[n] then θ += S/(n+1)
+    reward ``table[r, k, arm]`` (R, C, N); ``scale`` holds √c, its one entry. Per round: θ = Z·σ
+    with σ = √c/√(n+1) kept per arm and computed again for the played arm only, then θ += S/(n+1)
     (two roundings), the first argmax, then S += reward, n += 1 — the arithmetic of
     :meth:`bandits.thompson.agent.GaussianTSAgent.select`/``update``, so the actions and the state
     are identical bit for bit (tested). With ``watch`` (R,) and ``drawn`` (R, C), repetition r's
@@ -201,16 +200,15 @@ def gaussian_ts_rounds(
     >>> Z = np.array([[[0.0, 1.0], [1.0, 0.0], [0.5, 0.5]]])  # round 2 is a tie: the first arm
     >>> ok = available()
     >>> if ok:
-    ...     sc = 1.0 / np.sqrt(np.arange(8) + 1.0)
-    ...     gaussian_ts_rounds(S, n, Z, 0, np.ones((1, 3, 2)), np.zeros(1, np.intp), sc, act)
+    ...     gaussian_ts_rounds(S, n, Z, 0, np.ones((1, 3, 2)), np.zeros(1, np.intp), np.ones(1), act)
     >>> (act.tolist(), n.tolist()) if ok else ([[1, 0, 0]], [[3.0, 2.0]])
     ([[1, 0, 0]], [[3.0, 2.0]])
     """
     _kernel()
     if _GTS is None or not available():
         raise RuntimeError("numba is not available (pip install 'dpaudit[fast]'; DPAUDIT_NUMBA != 0)")
-    if S.size and int(n.max()) + actions.shape[1] >= scale.size:
-        raise ValueError(f"scale has {scale.size} entries; counts reach {int(n.max()) + actions.shape[1]}")
+    if scale.shape != (1,):
+        raise ValueError(f"scale must hold sqrt(c) in one entry, got shape {scale.shape}")
     if watch is None or drawn is None:
         watch, drawn = np.empty(0, dtype=np.intp), np.empty((1, 1))
     _GTS(S, n, Z, int(zoff), table, np.ascontiguousarray(start, dtype=np.intp), scale, actions,
@@ -255,8 +253,8 @@ def gaussian_ts_drawing_rounds(
     _kernel()
     if _GTS_DRAW is None or not available():
         raise RuntimeError("numba is not available (pip install 'dpaudit[fast]'; DPAUDIT_NUMBA != 0)")
-    if S.size and int(n.max()) + actions.shape[1] >= scale.size:
-        raise ValueError(f"scale has {scale.size} entries; counts reach {int(n.max()) + actions.shape[1]}")
+    if scale.shape != (1,):
+        raise ValueError(f"scale must hold sqrt(c) in one entry, got shape {scale.shape}")
     if len(generators) != S.shape[0]:
         raise ValueError(f"{len(generators)} generators for {S.shape[0]} repetitions")
     if watch is None or drawn is None:
@@ -379,8 +377,8 @@ def gaussian_ts_stream_rounds(
     _kernel()
     if _GTS_STREAM is None or not available():
         raise RuntimeError("numba is not available (pip install 'dpaudit[fast]'; DPAUDIT_NUMBA != 0)")
-    if S.size and int(n.max()) + actions.shape[1] >= scale.size:
-        raise ValueError(f"scale has {scale.size} entries; counts reach {int(n.max()) + actions.shape[1]}")
+    if scale.shape != (1,):
+        raise ValueError(f"scale must hold sqrt(c) in one entry, got shape {scale.shape}")
     for r, g in enumerate(generators):
         _GTS_STREAM(g, stream.state[r], stream.jump_mul, stream.jump_add[r], stream.probs, S[r], n[r], scale,
                     actions[r], observed[r])  # fmt: skip

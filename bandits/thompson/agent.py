@@ -84,7 +84,7 @@ class GaussianTSAgent(Agent):
         self._mu = np.zeros(shape)
         self._scale = np.full(shape, self._sqrtc)
         self._theta = np.empty(shape)
-        self._scale_lut = np.empty(0)
+        self._sqrtc_entry = np.array([self._sqrtc])  # the compiled loops' scale argument
         self._Z = np.empty((self.reps, 0, self.n_arms))
         self._zbuf = self._Z
         self._t0 = 0
@@ -258,9 +258,8 @@ class GaussianTSAgent(Agent):
         actions = np.empty((self.reps, C), dtype=np.intp)
         observed = np.empty((self.reps, C))
         self._record(t0, t1, self.n)
-        self._ensure_scale_lut(C)
         compiled.gaussian_ts_stream_rounds(self.run.random.generators, stream, self.S, self.n,
-                                           self._scale_lut, actions, observed)  # fmt: skip
+                                           self._sqrtc_entry, actions, observed)  # fmt: skip
         outcomes.observed = observed
         self._refresh()
         return actions
@@ -311,14 +310,12 @@ class GaussianTSAgent(Agent):
         and the NumPy step loop. Both give the same actions and state, bit for bit (tested)."""
         C = actions.shape[1]
         if self._noise_in_loop:  # the kernel engine: every repetition starts from the same round
-            self._ensure_scale_lut(C)
             compiled.gaussian_ts_drawing_rounds(self._generator_list, self.S, self.n, table, int(p[0]),
-                                                self._scale_lut, actions, self.watch, self.drawn,
+                                                self._sqrtc_entry, actions, self.watch, self.drawn,
                                                 self._noise_factor)  # fmt: skip
             return
         if self._compiled or (self.engine == "kernel" and compiled.available()):
-            self._ensure_scale_lut(C)
-            compiled.gaussian_ts_rounds(self.S, self.n, self._Z, self._zoff - t0, table, p, self._scale_lut,
+            compiled.gaussian_ts_rounds(self.S, self.n, self._Z, self._zoff - t0, table, p, self._sqrtc_entry,
                                      actions, self.watch, self.drawn)  # fmt: skip
             return
         if self.watch is not None:  # watching the draws: the step loop from the common start
@@ -328,14 +325,6 @@ class GaussianTSAgent(Agent):
             k = self._catch_up(p, table, actions)
         if k < C:
             self._step_loop(t0, k, table, actions)
-
-    def _ensure_scale_lut(self, C: int) -> None:
-        """sqrt(c)/sqrt(m + 1) for every count m a chunk of C rounds can reach."""
-        top = int(self.n.max()) + C + 1
-        old = self._scale_lut.size
-        if old < top:  # extended, not recomputed: each entry is the same float either way
-            more = self._sqrtc / np.sqrt(np.arange(old, max(top, 2 * old)) + 1.0)
-            self._scale_lut = np.concatenate([self._scale_lut, more])
 
     def _choose_engine(self, t0: int, actions: np.ndarray) -> None:
         """Speculate in the next chunk only if the sampling rounds of this one (actions of
