@@ -1,7 +1,8 @@
 """Tables and sentences of the performance benchmarks, rendered from their stored runs
 (``docs/img/growth.json`` from ``bench_growth.py``, ``docs/img/audit_workers.json`` from
 ``bench_audit_workers.py``, ``docs/img/families.json`` from ``bench_families.py``,
-``docs/img/dask.json`` from ``bench_dask.py``, and the detection-floor check
+``docs/img/dask.json`` from ``bench_dask.py``,
+``docs/img/horizon_memory.json`` from ``bench_horizon_memory.py``, and the detection-floor check
 ``docs/img/floor_check.json`` from ``bench_floor_check.py``, and the floor measured on the
 algorithms, ``docs/img/leak_floor.json``, ``leak_floor_ts.json``, ``leak_floor_ts_outputs.json`` and
 ``leak_floor_spread.json`` from ``bench_leak_floor.py``, ``mechanism_floor.json`` from
@@ -111,6 +112,12 @@ def renderers(img: Path) -> dict[str, Callable[[], str]]:
         shipped = json.loads(kept.read_text())["floors"]
         out |= {"traced-floors": lambda: traced_sentence(shipped),
                 "other-engine-floors": lambda: other_engine_sentence(shipped)}
+    if (horizon := load("horizon_memory.json")) is not None:
+        from benchmarks.bench_horizon_memory import sentence as horizon_sentence
+        from benchmarks.bench_horizon_memory import table as horizon_table
+
+        out |= {"horizon-memory": lambda: horizon_table(horizon),
+                "horizon-memory-summary": lambda: horizon_sentence(horizon)}  # fmt: skip
     if (startup := load("startup.json")) is not None:
         from benchmarks.bench_startup import sentence as startup_sentence
 
