@@ -48,6 +48,7 @@ class _HiddenQuarterAgent(GaussianTSAgent):
         super().__init__(policy, run)
         self._sqrtc = math.sqrt(policy.c / 4)
         self._scale[...] = self._sqrtc
+        self._sqrtc_entry[...] = self._sqrtc  # the compiled loops' scale
 
     def _record(self, t0, t1, n_start):
         honest, self._sqrtc = self._sqrtc, math.sqrt(self.policy.c)

@@ -41,6 +41,9 @@ def generator_list(generators: Sequence[np.random.Generator]) -> Any:
     return out
 
 
+# numba keys this kernel's cache on this file's time stamp alone, yet gaussian_ts_kernel is compiled
+# into it: when that kernel changes, edit this file too (a cache from before the change read the
+# old per-count scale table out of bounds: 039c584)
 @_jit
 def gaussian_ts_drawing_kernel(  # pragma: no cover - compiled; a flat kernel signature
     gens: Any, S: Any, n: Any, table: Any, start: Any, scale: Any, actions: Any, watch: Any, drawn: Any,
