@@ -2,10 +2,11 @@
 algorithm's ``dpaudit run``.
 
 Run ``python benchmarks/bench_horizon_memory.py [--horizons 5e5 1.5e6] [--algorithms ALG ...]
-[--json FILE]``. Each algorithm runs ``dpaudit run ALG -T T -R 1 --audit-trials 0 --json`` (the
-simulation, the certificate, the ledger check and the report, no audit) at each horizon, in a
-fresh process under :mod:`tracemalloc`, after a warm-up run at T = 2,000 in the same process
-(imports, compiled kernels and caches are then in place, so the horizons differ only by what the
+[--json FILE [--update]]`` (``--update`` re-measures only the ``--algorithms`` a change touched and
+replaces their rows in the file). Each algorithm runs ``dpaudit run ALG -T T -R 1 --audit-trials 0
+--json`` (the simulation, the certificate, the ledger check and the report, no audit) at each
+horizon, in a fresh process under :mod:`tracemalloc`, after a warm-up run at T = 2,000 in the same
+process (imports, compiled kernels and caches are then in place, so the horizons differ only by what the
 run holds per round). The peak of traced memory above what the warm-up left does not depend on
 the machine's load, but the garbage collector's timing moves it by a few MiB between runs
 (DP-TS-UCB at T = 10⁶: 46.6 and 53.4 MiB); it counts every NumPy array and Python object, not the
@@ -112,14 +113,31 @@ def main() -> None:
     ap.add_argument("--horizons", nargs="+", type=float, default=[5e5, 1.5e6])
     ap.add_argument("--algorithms", nargs="+", default=None, help="only these (printed, never written)")
     ap.add_argument("--json", default=None, help="write the measurement to this file")
+    ap.add_argument("--update", action="store_true",
+                    help="with --algorithms and --json: measure only these and replace their rows in the "
+                         "--json file (the algorithms a change touched), keeping the others")  # fmt: skip
     args = ap.parse_args()
     horizons = sorted(int(x) for x in args.horizons)
     if len(horizons) < 2 or horizons[0] <= WARM_UP:
         ap.error(f"--horizons needs two or more horizons above the warm-up's {WARM_UP}")
-    if args.algorithms and args.json:
-        ap.error("--algorithms measures a subset: it cannot write the --json file the README reads")
+    if args.algorithms and args.json and not args.update:
+        ap.error("--algorithms measures a subset: it writes the --json file the README reads only "
+                 "with --update")
+    if args.update and not (args.algorithms and args.json and Path(args.json).is_file()):
+        ap.error("--update needs --algorithms and an existing --json file")
+    keys = list(registered())
+    unknown = sorted(set(args.algorithms or ()) - set(keys))
+    if unknown:
+        ap.error(f"--algorithms must be registered algorithms ({', '.join(keys)}), got {', '.join(unknown)}")
+    before = json.loads(Path(args.json).read_text(encoding="utf-8")) if args.update else None
+    if before is not None and before["horizons"] != horizons:
+        ap.error(f"--update keeps rows measured at the horizons {before['horizons']}: "
+                 "give the same --horizons")
     print(f"{'algorithm':28s} " + " ".join(f"{f'MiB@{h:.2g}':>9s}" for h in horizons) + f" {'B/round':>9s}")
-    data = measure(args.algorithms or list(registered()), horizons)
+    data = measure(args.algorithms or keys, horizons)
+    if before is not None:
+        rows = {r["algorithm"]: r for r in before["rows"]} | {r["algorithm"]: r for r in data["rows"]}
+        data = {"horizons": horizons, "rows": [rows[k] for k in keys if k in rows]}
     print(sentence(data))
     if args.json:
         Path(args.json).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")

@@ -13,3 +13,32 @@ def test_the_main_job_holds_no_memory_per_round_of_its_horizon() -> None:
     assert all(p > 0 for p in row["peak_mib"])
     assert row["bytes_per_round"] < BOUNDED, row  # a table per count held 8-16 bytes a round
     assert sentence(data).startswith("1 of 1 runs hold memory independent of the horizon")
+
+
+def test_update_replaces_only_the_rows_it_measured(tmp_path, monkeypatch, capsys) -> None:
+    import json
+    import sys
+
+    import pytest
+
+    from benchmarks import bench_horizon_memory as bench
+
+    path = tmp_path / "memory.json"
+    old = [{"algorithm": a, "peak_mib": [1.0, 1.0], "bytes_per_round": 0.0} for a in ("ts", "lazy-ucb")]
+    path.write_text(json.dumps({"horizons": [500_000, 1_500_000], "rows": old}))
+    fresh = {"algorithm": "lazy-ucb", "peak_mib": [5.0, 13.0], "bytes_per_round": 8.0}
+    monkeypatch.setattr(bench, "measure", lambda algs, h: {"horizons": h, "rows": [fresh]})
+    monkeypatch.setattr(sys, "argv", ["bench", "--algorithms", "lazy-ucb", "--json", str(path), "--update"])
+    bench.main()
+    assert json.loads(path.read_text())["rows"] == [old[0], fresh]
+    refused = (
+        ["--algorithms", "lazy-ucb", "--json", str(path)],  # a subset without --update
+        ["--algorithms", "no-such-alg", "--json", str(path), "--update"],
+        ["--algorithms", "ts", "--json", str(path), "--update", "--horizons", "6e5", "2e6"],
+    )
+    for argv in refused:
+        monkeypatch.setattr(sys, "argv", ["bench", *argv])
+        with pytest.raises(SystemExit) as err:
+            bench.main()
+        assert err.value.code == 2
+    assert json.loads(path.read_text())["rows"] == [old[0], fresh]  # nothing written by a refused call

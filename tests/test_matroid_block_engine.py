@@ -123,3 +123,34 @@ def test_push_block_equals_pushes_and_refuses_an_early_epoch():
     fresh = BatchLazyEpochs(R, N, T, epsilon=1.0, noise=_tape(R), ledgers=None, width=K)
     with pytest.raises(ValueError, match="before the block's last round"):
         fresh.push_block(arms[:, :2], vals[:, :2], 0)  # epoch 0 (one observation) fills at round 0
+
+
+def test_the_record_of_observed_arms_is_one_byte_an_arm_and_is_refused_when_it_would_not_fit(
+    monkeypatch, capsys
+):
+    """The lazy epochs keep which arms each round observed until the end (int8 for up to 128
+    arms; 16 bytes an arm before, with the flush's int64 temporaries); a horizon whose record
+    would not fit is refused before it is allocated, naming the horizon and the most that fits."""
+    assert BatchLazyEpochs.record_dtype(128) is np.int8 and BatchLazyEpochs.record_dtype(129) is np.int16
+    env = parse_combinatorial_env(ENVS[1])
+    run = RunContext.create(env, 10**5, [np.random.SeedSequence(0, spawn_key=(r,)) for r in range(2)])
+    agent = DPUCBMat(epsilon=1.0).agent(run)
+    assert agent.est._observed.nbytes == 2 * 10**5 * agent.K  # one byte per observed arm
+    per_round = BatchLazyEpochs.record_bytes(2, env.n_arms, 1, agent.K)
+    monkeypatch.setattr(matroid_policies, "memory_limit", lambda: 10**5 * per_round - 1)
+    with pytest.raises(ValueError, match=rf"horizon must be at most {10**5 - 1} for 2 repetition"):
+        DPUCBMat(epsilon=1.0).agent(run)
+    monkeypatch.setattr(matroid_policies, "memory_limit", lambda: 10**5 * per_round)
+    DPTSMat(epsilon=1.0).agent(run)  # exactly fits
+
+
+def test_released_counts_in_blocks_equal_one_block():
+    env = parse_combinatorial_env(ENVS[1])
+    policy = DPUCBMat(epsilon=1.0)
+    table = np.random.default_rng(5).uniform(size=(3, 700, env.n_arms))
+    _, agent, run = _play(policy, env, table, 700, per_round=False)
+    for rep in range(3):
+        whole = agent.est.released_counts(rep, block=700)
+        assert whole.sum() > 0 and (whole < agent.K).any()  # some rounds still buffered at the end
+        for block in (1, 7, 64):
+            assert np.array_equal(agent.est.released_counts(rep, block=block), whole)

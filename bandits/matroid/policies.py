@@ -65,6 +65,7 @@ from typing import ClassVar
 import numpy as np
 
 from bandits.actions import ActionStructure, Feedback
+from bandits.engine.memory import memory_limit
 from bandits.policy import Agent, Outcomes, Policy, RunContext
 from bandits.structures.combinatorial import COMBINATORIAL, TIE_RULES, problem
 from bandits.structures.greedy import cover_with_bases
@@ -241,6 +242,20 @@ class CTSGaussian(MatroidPolicy):
     label: ClassVar[str] = "cts-gaussian"
 
 
+def _refuse_unfitting_record(reps: int, n_arms: int, horizon: int, width: int) -> None:
+    """Refuse, before it is allocated, a record of observed arms (what the lazy epochs' exact
+    ledger charges need until the end) larger than the memory a simulation may hold."""
+    need = BatchLazyEpochs.record_bytes(reps, n_arms, horizon, width)
+    limit = memory_limit()
+    if need > limit:
+        most = limit // BatchLazyEpochs.record_bytes(reps, n_arms, 1, width)  # linear in the horizon
+        raise ValueError(
+            f"horizon must be at most {most} for {reps} repetition(s) at once on this machine: the "
+            f"lazy epochs' record of the {width} arms observed in each of {horizon} rounds needs "
+            f"{need / 2**30:.1f} GiB, more than the {limit / 2**30:.1f} GiB a simulation may hold"
+        )
+
+
 class _MatroidAgent(Agent):
     def __init__(self, policy: MatroidPolicy, run: RunContext) -> None:
         super().__init__(run)
@@ -253,6 +268,7 @@ class _MatroidAgent(Agent):
         self.offset = 0 if self.full_init else 1  # paper round = simulation round + offset
         if policy.lazy:
             self.eps0 = policy.epsilon0(self.K)
+            _refuse_unfitting_record(R, L, self.horizon, self.K)
             self.est = BatchLazyEpochs(
                 R,
                 L,

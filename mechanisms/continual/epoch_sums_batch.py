@@ -127,10 +127,29 @@ class BatchLazyEpochs:
         self._sum = np.zeros((R, N))
         self._cnt = np.zeros((R, N), dtype=np.int64)
         self._start = np.full((R, N), self.horizon, dtype=np.int64)  # first round of the buffer
-        dtype = np.int16 if N < 2**15 else np.int32
-        self._observed = np.full((R, self.horizon, self.width), -1, dtype=dtype)
+        self._observed = np.full((R, self.horizon, self.width), -1, dtype=self.record_dtype(N))
         self._rows = np.arange(R)
         self._flushed = False
+
+    @staticmethod
+    def record_dtype(n_arms: int) -> type[np.signedinteger]:
+        """The integer type of the per-round record of observed arms (−1: none): the smallest
+        that holds every arm index."""
+        return np.int8 if n_arms <= 2**7 else np.int16 if n_arms <= 2**15 else np.int32
+
+    @classmethod
+    def record_bytes(cls, reps: int, n_arms: int, horizon: int, width: int) -> int:
+        """Peak bytes of the record of which arms every round observed, kept until :meth:`flush`
+        (``reps × horizon × width`` entries of :meth:`record_dtype`; the exact charges need it,
+        since whether an observation is released is known only when its epoch fills), plus
+        :meth:`flush`'s per-round temporaries (a count, a mask and its difference: 4 bytes a round
+        for ``width < 256``, one repetition at a time).
+
+        >>> BatchLazyEpochs.record_bytes(10, 10, 10**6, 3)
+        34000000
+        """
+        count = 1 if width < 2**8 else 4
+        return reps * horizon * width * np.dtype(cls.record_dtype(n_arms)).itemsize + (count + 3) * horizon
 
     @property
     def event(self) -> PrivacyEvent:
@@ -262,12 +281,19 @@ class BatchLazyEpochs:
         last = a[:, -1]
         self._release_full(last, self._cnt[self._rows[:, None], last])
 
-    def released_counts(self, rep: int) -> np.ndarray:
-        """(T,) how many of each round's observations repetition ``rep`` has released so far."""
-        obs = self._observed[rep]
-        valid = obs >= 0
-        start = self._start[rep][np.where(valid, obs, 0)]
-        return (valid & (np.arange(self.horizon)[:, None] < start)).sum(axis=1)
+    def released_counts(self, rep: int, block: int = 2**16) -> np.ndarray:
+        """(T,) how many of each round's observations repetition ``rep`` has released so far
+        (the smallest unsigned type that holds ``width``), computed ``block`` rounds at a time so
+        that the temporaries do not grow with the horizon."""
+        out = np.zeros(self.horizon, dtype=np.uint8 if self.width < 2**8 else np.uint32)
+        start_of = self._start[rep]
+        for a in range(0, self.horizon, block):
+            obs = self._observed[rep, a : a + block]
+            valid = obs >= 0
+            start = start_of[np.where(valid, obs, 0)]
+            rounds = np.arange(a, a + obs.shape[0])[:, None]
+            out[a : a + obs.shape[0]] = (valid & (rounds < start)).sum(axis=1)
+        return out
 
     def flush(self) -> None:
         """Write the charges of every released observation to the ledgers (once, at the end)."""
@@ -280,7 +306,7 @@ class BatchLazyEpochs:
                 mask = counts >= c
                 if not mask.any():
                     continue
-                edges = np.flatnonzero(np.diff(np.concatenate([[0], mask.view(np.int8), [0]])))
+                edges = np.flatnonzero(np.diff(mask.view(np.int8), prepend=np.int8(0), append=np.int8(0)))
                 for a, b in zip(edges[::2].tolist(), edges[1::2].tolist()):
                     self.ledgers[rep].record(
                         self.event,
