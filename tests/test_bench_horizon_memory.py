@@ -15,7 +15,7 @@ def test_the_main_job_holds_no_memory_per_round_of_its_horizon() -> None:
     assert sentence(data).startswith("1 of 1 runs hold memory independent of the horizon")
 
 
-def test_update_replaces_only_the_rows_it_measured(tmp_path, monkeypatch, capsys) -> None:
+def test_update_replaces_only_the_rows_it_measured(tmp_path, monkeypatch) -> None:
     import json
     import sys
 

@@ -125,11 +125,9 @@ def test_push_block_equals_pushes_and_refuses_an_early_epoch():
         fresh.push_block(arms[:, :2], vals[:, :2], 0)  # epoch 0 (one observation) fills at round 0
 
 
-def test_the_record_of_observed_arms_is_one_byte_an_arm_and_is_refused_when_it_would_not_fit(
-    monkeypatch, capsys
-):
+def test_the_record_of_observed_arms_is_one_byte_an_arm_and_is_refused_when_it_would_not_fit(monkeypatch):
     """The lazy epochs keep which arms each round observed until the end (int8 for up to 128
-    arms; 16 bytes an arm before, with the flush's int64 temporaries); a horizon whose record
+    arms; int16 before, flushed with int64 temporaries); a horizon whose record
     would not fit is refused before it is allocated, naming the horizon and the most that fits."""
     assert BatchLazyEpochs.record_dtype(128) is np.int8 and BatchLazyEpochs.record_dtype(129) is np.int16
     env = parse_combinatorial_env(ENVS[1])
