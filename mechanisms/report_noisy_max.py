@@ -22,7 +22,8 @@ Exact output distributions (the white-box statistic for auditors):
 * Laplace, K = 2: closed form through the CDF of a difference of two Laplaces.
 * Laplace, K > 2: exact tails (the left tail is a single exponential, the right tail a
   polynomial integrated exactly by Gauss–Legendre) and adaptive quadrature on the pieces
-  between sorted scores, each split at its mode, in log space (relative accuracy ~1e-12).
+  between sorted scores, each in units of the scale from its right end, where the integrand
+  peaks, in log space (relative accuracy ~1e-15 for scales from 1e-12 to 1e12).
 
 Used by: Hu et al. (2024) (RNM-FTNL: Laplace RNM over epoch sums of K actions, noise Lap(1/ε));
 Ou, Avella Medina & Cummings (2024) (Thompson sampling: a round's Gaussian posterior draws
@@ -46,8 +47,7 @@ Example:
 from __future__ import annotations
 
 import math
-import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -106,28 +106,44 @@ def _gl(n: int) -> tuple[np.ndarray, np.ndarray]:
     return np.polynomial.legendre.leggauss(n)
 
 
-_CUT = 80.0  # log-integrand drop beyond which a piece's mass is dropped (relative error < e^-80)
+_CUT = 80.0  # drop of the log-integrand beyond which a piece's mass is dropped (relative error < e^-80)
 
 
-def _where_it_matters(
-    h: Callable[[float], float], href: float, mode: float, p0: float, p1: float
-) -> tuple[float, float]:
-    """The part of [p0, p1] (one side of the mode of the concave log-integrand ``h``) where
-    h ≥ href − 80. By concavity the mass beyond the cut point x_c is at most
-    e^{href−80}·|x_c − mode|/80, and the mass between the mode and x_c at least
-    e^{href}·|x_c − mode|·(1 − e^{−80})/80: dropping it changes the piece by a relative
-    e^{−80}. Without the cut an integrand of width b·1e-6 on an interval of length 16 (a
-    tiny scale) exhausted the quadrature's subdivisions and lost half of the probability."""
-    from scipy import optimize
-    far = p0 if mode == p1 else p1
-    if h(far) >= href - _CUT:
-        return p0, p1
-    x = optimize.brentq(lambda t: h(t) - (href - _CUT), mode, far, xtol=1e-14 * max(1.0, abs(far)))
-    return (x, p1) if far == p0 else (p0, x)
+def _laplace_log_middle_piece(i: int, s: np.ndarray, lo: float, hi: float, b: float) -> float:
+    """log ∫_lo^hi f(x − s_i) Π_{j≠i} F(x − s_j) dx for consecutive distinct scores lo < hi.
+
+    On the piece each score lies at or below lo or at or above hi, so the log-integrand is
+    λx/b + Σ_{j≠i, s_j ≤ lo} log(1 − ½e^{−(x − s_j)/b}) plus a constant, with λ = (scores of
+    other arms ≥ hi) ± 1 (+ when s_i ≥ hi) ≥ 0: it increases, and is largest at hi. In units of
+    the scale from hi, w = (hi − x)/b, the integrand over its value at hi is
+    exp(−λw + Σ_j [L(c_j − w) − L(c_j)]), L(y) = log(1 − ½e^{−y}), c_j = (hi − s_j)/b: no large
+    terms cancel, so the quadrature sees a smooth function on a scale of 1 whatever b (in x, a
+    scale of 1e-6 put the scores 10⁶ scales apart and left the integrand only 1e-10 of its
+    precision; adaptive quadrature then exhausted its subdivisions). Beyond the point w_c where
+    the log-integrand has dropped by 80 the mass is dropped: by concavity it is at most
+    e^{−80}·w_c/80 times the piece's value at hi and the mass before w_c at least w_c(1 − e^{−80})/80
+    times it, a relative error below e^{−80}.
+    """
+    from scipy import integrate, optimize
+    others = np.delete(s, i)
+    below = others[others <= lo]
+    lam = float(np.count_nonzero(others >= hi) + (1 if s[i] >= hi else -1))
+    c = (hi - below) / b
+    log_at_c = np.log1p(-0.5 * np.exp(-c))
+
+    def drop(w: float) -> float:  # log-integrand at hi minus at hi − b·w; convex, increasing
+        return lam * w - float(np.sum(np.log1p(-0.5 * np.exp(w - c)) - log_at_c))
+
+    width = (hi - lo) / b
+    end = width
+    if drop(width) > _CUT:
+        end = optimize.brentq(lambda w: drop(w) - _CUT, 0.0, width, xtol=1e-14 * max(1.0, width))
+    mass, _ = integrate.quad(lambda w: math.exp(-drop(w)), 0.0, end, epsabs=0.0, epsrel=1e-13, limit=200)
+    log_at_hi = float(_laplace_log_integrand(np.array(hi), i, s, b))
+    return log_at_hi + math.log(b) + math.log(mass)
 
 
 def _laplace_rnm_logp_quadrature(s: np.ndarray, b: float) -> np.ndarray:
-    from scipy import integrate, optimize
     k = s.size
     t = np.unique(s)  # sorted breakpoints
     out = np.full(k, np.nan)
@@ -146,23 +162,7 @@ def _laplace_rnm_logp_quadrature(s: np.ndarray, b: float) -> np.ndarray:
         a = np.exp((np.delete(s, i) - tm) / b)
         log_poly = np.log1p(-0.5 * u[:, None] * a[None, :]).sum(axis=1)
         pieces.append(_LOG_HALF + (s[i] - tm) / b + float(special().logsumexp(log_poly, b=0.5 * weights)))
-        # middle pieces, each split at the mode of the concave log-integrand
-        for lo, hi in zip(t[:-1], t[1:]):
-            h = lambda x, i=i: float(_laplace_log_integrand(np.array(x), i, s, b))  # noqa: E731
-            res = optimize.minimize_scalar(lambda x, h=h: -h(x), bounds=(lo, hi), method="bounded",
-                                           options={"xatol": 1e-10 * max(1.0, hi - lo)})
-            cands = [(lo, h(lo)), (hi, h(hi)), (float(res.x), -float(res.fun))]
-            mode, href = max(cands, key=lambda c: c[1])
-            total = 0.0
-            for p0, p1 in ((lo, mode), (mode, hi)):
-                if p1 > p0:
-                    p0, p1 = _where_it_matters(h, href, mode, p0, p1)
-                    with warnings.catch_warnings():  # the roundoff limit at tiny scales: see the docstring
-                        warnings.simplefilter("ignore", integrate.IntegrationWarning)
-                        val, _ = integrate.quad(lambda x, h=h, href=href: math.exp(h(x) - href), p0, p1,
-                                                epsabs=0.0, epsrel=1e-13, limit=200)
-                    total += val
-            pieces.append(href + math.log(total) if total > 0 else -np.inf)
+        pieces.extend(_laplace_log_middle_piece(i, s, lo, hi, b) for lo, hi in zip(t[:-1], t[1:]))
         out[s == s[i]] = float(special().logsumexp(pieces))
     return out
 
@@ -170,13 +170,13 @@ def _laplace_rnm_logp_quadrature(s: np.ndarray, b: float) -> np.ndarray:
 def laplace_rnm_log_output_distribution(scores: object, scale: float) -> np.ndarray:
     """log P(argmax_i (scores_i + Lap_i(scale)) = i) for every i (exact for K = 2).
 
-    For K ≥ 3 by quadrature, one piece per interval between distinct scores, each cut where its
-    concave log-integrand has dropped by 80 below its mode. Accuracy, against the closed form of
-    two arms with a third 80 scales below (``tests/test_mechanisms_output.py``): relative error
-    ≤ 1e-12 for scale ≥ 1e-3 (scores up to 16), 2.4e-11 at 1e-6 and 1.4e-8 at 1e-9, where the
-    scores are 10⁷–10¹⁰ scales apart and the doubles of x − s_i carry only that much of the
-    integrand (quadrature's roundoff warnings are silenced there). Before the cut, scales ≤ 1e-6
-    lost half of the probability.
+    For K ≥ 3 by quadrature, one piece per interval between distinct scores, each in units of the
+    scale and cut where its log-integrand has dropped by 80 below its value at the interval's
+    right end (see :func:`_laplace_log_middle_piece`). Accuracy, against the closed form of two
+    arms with a third 80 scales below (``tests/test_mechanisms_output.py``): relative error
+    ≤ 1e-13 for every scale from 1e-12 to 1e12 (scores up to 16). Integrated in x instead, scales
+    ≤ 1e-6 once lost half of the probability, then were only 5e-8 accurate at 1e-9, and an
+    audit's 127 three-arm distributions at 3e-6 took 100 s under a profiler (2.7 s now).
     """
     b = check_positive("scale", scale)
     s = np.asarray(scores, dtype=float).reshape(-1)
