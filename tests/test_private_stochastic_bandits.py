@@ -236,6 +236,34 @@ def test_a_round_in_two_epochs_fails_the_ledger_check():
     assert not check_ledgers(run.ledgers, pol.declare(400, 2)).ok
 
 
+def test_epoch_buffers_are_runs_of_rounds_equal_to_the_rounds_themselves():
+    """The rounds of an epoch in progress are kept as runs, appended chunk by chunk (a run that
+    crosses a chunk's edge is one run): the same units as the rounds themselves, and an arm
+    played in nearly every round holds a handful of runs, not one entry per round."""
+    from bandits.lazy.policies import LazyUCBAgent, _append_runs
+    from dpaudit.data_units import UnitRuns
+
+    rng = np.random.default_rng(4)
+    for _ in range(200):
+        rounds = np.flatnonzero(rng.random(int(rng.integers(1, 60))) < rng.random())
+        if rounds.size == 0:
+            continue
+        cuts = np.sort(rng.integers(1, rounds.size + 1, size=int(rng.integers(0, 4))))
+        runs = None
+        for part in np.split(rounds, cuts):
+            if part.size:
+                runs = _append_runs(runs, part)
+        assert runs == UnitRuns.from_units(rounds)
+    pol, env, T = LazyUCB(epsilon=1.0), BernoulliEnv((0.9, 0.1)), 20_000
+    run = RunContext.create(env, T, [np.random.SeedSequence(1, spawn_key=(0,))])
+    agent = LazyUCBAgent(pol, run)
+    tab = reward_table(env, T, 0, 0)[None]
+    for t0 in range(0, T, 1000):
+        agent.run_chunk(t0, t0 + 1000, Outcomes(tab[:, t0 : t0 + 1000], pol.feedback))
+    best = agent.epochs.pending[0][0]
+    assert best is not None and len(best) > 1000 and best.starts.size < 100
+
+
 def test_klucb_index_solves_the_kl_constraint():
     p = np.array([0.0, 0.2, 0.5, 0.99, 1.0])
     level = np.array([0.3, 0.05, 1.0, 0.01, 0.2])

@@ -48,7 +48,7 @@ from bandits.engine import compiled
 from bandits.lazy.policies import UNIT, EpochRoundsLog, argmax_in_order, priority_order
 from bandits.policy import Agent, Outcomes, Policy, RunContext
 from dpaudit.analyses.dp_ts_ucb import ROUNDINGS, DPTSUCBPrivacy
-from dpaudit.data_units import Units, normalise_units
+from dpaudit.data_units import UnitRuns, Units, normalise_units
 from dpaudit.declaration import Declaration, PublishedClaim
 from dpaudit.events import Neighbouring
 from dpaudit.papers import HU_2025
@@ -166,7 +166,7 @@ class _SampleLog(EpochRoundsLog):
         # per repetition and arm: the units of the live epoch mean and its epoch number
         self.live: list[list[tuple[Units, int] | None]] = [[None] * K for _ in range(agent.reps)]
 
-    def emit(self, r: int, j: int, t: int, units: np.ndarray) -> None:
+    def emit(self, r: int, j: int, t: int, units: UnitRuns) -> None:
         old = self.live[r][j]
         if old is not None:
             drawn, n, sigma = self.agent.retired.pop((r, j, t))

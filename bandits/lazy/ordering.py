@@ -14,12 +14,14 @@ LOGS = {"ln": np.log, "log2": np.log2, "log10": np.log10}
 
 
 def log_table(horizon: int, log: str) -> np.ndarray:
-    """``log(t + 1)`` for 0-based rounds t < T, computed once (every engine reads the same floats).
+    """``log(t + 1)`` for 0-based rounds t < T, computed once (every engine reads the same floats)
+    in place: 8 bytes a round, not 16 while it is computed.
 
     >>> log_table(3, "log2").tolist()
     [0.0, 1.0, 1.584962500721156]
     """
-    return LOGS[log](np.arange(1, horizon + 1, dtype=float))
+    table = np.arange(1, horizon + 1, dtype=float)
+    return LOGS[log](table, out=table)
 
 
 def priority_order(run: RunContext, ties: str) -> np.ndarray:

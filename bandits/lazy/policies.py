@@ -62,6 +62,7 @@ from bandits.actions import ActionStructure
 from bandits.engine.compiled import HAVE_NUMBA, lazy_ts_chunk, worth_compiling
 from bandits.lazy.ordering import LOGS, argmax_in_order, log_table, priority_order
 from bandits.policy import Agent, Outcomes, Policy, RunContext
+from dpaudit.data_units import UnitRuns
 from dpaudit.declaration import Declaration, PublishedClaim
 from dpaudit.events import Neighbouring, PrivacyEvent
 from dpaudit.papers import HU_2024
@@ -93,25 +94,43 @@ def _check_common(policy: _LazyPolicy) -> None:
         raise ValueError(f"ties must be 'lowest' or 'random', got {policy.ties!r}")
 
 
+def _append_runs(runs: UnitRuns | None, rounds: np.ndarray) -> UnitRuns:
+    """``runs`` followed by the sorted, non-empty ``rounds`` (all after them), a run that
+    continues across the join merged: equal to :meth:`UnitRuns.from_units` of all the rounds.
+
+    >>> _append_runs(_append_runs(None, np.array([0, 1, 4])), np.array([5, 9]))
+    UnitRuns(5 units in 3 runs: 0..1, 4..5, 9..9)
+    """
+    new = UnitRuns.from_units(rounds)
+    if runs is None:
+        return new
+    join = int(runs.stops[-1]) == int(new.starts[0])  # the first new run continues the last one
+    starts = np.concatenate([runs.starts, new.starts[1:] if join else new.starts])
+    stops = np.concatenate([runs.stops[:-1] if join else runs.stops, new.stops])
+    return UnitRuns(starts, stops)
+
+
 class EpochRoundsLog:
     """Turns a chunk's actions and its epoch releases into one ledger entry per release whose
     units are the rounds of that epoch's observations (compact :class:`~dpaudit.data_units.UnitRuns`).
 
-    Per repetition and arm it keeps the rounds of the epoch in progress; a release of arm j at
-    round t takes every buffered round of j up to t. It only reads what the engine played and
-    released, so a double release or a round in two epochs shows up in the ledger check.
+    Per repetition and arm it keeps the rounds of the epoch in progress as runs of consecutive
+    rounds (so an arm played in every round holds one run, whatever the horizon); a release of
+    arm j at round t takes every buffered round of j up to t. It only reads what the engine
+    played and released, so a double release or a round in two epochs shows up in the ledger
+    check.
     """
 
     def __init__(self, run: RunContext, event: PrivacyEvent, label: str) -> None:
         self.run, self.event, self.label = run, event, label
         K = run.n_arms
-        self.pending: list[list[list[np.ndarray]]] = [[[] for _ in range(K)] for _ in range(run.reps)]
+        self.pending: list[list[UnitRuns | None]] = [[None] * K for _ in range(run.reps)]
 
-    def emit(self, r: int, j: int, t: int, units: np.ndarray) -> None:
+    def emit(self, r: int, j: int, t: int, units: UnitRuns) -> None:
         """Arm ``j``'s epoch of the rounds ``units`` was released at round ``t`` in repetition
         ``r``: record it (a subclass may record its releases later, e.g. per sample)."""
         self.run.ledgers[r].record(
-            self.event, units=units, arm=j, round=t, label=f"{self.label} arm {j} epoch of {units.size} obs"
+            self.event, units=units, arm=j, round=t, label=f"{self.label} arm {j} epoch of {len(units)} obs"
         )
 
     @staticmethod
@@ -147,11 +166,13 @@ class EpochRoundsLog:
                         if jj != j:
                             continue
                         done, idx = self.split(idx, t)
-                        units = np.concatenate(self.pending[r][j] + [done])
-                        self.pending[r][j] = []
+                        units = _append_runs(self.pending[r][j], done) if done.size else self.pending[r][j]
+                        if units is None:
+                            raise ValueError(f"arm {j} of repetition {r} released an empty epoch (round {t})")
+                        self.pending[r][j] = None
                         self.emit(r, j, t, units)
                 if idx.size:
-                    self.pending[r][j].append(idx)
+                    self.pending[r][j] = _append_runs(self.pending[r][j], idx)
 
 
 @dataclass(frozen=True)
