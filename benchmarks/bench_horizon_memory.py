@@ -6,11 +6,14 @@ Run ``python benchmarks/bench_horizon_memory.py [--horizons 5e5 1.5e6] [--algori
 replaces their rows in the file). Each algorithm runs ``dpaudit run ALG -T T -R 1 --audit-trials 0
 --json`` (the simulation, the certificate, the ledger check and the report, no audit) at each
 horizon, in a fresh process under :mod:`tracemalloc`, after a warm-up run at T = 2,000 in the same
-process (imports, compiled kernels and caches are then in place, so the horizons differ only by what the
-run holds per round). The peak of traced memory above what the warm-up left does not depend on
-the machine's load, but the garbage collector's timing moves it by a few MiB between runs
-(DP-TS-UCB at T = 10⁶: 46.6 and 53.4 MiB); it counts every NumPy array and Python object, not the
-interpreter's or numba's own heap. The table shows a peak lower at the larger horizon as 0 bytes a
+process (imports and caches are then in place). numba's kernels are not: a run loads them from
+``bandits.engine.compiled.KERNEL_MIN_ROUNDS`` = 2·10⁵ rounds on, so both default horizons load
+them and their import cancels in the bytes per round; with numba's on-disk cache empty, the first
+measurement also holds their compilation (Gaussian TS at T = 3·10⁵: 5.0 and 10.4 MiB in two cold
+runs, 1.49 MiB in eight warm ones), so measure with a warm cache. The peak of traced memory above
+what the warm-up left does not depend on the machine's load; the garbage collector's timing, or a
+cold cache, moved it by a few MiB between runs (DP-TS-UCB at T = 10⁶: 46.6 and 53.4 MiB); it
+counts every NumPy array and Python object, not the interpreter's or numba's own heap. The table shows a peak lower at the larger horizon as 0 bytes a
 round. The table
 gives each horizon's peak and the bytes per round between the last two horizons: a run whose
 memory is bounded by its chunk budget holds about 0 bytes a round, while one that keeps per-round

@@ -7,9 +7,15 @@ from benchmarks.bench_horizon_memory import BOUNDED, measure, sentence
 
 
 def test_the_main_job_holds_no_memory_per_round_of_its_horizon() -> None:
-    data = measure(["ts"], [100_000, 400_000])
+    """Both horizons load numba (a run loads its kernels from ``KERNEL_MIN_ROUNDS`` = 2·10⁵ rounds
+    on): from 10⁵ to 4·10⁵, as before, only the second did, and with an empty numba cache its peak
+    also held the kernels' compilation (5–10 MiB here, 17–35 bytes a round; presumably the test's one
+    failure, whose message was not kept).
+    Now a cold cache can only raise the first peak. 7·10⁵ rounds apart, 1 byte a round is 0.67 MiB."""
+    horizons = [300_000, 1_000_000]
+    data = measure(["ts"], horizons)
     (row,) = data["rows"]
-    assert data["horizons"] == [100_000, 400_000] and len(row["peak_mib"]) == 2
+    assert data["horizons"] == horizons and len(row["peak_mib"]) == 2
     assert all(p > 0 for p in row["peak_mib"])
     assert row["bytes_per_round"] < BOUNDED, row  # a table per count held 8-16 bytes a round
     assert sentence(data).startswith("1 of 1 runs hold memory independent of the horizon")
