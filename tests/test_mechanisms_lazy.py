@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 from scipy import stats
@@ -31,10 +29,7 @@ def test_lazy_epochs_over_1e5_rounds_charge_every_observation_once():
     rewards = (rng.random(T) < np.array([0.2, 0.4, 0.5, 0.7])[arms]).astype(float)
     ledger = Ledger()
     lazy = LazyEpochSums(K, epsilon=eps, rng=rng, ledger=ledger)
-    t0 = time.perf_counter()
     released = lazy.push_many(arms, rewards, units=range(1, T + 1))
-    elapsed = time.perf_counter() - t0
-    assert elapsed < 5.0
     counts = np.bincount(arms, minlength=K)
     # epochs of sizes 1, 2, 4, ...: R complete epochs hold 2^R − 1 observations
     n_epochs = np.floor(np.log2(counts + 1)).astype(int)
