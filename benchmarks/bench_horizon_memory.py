@@ -13,9 +13,9 @@ measurement also holds their compilation (Gaussian TS at T = 3·10⁵: 5.0 and 1
 runs, 1.49 MiB in eight warm ones), so measure with a warm cache. The peak of traced memory above
 what the warm-up left does not depend on the machine's load; the garbage collector's timing, or a
 cold cache, moved it by a few MiB between runs (DP-TS-UCB at T = 10⁶: 46.6 and 53.4 MiB); it
-counts every NumPy array and Python object, not the interpreter's or numba's own heap. The table shows a peak lower at the larger horizon as 0 bytes a
-round. The table
-gives each horizon's peak and the bytes per round between the last two horizons: a run whose
+counts every NumPy array and Python object, not the interpreter's or numba's own heap. The table
+shows a peak lower at the larger horizon as 0 bytes a round. The table gives each horizon's peak
+and the bytes per round between the last two horizons: a run whose
 memory is bounded by its chunk budget holds about 0 bytes a round, while one that keeps per-round
 state (a table indexed by counts, a buffer of every round's observations, a ledger entry per
 round) holds a few to hundreds, i.e. gigabytes at T = 10⁹, which the run allows. The default
