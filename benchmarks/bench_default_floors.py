@@ -267,12 +267,18 @@ def traced_sentence(floors: dict[str, Any]) -> str:
     from bandits.auditing.kept_floors import _source_path, touching
 
     traced = [e for e in floors.values() if "executed" in e]
+    removable: dict[str, int] = {}  # module -> how many functions a fingerprint may leave out
+
+    def room(module: str) -> int:
+        if module not in removable:
+            tree = ast.parse(_source_path(module).read_text(encoding="utf-8"))
+            removable[module] = len(function_paths(tree))
+        return removable[module]
+
     shares = []
     for e in traced:
         ran = sum(len(p) for p in e["executed"].values())
-        room = sum(len(function_paths(ast.parse(_source_path(m).read_text(encoding="utf-8"))))
-                   for m in e["executed"])  # fmt: skip
-        shares.append(ran / max(room, 1))
+        shares.append(ran / max(sum(room(m) for m in e["executed"]), 1))
     runs = {e["run"] for e in floors.values()}
     text = (f"{len(traced)} of the {len(floors)} shipped floors ({len({e['run'] for e in traced})} of the "
             f"{len(runs)} runs) were measured under the trace")  # fmt: skip
