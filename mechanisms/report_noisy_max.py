@@ -135,9 +135,11 @@ def _laplace_log_middle_piece(i: int, s: np.ndarray, lo: float, hi: float, b: fl
         return lam * w - float(np.sum(np.log1p(-0.5 * np.exp(w - c)) - log_at_c))
 
     width = (hi - lo) / b
+    if not (math.isfinite(width) and np.all(np.isfinite(c))):
+        raise OverflowError("the scores are more scales apart than a double holds")
     end = width
-    if drop(width) > _CUT:
-        end = optimize.brentq(lambda w: drop(w) - _CUT, 0.0, width, xtol=1e-14 * max(1.0, width))
+    if drop(width) > _CUT:  # the cut point's own precision does not matter: brentq's defaults
+        end = optimize.brentq(lambda w: drop(w) - _CUT, 0.0, width)
     mass, _ = integrate.quad(lambda w: math.exp(-drop(w)), 0.0, end, epsabs=0.0, epsrel=1e-13, limit=200)
     log_at_hi = float(_laplace_log_integrand(np.array(hi), i, s, b))
     return log_at_hi + math.log(b) + math.log(mass)
@@ -156,7 +158,7 @@ def _laplace_rnm_logp_quadrature(s: np.ndarray, b: float) -> np.ndarray:
             continue
         pieces = []
         # left tail (−∞, t_0]: h is affine with slope K/b
-        pieces.append(math.log(b / k) + float(_laplace_log_integrand(np.array(t[0]), i, s, b)))
+        pieces.append(math.log(b) - math.log(k) + float(_laplace_log_integrand(np.array(t[0]), i, s, b)))
         # right tail [t_max, ∞): 0.5 e^{(s_i − t)/b} ∫_0^1 Π_{j≠i} (1 − 0.5 u e^{(s_j − t)/b}) du
         tm = t[-1]
         a = np.exp((np.delete(s, i) - tm) / b)
@@ -185,15 +187,17 @@ def laplace_rnm_log_output_distribution(scores: object, scale: float) -> np.ndar
     if s.size == 2:
         g = s[0] - s[1]  # P(0 wins) = P(L1 − L0 < g)
         return np.array([float(laplace_difference_logcdf(g, b)), float(laplace_difference_logcdf(-g, b))])
+    spread = (float(s.max()) - float(s.min())) / b  # Python floats: inf, not a warning
+    too_small = ValueError(f"scale={b:g} is too small for the quadrature of the output distribution: "
+                           f"the scores are up to {spread:.3g} scales apart")  # fmt: skip
+    if not math.isfinite(spread):  # refused before any work
+        raise too_small
     order = np.argsort(s, kind="stable")  # i.i.d. noise: the law is permutation-equivariant
     out = np.empty(s.size)
     try:
         out[order] = _laplace_rnm_logp_cached(tuple(s[order].tolist()), b)
     except OverflowError:  # the scores are so many scales apart that the integrand overflows
-        raise ValueError(
-            f"scale={b:g} is too small for the quadrature of the output distribution: the scores are "
-            f"up to {float(np.ptp(s)) / b:.3g} scales apart"
-        ) from None
+        raise too_small from None
     return out
 
 

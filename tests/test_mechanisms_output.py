@@ -320,6 +320,22 @@ def test_laplace_rnm_quadrature_at_extreme_scales(scale):
         assert abs(got.sum() - 1.0) <= rtol
 
 
+def test_laplace_rnm_at_the_ends_of_the_float_range():
+    """Scores 10³⁰⁰ scales apart still give a distribution (the cut point of a piece once took a
+    tolerance relative to the piece's width, 10²⁸⁶ here, and ended in a math domain error); scores
+    more scales apart than a double holds are refused by name, before any work, with no warning."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for scores, scale in (([0.0, 1.0, 2.0], 1e-300), ([0.0, 1e300, 2e300], 1.0)):
+            p = np.exp(laplace_rnm_log_output_distribution(scores, scale))
+            assert p[2] == pytest.approx(1.0, abs=1e-12) and p[0] == p[1] == 0.0
+        for scores, scale in (([0.0, 1.0, 2.0], 5e-324), ([-1e308, 0.0, 1e308], 1.0)):
+            with pytest.raises(ValueError, match=r"^scale=\S+ is too small .* up to inf scales apart"):
+                laplace_rnm_log_output_distribution(scores, scale)
+
+
 def test_gaussian_rnm_exact_for_two_candidates_including_tails():
     for f, sg in [([0.0, 1.0], [1.0, 2.0]), ([0.0, 30.0], [1.0, 2.0]), ([0.0, 1.0], [100.0, 0.01])]:
         gap = (f[0] - f[1]) / math.hypot(*sg)
