@@ -1,5 +1,5 @@
-"""Exact references (mpmath) for mixtures of Gaussians: Rényi divergences of two Gaussian
-mixtures by quadrature, the hockey-stick divergence of a mixture against N(0, σ²), the
+"""Exact references (mpmath) for mixtures of Gaussians: Rényi and hockey-stick divergences of two
+Gaussian mixtures by quadrature, the hockey-stick divergence of a mixture against N(0, σ²), the
 subsampled Gaussian's closed form, the output mixtures of a Gaussian on a truncated Poisson
 sample, and binomial tails."""
 
@@ -27,21 +27,68 @@ def mixtures_renyi(p_parts, q_parts, sigma, alpha):
 
 
 def _mixtures_renyi(p_parts, q_parts, sigma, alpha):
-    s, a = mp.mpf(sigma), mp.mpf(alpha)
-    tp, tq = mp.fsum(mp.mpf(w) for w, _ in p_parts), mp.fsum(mp.mpf(w) for w, _ in q_parts)
-    pp = [(mp.mpf(w) / tp, mp.mpf(c)) for w, c in p_parts if w > 0]
-    qq = [(mp.mpf(w) / tq, mp.mpf(c)) for w, c in q_parts if w > 0]
+    a = mp.mpf(alpha)
+    pp, qq = _merged(p_parts), _merged(q_parts)
+    densities = _densities(pp, qq, mp.mpf(sigma))
 
-    def p(z):
-        return mp.fsum(w * mp.npdf(z, c, s) for w, c in pp)
+    def integrand(z, forward):
+        p, q = densities(z)
+        return p**a * q ** (1 - a) if forward else q**a * p ** (1 - a)
 
-    def q(z):
-        return mp.fsum(w * mp.npdf(z, c, s) for w, c in qq)
-
-    pts = [-mp.inf] + sorted({c for _, c in pp + qq}) + [mp.inf]
-    fwd = mp.quad(lambda z: p(z) ** a * q(z) ** (1 - a), pts)
-    bwd = mp.quad(lambda z: q(z) ** a * p(z) ** (1 - a), pts)
+    pts = [-mp.inf] + sorted(set(pp) | set(qq)) + [mp.inf]
+    fwd = mp.quad(lambda z: integrand(z, True), pts)
+    bwd = mp.quad(lambda z: integrand(z, False), pts)
     return max(mp.log(fwd), mp.log(bwd)) / (a - 1)
+
+
+def mixtures_delta(p_parts, q_parts, sigma, eps):
+    """max of the two hockey-stick divergences at ε of P = Σ w N(c, σ²) over the (w, c) of
+    ``p_parts`` and Q likewise (weights normalised), by quadrature of the positive part split at
+    every mean and every sign change found on a fine grid (30 digits)."""
+    with mp.workdps(30):
+        s, e = mp.mpf(sigma), mp.e ** mp.mpf(eps)
+        pp, qq = _merged(p_parts), _merged(q_parts)
+        densities = _densities(pp, qq, s)
+        means = sorted(set(pp) | set(qq))
+        lo, hi = means[0] - 40 * s, means[-1] + 40 * s
+        grid = [lo + (hi - lo) * i / 400 for i in range(401)]
+        out = []
+        for forward in (True, False):
+            def f(z, forward=forward):
+                p, q = densities(z)
+                return p - e * q if forward else q - e * p
+
+            cuts = [mp.findroot(f, (x, y), solver="anderson") for x, y in zip(grid, grid[1:])
+                    if (f(x) > 0) != (f(y) > 0)]
+            pts = sorted(set(means + cuts + [lo, hi]))
+            out.append(mp.quad(lambda z, f=f: max(f(z), 0), pts))
+        return max(out)
+
+
+def _densities(pp, qq, s):
+    """z ↦ (p(z), q(z)) for the merged mixtures ``pp`` and ``qq`` of σ = ``s``, each Gaussian
+    density computed once per z (and remembered: the two directions ask at the same points)."""
+    seen: dict = {}
+    means = set(pp) | set(qq)
+
+    def densities(z):
+        if z not in seen:
+            pdf = {c: mp.npdf(z, c, s) for c in means}
+            seen[z] = (mp.fsum(w * pdf[c] for c, w in pp.items()), mp.fsum(w * pdf[c] for c, w in qq.items()))
+        return seen[z]
+
+    return densities
+
+
+def _merged(parts):
+    """{mean: weight} of a mixture, the weights of parts with one mean added (the same mixture)
+    and normalised to sum 1 exactly; parts of weight 0 left out."""
+    total = mp.fsum(mp.mpf(w) for w, _ in parts)
+    out: dict = {}
+    for w, c in parts:
+        if w > 0:
+            out[mp.mpf(c)] = out.get(mp.mpf(c), mp.mpf(0)) + mp.mpf(w) / total
+    return out
 
 
 def mixture_delta(w, cs, sigma, eps):
@@ -84,10 +131,11 @@ def sampled_gaussian_renyi(q: float, mu: float, alpha: int):
     """The closed form at an integer order of the Poisson-subsampled Gaussian, N(0, 1) against
     (1 − q)N(0, 1) + qN(μ, 1): log A_α/(α − 1), A_α = Σ_i C(α, i)(1 − q)^{α−i} q^i e^{(i² − i)μ²/2}
     (Mironov, Talwar & Zhang 2019, Sec. 3.3; the larger of the two orders, ibid. Thm 5)."""
-    q, mu = mp.mpf(q), mp.mpf(mu)
-    a = mp.fsum(mp.binomial(alpha, i) * (1 - q) ** (alpha - i) * q**i * mp.e ** ((i * i - i) * mu * mu / 2)
-                for i in range(alpha + 1))
-    return mp.log(a) / (alpha - 1)
+    with mp.workdps(40):  # not mpmath's 15 digits (the default unless a module imported earlier raised it)
+        q, mu = mp.mpf(q), mp.mpf(mu)
+        a = mp.fsum(mp.binomial(alpha, i) * (1 - q) ** (alpha - i) * q**i
+                    * mp.e ** ((i * i - i) * mu * mu / 2) for i in range(alpha + 1))
+        return mp.log(a) / (alpha - 1)
 
 
 def truncated_pair(n: int, q: float, b: int, other: int):
