@@ -76,6 +76,21 @@ def _own_kept_floors(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pyte
     monkeypatch.setenv("DPAUDIT_KEPT_FLOORS", str(tmp_path_factory.mktemp("kept-floors")))
 
 
+MP_DIGITS = 60
+"""mpmath's working digits in every test (those of :mod:`tests.mp_reference`'s oracles), unless
+its module declares its own ``MP_DIGITS``: set per test, so that no module's choice (a module-level
+``mp.mp.dps = …`` runs at collection, when every worker imports every test module) decides
+another's precision, and a test's result does not depend on which tests its worker ran before."""
+
+
+@pytest.fixture(autouse=True)
+def _mpmath_digits(request: pytest.FixtureRequest):
+    import mpmath
+
+    with mpmath.workdps(getattr(request.module, "MP_DIGITS", MP_DIGITS)):
+        yield
+
+
 def pytest_addoption(parser):
     parser.addoption(
         "--slow",

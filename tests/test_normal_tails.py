@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from dpaudit import normal_tails as nt
 
-mp.mp.dps = 50
+MP_DIGITS = 50  # mpmath's working digits in this module's tests (tests/conftest.py)
 
 
 def _erfcx_ref(x: float) -> float:
