@@ -17,7 +17,6 @@ from scipy import special
 from tests.mixture_reference import mixture_delta, mixtures_renyi
 
 
-
 def _log10(x) -> float:
     return float(mp.log10(x)) if isinstance(x, mp.mpf) else math.log10(x)
 
