@@ -336,6 +336,19 @@ def test_laplace_rnm_at_the_ends_of_the_float_range():
                 laplace_rnm_log_output_distribution(scores, scale)
 
 
+@pytest.mark.parametrize("scale", [1e-300, 1e-200, 1e-100, 1e-10, 1e10, 1e100, 1e300])
+def test_laplace_rnm_is_the_same_law_at_every_scale(scale):
+    """Scores s·b at scale b are scores s at scale 1 (the noise scales with b): the same
+    distribution to 1e-14 wherever b lies in the float range, normalised to rounding, no
+    probability above 1. (The density term once took log b and log 2b apart: at b = 1e-300 the
+    two logarithms of ~690 cancelled and put the winner's probability 2.8e-14 above 1.)"""
+    for scores in ([0.0, 1.0, 2.0], [0.0, 0.0, 0.0], [0.0, 0.3, 0.7, 1.1], [2.0, -1.0, 0.5, 0.5, 40.0]):
+        ref = laplace_rnm_log_output_distribution(scores, 1.0)
+        got = laplace_rnm_log_output_distribution([x * scale for x in scores], scale)
+        np.testing.assert_allclose(got, ref, rtol=0.0, atol=1e-14)
+        assert abs(math.fsum(np.exp(got))) - 1.0 <= 4e-16 and np.all(got <= 4e-16)
+
+
 def test_gaussian_rnm_exact_for_two_candidates_including_tails():
     for f, sg in [([0.0, 1.0], [1.0, 2.0]), ([0.0, 30.0], [1.0, 2.0]), ([0.0, 1.0], [100.0, 0.01])]:
         gap = (f[0] - f[1]) / math.hypot(*sg)
