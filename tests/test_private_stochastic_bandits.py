@@ -236,6 +236,25 @@ def test_a_round_in_two_epochs_fails_the_ledger_check():
     assert not check_ledgers(run.ledgers, pol.declare(400, 2)).ok
 
 
+@pytest.mark.parametrize("actions", [[[0, 1]], [[0, 0]]], ids=["played-later", "not-played"])
+def test_an_empty_epoch_released_by_the_engine_is_an_error(actions):
+    """A release of an arm whose epoch holds no observation (played only after the release round,
+    or not at all in the chunk) has no rounds to record, so no ledger entry could show it: the
+    bookkeeping stops with the engine's bug named, whether or not the arm was played in the chunk
+    (a release of an arm not played there was once dropped without a word)."""
+    from bandits.lazy.policies import EpochRoundsLog
+
+    pol, env = LazyUCB(epsilon=1.0), BernoulliEnv((0.6, 0.4))
+    run = RunContext.create(env, 10, [np.random.SeedSequence(0, spawn_key=(0,))])
+    log = EpochRoundsLog(run, pol.mechanism.event, "test")
+    with pytest.raises(RuntimeError, match=r"^the engine released arm 1's epoch in repetition 0 at round 0, "
+                                           r"but that epoch holds no observation$"):  # fmt: skip
+        log.add(0, np.array(actions), [0], [1], [0])
+    log = EpochRoundsLog(run, pol.mechanism.event, "test")
+    log.add(0, np.array([[1, 0]]), [0], [1], [0])  # arm 1 played at round 0, released then: recorded
+    assert log.pending[0][1] is None and log.pending[0][0] is not None
+
+
 def test_epoch_buffers_are_runs_of_rounds_equal_to_the_rounds_themselves():
     """The rounds of an epoch in progress are kept as runs, appended chunk by chunk (a run that
     crosses a chunk's edge is one run): the same units as the rounds themselves, and an arm

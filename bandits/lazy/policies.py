@@ -158,7 +158,7 @@ class EpochRoundsLog:
             touched = {j for _, j in rels}
             for j in range(K):
                 idx = np.flatnonzero(row == j)
-                if idx.size == 0:
+                if idx.size == 0 and j not in touched:
                     continue
                 idx = idx + t0
                 if j in touched:
@@ -167,8 +167,9 @@ class EpochRoundsLog:
                             continue
                         done, idx = self.split(idx, t)
                         units = _append_runs(self.pending[r][j], done) if done.size else self.pending[r][j]
-                        if units is None:
-                            raise ValueError(f"arm {j} of repetition {r} released an empty epoch (round {t})")
+                        if units is None:  # no entry can show it to the ledger check: the engine's bug
+                            raise RuntimeError(f"the engine released arm {j}'s epoch in repetition {r} at "
+                                               f"round {t}, but that epoch holds no observation")  # fmt: skip
                         self.pending[r][j] = None
                         self.emit(r, j, t, units)
                 if idx.size:
