@@ -207,6 +207,7 @@ def fresh_rows(jobs: list[tuple[str, dict[str, Any] | None]], workers: int,
     (its imports and compilation paid; a kept floor lists only the modules its own run loaded), in
     the jobs' order. ``on_row`` is given the rows done so far each time one finishes (in the order
     they finish), so that an interrupted measurement keeps what it had measured."""
+    settle_sources()
     rows = []
     # numba's on-disk cache does not see edits to what a cached kernel calls in another file, nor to
     # the globals it froze: each measurement compiles the kernels of the code as it is
@@ -227,6 +228,33 @@ def fresh_rows(jobs: list[tuple[str, dict[str, Any] | None]], workers: int,
                 os.environ["NUMBA_CACHE_DIR"] = saved
     order = {key: i for i, (key, _) in enumerate(jobs)}
     return sorted(rows, key=lambda r: order[r["algorithm"]])
+
+
+SETTLE_S = 2.0
+"""Seconds every source file must be older than the measurement: a floor whose code changed on
+disk within a second before its trace began is measured and then not kept
+(:func:`bandits.auditing.kept_floors.edited_since_loaded`), e.g. in a worktree just checked out."""
+
+
+def settle_sources(
+    clock: Callable[[], float] = time.time, sleep: Callable[[float], None] = time.sleep
+) -> float:
+    """Wait until the newest source file of the packages the measurements import is
+    :data:`SETTLE_S` old, so that no measured floor is thrown away for it; the seconds waited."""
+    import importlib.util
+
+    newest = 0.0
+    for pkg in ("dpaudit", "mechanisms", "bandits"):
+        spec = importlib.util.find_spec(pkg)
+        for where in (spec.submodule_search_locations or []) if spec else []:
+            newest = max([newest, *(f.stat().st_mtime for f in Path(where).rglob("*.py"))])
+    wait = newest + SETTLE_S - clock()
+    if wait <= 0:
+        return 0.0
+    print(f"waiting {wait:.1f} s: a source file was written just now, and a floor measured on code "
+          "written within a second before its trace began is not kept", file=sys.stderr, flush=True)
+    sleep(wait)
+    return wait
 
 
 def save(rows: Rows, before: Rows, path: str | None, keep: bool) -> tuple[Rows, int | None]:

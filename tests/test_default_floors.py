@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 
@@ -205,3 +206,17 @@ def test_the_mechanism_floor_table_names_each_primary_as_the_floors_table_does()
     lines = table(rows, names).splitlines()[2:]
     assert [line.split(" | ")[1] for line in lines] == [white, "mechanism model", "releases"]
     assert f"a ({white}), b (mechanism model), b (releases)" in sentence(rows, names)
+
+
+def test_the_measurement_waits_for_sources_written_just_now(monkeypatch, tmp_path, capsys):
+    """A floor measured on code written within a second before its trace began is thrown away
+    after the measurement (kept_floors.edited_since_loaded): a worktree checked out just before
+    the benchmark lost a 10-minute measurement that way. The benchmark waits first instead."""
+    root = Path(bdf.__file__).resolve().parents[1]
+    sources = [f for pkg in ("dpaudit", "mechanisms", "bandits") for f in (root / pkg).rglob("*.py")]
+    newest = max(f.stat().st_mtime for f in sources)
+    slept = []
+    assert bdf.settle_sources(clock=lambda: newest + 0.5, sleep=slept.append) == pytest.approx(1.5)
+    assert slept == [pytest.approx(1.5)] and "waiting 1.5 s" in capsys.readouterr().err
+    slept.clear()
+    assert bdf.settle_sources(clock=lambda: newest + 10.0, sleep=slept.append) == 0.0 and slept == []
