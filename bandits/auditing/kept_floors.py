@@ -346,6 +346,10 @@ def _main(argv: list[str]) -> int:
         for run, cpu in sorted(runs.items(), key=lambda r: -r[1]):
             print(f"{cpu:9.0f} s  {run}")
         print(f"{len(runs)} run(s), {sum(runs.values()):.0f} s of CPU to measure again")
+        other = touching(module)
+        print(f"where numba's availability differs from the measurement's (an install without numba, for the "
+              f"shipped floors), a floor holds only while every module it loaded is as measured: "
+              f"{len(other)} run(s), {sum(other.values()):.0f} s of CPU")
         return 0
     if argv:
         print("usage: python -m bandits.auditing.kept_floors [--touching MODULE[:FUNCTION]]", file=sys.stderr)
