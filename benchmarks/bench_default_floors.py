@@ -201,12 +201,13 @@ def longest_first(keys: list[str]) -> list[str]:
     return sorted(keys, key=lambda k: -cost.get(f"dpaudit run {k}", 0.0))
 
 
-def fresh_rows(jobs: list[tuple[str, dict[str, Any] | None]], workers: int,
-               on_row: Callable[[Rows], None] | None = None) -> Rows:  # fmt: skip
-    """:func:`algorithm_row` of each job in a fresh interpreter, as a user runs ``dpaudit run``
-    (its imports and compilation paid; a kept floor lists only the modules its own run loaded), in
-    the jobs' order. ``on_row`` is given the rows done so far each time one finishes (in the order
-    they finish), so that an interrupted measurement keeps what it had measured."""
+def fresh_rows(jobs: list[Any], workers: int, on_row: Callable[[Rows], None] | None = None,
+               measure: Callable[[Any], dict[str, Any]] | None = None) -> Rows:  # fmt: skip
+    """:func:`algorithm_row` (or ``measure``, a module-level function) of each job in a fresh
+    interpreter, as a user runs ``dpaudit run`` (its imports and compilation paid; a kept floor
+    lists only the modules its own run loaded), in the jobs' order. ``on_row`` is given the rows
+    done so far each time one finishes (in the order they finish), so that an interrupted
+    measurement keeps what it had measured."""
     settle_sources()
     rows = []
     # numba's on-disk cache does not see edits to what a cached kernel calls in another file, nor to
@@ -216,7 +217,7 @@ def fresh_rows(jobs: list[tuple[str, dict[str, Any] | None]], workers: int,
         os.environ["NUMBA_CACHE_DIR"] = cache
         try:
             with multiprocessing.get_context("spawn").Pool(max(1, workers), maxtasksperchild=1) as pool:
-                for row in pool.imap_unordered(_row, jobs, chunksize=1):
+                for row in pool.imap_unordered(measure or _row, jobs, chunksize=1):
                     print(f"{row['algorithm']} done", file=sys.stderr, flush=True)
                     rows.append(row)
                     if on_row is not None:
@@ -226,7 +227,7 @@ def fresh_rows(jobs: list[tuple[str, dict[str, Any] | None]], workers: int,
                 os.environ.pop("NUMBA_CACHE_DIR", None)
             else:
                 os.environ["NUMBA_CACHE_DIR"] = saved
-    order = {key: i for i, (key, _) in enumerate(jobs)}
+    order = {job[0]: i for i, job in enumerate(jobs)}
     return sorted(rows, key=lambda r: order[r["algorithm"]])
 
 
@@ -325,14 +326,19 @@ def traced_sentence(floors: dict[str, Any]) -> str:
 def other_engine_sentence(floors: dict[str, Any]) -> str:
     """For which runs the shipped floors hold where numba's availability differs from their
     measurement's (a NumPy-only installation, ``pip install -e .``, for floors measured with the
-    kernels): there every module a floor loaded must be as measured, whole."""
+    kernels): there a floor measured on that engine too (``benchmarks/bench_other_engine_floors.py``)
+    holds while the code that measurement ran is unchanged, any other while every module it loaded
+    is as measured, whole."""
     from bandits.auditing.kept_floors import holds_on_the_other_engine
 
     runs = sorted({e["run"] for e in floors.values()})
     broken = sorted({e["run"] for e in floors.values() if not holds_on_the_other_engine(e)})
     engines = sorted({"with numba" if e.get("numba") else "without numba" for e in floors.values()})
-    text = (f"All {len(floors)} shipped floors were measured {' and '.join(engines)}; where that differs "
-            "(`pip install -e .` has no numba) a floor holds only while every module it loaded is as "
+    both = sum("other" in e for e in floors.values())
+    also = f", {both} of them also on the other engine (identical floors)" if both else ""
+    text = (f"All {len(floors)} shipped floors were measured {' and '.join(engines)}{also}; where that "
+            "differs (`pip install -e .` has no numba) a floor measured there too holds while the code "
+            "that measurement ran is unchanged, any other only while every module it loaded is as "
             "measured, whole: "
             f"now the floors of {len(runs) - len(broken)} of the {len(runs)} runs")  # fmt: skip
     if broken:

@@ -246,6 +246,48 @@ def test_a_floor_measured_on_the_other_engine_needs_its_modules_whole(module, tm
     assert kf._describes_this_code(entry) and kf.holds_on_the_other_engine(entry)
 
 
+def _traced_entry(monkeypatch, numba: bool, call: str) -> dict:
+    """The entry kept by a traced measurement that ran ``Box().<call>()`` with numba on or off."""
+    monkeypatch.setattr(kf, "compiled_installed", lambda: numba)
+    sys.modules.pop("tracedmod", None)
+    kf._fingerprints.cache_clear()
+    with ct.tracing():
+        getattr(importlib.import_module("tracedmod").Box(), call)()
+        entry = kf.keep("k", FLOOR, 1.0, "outputs")
+    assert entry is not None and entry["numba"] is numba
+    return entry
+
+
+def test_a_floor_measured_on_both_engines_holds_on_each_while_the_code_it_ran_there_is_unchanged(
+    module, tmp_path, monkeypatch
+):
+    """With the same floor measured under the trace on the NumPy paths too (``with_other_engine``),
+    an install without numba keeps it through an edit to code neither measurement ran, and drops it
+    on an edit to code that the NumPy measurement ran, although the kernels' measurement did not."""
+    monkeypatch.setenv("DPAUDIT_KEPT_FLOORS", str(tmp_path / "kept"))
+    monkeypatch.setattr(kf, "_source_path", lambda m: module)
+    monkeypatch.setattr(kf, "edited_since_loaded", lambda mods: [])
+    monkeypatch.setattr(kf, "loaded_modules", lambda: ["bandits.tracedmod"])
+    kernels = _traced_entry(monkeypatch, True, "idle")  # "used" did not run with the kernels
+    numpy_paths = _traced_entry(monkeypatch, False, "run")  # the NumPy paths ran it
+    both = kf.with_other_engine(kernels, numpy_paths)
+    assert both["other"]["numba"] is False and "floor" not in both["other"]
+    assert kf.holds_on_the_other_engine(both) and kf._describes_this_code(both)  # here: no numba
+    module.write_text(SOURCE.replace("return 3 * x + k", "return x + x + x + k"))  # ran in neither
+    kf._fingerprints.cache_clear()
+    assert kf._describes_this_code(both)
+    assert not kf.holds_on_the_other_engine(kernels)  # without the second measurement: modules whole
+    module.write_text(SOURCE.replace("return inner(SCALE * x)", "return inner(x * SCALE)"))  # NumPy ran it
+    kf._fingerprints.cache_clear()
+    assert not kf._describes_this_code(both) and not kf.holds_on_the_other_engine(both)
+    monkeypatch.setattr(kf, "compiled_installed", lambda: True)
+    assert kf._describes_this_code(both)  # the kernels' measurement did not run it
+    with pytest.raises(ValueError, match="different floors"):
+        kf.with_other_engine(kernels, {**numpy_paths, "floor": {**numpy_paths["floor"], "mu": 9.0}})
+    with pytest.raises(ValueError, match="other engine"):
+        kf.with_other_engine(kernels, kernels)
+
+
 def test_the_floors_table_says_which_runs_floors_hold_without_numba(monkeypatch):
     from benchmarks.bench_default_floors import other_engine_sentence
 
@@ -259,6 +301,10 @@ def test_the_floors_table_says_which_runs_floors_hold_without_numba(monkeypatch)
                          "were measured)")  # fmt: skip
     monkeypatch.setattr(kf, "holds_on_the_other_engine", lambda e: True)
     assert other_engine_sentence(floors).endswith("now the floors of 2 of the 2 runs")
+    floors["c"]["other"] = {"numba": False}
+    assert other_engine_sentence(floors).startswith(
+        "All 3 shipped floors were measured with numba, 1 of them also on the other engine (identical "
+        "floors);")
 
 
 def test_a_module_whose_import_the_trace_did_not_see_is_refused(module):

@@ -220,3 +220,58 @@ def test_the_measurement_waits_for_sources_written_just_now(monkeypatch, tmp_pat
     assert slept == [pytest.approx(1.5)] and "waiting 1.5 s" in capsys.readouterr().err
     slept.clear()
     assert bdf.settle_sources(clock=lambda: newest + 10.0, sleep=slept.append) == 0.0 and slept == []
+
+
+def _shipped_store(tmp_path, monkeypatch, floors):
+    from bandits.auditing import kept_floors as kf
+
+    path = tmp_path / "kept.json"
+    path.write_text(json.dumps({"command": "x", "floors": floors}))
+    monkeypatch.setattr(kf, "SHIPPED", path)
+    kf._shipped.cache_clear()
+    return path
+
+
+def test_the_other_engine_floors_attach_only_when_equal_and_complete(tmp_path, monkeypatch):
+    """bench_other_engine_floors: each floor measured on the NumPy paths joins its shipped floor;
+    a different floor (an engine's defect) or a missing one stops it, naming the run."""
+    from bandits.auditing import kept_floors as kf
+    from benchmarks import bench_other_engine_floors as boe
+
+    floor = {"mu": 0.5}
+    shipped = {k: {"run": "dpaudit run a", "numba": True, "floor": floor, "executed": {}, "modules": ["m"]}
+               for k in ("k1", "k2")}  # fmt: skip
+    path = _shipped_store(tmp_path, monkeypatch, shipped)
+    other = {"numba": False, "floor": floor, "executed": {"m": ["f"]}, "modules": ["m"], "cpu_seconds": 3.0}
+    row = {"algorithm": "a", "entries": {"k1": other, "k2": other}, "refused": None}
+    assert boe.attach([row]) == 2
+    stored = json.loads(path.read_text())["floors"]
+    assert stored["k1"]["other"] == {k: other[k] for k in kf.OTHER_KEYS if k in other}
+    with pytest.raises(SystemExit, match="different floors"):
+        boe.attach([{**row, "entries": {"k1": other, "k2": {**other, "floor": {"mu": 0.6}}}}])
+    with pytest.raises(SystemExit, match="measure the run again first"):
+        boe.attach([{**row, "entries": {"k1": other}}])
+    with pytest.raises(SystemExit, match="refused"):
+        boe.attach([{**row, "refused": "too big"}])
+    kf._shipped.cache_clear()
+
+
+def test_the_other_engine_measurement_switches_the_engine_and_refuses_stale_runs(tmp_path, monkeypatch):
+    from bandits.auditing import kept_floors as kf
+    from benchmarks import bench_other_engine_floors as boe
+
+    _shipped_store(tmp_path, monkeypatch, {
+        "k1": {"run": "dpaudit run a", "numba": True, "cpu_seconds": 1.0},
+        "k2": {"run": "dpaudit run b", "numba": True, "cpu_seconds": 2.0}})  # fmt: skip
+    seen = []
+    monkeypatch.setattr(boe, "fresh_rows", lambda jobs, workers, on_row, measure: seen.extend(jobs) or [])
+    monkeypatch.setattr(boe, "attach", lambda rows: 0)
+    monkeypatch.setattr(kf, "stale_runs", lambda: [])
+    monkeypatch.setattr(kf, "holds_on_the_other_engine", lambda e: False)
+    assert boe.main([]) == 0 and seen == [("b", False), ("a", False)]  # longest first, numba off
+    monkeypatch.setattr(kf, "stale_runs", lambda: ["dpaudit run a"])
+    with pytest.raises(SystemExit):
+        boe.main(["--algorithms", "a"])
+    with pytest.raises(SystemExit):
+        boe.main(["--algorithms", "nowhere"])
+    kf._shipped.cache_clear()

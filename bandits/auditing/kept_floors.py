@@ -74,7 +74,8 @@ from dpaudit.audit.floor_store import cache_dir, write_json
 from dpaudit.audit.leak_floor import LeakFloor
 
 __all__ = ["algorithm_floor", "floor_key", "kept", "keep", "code_fingerprints", "loaded_modules", "restamp",
-           "stale_runs", "edited_since_loaded", "holds_on_the_other_engine", "SHIPPED"]  # fmt: skip
+           "stale_runs", "edited_since_loaded", "holds_on_the_other_engine", "with_other_engine",
+           "SHIPPED"]  # fmt: skip
 
 SHIPPED = Path(__file__).resolve().with_name("kept_floors.json")
 
@@ -172,10 +173,44 @@ def _describes_this_code(entry: dict[str, Any]) -> bool:
 
 def holds_on_the_other_engine(entry: dict[str, Any]) -> bool:
     """Whether a traced ``entry`` holds in a process whose numba availability differs from its
-    measurement's (a NumPy-only installation, for a floor measured with the kernels): there only
-    its modules whole, as measured, describe the code (:func:`_describes_this_code`)."""
+    measurement's (a NumPy-only installation, for a floor measured with the kernels): where the
+    same floor was also measured on that engine under the trace (``entry["other"]``,
+    :func:`with_other_engine`), while the code that measurement ran is as it was, as on the
+    measuring engine; otherwise only while its modules are whole, as measured (the other engine's
+    code did not run under the trace)."""
+    other = entry.get("other")
+    if other and other.get("numba") is not entry.get("numba"):
+        mods = tuple(other.get("modules", ()))
+        if not mods:
+            return False
+        if other.get("source") and _fingerprints(mods, False) == other["source"]:
+            return True
+        return bool(other.get("syntax")) and _syntax_matches(other)
     mods = tuple(entry.get("modules", ()))
     return bool(mods and entry.get("whole")) and _fingerprints(mods, True) == entry["whole"]
+
+
+OTHER_KEYS = ("numba", "modules", "executed", "source", "syntax", "cpu_seconds")
+"""What an entry keeps of the same floor measured on the other engine (:func:`with_other_engine`)."""
+
+
+def with_other_engine(entry: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
+    """``entry`` (a traced shipped floor) with ``other``, the entry of the same floor measured under
+    the trace on the other engine, attached: then an edit drops the floor there only if that
+    measurement ran the edited code. The two engines are bit-identical, so the floors must be equal;
+    a difference is a defect of one engine and raises.
+
+    >>> a = {"numba": True, "floor": {"mu": 0.5}, "executed": {}}
+    >>> b = {"numba": False, "floor": {"mu": 0.5}, "executed": {}, "modules": ["m"], "cpu_seconds": 2.0}
+    >>> sorted(with_other_engine(a, b)["other"])
+    ['cpu_seconds', 'executed', 'modules', 'numba']
+    """
+    if "executed" not in entry or "executed" not in other or other.get("numba") is entry.get("numba"):
+        raise ValueError("other must be a traced measurement on the other engine of a traced entry")
+    if other["floor"] != entry["floor"]:
+        raise ValueError(f"the engines measured different floors: {entry['floor']} with numba="
+                         f"{entry.get('numba')}, {other['floor']} with numba={other.get('numba')}")
+    return {**entry, "other": {k: other[k] for k in OTHER_KEYS if k in other}}
 
 
 def stale_runs() -> list[str]:
@@ -310,18 +345,24 @@ def restamp() -> tuple[int, list[str]]:
         elif _fingerprints(mods, False) != entry["source"]:
             entry["source"] = _fingerprints(mods, False)
             done += 1
+        other = entry.get("other")
+        if other and _syntax_matches(other):
+            other["source"] = _fingerprints(tuple(other["modules"]), False)
     SHIPPED.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     _shipped.cache_clear()
     return done, sorted(stale)
 
 
-def touching(module: str, function: str | None = None) -> dict[str, float]:
+def touching(module: str, function: str | None = None, other_engine: bool = False) -> dict[str, float]:
     """The runs whose shipped floors an edit to ``module`` would drop, with the CPU seconds their
     measurement took (what measuring them again costs, traced): with ``function`` (a path such as
     ``Class.method``, :func:`bandits.auditing.code_trace.function_paths`), an edit to that
     function's body only — a traced entry keeps through it unless the function ran (a decorated
     or nested function counts as module code: always fingerprinted). For planning
-    an edit: ``python -m bandits.auditing.kept_floors --touching MODULE[:FUNCTION]``."""
+    an edit: ``python -m bandits.auditing.kept_floors --touching MODULE[:FUNCTION]``. With
+    ``other_engine``, where numba's availability differs from the measurement's: the floors
+    measured there too (:func:`with_other_engine`) as that measurement ran, the others whole
+    (any edit to a module they loaded)."""
     if function is not None:
         import ast
 
@@ -331,11 +372,16 @@ def touching(module: str, function: str | None = None) -> dict[str, float]:
         if function not in {p for p, _ in function_paths(tree)}:
             function = None  # decorated, nested or unknown: always in the fingerprint, as module code
     out: dict[str, float] = {}
-    for e in _shipped().values():
+    for entry in _shipped().values():
+        e, fn = entry, function
+        if other_engine:
+            e = entry.get("other") or {"modules": entry.get("modules", ())}  # no trace there: whole
+            fn = function if "other" in entry else None
         ran = e.get("executed", {}).get(module)
-        if module not in e.get("modules", ()) or (function and ran is not None and function not in ran):
+        if module not in e.get("modules", ()) or (fn and ran is not None and fn not in ran):
             continue
-        out[e.get("run", "?")] = out.get(e.get("run", "?"), 0.0) + float(e.get("cpu_seconds", 0.0))
+        run = entry.get("run", "?")
+        out[run] = out.get(run, 0.0) + float(e.get("cpu_seconds", entry.get("cpu_seconds", 0.0)))
     return out
 
 
@@ -346,10 +392,10 @@ def _main(argv: list[str]) -> int:
         for run, cpu in sorted(runs.items(), key=lambda r: -r[1]):
             print(f"{cpu:9.0f} s  {run}")
         print(f"{len(runs)} run(s), {sum(runs.values()):.0f} s of CPU to measure again")
-        other = touching(module)
+        other = touching(module, function or None, other_engine=True)
         print(f"where numba's availability differs from the measurement's (an install without numba, for the "
-              f"shipped floors), a floor holds only while every module it loaded is as measured: "
-              f"{len(other)} run(s), {sum(other.values()):.0f} s of CPU")
+              f"shipped floors; a floor not measured there too holds only while every module it loaded is "
+              f"whole): {len(other)} run(s), {sum(other.values()):.0f} s of CPU")
         return 0
     if argv:
         print("usage: python -m bandits.auditing.kept_floors [--touching MODULE[:FUNCTION]]", file=sys.stderr)
