@@ -24,7 +24,10 @@ computed once and kept:
   after the trace began, the functions that ran, and its syntax fingerprint leaves out the bodies
   of the others: an edit to a function that did not run keeps it too. It records whether numba's
   kernels could run; where that differs (the other engine's code, which did not run under the
-  trace, runs there) it is used only while every module is as measured (a third fingerprint);
+  trace, runs there) it is used only while every module is as measured (a third fingerprint),
+  unless the same floor was measured there too under the trace (``entry["other"]``,
+  :func:`with_other_engine`, ``benchmarks/bench_other_engine_floors.py``): then as that
+  measurement ran;
 * **NumPy** — the entry records the NumPy it was measured with; another NumPy's random streams may
   differ, and there a kept floor is another draw of the same measured floor, not bit for bit the
   one ``--audit-floor algorithm`` would compute;
