@@ -221,6 +221,10 @@ def test_touching_names_the_runs_an_edit_would_cost(tmp_path, monkeypatch, capsy
     assert out[-1].startswith("where numba's availability differs")
     assert out[-1].endswith(": 2 run(s), 16 s of CPU")
     assert kf._main(["--bogus"]) == 2
+    # measured on the other engine too: there as that measurement ran (its own CPU)
+    entries["c"]["other"] = {"numba": False, "modules": ["m"], "executed": {"m": ["h"]}, "cpu_seconds": 2.0}
+    assert kf.touching("m", "f", other_engine=True) == {"dpaudit run a": 10.0, "dpaudit run b": 5.0}
+    assert kf.touching("m", "h", other_engine=True) == {"dpaudit run a": 12.0, "dpaudit run b": 5.0}
 
 
 def test_a_floor_measured_on_the_other_engine_needs_its_modules_whole(module, tmp_path, monkeypatch):
