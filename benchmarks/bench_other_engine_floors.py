@@ -11,8 +11,9 @@ accountant that four runs ran) drops the floors of every run on such an installa
 6.8 h of CPU to measure again). This measures the same runs with the engine switched
 (``DPAUDIT_NUMBA=0``, or on, for floors measured without numba), under the trace, and attaches
 what that measurement ran to each shipped floor (:func:`bandits.auditing.kept_floors.with_other_engine`).
-The two engines are bit-identical, so the floors must come out equal, number for number; one that
-does not is a defect of an engine, and the measurement stops and says so. ::
+The two engines are bit-identical, so the floors must come out equal, number for number; a run
+with one that does not (a defect of an engine) is named, gets nothing attached, and the command
+exits with status 1. ::
 
     python benchmarks/bench_other_engine_floors.py --workers 2               # every run lacking it
     python benchmarks/bench_other_engine_floors.py --algorithms cascade-dp lazy-ucb
@@ -57,30 +58,33 @@ def lacking() -> list[str]:
                    if not (e.get("other") and holds_on_the_other_engine(e))})  # fmt: skip
 
 
-def attach(rows: list[dict[str, Any]]) -> int:
-    """Attach each row's floors to the shipped ones of the same key (raises on a floor that differs
-    or has no shipped counterpart) and write the store; returns how many floors have both engines."""
+def attach(rows: list[dict[str, Any]]) -> dict[str, str]:
+    """Attach each row's floors to the shipped ones of the same key and write the store; a run
+    whose measurement was refused, measured other floors than the shipped ones or a floor that
+    differs in any number (an engine's defect) gets none attached: returned, by run, with why."""
     from bandits.auditing import kept_floors as kf
 
     data = json.loads(kf.SHIPPED.read_text(encoding="utf-8"))
     floors = data["floors"]
+    failed: dict[str, str] = {}
     for r in rows:
+        alg = r["algorithm"]
+        theirs = {k for k, e in floors.items() if e.get("run") == f"dpaudit run {alg}"}
         if r.get("refused"):
-            raise SystemExit(f"{r['algorithm']}: the run refused its measurement on the other engine: "
-                             f"{r['refused']}")
-        theirs = {k for k, e in floors.items() if e.get("run") == f"dpaudit run {r['algorithm']}"}
-        if set(r["entries"]) != theirs:
-            raise SystemExit(f"{r['algorithm']}: the other engine measured the floors "
-                             f"{sorted(r['entries'])}, the shipped ones are {sorted(theirs)}: "
-                             "measure the run again first")
-        for k, e in r["entries"].items():
+            failed[alg] = f"the run refused its measurement on the other engine: {r['refused']}"
+        elif set(r["entries"]) != theirs:
+            failed[alg] = (f"the other engine measured the floors {sorted(r['entries'])}, the shipped ones "
+                           f"are {sorted(theirs)}: measure the run again first")
+        else:
             try:
-                floors[k] = kf.with_other_engine(floors[k], e)
+                both = {k: kf.with_other_engine(floors[k], e) for k, e in r["entries"].items()}
             except ValueError as exc:
-                raise SystemExit(f"{r['algorithm']}: {exc}") from None
+                failed[alg] = str(exc)
+            else:
+                floors.update(both)
     kf.SHIPPED.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     kf._shipped.cache_clear()
-    return sum("other" in e for e in floors.values())
+    return failed
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -107,11 +111,14 @@ def main(argv: list[str] | None = None) -> int:
         print("every shipped floor was measured on both engines: nothing to measure", file=sys.stderr)
         return 0
     rows = fresh_rows(jobs, args.workers, attach, measure=measure_on)
-    print(f"{attach(rows)} shipped floors measured on both engines", file=sys.stderr)
+    failed = attach(rows)
     for r in rows:
-        print(f"{r['algorithm']}: {len(r['entries'])} floor(s), identical on both engines, "
-              f"{r['cpu_s']:.0f} s of CPU")
-    return 0
+        alg = r["algorithm"]
+        print(f"{alg}: {failed[alg]}" if alg in failed else
+              f"{alg}: {len(r['entries'])} floor(s), identical on both engines, {r['cpu_s']:.0f} s of CPU")
+    both = sum("other" in e for e in kf._shipped().values())
+    print(f"{both} shipped floors measured on both engines", file=sys.stderr)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -234,7 +234,8 @@ def _shipped_store(tmp_path, monkeypatch, floors):
 
 def test_the_other_engine_floors_attach_only_when_equal_and_complete(tmp_path, monkeypatch):
     """bench_other_engine_floors: each floor measured on the NumPy paths joins its shipped floor;
-    a different floor (an engine's defect) or a missing one stops it, naming the run."""
+    a run with a different floor (an engine's defect), a missing one or a refusal gets none, and is
+    named with why."""
     from bandits.auditing import kept_floors as kf
     from benchmarks import bench_other_engine_floors as boe
 
@@ -244,15 +245,15 @@ def test_the_other_engine_floors_attach_only_when_equal_and_complete(tmp_path, m
     path = _shipped_store(tmp_path, monkeypatch, shipped)
     other = {"numba": False, "floor": floor, "executed": {"m": ["f"]}, "modules": ["m"], "cpu_seconds": 3.0}
     row = {"algorithm": "a", "entries": {"k1": other, "k2": other}, "refused": None}
-    assert boe.attach([row]) == 2
+    bad = [{**row, "entries": {"k1": other, "k2": {**other, "floor": {"mu": 0.6}}}},
+           {**row, "entries": {"k1": other}}, {**row, "refused": "too big"}]  # fmt: skip
+    for r, why in zip(bad, ("different floors", "measure the run again first", "refused")):
+        failed = boe.attach([r])
+        assert list(failed) == ["a"] and why in failed["a"]
+        assert not any("other" in e for e in json.loads(path.read_text())["floors"].values())
+    assert boe.attach([row]) == {}
     stored = json.loads(path.read_text())["floors"]
     assert stored["k1"]["other"] == {k: other[k] for k in kf.OTHER_KEYS if k in other}
-    with pytest.raises(SystemExit, match="different floors"):
-        boe.attach([{**row, "entries": {"k1": other, "k2": {**other, "floor": {"mu": 0.6}}}}])
-    with pytest.raises(SystemExit, match="measure the run again first"):
-        boe.attach([{**row, "entries": {"k1": other}}])
-    with pytest.raises(SystemExit, match="refused"):
-        boe.attach([{**row, "refused": "too big"}])
     kf._shipped.cache_clear()
 
 
@@ -265,10 +266,12 @@ def test_the_other_engine_measurement_switches_the_engine_and_refuses_stale_runs
         "k2": {"run": "dpaudit run b", "numba": True, "cpu_seconds": 2.0}})  # fmt: skip
     seen = []
     monkeypatch.setattr(boe, "fresh_rows", lambda jobs, workers, on_row, measure: seen.extend(jobs) or [])
-    monkeypatch.setattr(boe, "attach", lambda rows: 0)
+    monkeypatch.setattr(boe, "attach", lambda rows: {})
     monkeypatch.setattr(kf, "stale_runs", lambda: [])
     monkeypatch.setattr(kf, "holds_on_the_other_engine", lambda e: False)
     assert boe.main([]) == 0 and seen == [("b", False), ("a", False)]  # longest first, numba off
+    monkeypatch.setattr(boe, "attach", lambda rows: {"a": "the engines measured different floors"})
+    assert boe.main(["--algorithms", "a"]) == 1  # a run with a different floor fails the command
     monkeypatch.setattr(kf, "stale_runs", lambda: ["dpaudit run a"])
     with pytest.raises(SystemExit):
         boe.main(["--algorithms", "a"])
