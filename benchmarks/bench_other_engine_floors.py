@@ -12,8 +12,9 @@ accountant that four runs ran) drops the floors of every run on such an installa
 (``DPAUDIT_NUMBA=0``, or on, for floors measured without numba), under the trace, and attaches
 what that measurement ran to each shipped floor (:func:`bandits.auditing.kept_floors.with_other_engine`).
 The two engines are bit-identical, so the floors must come out equal, number for number; a run
-with one that does not (a defect of an engine) is named, gets nothing attached, and the command
-exits with status 1. ::
+with one that does not is named, gets nothing attached, and the command exits with status 1: a
+defect of an engine, unless the shipped floor was measured under another NumPy or SciPy (the
+message says which), whose last bits may differ; measure such a run again here first. ::
 
     python benchmarks/bench_other_engine_floors.py --workers 2               # every run lacking it
     python benchmarks/bench_other_engine_floors.py --algorithms cascade-dp lazy-ucb

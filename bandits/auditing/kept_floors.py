@@ -28,9 +28,11 @@ computed once and kept:
   unless the same floor was measured there too under the trace (``entry["other"]``,
   :func:`with_other_engine`, ``benchmarks/bench_other_engine_floors.py``): then as that
   measurement ran;
-* **NumPy** — the entry records the NumPy it was measured with; another NumPy's random streams may
-  differ, and there a kept floor is another draw of the same measured floor, not bit for bit the
-  one ``--audit-floor algorithm`` would compute;
+* **libraries** — the entry records the NumPy and SciPy it was measured with; another NumPy's
+  random streams may differ, another SciPy's special functions may round differently in the last
+  bit (a floor point that is a sum of log-gamma terms moved by one bit between two SciPy builds),
+  and there a kept floor is another draw of the same measured floor, not bit for bit the one
+  ``--audit-floor algorithm`` would compute;
 * **where** — ``kept_floors.json`` beside this module holds those of every default
   ``dpaudit run ALG`` (at every ``--seed``) that the measurement does not refuse
   (``python benchmarks/bench_default_floors.py --keep``); each ``--audit-floor algorithm`` run
@@ -78,6 +80,7 @@ from dpaudit.audit.leak_floor import LeakFloor
 
 __all__ = ["algorithm_floor", "floor_key", "kept", "keep", "code_fingerprints", "loaded_modules", "restamp",
            "stale_runs", "edited_since_loaded", "holds_on_the_other_engine", "with_other_engine",
+           "library_versions",
            "SHIPPED"]  # fmt: skip
 
 SHIPPED = Path(__file__).resolve().with_name("kept_floors.json")
@@ -193,7 +196,7 @@ def holds_on_the_other_engine(entry: dict[str, Any]) -> bool:
     return bool(mods and entry.get("whole")) and _fingerprints(mods, True) == entry["whole"]
 
 
-OTHER_KEYS = ("numba", "modules", "executed", "source", "syntax", "cpu_seconds")
+OTHER_KEYS = ("numba", "modules", "executed", "source", "syntax", "cpu_seconds", "numpy", "scipy")
 """What an entry keeps of the same floor measured on the other engine (:func:`with_other_engine`)."""
 
 
@@ -211,9 +214,23 @@ def with_other_engine(entry: dict[str, Any], other: dict[str, Any]) -> dict[str,
     if "executed" not in entry or "executed" not in other or other.get("numba") is entry.get("numba"):
         raise ValueError("other must be a traced measurement on the other engine of a traced entry")
     if other["floor"] != entry["floor"]:
-        raise ValueError(f"the engines measured different floors: {entry['floor']} with numba="
+        ours, theirs = library_versions(entry), library_versions(other)
+        why = ("a defect of one engine" if ours == theirs and None not in ours.values() else
+               f"measured under other libraries ({ours} and {theirs}; None: not recorded), which may "
+               "round differently: measure it again here before comparing the engines")
+        raise ValueError(f"the engines measured different floors ({why}): {entry['floor']} with numba="
                          f"{entry.get('numba')}, {other['floor']} with numba={other.get('numba')}")
     return {**entry, "other": {k: other[k] for k in OTHER_KEYS if k in other}}
+
+
+def library_versions(entry: dict[str, Any]) -> dict[str, str | None]:
+    """The NumPy and SciPy an entry was measured with (``None``: not recorded; SciPy is recorded
+    since floors were found to move by one bit between two SciPy builds).
+
+    >>> library_versions({"numpy": "2.4.6"})
+    {'numpy': '2.4.6', 'scipy': None}
+    """
+    return {name: entry.get(name) for name in ("numpy", "scipy")}
 
 
 def stale_runs() -> list[str]:
@@ -285,6 +302,7 @@ def keep(key: str, floor: LeakFloor, cpu_seconds: float, view: str) -> dict[str,
     that cannot be written is a miss next time); ``None``, nothing kept, when a module's source was
     edited while the process ran (its fingerprint would describe code that did not run)."""
     import numpy as np
+    import scipy
 
     mods = loaded_modules()
     if edited_since_loaded(mods):
@@ -293,7 +311,7 @@ def keep(key: str, floor: LeakFloor, cpu_seconds: float, view: str) -> dict[str,
     LeakFloor.from_dict(stored)  # (so that a traced entry counts the code that stores and reads it)
     executed = _executed(mods)
     entry = {"view": view, "floor": stored, "cpu_seconds": round(cpu_seconds, 1),
-             "numpy": np.__version__, "modules": mods, **code_fingerprints(mods, executed)}  # fmt: skip
+             "numpy": np.__version__, "scipy": scipy.__version__, "modules": mods, **code_fingerprints(mods, executed)}  # fmt: skip
     if executed is not None:
         whole = _fingerprints(tuple(mods), True)  # for a process whose engine differs (_describes_this_code)
         entry |= {"executed": executed, "numba": compiled_installed(), "whole": whole}
