@@ -215,6 +215,10 @@ def test_touching_names_the_runs_an_edit_would_cost(tmp_path, monkeypatch, capsy
     assert kf.touching("n", "f") == {"dpaudit run a": 10.0}  # loaded before that trace: whole
     assert kf.touching("elsewhere") == {}
     assert kf.touching("m", "kernel") == kf.touching("m")  # decorated: always fingerprinted, as module code
+    with pytest.raises(ValueError, match="'Box.f' is not defined in m"):  # misspelt: not the whole module
+        kf.touching("m", "Box.f")
+    assert kf._main(["--touching", "m:nowhere"]) == 2
+    assert "--touching: function 'nowhere' is not defined in m" in capsys.readouterr().err
     assert kf._main(["--touching", "m:f"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[-2] == "2 run(s), 15 s of CPU to measure again"

@@ -61,7 +61,7 @@ import os
 import sys
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -311,7 +311,8 @@ def keep(key: str, floor: LeakFloor, cpu_seconds: float, view: str) -> dict[str,
     LeakFloor.from_dict(stored)  # (so that a traced entry counts the code that stores and reads it)
     executed = _executed(mods)
     entry = {"view": view, "floor": stored, "cpu_seconds": round(cpu_seconds, 1),
-             "numpy": np.__version__, "scipy": scipy.__version__, "modules": mods, **code_fingerprints(mods, executed)}  # fmt: skip
+             "numpy": np.__version__, "scipy": scipy.__version__, "modules": mods,
+             **code_fingerprints(mods, executed)}  # fmt: skip
     if executed is not None:
         whole = _fingerprints(tuple(mods), True)  # for a process whose engine differs (_describes_this_code)
         entry |= {"executed": executed, "numba": compiled_installed(), "whole": whole}
@@ -383,15 +384,10 @@ def touching(module: str, function: str | None = None, other_engine: bool = Fals
     an edit: ``python -m bandits.auditing.kept_floors --touching MODULE[:FUNCTION]``. With
     ``other_engine``, where numba's availability differs from the measurement's: the floors
     measured there too (:func:`with_other_engine`) as that measurement ran, the others whole
-    (any edit to a module they loaded)."""
+    (any edit to a module they loaded); a function that ``module`` does not define raises
+    ``ValueError`` (a misspelt path would otherwise cost as much as any edit to the module)."""
     if function is not None:
-        import ast
-
-        from bandits.auditing.code_trace import function_paths
-
-        tree = ast.parse(_source_path(module).read_text(encoding="utf-8"))
-        if function not in {p for p, _ in function_paths(tree)}:
-            function = None  # decorated, nested or unknown: always in the fingerprint, as module code
+        function = _removable_path(module, function)
     out: dict[str, float] = {}
     for entry in _shipped().values():
         e, fn = entry, function
@@ -406,10 +402,44 @@ def touching(module: str, function: str | None = None, other_engine: bool = Fals
     return out
 
 
+def _removable_path(module: str, function: str) -> str | None:
+    """``function`` when an edit to its body alone can keep a traced floor (a path of
+    :func:`~bandits.auditing.code_trace.function_paths`), ``None`` when its body is module code
+    (decorated, or nested in another function); ``ValueError`` when ``module`` has no such function."""
+    import ast
+
+    from bandits.auditing.code_trace import function_paths
+
+    try:
+        tree = ast.parse(_source_path(module).read_text(encoding="utf-8"))
+    except OSError:
+        raise ValueError(f"module {module!r} is not a module of dpaudit, mechanisms or bandits") from None
+    if function in {p for p, _ in function_paths(tree)}:
+        return function
+    def paths(node: ast.AST, prefix: str) -> Iterator[str]:  # every def, by its dotted path
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                yield prefix + child.name
+                yield from paths(child, prefix + child.name + ".")
+            elif isinstance(child, ast.ClassDef):
+                yield from paths(child, prefix + child.name + ".")
+            else:
+                yield from paths(child, prefix)
+
+    if function in set(paths(tree, "")):
+        return None  # decorated or nested: always in the fingerprint, as module code
+    raise ValueError(f"function {function!r} is not defined in {module} (give a dotted path such as "
+                     "Class.method)")
+
+
 def _main(argv: list[str]) -> int:
     if argv[:1] == ["--touching"] and len(argv) == 2:
         module, _, function = argv[1].partition(":")
-        runs = touching(module, function or None)
+        try:
+            runs = touching(module, function or None)
+        except ValueError as err:
+            print(f"dpaudit: error: --touching: {err}", file=sys.stderr)
+            return 2
         for run, cpu in sorted(runs.items(), key=lambda r: -r[1]):
             print(f"{cpu:9.0f} s  {run}")
         print(f"{len(runs)} run(s), {sum(runs.values()):.0f} s of CPU to measure again")
