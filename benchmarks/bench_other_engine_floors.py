@@ -7,8 +7,8 @@ functions that ran, so an edit to code the measurement did not run keeps it. Tha
 engine: the compiled kernels, for the shipped floors. On an installation without numba the
 NumPy paths run instead, which the trace did not see, so there the floor holds only while every
 module it loaded is as measured, and an edit anywhere in those modules (a function of the
-accountant that four runs ran) drops the floors of every run on such an installation (21 runs,
-6.8 h of CPU to measure again). This measures the same runs with the engine switched
+accountant that four runs ran) drops the floors of every run on such an installation (all 21,
+whose measurement is hours of CPU). This measures the same runs with the engine switched
 (``DPAUDIT_NUMBA=0``, or on, for floors measured without numba), under the trace, and attaches
 what that measurement ran to each shipped floor (:func:`bandits.auditing.kept_floors.with_other_engine`).
 The two engines are bit-identical, so the floors must come out equal, number for number; a run
