@@ -30,9 +30,9 @@ computed once and kept:
   measurement ran;
 * **libraries** — the entry records the NumPy and SciPy it was measured with; another NumPy's
   random streams may differ, another SciPy's special functions may round differently in the last
-  bit (a floor point that is a sum of log-gamma terms moved by one bit between two SciPy builds),
-  and there a kept floor is another draw of the same measured floor, not bit for bit the one
-  ``--audit-floor algorithm`` would compute;
+  bit (a floor point moved by one bit between two installations with the same NumPy, whose SciPy
+  was not recorded then), and there a kept floor is another draw of the same measured floor, not
+  bit for bit the one ``--audit-floor algorithm`` would compute;
 * **where** — ``kept_floors.json`` beside this module holds those of every default
   ``dpaudit run ALG`` (at every ``--seed``) that the measurement does not refuse
   (``python benchmarks/bench_default_floors.py --keep``); each ``--audit-floor algorithm`` run
@@ -225,7 +225,7 @@ def with_other_engine(entry: dict[str, Any], other: dict[str, Any]) -> dict[str,
 
 def library_versions(entry: dict[str, Any]) -> dict[str, str | None]:
     """The NumPy and SciPy an entry was measured with (``None``: not recorded; SciPy is recorded
-    since floors were found to move by one bit between two SciPy builds).
+    since a floor moved by one bit between two installations with the same NumPy).
 
     >>> library_versions({"numpy": "2.4.6"})
     {'numpy': '2.4.6', 'scipy': None}
@@ -416,6 +416,7 @@ def _removable_path(module: str, function: str) -> str | None:
         raise ValueError(f"module {module!r} is not a module of dpaudit, mechanisms or bandits") from None
     if function in {p for p, _ in function_paths(tree)}:
         return function
+
     def paths(node: ast.AST, prefix: str) -> Iterator[str]:  # every def, by its dotted path
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
