@@ -186,42 +186,59 @@ def sweep_integer_units(
 
     Every entry contributes half-open intervals (a range is one; a frozenset of integers is
     one interval per run of consecutive values). Between consecutive interval ends the active
-    set of entries is constant, so each elementary segment is one candidate group.
+    set of entries is constant, so each elementary segment is one candidate group. The ends are
+    held in NumPy arrays (13 bytes each) and read in blocks, so a ledger of 10⁶ runs of rounds
+    costs tens of megabytes, not hundreds. Units must lie within int64.
     """
-    starts: list[tuple[int, int]] = []
-    stops: list[tuple[int, int]] = []
-    for i, u in named:
-        if isinstance(u, range):
-            starts.append((u.start, i))
-            stops.append((u.stop, i))
-            continue
-        if isinstance(u, UnitRuns):
-            starts.extend((a, i) for a in u.starts.tolist())
-            stops.extend((b, i) for b in u.stops.tolist())
-            continue
-        vals = np.sort(np.fromiter((int(x) for x in u), dtype=np.int64, count=len(u)))
-        breaks = np.flatnonzero(np.diff(vals) != 1) + 1
-        for run in np.split(vals, breaks):
-            starts.append((int(run[0]), i))
-            stops.append((int(run[-1]) + 1, i))
-    points = sorted({p for p, _ in starts} | {p for p, _ in stops})
-    starts.sort()
-    stops.sort()
+    pos, who, opens = _interval_ends(named)
+    order = np.lexsort((opens, pos))  # by position; at one position, stops before starts
+    pos, who, opens = pos[order], who[order], opens[order]
+    del order
+    firsts = np.flatnonzero(np.concatenate(([True], pos[1:] != pos[:-1])))  # each position's first end
+    m, n, block = firsts.size, pos.size, 1 << 16
     active: set[int] = set()
     out: dict[frozenset, tuple[int, int]] = {}
-    si = ei = 0
-    for a, b in zip(points[:-1], points[1:]):
-        while ei < len(stops) and stops[ei][0] <= a:
-            active.discard(stops[ei][1])
-            ei += 1
-        while si < len(starts) and starts[si][0] <= a:
-            active.add(starts[si][1])
-            si += 1
-        if active:
-            key = frozenset(active)
-            n, first = out.get(key, (0, a))
-            out[key] = (n + (b - a), first)
+    for k0 in range(0, m, block):  # a block of positions at a time, as Python ints
+        k1 = min(k0 + block, m)
+        f = firsts[k0:k1].tolist() + [int(firsts[k1]) if k1 < m else n]
+        p = pos[firsts[k0 : min(k1 + 1, m)]].tolist()  # the positions k0 .. k1 (the last, if any)
+        ids, opening = who[f[0] : f[-1]].tolist(), opens[f[0] : f[-1]].tolist()
+        for k in range(k1 - k0):
+            for j in range(f[k] - f[0], f[k + 1] - f[0]):
+                if opening[j]:
+                    active.add(ids[j])
+                else:
+                    active.discard(ids[j])
+            if active and k + 1 < len(p):
+                key = frozenset(active)
+                count, first = out.get(key, (0, p[k]))
+                out[key] = (count + (p[k + 1] - p[k]), first)
     return out
+
+
+def _interval_ends(
+    named: list[tuple[int, frozenset | range | UnitRuns]],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every interval end of ``named``'s units: positions (int64), entry indices and whether each
+    end opens an interval (its start) or closes one (its stop)."""
+    starts: list[np.ndarray] = []
+    stops: list[np.ndarray] = []
+    ids: list[np.ndarray] = []
+    for i, u in named:
+        if isinstance(u, range):
+            a, b = np.array([u.start], np.int64), np.array([u.stop], np.int64)
+        elif isinstance(u, UnitRuns):
+            a, b = u.starts, u.stops
+        else:
+            runs = UnitRuns.from_units(np.fromiter((int(x) for x in u), dtype=np.int64, count=len(u)))
+            a, b = runs.starts, runs.stops
+        starts.append(a)
+        stops.append(b)
+        ids.append(np.full(a.size, i, dtype=np.int32))
+    pos = np.concatenate(starts + stops)
+    who = np.concatenate(ids + ids)
+    opens = np.concatenate((np.ones(pos.size // 2, dtype=bool), np.zeros(pos.size // 2, dtype=bool)))
+    return pos, who, opens
 
 
 def group_by_unit(

@@ -40,10 +40,12 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import dataclasses
 import functools
 import os
 import re
 import sys
+import textwrap
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -52,7 +54,8 @@ from types import CodeType, FrameType
 from typing import Any, cast
 
 __all__ = ["PACKAGES", "tracing", "tracing_since", "trace_started", "executed_functions",
-           "tree_fingerprint_text", "function_paths", "without_docstrings"]  # fmt: skip
+           "tree_fingerprint_text", "function_paths", "function_sites", "without_docstrings", "Rewrite",
+           "definition_digest", "as_measured"]  # fmt: skip
 
 PACKAGES = ("dpaudit", "mechanisms", "bandits")
 """The packages whose modules a kept floor's code fingerprints cover."""
@@ -153,17 +156,25 @@ def without_docstrings(tree: Any) -> Any:
     return tree
 
 
-def function_paths(tree: ast.Module) -> list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+def function_paths(tree: ast.Module) -> list[tuple[str, FunctionNode]]:
     """The functions whose bodies a fingerprint may leave out, with their dotted paths
     (``Class.method``): those defined at module or class level (inside ``if``/``try`` blocks too),
     not decorated. Nested functions belong to their enclosing function's body."""
-    out: list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]] = []
+    return [(path, node) for path, node, _ in function_sites(tree)]
+
+
+def function_sites(tree: ast.Module) -> list[tuple[str, FunctionNode, list[ast.stmt]]]:
+    """:func:`function_paths` with the statement list that holds each definition."""
+    out: list[tuple[str, FunctionNode, list[ast.stmt]]] = []
 
     def visit(stmts: list[ast.stmt], prefix: str) -> None:
         for node in stmts:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 if not node.decorator_list:
-                    out.append((prefix + node.name, node))
+                    out.append((prefix + node.name, node, stmts))
             elif isinstance(node, ast.ClassDef):
                 if all(_plain_class_decorator(d) for d in node.decorator_list):
                     visit(node.body, prefix + node.name + ".")
@@ -188,11 +199,51 @@ def _plain_class_decorator(node: ast.expr) -> bool:
     return ast.unparse(node.func if isinstance(node, ast.Call) else node) in _PLAIN_CLASS_DECORATORS
 
 
+@dataclasses.dataclass(frozen=True)
+class Rewrite:
+    """A definition proven to compute what the one a measurement ran computed
+    (:mod:`bandits.auditing.rewrites`): ``function`` (its dotted path), the ``old`` definition's
+    source, and the digests (:func:`definition_digest`) of the ``new`` one and of the ``helpers``
+    (path, digest) it added."""
+
+    function: str
+    old: str
+    new: str
+    helpers: tuple[tuple[str, str], ...] = ()
+
+
+def definition_digest(node: FunctionNode) -> str:
+    """A SHA-1 of a definition's syntax tree without docstrings (its signature, decorators and body)."""
+    import copy
+    import hashlib
+
+    dump = ast.dump(without_docstrings(copy.deepcopy(node)), include_attributes=False)
+    return hashlib.sha1(dump.encode("utf-8")).hexdigest()
+
+
+def as_measured(tree: ast.Module, rewrites: Sequence[Rewrite]) -> ast.Module:
+    """``tree`` (in place) with each rewritten definition that is exactly as recorded read as its old
+    one and the helpers it added, each exactly as recorded, left out: the code the measurement ran.
+    A rewrite whose new definition or helpers differ from their record changes nothing."""
+    for rw in rewrites:
+        sites = {path: (node, holder) for path, node, holder in function_sites(tree)}
+        parts = [(rw.function, rw.new), *rw.helpers]
+        if not all(p in sites and definition_digest(sites[p][0]) == d for p, d in parts):
+            continue
+        old = ast.parse(textwrap.dedent(rw.old)).body
+        node, holder = sites[rw.function]
+        holder[holder.index(node)] = old[0]
+        for path, _ in rw.helpers:
+            node, holder = sites[path]
+            holder.remove(node)
+    return tree
+
+
 @functools.lru_cache(maxsize=512)
-def _parts(text: str) -> tuple[str, tuple[tuple[str, str], ...]]:
-    """The dump of ``text``'s syntax tree (docstrings removed) with each removable body replaced by
-    a token, and each token's (path, body dump)."""
-    tree = without_docstrings(ast.parse(text))
+def _parts(text: str, rewrites: tuple[Rewrite, ...] = ()) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """The dump of ``text``'s syntax tree (docstrings removed; read as measured, :func:`as_measured`)
+    with each removable body replaced by a token, and each token's (path, body dump)."""
+    tree = without_docstrings(as_measured(ast.parse(text), rewrites))
     bodies = []
     for i, (path, node) in enumerate(function_paths(tree)):
         bodies.append((path, ast.dump(ast.Module(body=node.body, type_ignores=[]), include_attributes=False)))
@@ -200,10 +251,11 @@ def _parts(text: str) -> tuple[str, tuple[tuple[str, str], ...]]:
     return ast.dump(tree, include_attributes=False), tuple(bodies)
 
 
-def tree_fingerprint_text(text: str, ran: frozenset[str]) -> str:
-    """The text a module's fingerprint hashes: its syntax tree without docstrings, with the bodies
-    of the removable functions (:func:`function_paths`) whose path is not in ``ran`` left out."""
-    skeleton, bodies = _parts(text)
+def tree_fingerprint_text(text: str, ran: frozenset[str], rewrites: tuple[Rewrite, ...] = ()) -> str:
+    """The text a module's fingerprint hashes: its syntax tree without docstrings, read as measured
+    (``rewrites``, :func:`as_measured`), with the bodies of the removable functions
+    (:func:`function_paths`) whose path is not in ``ran`` left out."""
+    skeleton, bodies = _parts(text, rewrites)
 
     def body(m: re.Match[str]) -> str:
         path, dump = bodies[int(m.group(1))]

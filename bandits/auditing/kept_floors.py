@@ -67,6 +67,8 @@ from typing import Any
 
 from bandits.auditing.code_trace import (
     PACKAGES,
+    Rewrite,
+    as_measured,
     executed_functions,
     trace_started,
     tracing_since,
@@ -74,6 +76,7 @@ from bandits.auditing.code_trace import (
     without_docstrings,
 )
 from bandits.auditing.contract import AuditSettings
+from bandits.auditing.rewrites import module_rewrites
 from bandits.engine.compiled import installed as compiled_installed
 from dpaudit.audit.floor_store import cache_dir, write_json
 from dpaudit.audit.leak_floor import LeakFloor
@@ -85,7 +88,8 @@ __all__ = ["algorithm_floor", "floor_key", "kept", "keep", "code_fingerprints", 
 
 SHIPPED = Path(__file__).resolve().with_name("kept_floors.json")
 
-_ASIDE = ("dpaudit.cli", __name__, "bandits.auditing.code_trace")  # how a run is asked for, this store
+# how a run is asked for, this store and what reads the code:
+_ASIDE = ("dpaudit.cli", __name__, "bandits.auditing.code_trace", "bandits.auditing.rewrites")
 Executed = tuple[tuple[str, tuple[str, ...]], ...] | None  # (module, paths of the functions that ran)
 _ROOT = Path(__file__).resolve().parents[2]
 _LOADED_AT = time.time() + 1.0  # (coarse file times: a write within a second of the import is not seen)
@@ -116,19 +120,23 @@ def _source_path(module: str) -> Path:
 
 
 @functools.lru_cache(maxsize=1024)
-def _syntax_text(source: bytes) -> str:
-    """The dump of a module's syntax tree without docstrings, once per source (a check of every
-    shipped floor parsed the same hundred modules once per floor: 30 s of the docs' check)."""
+def _syntax_text(source: bytes, rewrites: tuple[Rewrite, ...] = ()) -> str:
+    """The dump of a module's syntax tree without docstrings, read as measured (``rewrites``:
+    :mod:`bandits.auditing.rewrites`), once per source (a check of every shipped floor parsed the
+    same hundred modules once per floor: 30 s of the docs' check)."""
     import ast
 
-    return ast.dump(without_docstrings(ast.parse(source)), include_attributes=False)
+    tree = as_measured(ast.parse(source), rewrites)
+    return ast.dump(without_docstrings(tree), include_attributes=False)
 
 
 @functools.lru_cache(maxsize=64)
 def _fingerprints(modules: tuple[str, ...], syntax: bool, executed: Executed = None) -> str | None:
     """The fingerprint of ``modules``: of their sources, or of their syntax trees without
     docstrings; with ``executed`` (module, paths of the functions that ran), those modules' trees
-    without the bodies of the functions that did not run (:mod:`bandits.auditing.code_trace`)."""
+    without the bodies of the functions that did not run (:mod:`bandits.auditing.code_trace`).
+    The syntax trees read each recorded rewrite as the definition it replaced
+    (:mod:`bandits.auditing.rewrites`)."""
     ran = dict(executed or ())
     parts = []
     for m in modules:
@@ -136,10 +144,11 @@ def _fingerprints(modules: tuple[str, ...], syntax: bool, executed: Executed = N
             text = _source_path(m).read_bytes()
         except OSError:
             return None  # a module that is gone: the entry cannot describe this code
+        rewrites = module_rewrites(m)
         if m in ran:
-            parts.append(m + "\0" + tree_fingerprint_text(text.decode("utf-8"), frozenset(ran[m])))
+            parts.append(m + "\0" + tree_fingerprint_text(text.decode("utf-8"), frozenset(ran[m]), rewrites))
         elif syntax:
-            parts.append(m + "\0" + _syntax_text(text))
+            parts.append(m + "\0" + _syntax_text(text, rewrites))
         else:
             parts.append(m + "\0" + text.decode("utf-8", "surrogateescape"))
     return uuid.uuid5(uuid.NAMESPACE_URL, "\0".join(parts)).hex

@@ -1,0 +1,141 @@
+"""Rewrites proven to compute what the code a kept floor ran computed, so the floor still holds.
+
+A kept floor (:mod:`bandits.auditing.kept_floors`) is a deterministic function of its
+configuration and of the code its measurement ran (:mod:`bandits.auditing.code_trace`), and any
+edit to a function that ran drops it until it is measured again: 6.9 h of CPU for all of them,
+and an edit to a shared piece (the ledger's check, the accountant) touches nearly every one. A
+rewrite that returns exactly what the old definition returned, for every input, cannot change a
+floor. Such a rewrite is recorded in ``rewrites.json`` beside this module, one record each:
+
+* ``module`` and ``function`` (a dotted path such as ``Class.method``) of the rewritten definition;
+* ``old``: the source of the definition the measurements ran;
+* ``new``: the digest (:func:`~bandits.auditing.code_trace.definition_digest`) of the rewrite, and
+  ``helpers``: the digests of the functions it added to the module;
+* ``check``: the test that runs the old and the new definition side by side and requires equal
+  results (``tests/test_rewrites.py``: exhaustively on small inputs, on random ones, and on the
+  ledgers of real runs);
+* ``why``: what the rewrite is for.
+
+While the rewrite and its helpers are exactly as recorded, a floor's fingerprint reads the old
+definition in their place (:func:`~bandits.auditing.code_trace.as_measured`); any later edit to
+them drops the floors as any edit would. ``tests/test_rewrites.py`` fails on a record without a
+check, on one that no longer applies and on a rewrite whose results differ. A record states equal
+results on the inputs the measurements could give (its ``why`` names the domain); it is evidence
+of the same kind as a test, not a proof, which is why a record is reviewed like code.
+
+Record one (the old definition from a commit, the digests from the code now)::
+
+    python -m bandits.auditing.rewrites dpaudit.data_units:sweep_integer_units --old REV \\
+        --helper _interval_ends --why "..." \\
+        --check tests/test_rewrites.py::test_the_rewrite_computes_what_the_old_code_did
+
+Example:
+    >>> [r.function for r in module_rewrites("no.such.module")]
+    []
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import functools
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from bandits.auditing.code_trace import Rewrite, definition_digest, function_sites
+
+__all__ = ["RECORDS", "records", "module_rewrites", "record"]
+
+RECORDS = Path(__file__).resolve().with_name("rewrites.json")
+_ROOT = Path(__file__).resolve().parents[2]
+
+
+@functools.lru_cache(maxsize=1)
+def records() -> tuple[dict[str, Any], ...]:
+    """The records of ``rewrites.json`` (none when it is missing)."""
+    try:
+        return tuple(json.loads(RECORDS.read_text(encoding="utf-8"))["rewrites"])
+    except FileNotFoundError:
+        return ()
+
+
+@functools.lru_cache(maxsize=256)
+def module_rewrites(module: str) -> tuple[Rewrite, ...]:
+    """The recorded rewrites of ``module``, in the order they were recorded."""
+    return tuple(
+        Rewrite(r["function"], r["old"], r["new"], tuple((p, d) for p, d in r.get("helpers", {}).items()))
+        for r in records()
+        if r["module"] == module
+    )
+
+
+def _module_path(module: str) -> Path:
+    base = _ROOT.joinpath(*module.split("."))
+    return base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
+
+
+def _definition(source: str, function: str, where: str) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, str]:
+    tree = ast.parse(source)
+    for path, node, _ in function_sites(tree):
+        if path == function:
+            segment = ast.get_source_segment(source, node, padded=True)
+            if segment is None:
+                break
+            return node, segment
+    raise ValueError(f"function {function!r} is not a plain module- or class-level definition in {where}")
+
+
+def record(
+    module: str, function: str, old_rev: str, helpers: list[str], check: str, why: str
+) -> dict[str, Any]:
+    """The record of a rewrite of ``module``'s ``function``: its old source as of the commit
+    ``old_rev``, the digests of the code now (the rewrite and its ``helpers``)."""
+    path = _module_path(module)
+    rel = path.relative_to(_ROOT).as_posix()
+    git = ["git", "-C", str(_ROOT), "show", f"{old_rev}:{rel}"]
+    shown = subprocess.run(git, capture_output=True, text=True)
+    if shown.returncode != 0:
+        raise ValueError(f"--old {old_rev!r}: git could not show {rel} there ({shown.stderr.strip()})")
+    _, old = _definition(shown.stdout, function, f"{rel} at {old_rev}")
+    now = path.read_text(encoding="utf-8")
+    node, _ = _definition(now, function, rel)
+    return {
+        "module": module,
+        "function": function,
+        "old": old,
+        "new": definition_digest(node),
+        "helpers": {h: definition_digest(_definition(now, h, rel)[0]) for h in helpers},
+        "check": check,
+        "why": why,
+    }
+
+
+def _main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bandits.auditing.rewrites", description=(__doc__ or "").split("\n")[0]
+    )
+    parser.add_argument("target", help="MODULE:FUNCTION, the rewritten definition")
+    parser.add_argument("--old", required=True, help="the commit whose definition the measurements ran")
+    parser.add_argument("--helper", action="append", default=[], help="a function the rewrite added")
+    parser.add_argument("--check", required=True, help="the test that compares old and new")
+    parser.add_argument("--why", required=True, help="what the rewrite is for, and the domain compared")
+    args = parser.parse_args(argv)
+    module, _, function = args.target.partition(":")
+    if not function:
+        parser.error(f"target must be MODULE:FUNCTION, got {args.target!r}")
+    try:
+        new = record(module, function, args.old, args.helper, args.check, args.why)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    kept = [r for r in records() if (r["module"], r["function"]) != (module, function)]
+    RECORDS.write_text(json.dumps({"rewrites": [*kept, new]}, indent=1) + "\n", encoding="utf-8")
+    print(f"recorded {module}:{function} in {RECORDS.name} ({len(kept) + 1} record(s))")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(_main(sys.argv[1:]))

@@ -1,0 +1,201 @@
+"""Recorded rewrites (bandits/auditing/rewrites.py): each computes what the code the kept floors
+ran computed, and a floor's fingerprint reads it as that code only while it is exactly as
+recorded."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import itertools
+import json
+import random
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+
+from bandits.auditing import code_trace as ct
+from bandits.auditing import rewrites as rw
+from dpaudit import data_units as du
+
+RECORDS = rw.records()
+
+
+def _old_definition(record: dict) -> Callable:
+    """The old definition, defined in a copy of its module's namespace (its imports and helpers)."""
+    module = importlib.import_module(record["module"])
+    namespace = dict(vars(module))
+    where = f"<old {record['module']}:{record['function']}>"
+    exec(compile(textwrap.dedent(record["old"]), where, "exec"), namespace)
+    return namespace[record["function"].rsplit(".", 1)[-1]]
+
+
+def _as_forms(units: frozenset[int]) -> list:
+    """Every way a ledger can hold ``units``: a frozenset, runs and (if gap-free) a range."""
+    forms: list = [units, du.UnitRuns.from_units(np.array(sorted(units)))]
+    if max(units) - min(units) == len(units) - 1:
+        forms.append(range(min(units), max(units) + 1))
+    return forms
+
+
+def _check_sweep(old: Callable, new: Callable) -> None:
+    def same(named: list) -> None:
+        a, b = old(named), new(named)
+        assert list(a.items()) == list(b.items()), named  # the same groups, in the same order
+        assert all(type(n) is int and type(first) is int for n, first in b.values())
+
+    subsets = [frozenset(c) for r in range(1, 6) for c in itertools.combinations(range(5), r)]
+    for s1, s2 in itertools.product(subsets, subsets):  # every pair of entries over five units
+        for f1, f2 in itertools.product(_as_forms(s1), _as_forms(s2)):
+            same([(0, f1), (1, f2)])
+    rng = random.Random(2026)
+    for _ in range(1500):  # up to nine entries, far apart and near the ends of int64
+        named = []
+        for i in range(rng.randint(1, 9)):
+            base = rng.choice([0, -50, 10**12, -(2**62), 2**62])
+            units = frozenset(base + rng.randint(0, 40) for _ in range(rng.randint(1, 15)))
+            named.append((3 * i + rng.randint(0, 2), rng.choice(_as_forms(units))))
+        same(named)
+    same([(5, du.UnitRuns(np.array([0, 2]), np.array([2, 4]))), (2, range(1, 3))])  # adjacent runs
+
+    import dpaudit.ledger as ledger
+    from bandits.run import run_algorithm
+
+    seen = []
+
+    def both(named: list) -> dict:
+        seen.append(len(named))
+        same(named)
+        return new(named)
+
+    original = ledger.sweep_integer_units
+    ledger.sweep_integer_units = both
+    try:  # the ledgers of real runs: a cascade's hybrid counters, the matroid and Lazy-UCB epochs, TS
+        for key in ("cascade-dp", "cascade-ldp-laplace", "dpts-mat", "lazy-ucb", "ts"):
+            run_algorithm(key, horizon=3000, reps=2, audit_trials=0, progress=False)
+    finally:
+        ledger.sweep_integer_units = original
+    assert len(seen) >= 6 and max(seen) > 100, seen  # one check per repetition of the runs that name units
+
+
+CHECKS: dict[str, Callable[[Callable, Callable], None]] = {
+    "dpaudit.data_units:sweep_integer_units": _check_sweep,
+}
+
+
+def _key(record: dict) -> str:
+    return f"{record['module']}:{record['function']}"
+
+
+@pytest.mark.parametrize("record", RECORDS, ids=_key)
+def test_the_rewrite_computes_what_the_old_code_did(record):
+    module = importlib.import_module(record["module"])
+    new = module
+    for part in record["function"].split("."):
+        new = getattr(new, part)
+    assert _key(record) in CHECKS, f"no check compares {_key(record)} with the code it replaced"
+    CHECKS[_key(record)](_old_definition(record), new)
+
+
+@pytest.mark.parametrize("record", RECORDS, ids=_key)
+def test_every_record_applies_to_the_code_now_and_names_its_check(record):
+    """A record whose rewrite was edited since no longer keeps any floor: update it or drop it."""
+    source = rw._module_path(record["module"]).read_text(encoding="utf-8")
+    sites = {path: node for path, node, _ in ct.function_sites(ast.parse(source))}
+    assert ct.definition_digest(sites[record["function"]]) == record["new"], "the rewrite was edited since"
+    for path, digest in record["helpers"].items():
+        assert ct.definition_digest(sites[path]) == digest, f"helper {path} was edited since"
+    check = test_the_rewrite_computes_what_the_old_code_did.__name__
+    assert record["check"] == f"tests/test_rewrites.py::{check}"
+    assert record["why"]
+
+
+def test_records_exist():
+    assert {_key(r) for r in RECORDS} == set(CHECKS)  # a check without a record is dead code too
+
+
+OLD = '''
+import math
+
+def f(x):
+    """Doc."""
+    return 2 * x
+
+def g(x):
+    return f(x) + 1
+'''
+
+NEW = '''
+import math
+
+def f(x):
+    """Another doc."""
+    return _double(x)
+
+def _double(x):
+    return x + x
+
+def g(x):
+    return f(x) + 1
+'''
+
+
+def _record_of(new_source: str) -> ct.Rewrite:
+    sites = {p: n for p, n, _ in ct.function_sites(ast.parse(new_source))}
+    old = ast.get_source_segment(OLD, next(n for p, n, _ in ct.function_sites(ast.parse(OLD)) if p == "f"))
+    assert old is not None
+    helper = ("_double", ct.definition_digest(sites["_double"]))
+    return ct.Rewrite("f", old, ct.definition_digest(sites["f"]), (helper,))
+
+
+def test_a_fingerprint_reads_a_recorded_rewrite_as_the_old_code_while_it_is_as_recorded():
+    record = _record_of(NEW)
+    ran = frozenset({"f", "g"})
+    measured = ct.tree_fingerprint_text(OLD, ran)
+    assert ct.tree_fingerprint_text(NEW, ran) != measured  # without the record: another code
+    assert ct.tree_fingerprint_text(NEW, ran | {"_double"}, (record,)) == measured
+    edited = NEW.replace("x + x", "2 * x")  # the helper edited after it was recorded
+    assert ct.tree_fingerprint_text(edited, ran, (record,)) != measured
+    edited = NEW.replace("return _double(x)", "return _double(x) + 0")  # the rewrite edited
+    assert ct.tree_fingerprint_text(edited, ran, (record,)) != measured
+    elsewhere = NEW.replace("f(x) + 1", "f(x) + 2")  # another function that ran, edited
+    assert ct.tree_fingerprint_text(elsewhere, ran, (record,)) != measured
+
+
+def test_the_shipped_floors_hold_through_the_recorded_rewrites_only(monkeypatch):
+    """The syntax fingerprints (what holds a floor through edits to docstrings, comments and code
+    its measurement did not run) match the code now only through the records: without them, the
+    code no longer describes the floors measured before the rewrites."""
+    from bandits.auditing import kept_floors as kf
+
+    entries = list(kf._shipped().values())
+    assert all(kf._syntax_matches(e) for e in entries)
+    monkeypatch.setattr(kf, "module_rewrites", lambda module: ())
+    kf._fingerprints.cache_clear()
+    try:
+        assert len({e["run"] for e in entries if not kf._syntax_matches(e)}) >= 10
+    finally:
+        monkeypatch.undo()
+        kf._fingerprints.cache_clear()
+
+
+def test_recording_takes_the_old_definition_from_git_and_the_digests_from_now():
+    made = rw.record("dpaudit.data_units", "group_by_unit", "HEAD", [], "tests/x.py::t", "why")
+    source = rw._module_path("dpaudit.data_units").read_text(encoding="utf-8")
+    node = next(n for p, n, _ in ct.function_sites(ast.parse(source)) if p == "group_by_unit")
+    old_node = ast.parse(textwrap.dedent(made["old"])).body[0]
+    assert made["new"] == ct.definition_digest(node) == ct.definition_digest(old_node)  # unchanged since HEAD
+    with pytest.raises(ValueError, match="'no_such' is not a plain"):
+        rw.record("dpaudit.data_units", "no_such", "HEAD", [], "t", "w")
+
+
+def test_the_command_refuses_a_bad_target_in_one_line():
+    target = "dpaudit.data_units:nope"
+    command = ["-m", "bandits.auditing.rewrites", target, "--old", "HEAD", "--check", "t", "--why", "w"]
+    out = subprocess.run([sys.executable, *command], capture_output=True, text=True)
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert "nope" in out.stderr
+    assert json.loads(rw.RECORDS.read_text(encoding="utf-8"))["rewrites"] == list(RECORDS)  # unchanged
