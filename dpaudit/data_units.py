@@ -187,25 +187,17 @@ def sweep_integer_units(
     Every entry contributes half-open intervals (a range is one; a frozenset of integers is
     one interval per run of consecutive values). Between consecutive interval ends the active
     set of entries is constant, so each elementary segment is one candidate group. The ends are
-    held in NumPy arrays (14 bytes each, about 30 while they are sorted) and read in blocks, so a ledger
-    of 10⁶ runs of rounds costs tens of megabytes, not hundreds. Units must lie within int64.
+    read window by window of units (:func:`_sorted_windows`), so the sweep holds a few megabytes
+    beside the entries whatever their number of runs. Units must lie within int64.
     """
-    pos, who, opens = _interval_ends(named)  # the stops first: a stable sort keeps them first
-    order = np.argsort(pos, kind="stable")
-    pos = pos[order]
-    who = who[order]
-    opens = opens[order]
-    del order
-    fresh = np.empty(pos.size, dtype=bool)  # the first end at its position
-    fresh[:1] = True
-    np.not_equal(pos[1:], pos[:-1], out=fresh[1:])
     active: set[int] = set()
     out: dict[frozenset, tuple[int, int]] = {}
     a = 0
-    block = 1 << 16
-    for e0 in range(0, pos.size, block):  # a block of ends at a time, as Python ints
-        ends = zip(*(x[e0 : e0 + block].tolist() for x in (pos, who, opens, fresh)))
-        for b, i, opening, first_here in ends:
+    for pos, who, opens in _sorted_windows([(i, *_entry_runs(u)) for i, u in named]):
+        fresh = np.empty(pos.size, dtype=bool)  # the first end at its position
+        fresh[:1] = True
+        np.not_equal(pos[1:], pos[:-1], out=fresh[1:])
+        for b, i, opening, first_here in zip(pos.tolist(), who.tolist(), opens.tolist(), fresh.tolist()):
             if first_here:  # the segment [a, b) ends: its set is the one active after a's ends
                 if active:
                     key = frozenset(active)
@@ -219,30 +211,49 @@ def sweep_integer_units(
     return out
 
 
-def _interval_ends(
-    named: list[tuple[int, frozenset | range | UnitRuns]],
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every interval end of ``named``'s units, the stops before the starts: positions (int64),
-    entry indices (int32) and whether each end opens an interval (a start) or closes one."""
-    starts: list[np.ndarray] = []
-    stops: list[np.ndarray] = []
-    ids: list[np.ndarray] = []
-    for i, u in named:
-        if isinstance(u, range):
-            a, b = np.array([u.start], np.int64), np.array([u.stop], np.int64)
-        elif isinstance(u, UnitRuns):
-            a, b = u.starts, u.stops
-        else:
-            runs = UnitRuns.from_units(np.fromiter((int(x) for x in u), dtype=np.int64, count=len(u)))
-            a, b = runs.starts, runs.stops
-        starts.append(a)
-        stops.append(b)
-        ids.append(np.full(a.size, i, dtype=np.int32))
-    pos = np.concatenate(stops + starts)
-    who = np.concatenate(ids + ids)
-    opens = np.zeros(pos.size, dtype=bool)
-    opens[pos.size // 2 :] = True
-    return pos, who, opens
+def _entry_runs(units: frozenset | range | UnitRuns) -> tuple[np.ndarray, np.ndarray]:
+    """The sorted starts and stops (int64) of the runs of one entry's integer units."""
+    if isinstance(units, range):
+        return np.array([units.start], np.int64), np.array([units.stop], np.int64)
+    if not isinstance(units, UnitRuns):
+        units = UnitRuns.from_units(np.fromiter((int(x) for x in units), dtype=np.int64, count=len(units)))
+    return units.starts, units.stops
+
+
+def _sorted_windows(
+    runs: list[tuple[int, np.ndarray, np.ndarray]], target: int = 1 << 16
+) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """The interval ends of ``runs`` ((entry, starts, stops), each sorted), window by window of
+    consecutive units holding about ``target`` ends: positions (int64) sorted, stops before starts
+    at one position, entry indices (int32), and whether each end is a start."""
+    cs, ce = [0] * len(runs), [0] * len(runs)  # each entry's next start and next stop
+    left = sum(2 * s.size for _, s, _ in runs)
+    lo, hi = min(int(s[0]) for _, s, _ in runs), max(int(e[-1]) for _, _, e in runs)
+    width, w0 = max(1, (hi - lo + 1) * target // left), lo
+    while left:
+        last = min(w0 + width - 1, hi)  # the window holds the ends at units w0 .. last
+        s_to = [int(np.searchsorted(s, last, "right")) if k < s.size else k for (_, s, _), k in zip(runs, cs)]
+        e_to = [int(np.searchsorted(e, last, "right")) if k < e.size else k for (_, _, e), k in zip(runs, ce)]
+        n = sum(s_to) - sum(cs) + sum(e_to) - sum(ce)
+        if n > 4 * target and width > 1:
+            width = max(1, width // 4)
+            continue
+        if n == 0:  # nothing there: on to the next end
+            w0 = min([int(s[k]) for (_, s, _), k in zip(runs, cs) if k < s.size]
+                     + [int(e[k]) for (_, _, e), k in zip(runs, ce) if k < e.size])  # fmt: skip
+            continue
+        stops = [(i, e[k:j]) for (i, _, e), k, j in zip(runs, ce, e_to) if j > k]
+        starts = [(i, s[k:j]) for (i, s, _), k, j in zip(runs, cs, s_to) if j > k]
+        parts = stops + starts
+        pos = np.concatenate([x for _, x in parts])
+        who = np.concatenate([np.full(x.size, i, dtype=np.int32) for i, x in parts])
+        opens = np.zeros(pos.size, dtype=bool)
+        opens[sum(x.size for _, x in stops) :] = True
+        order = np.argsort(pos, kind="stable")  # the stops first at one position, as concatenated
+        yield pos[order], who[order], opens[order]
+        left, cs, ce, w0 = left - n, s_to, e_to, last + 1
+        if n < target // 4:
+            width *= 2
 
 
 def group_by_unit(

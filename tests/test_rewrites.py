@@ -5,6 +5,7 @@ recorded."""
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import itertools
 import json
@@ -60,6 +61,15 @@ def _check_sweep(old: Callable, new: Callable) -> None:
             named.append((3 * i + rng.randint(0, 2), rng.choice(_as_forms(units))))
         same(named)
     same([(5, du.UnitRuns(np.array([0, 2]), np.array([2, 4]))), (2, range(1, 3))])  # adjacent runs
+    windows = du._sorted_windows
+    du._sorted_windows = functools.partial(windows, target=4)  # many windows, some refused as too full
+    try:
+        for _ in range(1500):
+            bases = [rng.choice([0, 10**9]) for _ in range(5)]
+            units = [frozenset(base + rng.randint(0, 300) for _ in range(60)) for base in bases]
+            same([(i, rng.choice(_as_forms(u))) for i, u in enumerate(units)])
+    finally:
+        du._sorted_windows = windows
 
     import dpaudit.ledger as ledger
     from bandits.run import run_algorithm
