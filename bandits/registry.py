@@ -68,9 +68,11 @@ def _spec_modules() -> tuple[ModuleType, ...]:
 
 
 def algorithms() -> dict[str, AlgorithmSpec]:
-    """Every registered algorithm, by key (imports every family's ``spec`` module)."""
+    """Every registered algorithm, by key (imports every family's ``spec`` module), in the order of
+    :data:`FAMILY_OF` whatever :func:`get` loaded first (then any other, as registered)."""
     _spec_modules()
-    return dict(_REGISTRY)
+    order = {key: i for i, key in enumerate(FAMILY_OF)}
+    return dict(sorted(_REGISTRY.items(), key=lambda item: order.get(item[0], len(order))))
 
 
 def get(key: str) -> AlgorithmSpec:

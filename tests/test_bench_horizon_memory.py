@@ -48,3 +48,31 @@ def test_update_replaces_only_the_rows_it_measured(tmp_path, monkeypatch) -> Non
             bench.main()
         assert err.value.code == 2
     assert json.loads(path.read_text())["rows"] == [old[0], fresh]  # nothing written by a refused call
+
+
+def test_the_ledger_rates_the_simulator_refuses_by_cover_the_measured_growth() -> None:
+    """Every run whose policy says what its ledgers hold a round (the cascading ones) was measured
+    to grow by at most that much (the stored measurement, ``docs/img/horizon_memory.json``), and
+    not by less than a fifth of it (a rate far above the truth refuses runs that would fit)."""
+    import json
+    from pathlib import Path
+
+    from bandits.registry import get
+    from bandits.run import parse_env, run_algorithm
+
+    rows = json.loads((Path(__file__).parents[1] / "docs/img/horizon_memory.json").read_text())["rows"]
+    rated = {}
+    for row in rows:
+        spec = get(row["algorithm"])
+        env = (spec.env_parser or parse_env)(spec.default_env)
+        policy = spec.configure({}, env, spec.default_horizon).policy
+        rate = getattr(policy, "ledger_bytes_per_round", None)
+        if rate is not None:
+            rated[row["algorithm"]] = (rate, row["bytes_per_round"])
+    assert len(rated) >= 6, rated  # every private cascading run
+    for algorithm, (rate, measured) in rated.items():
+        assert measured <= rate <= 5 * max(measured, 2.0), (algorithm, rate, measured)
+    import pytest
+
+    with pytest.raises(ValueError, match=r"^horizon: the ledgers of 3 repetition\(s\) would hold about"):
+        run_algorithm("cascade-dp-sound", horizon=10**11, reps=3, audit_trials=0, progress=False)

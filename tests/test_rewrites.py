@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import functools
 import importlib
+import inspect
 import itertools
 import json
 import random
@@ -91,40 +92,102 @@ def _check_sweep(old: Callable, new: Callable) -> None:
     assert len(seen) >= 6 and max(seen) > 100, seen  # one check per repetition of the runs that name units
 
 
-CHECKS: dict[str, Callable[[Callable, Callable], None]] = {
-    "dpaudit.data_units:sweep_integer_units": _check_sweep,
+def _check_guard_inserted(record: dict, old: Callable, new: Callable) -> None:
+    """The new definition is the old one with statements inserted that only call the record's
+    helpers (their results unused), and each helper only reads and raises: where it does not raise,
+    the two run the same statements on the same values."""
+    helpers = {path.rsplit(".", 1)[-1] for path in record["helpers"]}
+
+    def is_guard(stmt: ast.stmt) -> bool:
+        return (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
+                and isinstance(stmt.value.func, ast.Name) and stmt.value.func.id in helpers)  # fmt: skip
+
+    def tree(source: str, drop: bool) -> str:
+        node = ast.parse(textwrap.dedent(source)).body[0]
+        for holder in ast.walk(node):
+            for field in ("body", "orelse", "finalbody"):
+                stmts = getattr(holder, field, None)
+                if isinstance(stmts, list) and drop and any(map(is_guard, stmts)):
+                    stmts[:] = [st for st in stmts if not is_guard(st)] or [ast.Pass()]
+        return ast.dump(ct.without_docstrings(node), include_attributes=False)
+
+    now = inspect.getsource(new)
+    assert tree(now, True) == tree(record["old"], False)
+    assert tree(now, False) != tree(record["old"], False)  # (a record of nothing is refused as dead)
+    module = importlib.import_module(record["module"])
+    readers = {"sum", "getattr", "len", "max", "min", "memory_limit", "ValueError"}
+    for path in record["helpers"]:
+        body = ast.parse(textwrap.dedent(inspect.getsource(getattr(module, path)))).body[0]
+        stores = [n for n in ast.walk(body) if isinstance(n, (ast.Attribute, ast.Subscript))
+                  and isinstance(n.ctx, ast.Store)]  # fmt: skip
+        calls = {ast.unparse(n.func) for n in ast.walk(body) if isinstance(n, ast.Call)}
+        assert not stores and calls <= readers, (path, stores, calls - readers)
+
+
+def _run_check(record: dict, old: Callable, new: Callable) -> None:
+    _check_sweep(old, new)
+
+
+CHECKS: dict[str, Callable[[dict, Callable, Callable], None]] = {
+    "dpaudit.data_units:sweep_integer_units": _run_check,
+    "bandits.engine.simulator:_simulate": _check_guard_inserted,
 }
+FUNCTION_RECORDS = [r for r in RECORDS if r.get("function")]
 
 
 def _key(record: dict) -> str:
-    return f"{record['module']}:{record['function']}"
+    return f"{record['module']}:{record.get('function', '')}"
 
 
-@pytest.mark.parametrize("record", RECORDS, ids=_key)
+@pytest.mark.parametrize("record", FUNCTION_RECORDS, ids=_key)
 def test_the_rewrite_computes_what_the_old_code_did(record):
     module = importlib.import_module(record["module"])
     new = module
     for part in record["function"].split("."):
         new = getattr(new, part)
     assert _key(record) in CHECKS, f"no check compares {_key(record)} with the code it replaced"
-    CHECKS[_key(record)](_old_definition(record), new)
+    CHECKS[_key(record)](record, _old_definition(record), new)
+
+
+def test_added_names_are_read_only_by_recorded_code():
+    """Every name a record adds (its helpers) appears in the packages only inside recorded code (a
+    record's helpers or rewritten definitions): the code the floors ran cannot reach it, so the
+    additions change nothing there."""
+    recorded = {(r["module"], p) for r in RECORDS for p in [*r["helpers"], r.get("function")] if p}
+    names = {p.rsplit(".", 1)[-1] for r in RECORDS for p in r["helpers"]}
+    assert names
+    for package in ct.PACKAGES:
+        for path in sorted((rw._ROOT / package).rglob("*.py")):
+            module = ".".join(path.relative_to(rw._ROOT).with_suffix("").parts).removesuffix(".__init__")
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            spans = [(n.lineno, n.end_lineno or n.lineno) for p, (n, _) in ct.statement_sites(tree).items()
+                     if (module, p) in recorded]  # fmt: skip
+            for node in ast.walk(tree):
+                word = next((w for w in (getattr(node, "id", None), getattr(node, "attr", None),
+                                         getattr(node, "name", None), getattr(node, "value", None))
+                             if isinstance(w, str)), None)  # fmt: skip
+                if isinstance(word, str) and word in names and hasattr(node, "lineno"):
+                    assert any(a <= node.lineno <= b for a, b in spans), f"{module}:{node.lineno} uses {word}"
 
 
 @pytest.mark.parametrize("record", RECORDS, ids=_key)
 def test_every_record_applies_to_the_code_now_and_names_its_check(record):
     """A record whose rewrite was edited since no longer keeps any floor: update it or drop it."""
     source = rw._module_path(record["module"]).read_text(encoding="utf-8")
-    sites = {path: node for path, node, _ in ct.function_sites(ast.parse(source))}
-    assert ct.definition_digest(sites[record["function"]]) == record["new"], "the rewrite was edited since"
+    sites = {path: node for path, (node, _) in ct.statement_sites(ast.parse(source)).items()}
+    if record.get("function"):
+        assert ct.definition_digest(sites[record["function"]]) == record["new"], "edited since recorded"
+        check = test_the_rewrite_computes_what_the_old_code_did.__name__
+    else:
+        check = test_added_names_are_read_only_by_recorded_code.__name__
     for path, digest in record["helpers"].items():
         assert ct.definition_digest(sites[path]) == digest, f"helper {path} was edited since"
-    check = test_the_rewrite_computes_what_the_old_code_did.__name__
     assert record["check"] == f"tests/test_rewrites.py::{check}"
     assert record["why"]
 
 
 def test_records_exist():
-    assert {_key(r) for r in RECORDS} == set(CHECKS)  # a check without a record is dead code too
+    assert {_key(r) for r in FUNCTION_RECORDS} == set(CHECKS)  # a check without a record is dead code too
 
 
 OLD = '''

@@ -54,8 +54,8 @@ from types import CodeType, FrameType
 from typing import Any, cast
 
 __all__ = ["PACKAGES", "tracing", "tracing_since", "trace_started", "executed_functions",
-           "tree_fingerprint_text", "function_paths", "function_sites", "without_docstrings", "Rewrite",
-           "definition_digest", "as_measured"]  # fmt: skip
+           "tree_fingerprint_text", "function_paths", "function_sites", "statement_sites",
+           "without_docstrings", "Rewrite", "definition_digest", "as_measured"]  # fmt: skip
 
 PACKAGES = ("dpaudit", "mechanisms", "bandits")
 """The packages whose modules a kept floor's code fingerprints cover."""
@@ -166,6 +166,25 @@ def function_paths(tree: ast.Module) -> list[tuple[str, FunctionNode]]:
     return [(path, node) for path, node, _ in function_sites(tree)]
 
 
+def statement_sites(tree: ast.Module) -> dict[str, tuple[ast.stmt, list[ast.stmt]]]:
+    """Every statement a rewrite's record may name by its dotted path, with the list that holds it:
+    the definitions of :func:`function_sites` and the assignments to one name at module level and
+    in the classes whose methods those include (``Class.NAME = ...``, ``NAME: T = ...``)."""
+    out: dict[str, tuple[ast.stmt, list[ast.stmt]]] = {p: (n, h) for p, n, h in function_sites(tree)}
+
+    def visit(stmts: list[ast.stmt], prefix: str) -> None:
+        for node in stmts:
+            target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else (
+                node.target if isinstance(node, ast.AnnAssign) else None)  # fmt: skip
+            if isinstance(target, ast.Name):
+                out.setdefault(prefix + target.id, (node, stmts))
+            elif isinstance(node, ast.ClassDef) and all(map(_plain_class_decorator, node.decorator_list)):
+                visit(node.body, prefix + node.name + ".")
+
+    visit(tree.body, "")
+    return out
+
+
 def function_sites(tree: ast.Module) -> list[tuple[str, FunctionNode, list[ast.stmt]]]:
     """:func:`function_paths` with the statement list that holds each definition."""
     out: list[tuple[str, FunctionNode, list[ast.stmt]]] = []
@@ -204,7 +223,8 @@ class Rewrite:
     """A definition proven to compute what the one a measurement ran computed
     (:mod:`bandits.auditing.rewrites`): ``function`` (its dotted path), the ``old`` definition's
     source, and the digests (:func:`definition_digest`) of the ``new`` one and of the ``helpers``
-    (path, digest) it added."""
+    (path, digest: definitions or assignments, :func:`statement_sites`) it added. With no
+    ``function``, a record of additions only (used by a rewrite recorded in another module)."""
 
     function: str
     old: str
@@ -212,8 +232,9 @@ class Rewrite:
     helpers: tuple[tuple[str, str], ...] = ()
 
 
-def definition_digest(node: FunctionNode) -> str:
-    """A SHA-1 of a definition's syntax tree without docstrings (its signature, decorators and body)."""
+def definition_digest(node: ast.stmt) -> str:
+    """A SHA-1 of a statement's syntax tree without docstrings (a definition's signature,
+    decorators and body)."""
     import copy
     import hashlib
 
@@ -226,13 +247,13 @@ def as_measured(tree: ast.Module, rewrites: Sequence[Rewrite]) -> ast.Module:
     one and the helpers it added, each exactly as recorded, left out: the code the measurement ran.
     A rewrite whose new definition or helpers differ from their record changes nothing."""
     for rw in rewrites:
-        sites = {path: (node, holder) for path, node, holder in function_sites(tree)}
-        parts = [(rw.function, rw.new), *rw.helpers]
+        sites = statement_sites(tree)
+        parts = [(rw.function, rw.new)] * bool(rw.function) + list(rw.helpers)
         if not all(p in sites and definition_digest(sites[p][0]) == d for p, d in parts):
             continue
-        old = ast.parse(textwrap.dedent(rw.old)).body
-        node, holder = sites[rw.function]
-        holder[holder.index(node)] = old[0]
+        if rw.function:
+            node, holder = sites[rw.function]
+            holder[holder.index(node)] = ast.parse(textwrap.dedent(rw.old)).body[0]
         for path, _ in rw.helpers:
             node, holder = sites[path]
             holder.remove(node)

@@ -45,7 +45,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bandits.auditing.code_trace import Rewrite, definition_digest, function_sites
+from bandits.auditing.code_trace import Rewrite, definition_digest, statement_sites
 
 __all__ = ["RECORDS", "records", "module_rewrites", "record"]
 
@@ -66,7 +66,8 @@ def records() -> tuple[dict[str, Any], ...]:
 def module_rewrites(module: str) -> tuple[Rewrite, ...]:
     """The recorded rewrites of ``module``, in the order they were recorded."""
     return tuple(
-        Rewrite(r["function"], r["old"], r["new"], tuple((p, d) for p, d in r.get("helpers", {}).items()))
+        Rewrite(r.get("function") or "", r.get("old") or "", r.get("new") or "",
+                tuple((p, d) for p, d in r.get("helpers", {}).items()))  # fmt: skip
         for r in records()
         if r["module"] == module
     )
@@ -77,61 +78,61 @@ def _module_path(module: str) -> Path:
     return base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
 
 
-def _definition(source: str, function: str, where: str) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, str]:
-    tree = ast.parse(source)
-    for path, node, _ in function_sites(tree):
-        if path == function:
-            segment = ast.get_source_segment(source, node, padded=True)
-            if segment is None:
-                break
-            return node, segment
-    raise ValueError(f"function {function!r} is not a plain module- or class-level definition in {where}")
+def _definition(source: str, path: str, where: str) -> tuple[ast.stmt, str]:
+    """The statement at ``path`` (:func:`~bandits.auditing.code_trace.statement_sites`) and its source."""
+    sites = statement_sites(ast.parse(source))
+    if path in sites:
+        segment = ast.get_source_segment(source, sites[path][0], padded=True)
+        if segment is not None:
+            return sites[path][0], segment
+    raise ValueError(f"{path!r} is not a plain module- or class-level definition or assignment in {where}")
 
 
 def record(
     module: str, function: str, old_rev: str, helpers: list[str], check: str, why: str
 ) -> dict[str, Any]:
-    """The record of a rewrite of ``module``'s ``function``: its old source as of the commit
-    ``old_rev``, the digests of the code now (the rewrite and its ``helpers``)."""
+    """The record of a rewrite of ``module``'s ``function`` (empty: additions only): its old
+    source as of the commit ``old_rev``, the digests of the code now (the rewrite and its
+    ``helpers``, which must be additions: absent at ``old_rev``)."""
     path = _module_path(module)
     rel = path.relative_to(_ROOT).as_posix()
     git = ["git", "-C", str(_ROOT), "show", f"{old_rev}:{rel}"]
     shown = subprocess.run(git, capture_output=True, text=True)
     if shown.returncode != 0:
         raise ValueError(f"--old {old_rev!r}: git could not show {rel} there ({shown.stderr.strip()})")
-    _, old = _definition(shown.stdout, function, f"{rel} at {old_rev}")
+    there = statement_sites(ast.parse(shown.stdout))
+    changed = [h for h in helpers if h in there]
+    if changed:
+        raise ValueError(f"helper(s) {changed} exist in {rel} at {old_rev}: a helper must be an addition")
     now = path.read_text(encoding="utf-8")
-    node, _ = _definition(now, function, rel)
-    return {
-        "module": module,
-        "function": function,
-        "old": old,
-        "new": definition_digest(node),
-        "helpers": {h: definition_digest(_definition(now, h, rel)[0]) for h in helpers},
-        "check": check,
-        "why": why,
-    }
+    out: dict[str, Any] = {"module": module}
+    if function:
+        out["function"] = function
+        out["old"] = _definition(shown.stdout, function, f"{rel} at {old_rev}")[1]
+        out["new"] = definition_digest(_definition(now, function, rel)[0])
+    out["helpers"] = {h: definition_digest(_definition(now, h, rel)[0]) for h in helpers}
+    return {**out, "check": check, "why": why}
 
 
 def _main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m bandits.auditing.rewrites", description=(__doc__ or "").split("\n")[0]
     )
-    parser.add_argument("target", help="MODULE:FUNCTION, the rewritten definition")
+    parser.add_argument("target", help="MODULE:FUNCTION, the rewritten definition (MODULE: additions only)")
     parser.add_argument("--old", required=True, help="the commit whose definition the measurements ran")
     parser.add_argument("--helper", action="append", default=[], help="a function the rewrite added")
     parser.add_argument("--check", required=True, help="the test that compares old and new")
     parser.add_argument("--why", required=True, help="what the rewrite is for, and the domain compared")
     args = parser.parse_args(argv)
     module, _, function = args.target.partition(":")
-    if not function:
-        parser.error(f"target must be MODULE:FUNCTION, got {args.target!r}")
+    if not function and not args.helper:
+        parser.error(f"target must be MODULE:FUNCTION, or MODULE with --helper, got {args.target!r}")
     try:
         new = record(module, function, args.old, args.helper, args.check, args.why)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    kept = [r for r in records() if (r["module"], r["function"]) != (module, function)]
+    kept = [r for r in records() if (r["module"], r.get("function", "")) != (module, function)]
     RECORDS.write_text(json.dumps({"rewrites": [*kept, new]}, indent=1) + "\n", encoding="utf-8")
     print(f"recorded {module}:{function} in {RECORDS.name} ({len(kept) + 1} record(s))")
     return 0

@@ -143,6 +143,10 @@ class CascadePolicy(Policy):
     structures: ClassVar[tuple[type[ActionStructure], ...]] = (Ranking,)
     label: ClassVar[str] = ""
     sound_init_only: ClassVar[bool] = False
+    # bytes a round and repetition the run's ledgers hold until its check, at most (the simulator
+    # refuses a run whose ledgers would not fit; measured by benchmarks/bench_horizon_memory.py,
+    # tests/test_bench_horizon_memory.py): the hybrid counts agent (cascade-dp-sound), or any other
+    ledger_bytes_per_round = 48
 
     def __post_init__(self) -> None:
         _check_choice("init", self.init, INIT_MODES)

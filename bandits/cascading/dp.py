@@ -62,6 +62,7 @@ class CascadeDP(CascadePolicy):
     factor_on: str = "noise-and-bonus"
 
     label: ClassVar[str] = "cascade-dp"
+    ledger_bytes_per_round = 16  # the hybrid streams (CascadePolicy)
 
     def __post_init__(self) -> None:
         super().__post_init__()

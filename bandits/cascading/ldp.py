@@ -69,6 +69,7 @@ class CascadeLDP(CascadePolicy):
     factor_on: str = "noise-and-bonus"
 
     label: ClassVar[str] = "cascade-ldp"
+    ledger_bytes_per_round = 24  # the observed reports (CascadePolicy)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -165,6 +166,7 @@ class CascadeLDPFixed(CascadePolicy):
     init: str = "none"
 
     label: ClassVar[str] = "cascade-ldp-fixed"
+    ledger_bytes_per_round = 12  # the fixed reports (CascadePolicy)
     sound_init_only: ClassVar[bool] = True
     release_trials: ClassVar[int] = 2  # a report's change moves two of its K coordinates
 

@@ -29,6 +29,7 @@ class CascadeUCB1(CascadePolicy):
     exact means."""
 
     label: ClassVar[str] = "cascade-ucb"
+    ledger_bytes_per_round = 0  # not private: nothing recorded
 
     def agent_for_rows(self, run: RunContext, rows: Sequence[CascadePolicy], *, record: bool = True) -> Agent:
 

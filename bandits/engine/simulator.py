@@ -399,6 +399,22 @@ def _results(
     return out
 
 
+def _refuse_unfitting_ledgers(policies: list[Policy], horizon: int, repetitions: int, ledgers: bool) -> None:
+    """Refuse, before it starts, a run whose ledgers would not fit: a policy whose ledger names the
+    rounds each release depends on (the cascading ones) holds them until the run's check, about
+    ``ledger_bytes_per_round`` bytes a round and repetition (0 when a policy does not say). Reads
+    and raises only."""
+    rate = sum(getattr(p, "ledger_bytes_per_round", 0) for p in policies) if ledgers else 0
+    need, limit = repetitions * horizon * rate, memory_limit()
+    if need > limit:
+        raise ValueError(
+            f"horizon: the ledgers of {repetitions} repetition(s) would hold about {need / 2**30:.3g} GiB "
+            f"({rate} bytes a round and repetition: the rounds each release depends on, kept for the "
+            f"ledger check), more than the {limit / 2**30:.3g} GiB this machine allows; use at most "
+            f"{limit // (repetitions * rate)} rounds, or fewer repetitions"
+        )
+
+
 def _merged_transcripts(parts: list[list[dict[str, Any]]], k: int) -> dict[str, np.ndarray] | None:
     """Policy ``k``'s released values over the blocks ``parts`` (None: not kept)."""
     if parts[0][k]["transcripts"] is None:
@@ -429,6 +445,7 @@ def _simulate(
     rep_chunk, chunk = _plan(
         policies, env, horizon, repetitions, ck, record_actions, executor, rep_chunk, chunk_size, memory
     )
+    _refuse_unfitting_ledgers(policies, horizon, repetitions, ledgers)
     root = root_seed(seed)
     blocks = [list(range(i, min(repetitions, i + rep_chunk))) for i in range(0, repetitions, rep_chunk)]
     single = len(policies) == 1
