@@ -176,12 +176,12 @@ def test_every_record_applies_to_the_code_now_and_names_its_check(record):
     source = rw._module_path(record["module"]).read_text(encoding="utf-8")
     sites = {path: node for path, (node, _) in ct.statement_sites(ast.parse(source)).items()}
     if record.get("function"):
-        assert ct.definition_digest(sites[record["function"]]) == record["new"], "edited since recorded"
+        assert ct.definition_fingerprint(sites[record["function"]]) == record["new"], "edited since recorded"
         check = test_the_rewrite_computes_what_the_old_code_did.__name__
     else:
         check = test_added_names_are_read_only_by_recorded_code.__name__
-    for path, digest in record["helpers"].items():
-        assert ct.definition_digest(sites[path]) == digest, f"helper {path} was edited since"
+    for path, fingerprint in record["helpers"].items():
+        assert ct.definition_fingerprint(sites[path]) == fingerprint, f"helper {path} was edited since"
     assert record["check"] == f"tests/test_rewrites.py::{check}"
     assert record["why"]
 
@@ -220,8 +220,8 @@ def _record_of(new_source: str) -> ct.Rewrite:
     sites = {p: n for p, n, _ in ct.function_sites(ast.parse(new_source))}
     old = ast.get_source_segment(OLD, next(n for p, n, _ in ct.function_sites(ast.parse(OLD)) if p == "f"))
     assert old is not None
-    helper = ("_double", ct.definition_digest(sites["_double"]))
-    return ct.Rewrite("f", old, ct.definition_digest(sites["f"]), (helper,))
+    helper = ("_double", ct.definition_fingerprint(sites["_double"]))
+    return ct.Rewrite("f", old, ct.definition_fingerprint(sites["f"]), (helper,))
 
 
 def test_a_fingerprint_reads_a_recorded_rewrite_as_the_old_code_while_it_is_as_recorded():
@@ -255,12 +255,13 @@ def test_the_shipped_floors_hold_through_the_recorded_rewrites_only(monkeypatch)
         kf._fingerprints.cache_clear()
 
 
-def test_recording_takes_the_old_definition_from_git_and_the_digests_from_now():
+def test_recording_takes_the_old_definition_from_git_and_the_fingerprints_from_now():
     made = rw.record("dpaudit.data_units", "group_by_unit", "HEAD", [], "tests/x.py::t", "why")
     source = rw._module_path("dpaudit.data_units").read_text(encoding="utf-8")
     node = next(n for p, n, _ in ct.function_sites(ast.parse(source)) if p == "group_by_unit")
     old_node = ast.parse(textwrap.dedent(made["old"])).body[0]
-    assert made["new"] == ct.definition_digest(node) == ct.definition_digest(old_node)  # unchanged since HEAD
+    same = ct.definition_fingerprint(node) == ct.definition_fingerprint(old_node)  # unchanged since HEAD
+    assert same and made["new"] == ct.definition_fingerprint(node)
     with pytest.raises(ValueError, match="'no_such' is not a plain"):
         rw.record("dpaudit.data_units", "no_such", "HEAD", [], "t", "w")
 

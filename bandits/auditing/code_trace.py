@@ -55,7 +55,7 @@ from typing import Any, cast
 
 __all__ = ["PACKAGES", "tracing", "tracing_since", "trace_started", "executed_functions",
            "tree_fingerprint_text", "function_paths", "function_sites", "statement_sites",
-           "without_docstrings", "Rewrite", "definition_digest", "as_measured"]  # fmt: skip
+           "without_docstrings", "Rewrite", "definition_fingerprint", "as_measured"]  # fmt: skip
 
 PACKAGES = ("dpaudit", "mechanisms", "bandits")
 """The packages whose modules a kept floor's code fingerprints cover."""
@@ -222,8 +222,8 @@ def _plain_class_decorator(node: ast.expr) -> bool:
 class Rewrite:
     """A definition proven to compute what the one a measurement ran computed
     (:mod:`bandits.auditing.rewrites`): ``function`` (its dotted path), the ``old`` definition's
-    source, and the digests (:func:`definition_digest`) of the ``new`` one and of the ``helpers``
-    (path, digest: definitions or assignments, :func:`statement_sites`) it added. With no
+    source, and the fingerprints (:func:`definition_fingerprint`) of the ``new`` one and of the ``helpers``
+    (path, fingerprint: definitions or assignments, :func:`statement_sites`) it added. With no
     ``function``, a record of additions only (used by a rewrite recorded in another module)."""
 
     function: str
@@ -232,14 +232,14 @@ class Rewrite:
     helpers: tuple[tuple[str, str], ...] = ()
 
 
-def definition_digest(node: ast.stmt) -> str:
-    """A SHA-1 of a statement's syntax tree without docstrings (a definition's signature,
-    decorators and body)."""
+def definition_fingerprint(node: ast.stmt) -> str:
+    """A name-based (SHA-1) UUID of a statement's syntax tree without docstrings (a definition's
+    signature, decorators and body), as the kept floors' fingerprints are."""
     import copy
-    import hashlib
+    import uuid
 
     dump = ast.dump(without_docstrings(copy.deepcopy(node)), include_attributes=False)
-    return hashlib.sha1(dump.encode("utf-8")).hexdigest()
+    return uuid.uuid5(uuid.NAMESPACE_URL, dump).hex
 
 
 def as_measured(tree: ast.Module, rewrites: Sequence[Rewrite]) -> ast.Module:
@@ -249,7 +249,7 @@ def as_measured(tree: ast.Module, rewrites: Sequence[Rewrite]) -> ast.Module:
     for rw in rewrites:
         sites = statement_sites(tree)
         parts = [(rw.function, rw.new)] * bool(rw.function) + list(rw.helpers)
-        if not all(p in sites and definition_digest(sites[p][0]) == d for p, d in parts):
+        if not all(p in sites and definition_fingerprint(sites[p][0]) == d for p, d in parts):
             continue
         if rw.function:
             node, holder = sites[rw.function]

@@ -9,8 +9,8 @@ floor. Such a rewrite is recorded in ``rewrites.json`` beside this module, one r
 
 * ``module`` and ``function`` (a dotted path such as ``Class.method``) of the rewritten definition;
 * ``old``: the source of the definition the measurements ran;
-* ``new``: the digest (:func:`~bandits.auditing.code_trace.definition_digest`) of the rewrite, and
-  ``helpers``: the digests of the functions it added to the module;
+* ``new``: the fingerprint (:func:`~bandits.auditing.code_trace.definition_fingerprint`) of the rewrite, and
+  ``helpers``: the fingerprints of the functions it added to the module;
 * ``check``: the test that runs the old and the new definition side by side and requires equal
   results (``tests/test_rewrites.py``: exhaustively on small inputs, on random ones, and on the
   ledgers of real runs);
@@ -23,7 +23,7 @@ check, on one that no longer applies and on a rewrite whose results differ. A re
 results on the inputs the measurements could give (its ``why`` names the domain); it is evidence
 of the same kind as a test, not a proof, which is why a record is reviewed like code.
 
-Record one (the old definition from a commit, the digests from the code now)::
+Record one (the old definition from a commit, the fingerprints from the code now)::
 
     python -m bandits.auditing.rewrites dpaudit.data_units:sweep_integer_units --old REV \\
         --helper _interval_ends --why "..." \\
@@ -45,7 +45,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bandits.auditing.code_trace import Rewrite, definition_digest, statement_sites
+from bandits.auditing.code_trace import Rewrite, definition_fingerprint, statement_sites
 
 __all__ = ["RECORDS", "records", "module_rewrites", "record"]
 
@@ -92,7 +92,7 @@ def record(
     module: str, function: str, old_rev: str, helpers: list[str], check: str, why: str
 ) -> dict[str, Any]:
     """The record of a rewrite of ``module``'s ``function`` (empty: additions only): its old
-    source as of the commit ``old_rev``, the digests of the code now (the rewrite and its
+    source as of the commit ``old_rev``, the fingerprints of the code now (the rewrite and its
     ``helpers``, which must be additions: absent at ``old_rev``)."""
     path = _module_path(module)
     rel = path.relative_to(_ROOT).as_posix()
@@ -109,8 +109,8 @@ def record(
     if function:
         out["function"] = function
         out["old"] = _definition(shown.stdout, function, f"{rel} at {old_rev}")[1]
-        out["new"] = definition_digest(_definition(now, function, rel)[0])
-    out["helpers"] = {h: definition_digest(_definition(now, h, rel)[0]) for h in helpers}
+        out["new"] = definition_fingerprint(_definition(now, function, rel)[0])
+    out["helpers"] = {h: definition_fingerprint(_definition(now, h, rel)[0]) for h in helpers}
     return {**out, "check": check, "why": why}
 
 
