@@ -68,11 +68,9 @@ def _spec_modules() -> tuple[ModuleType, ...]:
 
 
 def algorithms() -> dict[str, AlgorithmSpec]:
-    """Every registered algorithm, by key (imports every family's ``spec`` module), in the order of
-    :data:`FAMILY_OF` whatever :func:`get` loaded first (then any other, as registered)."""
+    """Every registered algorithm, by key (imports every family's ``spec`` module)."""
     _spec_modules()
-    order = {key: i for i, key in enumerate(FAMILY_OF)}
-    return dict(sorted(_REGISTRY.items(), key=lambda item: order.get(item[0], len(order))))
+    return dict(_REGISTRY)
 
 
 def get(key: str) -> AlgorithmSpec:

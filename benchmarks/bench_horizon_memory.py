@@ -110,6 +110,7 @@ def table(data: dict[str, Any]) -> str:
 
 
 def main() -> None:
+    from bandits.registry import FAMILY_OF
     from bandits.registry import algorithms as registered
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -128,7 +129,8 @@ def main() -> None:
                  "with --update")
     if args.update and not (args.algorithms and args.json and Path(args.json).is_file()):
         ap.error("--update needs --algorithms and an existing --json file")
-    keys = list(registered())
+    index = list(FAMILY_OF)  # the registry's order, whatever a process loaded first
+    keys = sorted(registered(), key=lambda k: index.index(k) if k in index else len(index))
     unknown = sorted(set(args.algorithms or ()) - set(keys))
     if unknown:
         ap.error(f"--algorithms must be registered algorithms ({', '.join(keys)}), got {', '.join(unknown)}")

@@ -97,12 +97,3 @@ def test_a_tiny_run_imports_only_the_scipy_it_uses() -> None:
     heavy = sorted(m for m in loaded if m.split(".")[0] in ("scipy", "matplotlib", "numba") or m in lazy)
     assert not heavy, heavy  # numba: 400 rounds are below the kernel's threshold
 
-
-def test_every_algorithm_comes_in_the_index_order_whatever_was_loaded_first(monkeypatch):
-    """Tables that list every algorithm (the README's, the benchmarks') keep one order: a family
-    loaded first by ``get`` (a run of cascade-dp) used to come first."""
-    from bandits import registry
-
-    monkeypatch.setattr(registry, "_REGISTRY", {})
-    registry.get("cascade-dp")
-    assert list(registry.algorithms()) == list(registry.FAMILY_OF)
