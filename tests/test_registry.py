@@ -96,4 +96,3 @@ def test_a_tiny_run_imports_only_the_scipy_it_uses() -> None:
     lazy = ("bandits.plots", "numpy.polynomial", "dpaudit.audit.pilot", "bandits.auditing.views")
     heavy = sorted(m for m in loaded if m.split(".")[0] in ("scipy", "matplotlib", "numba") or m in lazy)
     assert not heavy, heavy  # numba: 400 rounds are below the kernel's threshold
-
