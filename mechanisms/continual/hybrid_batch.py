@@ -79,6 +79,40 @@ def _floor_log2(n: np.ndarray) -> np.ndarray:
     return np.frexp(np.asarray(n, dtype=np.float64))[1].astype(np.int64) - 1
 
 
+def _count_runs(n: int, chunk: int = 1 << 16) -> list[tuple[int, list[tuple[int, UnitRuns]]]]:
+    """After ``n`` steps, per binary block k ≥ 1 holding a step that is not a power of two
+    (ascending), and per number c ≥ 1 of its released nodes that contain a step (ascending): the
+    rounds (step − 1) with c such nodes, as runs. What :meth:`BatchHybridSums.node_counts` gives,
+    from the released nodes' closed form a chunk of steps at a time: the step at offset j of block
+    k lies in a released node of level i < k iff bit i of j − 1 is 0 and that node ends by offset
+    min(n − 2^k, 2^k − 1) (:meth:`BatchHybridSums.released_nodes`)."""
+    out: list[tuple[int, list[tuple[int, UnitRuns]]]] = []
+    for k in range(1, n.bit_length()):
+        jmax = min(n - (1 << k), (1 << k) - 1)
+        if jmax < 1:
+            continue
+        parts: dict[int, tuple[list[np.ndarray], list[np.ndarray]]] = {}
+        for j0 in range(1, jmax + 1, chunk):
+            j = np.arange(j0, min(j0 + chunk, jmax + 1), dtype=np.int64)
+            count = np.zeros(j.size, dtype=np.int64)
+            for i in range(k):
+                q = (j - 1) >> i
+                count += ((q & 1) == 0) & (((q + 1) << i) <= jmax)
+            for c in unique(count).tolist():
+                if c:
+                    runs = UnitRuns.from_units((1 << k) + j[count == c] - 1)
+                    parts.setdefault(c, ([], []))[0].append(runs.starts)
+                    parts[c][1].append(runs.stops)
+        per_count = []
+        for c, (starts, stops) in sorted(parts.items()):
+            a, b = np.concatenate(starts), np.concatenate(stops)
+            apart = a[1:] != b[:-1]  # runs split only by a chunk's edge join up again
+            joined = UnitRuns(a[np.concatenate(([True], apart))], b[np.concatenate((apart, [True]))])
+            per_count.append((c, joined))
+        out.append((k, per_count))
+    return out
+
+
 def hybrid_error_scales(t: int, log_scale: float) -> list[float]:
     """The Laplace scales of the noise in the hybrid counter's output at step ``t``: k + 1 log
     nodes ``b`` (t ∈ [2^k, 2^{k+1})) and popcount(t − 2^k) nodes ``k·b`` of block k."""
@@ -443,7 +477,7 @@ class BatchHybridSums:
         self._flushed = True
         if self.t == 0:
             return
-        block, count = self.node_counts()
+        blocks = _count_runs(self.t)  # a chunk of steps at a time: no array over every step
         top = 1 << (self.t.bit_length() - 1)
         groups: dict[tuple[float, float], list[int]] = {}
         for r, (e, f) in enumerate(zip(self.epsilon.tolist(), self.factor.tolist())):
@@ -451,14 +485,10 @@ class BatchHybridSums:
         for (eps, f), rows in groups.items():
             log_ev = LaplaceEvent(scale=(1 * self.sensitivity / (eps / 2)) * f, sensitivity=self.sensitivity)
             self.ledgers.record(rows, log_ev, units=range(0, top), label=f"{self.label}: log blocks")
-            for k in unique(block[block > 0]).tolist():
+            for k, per_count in blocks:
                 ev = LaplaceEvent(scale=(k * self.sensitivity / (eps / 2)) * f, sensitivity=self.sensitivity)
-                in_k = block == k
-                for c in unique(count[in_k]).tolist():
-                    if c == 0:
-                        continue
-                    rounds = np.flatnonzero(in_k & (count == c))  # step − 1
+                for c, units in per_count:
                     self.ledgers.record(
-                        rows, ev.repeat(c) if c > 1 else ev, units=UnitRuns.from_units(rounds),
+                        rows, ev.repeat(c) if c > 1 else ev, units=units,
                         label=f"{self.label}: block {k}, {c} node(s) per step",
                     )  # fmt: skip
