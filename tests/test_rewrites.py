@@ -186,8 +186,8 @@ def test_added_names_are_read_only_by_recorded_code():
     names = {p.rsplit(".", 1)[-1] for r in RECORDS for p in r["helpers"]}
     assert names
     for package in ct.PACKAGES:
-        for path in sorted((rw._ROOT / package).rglob("*.py")):
-            module = ".".join(path.relative_to(rw._ROOT).with_suffix("").parts).removesuffix(".__init__")
+        for path in sorted((ct.ROOT / package).rglob("*.py")):
+            module = ".".join(path.relative_to(ct.ROOT).with_suffix("").parts).removesuffix(".__init__")
             tree = ast.parse(path.read_text(encoding="utf-8"))
             spans = [(n.lineno, n.end_lineno or n.lineno) for p, (n, _) in ct.statement_sites(tree).items()
                      if (module, p) in recorded]  # fmt: skip
@@ -202,7 +202,7 @@ def test_added_names_are_read_only_by_recorded_code():
 @pytest.mark.parametrize("record", RECORDS, ids=_key)
 def test_every_record_applies_to_the_code_now_and_names_its_check(record):
     """A record whose rewrite was edited since no longer keeps any floor: update it or drop it."""
-    source = rw._module_path(record["module"]).read_text(encoding="utf-8")
+    source = ct.source_path(record["module"]).read_text(encoding="utf-8")
     sites = {path: node for path, (node, _) in ct.statement_sites(ast.parse(source)).items()}
     if record.get("function"):
         assert ct.definition_fingerprint(sites[record["function"]]) == record["new"], "edited since recorded"
@@ -286,7 +286,7 @@ def test_the_shipped_floors_hold_through_the_recorded_rewrites_only(monkeypatch)
 
 def test_recording_takes_the_old_definition_from_git_and_the_fingerprints_from_now():
     made = rw.record("dpaudit.data_units", "group_by_unit", "HEAD", [], "tests/x.py::t", "why")
-    source = rw._module_path("dpaudit.data_units").read_text(encoding="utf-8")
+    source = ct.source_path("dpaudit.data_units").read_text(encoding="utf-8")
     node = next(n for p, n, _ in ct.function_sites(ast.parse(source)) if p == "group_by_unit")
     old_node = ast.parse(textwrap.dedent(made["old"])).body[0]
     same = ct.definition_fingerprint(node) == ct.definition_fingerprint(old_node)  # unchanged since HEAD

@@ -53,12 +53,21 @@ from pathlib import Path
 from types import CodeType, FrameType
 from typing import Any, cast
 
-__all__ = ["PACKAGES", "tracing", "tracing_since", "trace_started", "executed_functions",
-           "tree_fingerprint_text", "function_paths", "function_sites", "statement_sites",
-           "without_docstrings", "Rewrite", "definition_fingerprint", "as_measured"]  # fmt: skip
+__all__ = ["PACKAGES", "ROOT", "source_path", "tracing", "tracing_since", "trace_started",
+           "executed_functions", "tree_fingerprint_text", "function_paths", "function_sites",
+           "statement_sites", "without_docstrings", "Rewrite", "definition_fingerprint",
+           "as_measured"]  # fmt: skip
 
 PACKAGES = ("dpaudit", "mechanisms", "bandits")
 """The packages whose modules a kept floor's code fingerprints cover."""
+ROOT = Path(__file__).resolve().parents[2]
+"""The directory holding :data:`PACKAGES`."""
+
+
+def source_path(module: str) -> Path:
+    """The source file of ``module`` (a dotted name under :data:`ROOT`; a package's ``__init__``)."""
+    base = ROOT.joinpath(*module.split("."))
+    return base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
 
 _TOKEN = "__dpaudit_body_{}__"
 _TOKEN_RE = re.compile(r"__dpaudit_body_(\d+)__")
@@ -222,9 +231,10 @@ def _plain_class_decorator(node: ast.expr) -> bool:
 class Rewrite:
     """A definition proven to compute what the one a measurement ran computed
     (:mod:`bandits.auditing.rewrites`): ``function`` (its dotted path), the ``old`` definition's
-    source, and the fingerprints (:func:`definition_fingerprint`) of the ``new`` one and of the ``helpers``
-    (path, fingerprint: definitions or assignments, :func:`statement_sites`) it added. With no
-    ``function``, a record of additions only (used by a rewrite recorded in another module)."""
+    source, and the fingerprints (:func:`definition_fingerprint`) of the ``new`` one and of the
+    ``helpers`` (path, fingerprint: definitions or assignments, :func:`statement_sites`) it added.
+    With no ``function``, a record of additions only (used by a rewrite recorded in another
+    module)."""
 
     function: str
     old: str

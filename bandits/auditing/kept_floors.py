@@ -67,9 +67,11 @@ from typing import Any
 
 from bandits.auditing.code_trace import (
     PACKAGES,
+    ROOT,
     Rewrite,
     as_measured,
     executed_functions,
+    source_path,
     trace_started,
     tracing_since,
     tree_fingerprint_text,
@@ -91,7 +93,8 @@ SHIPPED = Path(__file__).resolve().with_name("kept_floors.json")
 # how a run is asked for, this store and what reads the code:
 _ASIDE = ("dpaudit.cli", __name__, "bandits.auditing.code_trace", "bandits.auditing.rewrites")
 Executed = tuple[tuple[str, tuple[str, ...]], ...] | None  # (module, paths of the functions that ran)
-_ROOT = Path(__file__).resolve().parents[2]
+_ROOT = ROOT
+_source_path = source_path  # (a name of this module: tests replace it)
 _LOADED_AT = time.time() + 1.0  # (coarse file times: a write within a second of the import is not seen)
 
 
@@ -112,11 +115,6 @@ def loaded_modules() -> list[str]:
     """The modules of :data:`PACKAGES` loaded in this process, the CLI and this module aside."""
     return sorted(m for m in list(sys.modules) if m.split(".")[0] in PACKAGES
                   and not any(m == a or m.startswith(a + ".") for a in _ASIDE))  # fmt: skip
-
-
-def _source_path(module: str) -> Path:
-    base = _ROOT.joinpath(*module.split("."))
-    return base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
 
 
 @functools.lru_cache(maxsize=1024)

@@ -36,21 +36,18 @@ Example:
 
 from __future__ import annotations
 
-import argparse
 import ast
 import functools
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-from bandits.auditing.code_trace import Rewrite, definition_fingerprint, statement_sites
+from bandits.auditing.code_trace import ROOT, Rewrite, definition_fingerprint, source_path, statement_sites
 
 __all__ = ["RECORDS", "records", "module_rewrites", "record"]
 
 RECORDS = Path(__file__).resolve().with_name("rewrites.json")
-_ROOT = Path(__file__).resolve().parents[2]
 
 
 @functools.lru_cache(maxsize=1)
@@ -73,11 +70,6 @@ def module_rewrites(module: str) -> tuple[Rewrite, ...]:
     )
 
 
-def _module_path(module: str) -> Path:
-    base = _ROOT.joinpath(*module.split("."))
-    return base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
-
-
 def _definition(source: str, path: str, where: str) -> tuple[ast.stmt, str]:
     """The statement at ``path`` (:func:`~bandits.auditing.code_trace.statement_sites`) and its source."""
     sites = statement_sites(ast.parse(source))
@@ -94,9 +86,11 @@ def record(
     """The record of a rewrite of ``module``'s ``function`` (empty: additions only): its old
     source as of the commit ``old_rev``, the fingerprints of the code now (the rewrite and its
     ``helpers``, which must be additions: absent at ``old_rev``)."""
-    path = _module_path(module)
-    rel = path.relative_to(_ROOT).as_posix()
-    git = ["git", "-C", str(_ROOT), "show", f"{old_rev}:{rel}"]
+    import subprocess
+
+    path = source_path(module)
+    rel = path.relative_to(ROOT).as_posix()
+    git = ["git", "-C", str(ROOT), "show", f"{old_rev}:{rel}"]
     shown = subprocess.run(git, capture_output=True, text=True)
     if shown.returncode != 0:
         raise ValueError(f"--old {old_rev!r}: git could not show {rel} there ({shown.stderr.strip()})")
@@ -115,6 +109,8 @@ def record(
 
 
 def _main(argv: list[str]) -> int:
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="python -m bandits.auditing.rewrites", description=(__doc__ or "").split("\n")[0]
     )
