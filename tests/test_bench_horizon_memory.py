@@ -3,6 +3,8 @@ whose memory is bounded from one that grows (its README sentence: the module's d
 
 from __future__ import annotations
 
+import numpy as np
+
 from benchmarks.bench_horizon_memory import BOUNDED, measure, sentence
 
 
@@ -76,3 +78,41 @@ def test_the_ledger_rates_the_simulator_refuses_by_cover_the_measured_growth() -
 
     with pytest.raises(ValueError, match=r"^horizon: the ledgers of 3 repetition\(s\) would hold about"):
         run_algorithm("cascade-dp-sound", horizon=10**11, reps=3, audit_trials=0, progress=False)
+
+
+def test_ledgers_and_arrays_that_fit_apart_but_not_together_are_refused(monkeypatch) -> None:
+    """The guard adds the simulation's own arrays (their estimate, which the plan checks alone;
+    here with the actions recorded) to the ledgers: under a limit that each fits alone but not
+    their sum, the run is refused before it starts, and the most rounds the error names is exact
+    (one more is refused, that many run)."""
+    import re
+
+    import pytest
+
+    from bandits.engine import simulator
+    from bandits.registry import get
+    from bandits.run import parse_env
+
+    spec = get("cascade-dp-sound")
+    env = (spec.env_parser or parse_env)(spec.default_env)
+    policy = spec.configure({}, env, 4000).policy
+    horizon, reps = 4000, 2
+    ck = np.asarray([horizon])
+    rep_chunk, plan = simulator._plan([policy], env, horizon, reps, ck, True, None, None, None,
+                                      simulator.DEFAULT_MEMORY)  # fmt: skip
+    arrays = simulator.estimated_bytes(reps, rep_chunk, env.n_arms, horizon, 1, plan.rounds, 1,
+                                       max(1, int(np.prod(env.structure.shape))), True)  # fmt: skip
+    ledgers = reps * horizon * policy.ledger_bytes_per_round
+    limit = max(arrays, ledgers) + min(arrays, ledgers) // 2
+    monkeypatch.setattr(simulator, "memory_limit", lambda: limit)
+
+    def run(t: int):
+        return simulator.simulate(policy, env, t, reps, checkpoints=[t], record_actions=True, progress=False)
+
+    with pytest.raises(ValueError, match=r"^horizon: .* with the simulation's arrays, more than") as err:
+        run(horizon)
+    most = int(re.search(r"use at most (\d+) rounds", str(err.value)).group(1))
+    assert 0 < most < horizon
+    with pytest.raises(ValueError, match="with the simulation's arrays"):
+        run(most + 1)
+    assert run(most).actions.shape[:2] == (reps, most)

@@ -399,19 +399,41 @@ def _results(
     return out
 
 
-def _refuse_unfitting_ledgers(policies: list[Policy], horizon: int, repetitions: int, ledgers: bool) -> None:
-    """Refuse, before it starts, a run whose ledgers would not fit: a policy whose ledger names the
-    rounds each release depends on (the cascading ones) holds them until the run's check, about
-    ``ledger_bytes_per_round`` bytes a round and repetition (0 when a policy does not say). Reads
-    and raises only."""
+def _refuse_unfitting_ledgers(
+    policies: list[Policy],
+    env: Environment,
+    horizon: int,
+    repetitions: int,
+    ck: np.ndarray,
+    record_actions: bool,
+    rep_chunk: int,
+    chunk: ChunkPlan,
+    ledgers: bool,
+) -> None:
+    """Refuse, before it starts, a run whose ledgers would not fit beside the simulation's own
+    arrays (:func:`~bandits.engine.memory.estimated_bytes`, which :func:`_plan` checks alone): a
+    policy whose ledger names the rounds each release depends on (the cascading ones) holds them
+    until the run's check, about ``ledger_bytes_per_round`` bytes a round and repetition (0 when a
+    policy does not say). The arrays' estimate is linear in the horizon, so the most rounds that
+    fit is exact for it. Reads and raises only."""
     rate = sum(getattr(p, "ledger_bytes_per_round", 0) for p in policies) if ledgers else 0
-    need, limit = repetitions * horizon * rate, memory_limit()
+    if rate == 0:
+        return
+    block, size = min(rep_chunk, repetitions), max(1, math.prod(env.structure.shape))
+    fixed, one = (  # the arrays at horizons 0 and 1: their fixed part, then their bytes a round
+        estimated_bytes(repetitions, block, env.n_arms, t, ck.size, chunk.rounds, len(policies), size,
+                        record_actions)  # fmt: skip
+        for t in (0, 1)
+    )
+    per_round = repetitions * rate + max(0, one - fixed)
+    need, limit = fixed + horizon * per_round, memory_limit()
     if need > limit:
         raise ValueError(
-            f"horizon: the ledgers of {repetitions} repetition(s) would hold about {need / 2**30:.3g} GiB "
-            f"({rate} bytes a round and repetition: the rounds each release depends on, kept for the "
-            f"ledger check), more than the {limit / 2**30:.3g} GiB this machine allows; use at most "
-            f"{limit // (repetitions * rate)} rounds, or fewer repetitions"
+            f"horizon: the ledgers of {repetitions} repetition(s) would hold about "
+            f"{horizon * repetitions * rate / 2**30:.3g} GiB ({rate} bytes a round and repetition: the "
+            f"rounds each release depends on, kept for the ledger check), {need / 2**30:.3g} GiB with the "
+            f"simulation's arrays, more than the {limit / 2**30:.3g} GiB this machine allows; use at most "
+            f"{max(0, limit - fixed) // per_round} rounds, or fewer repetitions"
         )
 
 
@@ -445,7 +467,9 @@ def _simulate(
     rep_chunk, chunk = _plan(
         policies, env, horizon, repetitions, ck, record_actions, executor, rep_chunk, chunk_size, memory
     )
-    _refuse_unfitting_ledgers(policies, horizon, repetitions, ledgers)
+    _refuse_unfitting_ledgers(
+        policies, env, horizon, repetitions, ck, record_actions, rep_chunk, chunk, ledgers
+    )
     root = root_seed(seed)
     blocks = [list(range(i, min(repetitions, i + rep_chunk))) for i in range(0, repetitions, rep_chunk)]
     single = len(policies) == 1
