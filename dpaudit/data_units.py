@@ -71,6 +71,20 @@ class UnitRuns:
         stops = vals[np.concatenate((breaks - 1, [vals.size - 1]))] + 1
         return cls(starts, stops)
 
+    def followed_by(self, *later: UnitRuns) -> UnitRuns:
+        """These runs and those of ``later``, given in ascending order (each part's units all after
+        those of the part before it), a run that continues across a join merged: what
+        :meth:`from_units` gives for all their units, without listing them.
+
+        >>> a, b = UnitRuns.from_units(np.array([0, 1, 4])), UnitRuns.from_units(np.array([5, 9]))
+        >>> a.followed_by(b)
+        UnitRuns(5 units in 3 runs: 0..1, 4..5, 9..9)
+        """
+        starts = np.concatenate([self.starts, *(p.starts for p in later)])
+        stops = np.concatenate([self.stops, *(p.stops for p in later)])
+        apart = starts[1:] != stops[:-1]  # within a part runs never touch: only a join can
+        return UnitRuns(starts[np.concatenate(([True], apart))], stops[np.concatenate((apart, [True]))])
+
     def runs(self) -> list[tuple[int, int]]:
         return list(zip(self.starts.tolist(), self.stops.tolist()))
 

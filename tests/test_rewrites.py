@@ -157,10 +157,39 @@ def _check_hybrid_flush(record: dict, old: Callable, new: Callable) -> None:
         hb._count_runs = counts
 
 
+def _check_append_runs(record: dict, old: Callable, new: Callable) -> None:
+    """The same runs (starts, stops, dtype) for every split of every subset of 0..9 into buffered
+    runs (or none) and later rounds, for chains of appends, and for random inputs far apart and
+    near the ends of int64; and a run continuing across the seam merged by both."""
+
+    def same(runs: du.UnitRuns | None, rounds: np.ndarray) -> du.UnitRuns:
+        a, b = old(runs, rounds), new(runs, rounds)
+        assert a == b and a.starts.dtype == b.starts.dtype == np.int64, (runs, rounds)
+        return b
+
+    for r in range(1, 11):
+        for subset in itertools.combinations(range(10), r):
+            units = np.array(subset, dtype=np.int64)
+            for cut in range(r):
+                runs = du.UnitRuns.from_units(units[:cut]) if cut else None
+                assert same(runs, units[cut:]) == du.UnitRuns.from_units(units)
+    rng = random.Random(11)
+    for _ in range(800):  # a chain of appends, as a run's releases make them
+        base = rng.choice([0, 10**12, 2**62])
+        units = np.unique(base + np.array([rng.randint(0, 60) for _ in range(rng.randint(2, 30))]))
+        cuts = sorted(rng.sample(range(1, units.size), min(units.size - 1, rng.randint(1, 4))))
+        runs = None
+        for part in np.split(units, cuts):
+            runs = same(runs, part)
+        assert runs == du.UnitRuns.from_units(units)
+    assert same(du.UnitRuns.from_units(np.array([0, 1])), np.array([2, 3])).runs() == [(0, 4)]
+
+
 CHECKS: dict[str, Callable[[dict, Callable, Callable], None]] = {
     "dpaudit.data_units:sweep_integer_units": _run_check,
     "mechanisms.continual.hybrid_batch:BatchHybridSums.flush": _check_hybrid_flush,
     "bandits.engine.simulator:_simulate": _check_guard_inserted,
+    "bandits.lazy.policies:_append_runs": _check_append_runs,
 }
 FUNCTION_RECORDS = [r for r in RECORDS if r.get("function")]
 

@@ -102,12 +102,7 @@ def _append_runs(runs: UnitRuns | None, rounds: np.ndarray) -> UnitRuns:
     UnitRuns(5 units in 3 runs: 0..1, 4..5, 9..9)
     """
     new = UnitRuns.from_units(rounds)
-    if runs is None:
-        return new
-    join = int(runs.stops[-1]) == int(new.starts[0])  # the first new run continues the last one
-    starts = np.concatenate([runs.starts, new.starts[1:] if join else new.starts])
-    stops = np.concatenate([runs.stops[:-1] if join else runs.stops, new.stops])
-    return UnitRuns(starts, stops)
+    return new if runs is None else runs.followed_by(new)
 
 
 class EpochRoundsLog:

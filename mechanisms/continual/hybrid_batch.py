@@ -91,7 +91,7 @@ def _count_runs(n: int, chunk: int = 1 << 16) -> list[tuple[int, list[tuple[int,
         jmax = min(n - (1 << k), (1 << k) - 1)
         if jmax < 1:
             continue
-        parts: dict[int, tuple[list[np.ndarray], list[np.ndarray]]] = {}
+        parts: dict[int, list[UnitRuns]] = {}
         for j0 in range(1, jmax + 1, chunk):
             j = np.arange(j0, min(j0 + chunk, jmax + 1), dtype=np.int64)
             count = np.zeros(j.size, dtype=np.int64)
@@ -100,16 +100,9 @@ def _count_runs(n: int, chunk: int = 1 << 16) -> list[tuple[int, list[tuple[int,
                 count += ((q & 1) == 0) & (((q + 1) << i) <= jmax)
             for c in unique(count).tolist():
                 if c:
-                    runs = UnitRuns.from_units((1 << k) + j[count == c] - 1)
-                    parts.setdefault(c, ([], []))[0].append(runs.starts)
-                    parts[c][1].append(runs.stops)
-        per_count = []
-        for c, (starts, stops) in sorted(parts.items()):
-            a, b = np.concatenate(starts), np.concatenate(stops)
-            apart = a[1:] != b[:-1]  # runs split only by a chunk's edge join up again
-            joined = UnitRuns(a[np.concatenate(([True], apart))], b[np.concatenate((apart, [True]))])
-            per_count.append((c, joined))
-        out.append((k, per_count))
+                    parts.setdefault(c, []).append(UnitRuns.from_units((1 << k) + j[count == c] - 1))
+        # runs split only by a chunk's edge join up again
+        out.append((k, [(c, runs[0].followed_by(*runs[1:])) for c, runs in sorted(parts.items())]))
     return out
 
 
