@@ -404,11 +404,11 @@ def _refuse_unfitting_ledgers(
     env: Environment,
     horizon: int,
     repetitions: int,
+    ledgers: bool,
     ck: np.ndarray,
     record_actions: bool,
     rep_chunk: int,
     chunk: ChunkPlan,
-    ledgers: bool,
 ) -> None:
     """Refuse, before it starts, a run whose ledgers would not fit beside the simulation's own
     arrays (:func:`~bandits.engine.memory.estimated_bytes`, which :func:`_plan` checks alone): a
@@ -468,7 +468,7 @@ def _simulate(
         policies, env, horizon, repetitions, ck, record_actions, executor, rep_chunk, chunk_size, memory
     )
     _refuse_unfitting_ledgers(
-        policies, env, horizon, repetitions, ck, record_actions, rep_chunk, chunk, ledgers
+        policies, env, horizon, repetitions, ledgers, ck, record_actions, rep_chunk, chunk
     )
     root = root_seed(seed)
     blocks = [list(range(i, min(repetitions, i + rep_chunk))) for i in range(0, repetitions, rep_chunk)]
