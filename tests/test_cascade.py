@@ -471,3 +471,23 @@ def test_cli_run_json(capsys):
 def test_run_policy_of_a_sound_variant():
     rep = run_policy(CascadeDPCounts(2.0), ENV, 400, reps=2, progress=False)
     assert rep.ledger_check.ok and rep.privacy.epsilon_pure == pytest.approx(2.0)
+
+
+def test_the_flush_counts_are_the_per_step_counts_grouped():
+    """The flush's closed form (``_count_runs``, a chunk of steps at a time) is the per-step view
+    :meth:`BatchHybridSums.node_counts` grouped by binary block and count, as runs of rounds."""
+    from dpaudit.data_units import UnitRuns
+    from mechanisms.continual import hybrid_batch as hb
+
+    for steps in [*range(1, 70), 255, 256, 257, 1000, 4097]:
+        mech = hb.BatchHybridSums(1, 1, epsilon=np.array([1.0]), sensitivity=1.0, noise_factor=np.array([1.0]))
+        mech.t = steps
+        block, count = mech.node_counts()
+        expect = []
+        for k in range(1, steps.bit_length()):
+            counts = sorted({c for c in count[block == k].tolist() if c})
+            per = [(c, UnitRuns.from_units(np.flatnonzero((block == k) & (count == c)))) for c in counts]
+            if per:
+                expect.append((k, per))
+        assert hb._count_runs(steps) == expect, steps
+        assert hb._count_runs(steps, chunk=3) == expect, steps  # runs cut at a chunk's edge join again
