@@ -480,7 +480,8 @@ def test_the_flush_counts_are_the_per_step_counts_grouped():
     from mechanisms.continual import hybrid_batch as hb
 
     for steps in [*range(1, 70), 255, 256, 257, 1000, 4097]:
-        mech = hb.BatchHybridSums(1, 1, epsilon=np.array([1.0]), sensitivity=1.0, noise_factor=np.array([1.0]))
+        one = np.array([1.0])
+        mech = hb.BatchHybridSums(1, 1, epsilon=one, sensitivity=1.0, noise_factor=one)
         mech.t = steps
         block, count = mech.node_counts()
         expect = []

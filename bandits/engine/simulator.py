@@ -218,6 +218,14 @@ def simulate(
         ledgers: record every repetition's releases (``SimulationResult.ledgers``, what the
             ledger check reads); False for runs that read only actions or transcripts (an
             audit's trajectories), which then skip building the entries.
+
+    Raises:
+        ValueError: before anything runs, naming the parameter: a bad argument, or a run that
+            would not fit in the memory a simulation may hold
+            (:func:`~bandits.engine.memory.memory_limit`): its arrays
+            (:func:`~bandits.engine.memory.estimated_bytes`), or those with the ledgers of a policy
+            that says what they hold a round (``ledger_bytes_per_round``: the cascading ones); the
+            error names the most rounds that fit.
     """
     return simulate_many(
         [policy], env, horizon, repetitions, seed, checkpoints=checkpoints, record_actions=record_actions,
