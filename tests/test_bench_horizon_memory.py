@@ -74,6 +74,13 @@ def test_the_ledger_rates_the_simulator_refuses_by_cover_the_measured_growth() -
     assert len(rated) >= 6, rated  # every private cascading run
     for algorithm, (rate, measured) in rated.items():
         assert measured <= rate <= 5 * max(measured, 2.0), (algorithm, rate, measured)
+    tables = {r["algorithm"]: r["bytes_per_round"] for r in rows if r["algorithm"].startswith("lazy-")}
+    assert len(tables) == 2, tables
+    for algorithm, measured in tables.items():  # one repetition: the table is all that grows
+        spec = get(algorithm)
+        policy = spec.configure({}, parse_env(spec.default_env), spec.default_horizon).policy
+        rate = policy.table_bytes_per_round
+        assert rate == 8 and measured <= rate + 0.1, (algorithm, measured)  # tracemalloc's noise: < 0.1 MiB
     import pytest
 
     with pytest.raises(ValueError, match=r"^horizon: the ledgers of 3 repetition\(s\) would hold about"):
@@ -116,3 +123,34 @@ def test_ledgers_and_arrays_that_fit_apart_but_not_together_are_refused(monkeypa
     with pytest.raises(ValueError, match="with the simulation's arrays"):
         run(most + 1)
     assert run(most).actions.shape[:2] == (reps, most)
+
+
+def test_a_lazy_run_whose_table_by_round_would_not_fit_is_refused(monkeypatch) -> None:
+    """The Lazy policies' table of log(t + 1), 8 bytes a round whatever the repetitions, counts in
+    the guard: refused before anything is allocated, with the most rounds that fit, which run."""
+    import re
+
+    import pytest
+
+    from bandits.engine import simulator
+    from bandits.environments import BernoulliEnv
+    from bandits.lazy.policies import LazyUCB
+
+    env, policy = BernoulliEnv((0.75, 0.5)), LazyUCB()
+    ck = np.asarray([3000])
+    rep_chunk, plan = simulator._plan([policy], env, 3000, 3, ck, False, None, None, None,
+                                      simulator.DEFAULT_MEMORY)  # fmt: skip
+    arrays = simulator.estimated_bytes(3, rep_chunk, 2, 3000, 1, plan.rounds, 1, 1, False)
+    monkeypatch.setattr(simulator, "memory_limit", lambda: arrays + 8 * 2000)
+
+    def run(t: int):
+        return simulator.simulate(policy, env, t, 3, checkpoints=[t], progress=False)
+
+    pattern = r"^horizon: the tables indexed by round would hold about .* \(8 bytes a round\), .* use at most"
+    with pytest.raises(ValueError, match=pattern) as err:
+        run(3000)
+    most = int(re.search(r"use at most (\d+) rounds", str(err.value)).group(1))
+    assert 1900 < most <= 2000
+    with pytest.raises(ValueError, match="tables indexed by round"):
+        run(most + 1)
+    assert run(most).pulls.sum() == 3 * most

@@ -223,8 +223,9 @@ def simulate(
         ValueError: before anything runs, naming the parameter: a bad argument, or a run that
             would not fit in the memory a simulation may hold
             (:func:`~bandits.engine.memory.memory_limit`): its arrays
-            (:func:`~bandits.engine.memory.estimated_bytes`), or those with the ledgers of a policy
-            that says what they hold a round (``ledger_bytes_per_round``: the cascading ones); the
+            (:func:`~bandits.engine.memory.estimated_bytes`), or those with what a policy says it
+            holds a round: its ledgers (``ledger_bytes_per_round``, per repetition: the cascading
+            ones) or its tables indexed by round (``table_bytes_per_round``: the Lazy ones); the
             error names the most rounds that fit.
     """
     return simulate_many(
@@ -418,14 +419,16 @@ def _refuse_unfitting_ledgers(
     rep_chunk: int,
     chunk: ChunkPlan,
 ) -> None:
-    """Refuse, before it starts, a run whose ledgers would not fit beside the simulation's own
-    arrays (:func:`~bandits.engine.memory.estimated_bytes`, which :func:`_plan` checks alone): a
-    policy whose ledger names the rounds each release depends on (the cascading ones) holds them
-    until the run's check, about ``ledger_bytes_per_round`` bytes a round and repetition (0 when a
-    policy does not say). The arrays' estimate is linear in the horizon, so the most rounds that
-    fit is exact for it. Reads and raises only."""
+    """Refuse, before it starts, a run whose state per round would not fit beside the simulation's
+    own arrays (:func:`~bandits.engine.memory.estimated_bytes`, which :func:`_plan` checks alone):
+    a policy whose ledger names the rounds each release depends on (the cascading ones) holds them
+    until the run's check, about ``ledger_bytes_per_round`` bytes a round and repetition, and one
+    whose compiled loops index a table by round (the Lazy ones: log(t + 1)) holds
+    ``table_bytes_per_round`` bytes a round (0 when a policy does not say). The arrays' estimate is
+    linear in the horizon, so the most rounds that fit is exact for it. Reads and raises only."""
     rate = sum(getattr(p, "ledger_bytes_per_round", 0) for p in policies) if ledgers else 0
-    if rate == 0:
+    table = sum(getattr(p, "table_bytes_per_round", 0) for p in policies)
+    if rate == 0 and table == 0:
         return
     block, size = min(rep_chunk, repetitions), max(1, math.prod(env.structure.shape))
     fixed, one = (  # the arrays at horizons 0 and 1: their fixed part, then their bytes a round
@@ -433,15 +436,21 @@ def _refuse_unfitting_ledgers(
                         record_actions)  # fmt: skip
         for t in (0, 1)
     )
-    per_round = repetitions * rate + max(0, one - fixed)
+    per_round = repetitions * rate + table + max(0, one - fixed)
     need, limit = fixed + horizon * per_round, memory_limit()
     if need > limit:
-        raise ValueError(
-            f"horizon: the ledgers of {repetitions} repetition(s) would hold about "
+        held = (
+            f"the ledgers of {repetitions} repetition(s) would hold about "
             f"{horizon * repetitions * rate / 2**30:.3g} GiB ({rate} bytes a round and repetition: the "
-            f"rounds each release depends on, kept for the ledger check), {need / 2**30:.3g} GiB with the "
-            f"simulation's arrays, more than the {limit / 2**30:.3g} GiB this machine allows; use at most "
-            f"{max(0, limit - fixed) // per_round} rounds, or fewer repetitions"
+            f"rounds each release depends on, kept for the ledger check)" if rate else ""
+        ) + (" and " if rate and table else "") + (
+            f"the tables indexed by round would hold about {horizon * table / 2**30:.3g} GiB ({table} "
+            f"bytes a round)" if table else ""
+        )  # fmt: skip
+        raise ValueError(
+            f"horizon: {held}, {need / 2**30:.3g} GiB with the simulation's arrays, more than the "
+            f"{limit / 2**30:.3g} GiB this machine allows; use at most {max(0, limit - fixed) // per_round} "
+            f"rounds, or fewer repetitions"
         )
 
 

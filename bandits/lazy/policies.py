@@ -180,6 +180,7 @@ class _LazyPolicy(Policy):
 
     _ENGINES: ClassVar[tuple[str, ...]] = ("auto", "step")
     _theorem: ClassVar[str] = ""
+    table_bytes_per_round = 8
 
     def __post_init__(self) -> None:
         _check_common(self)
