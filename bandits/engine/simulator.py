@@ -220,13 +220,9 @@ def simulate(
             audit's trajectories), which then skip building the entries.
 
     Raises:
-        ValueError: before anything runs, naming the parameter: a bad argument, or a run that
-            would not fit in the memory a simulation may hold
-            (:func:`~bandits.engine.memory.memory_limit`): its arrays
-            (:func:`~bandits.engine.memory.estimated_bytes`), or those with what a policy says it
-            holds a round: its ledgers (``ledger_bytes_per_round``, per repetition: the cascading
-            ones) or its tables indexed by round (``table_bytes_per_round``: the Lazy ones); the
-            error names the most rounds that fit.
+        ValueError: before anything runs, naming the parameter: a bad argument, or a run whose
+            arrays (``estimated_bytes``), with what its policy says it holds a round (ledgers, the
+            cascading ones; tables, the Lazy ones), would not fit (``memory_limit``).
     """
     return simulate_many(
         [policy], env, horizon, repetitions, seed, checkpoints=checkpoints, record_actions=record_actions,
@@ -419,13 +415,11 @@ def _refuse_unfitting_ledgers(
     rep_chunk: int,
     chunk: ChunkPlan,
 ) -> None:
-    """Refuse, before it starts, a run whose state per round would not fit beside the simulation's
-    own arrays (:func:`~bandits.engine.memory.estimated_bytes`, which :func:`_plan` checks alone):
-    a policy whose ledger names the rounds each release depends on (the cascading ones) holds them
-    until the run's check, about ``ledger_bytes_per_round`` bytes a round and repetition, and one
-    whose compiled loops index a table by round (the Lazy ones: log(t + 1)) holds
-    ``table_bytes_per_round`` bytes a round (0 when a policy does not say). The arrays' estimate is
-    linear in the horizon, so the most rounds that fit is exact for it. Reads and raises only."""
+    """Refuse, before it starts, a run whose state per round would not fit beside its arrays
+    (``estimated_bytes``, which :func:`_plan` checks alone): the ledgers naming the rounds each
+    release depends on (``ledger_bytes_per_round`` a round and repetition: the cascading policies)
+    and tables indexed by round (``table_bytes_per_round``: the Lazy ones' log(t + 1)); 0 when a
+    policy does not say. The estimate is linear in T: the most rounds named fit. Reads and raises."""
     rate = sum(getattr(p, "ledger_bytes_per_round", 0) for p in policies) if ledgers else 0
     table = sum(getattr(p, "table_bytes_per_round", 0) for p in policies)
     if rate == 0 and table == 0:
