@@ -129,8 +129,8 @@ def main() -> None:
                  "with --update")
     if args.update and not (args.algorithms and args.json and Path(args.json).is_file()):
         ap.error("--update needs --algorithms and an existing --json file")
-    index = list(FAMILY_OF)  # the registry's order, whatever a process loaded first
-    keys = sorted(registered(), key=lambda k: index.index(k) if k in index else len(index))
+    order = {key: i for i, key in enumerate(FAMILY_OF)}  # the registry's order, whatever loaded first
+    keys = sorted(registered(), key=lambda k: order.get(k, len(order)))
     unknown = sorted(set(args.algorithms or ()) - set(keys))
     if unknown:
         ap.error(f"--algorithms must be registered algorithms ({', '.join(keys)}), got {', '.join(unknown)}")

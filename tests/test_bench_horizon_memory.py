@@ -87,70 +87,60 @@ def test_the_ledger_rates_the_simulator_refuses_by_cover_the_measured_growth() -
         run_algorithm("cascade-dp-sound", horizon=10**11, reps=3, audit_trials=0, progress=False)
 
 
-def test_ledgers_and_arrays_that_fit_apart_but_not_together_are_refused(monkeypatch) -> None:
-    """The guard adds the simulation's own arrays (their estimate, which the plan checks alone;
-    here with the actions recorded) to the ledgers: under a limit that each fits alone but not
-    their sum, the run is refused before it starts, and the most rounds the error names is exact
-    (one more is refused, that many run)."""
+def _refused_then_fits(monkeypatch, policy, env, horizon: int, reps: int, record: bool, extra, match: str):
+    """Under a memory limit of the run's arrays (the simulator's estimate at ``horizon``) plus
+    ``extra(arrays)`` bytes: the run is refused before it starts (``match``), and so is one round
+    more than the most the error names. Returns that most and the result of a run that long."""
     import re
 
     import pytest
 
     from bandits.engine import simulator
+
+    ck = np.asarray([horizon])
+    rep_chunk, plan = simulator._plan([policy], env, horizon, reps, ck, record, None, None, None,
+                                      simulator.DEFAULT_MEMORY)  # fmt: skip
+    arrays = simulator.estimated_bytes(reps, rep_chunk, env.n_arms, horizon, 1, plan.rounds, 1,
+                                       max(1, int(np.prod(env.structure.shape))), record)  # fmt: skip
+    monkeypatch.setattr(simulator, "memory_limit", lambda: arrays + extra(arrays))
+
+    def run(t: int):
+        return simulator.simulate(policy, env, t, reps, checkpoints=[t], record_actions=record,
+                                  progress=False)  # fmt: skip
+
+    with pytest.raises(ValueError, match=match) as err:
+        run(horizon)
+    most = int(re.search(r"use at most (\d+) rounds", str(err.value)).group(1))
+    with pytest.raises(ValueError, match=match):
+        run(most + 1)
+    return most, run(most)
+
+
+def test_ledgers_and_arrays_that_fit_apart_but_not_together_are_refused(monkeypatch) -> None:
+    """The guard adds the simulation's own arrays (their estimate, which the plan checks alone;
+    here with the actions recorded) to the ledgers: under a limit that each fits alone but not
+    their sum, the run is refused before it starts, and the most rounds the error names is exact
+    (one more is refused, that many run)."""
     from bandits.registry import get
     from bandits.run import parse_env
 
     spec = get("cascade-dp-sound")
     env = (spec.env_parser or parse_env)(spec.default_env)
     policy = spec.configure({}, env, 4000).policy
-    horizon, reps = 4000, 2
-    ck = np.asarray([horizon])
-    rep_chunk, plan = simulator._plan([policy], env, horizon, reps, ck, True, None, None, None,
-                                      simulator.DEFAULT_MEMORY)  # fmt: skip
-    arrays = simulator.estimated_bytes(reps, rep_chunk, env.n_arms, horizon, 1, plan.rounds, 1,
-                                       max(1, int(np.prod(env.structure.shape))), True)  # fmt: skip
-    ledgers = reps * horizon * policy.ledger_bytes_per_round
-    limit = max(arrays, ledgers) + min(arrays, ledgers) // 2
-    monkeypatch.setattr(simulator, "memory_limit", lambda: limit)
-
-    def run(t: int):
-        return simulator.simulate(policy, env, t, reps, checkpoints=[t], record_actions=True, progress=False)
-
-    with pytest.raises(ValueError, match=r"^horizon: .* with the simulation's arrays, more than") as err:
-        run(horizon)
-    most = int(re.search(r"use at most (\d+) rounds", str(err.value)).group(1))
-    assert 0 < most < horizon
-    with pytest.raises(ValueError, match="with the simulation's arrays"):
-        run(most + 1)
-    assert run(most).actions.shape[:2] == (reps, most)
+    ledgers = 2 * 4000 * policy.ledger_bytes_per_round
+    extra = lambda arrays: max(ledgers - arrays, 0) + min(arrays, ledgers) // 2  # noqa: E731
+    most, res = _refused_then_fits(monkeypatch, policy, env, 4000, 2, True, extra,
+                                   r"^horizon: .* with the simulation's arrays, more than")  # fmt: skip
+    assert 0 < most < 4000 and res.actions.shape[:2] == (2, most)
 
 
 def test_a_lazy_run_whose_table_by_round_would_not_fit_is_refused(monkeypatch) -> None:
     """The Lazy policies' table of log(t + 1), 8 bytes a round whatever the repetitions, counts in
     the guard: refused before anything is allocated, with the most rounds that fit, which run."""
-    import re
-
-    import pytest
-
-    from bandits.engine import simulator
     from bandits.environments import BernoulliEnv
     from bandits.lazy.policies import LazyUCB
 
-    env, policy = BernoulliEnv((0.75, 0.5)), LazyUCB()
-    ck = np.asarray([3000])
-    rep_chunk, plan = simulator._plan([policy], env, 3000, 3, ck, False, None, None, None,
-                                      simulator.DEFAULT_MEMORY)  # fmt: skip
-    arrays = simulator.estimated_bytes(3, rep_chunk, 2, 3000, 1, plan.rounds, 1, 1, False)
-    monkeypatch.setattr(simulator, "memory_limit", lambda: arrays + 8 * 2000)
-
-    def run(t: int):
-        return simulator.simulate(policy, env, t, 3, checkpoints=[t], progress=False)
-
     pattern = r"^horizon: the tables indexed by round would hold about .* \(8 bytes a round\), .* use at most"
-    with pytest.raises(ValueError, match=pattern) as err:
-        run(3000)
-    most = int(re.search(r"use at most (\d+) rounds", str(err.value)).group(1))
-    assert 1900 < most <= 2000
-    with pytest.raises(ValueError, match="tables indexed by round"):
-        run(most + 1)
-    assert run(most).pulls.sum() == 3 * most
+    most, res = _refused_then_fits(monkeypatch, LazyUCB(), BernoulliEnv((0.75, 0.5)), 3000, 3, False,
+                                   lambda arrays: 8 * 2000, pattern)  # fmt: skip
+    assert 1900 < most <= 2000 and res.pulls.sum() == 3 * most

@@ -159,8 +159,8 @@ def _check_hybrid_flush(record: dict, old: Callable, new: Callable) -> None:
 
 def _check_append_runs(record: dict, old: Callable, new: Callable) -> None:
     """The same runs (starts, stops, dtype) for every split of every subset of 0..9 into buffered
-    runs (or none) and later rounds, for chains of appends, and for random inputs far apart and
-    near the ends of int64; and a run continuing across the seam merged by both."""
+    runs (or none) and later rounds, for random chains of appends near 0, 10¹² and 2⁶², and a run
+    continuing across the seam merged by both."""
 
     def same(runs: du.UnitRuns | None, rounds: np.ndarray) -> du.UnitRuns:
         a, b = old(runs, rounds), new(runs, rounds)
