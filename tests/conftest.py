@@ -9,7 +9,9 @@ size (≥ 10⁴ certified values in well under a minute) to a long run. The opti
 test modules through the environment variable ``DPAUDIT_SOUNDNESS_SCALE`` because hypothesis
 settings are fixed when a module is imported.
 
-``DPAUDIT_FLOOR_REPS`` (below) makes the simulated detection floors of audits cheaper.
+``DPAUDIT_FLOOR_REPS`` (below) makes the simulated detection floors of audits cheaper, and the
+floors the suite simulates are kept (:data:`SUITE_FLOORS`): a fresh machine reads them instead of
+simulating them again.
 
 The files run heaviest first (:data:`FILE_SECONDS`, a file's seconds in the last recorded run;
 a file not recorded counts as heaviest): the two xdist workers take whole files (``--dist
@@ -23,6 +25,8 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
+import tempfile
 from collections import defaultdict
 from pathlib import Path
 
@@ -105,6 +109,7 @@ def pytest_configure(config):
         os.environ["DPAUDIT_SOUNDNESS_SCALE"] = str(SLOW_SCALE)
     if not hasattr(config, "workerinput"):  # the controller (or -n 0); xdist workers inherit it
         os.environ[WHOLE_SUITE] = "1" if _whole_suite(config) else "0"
+        os.environ["DPAUDIT_CACHE_DIR"] = _session_floor_store(bool(os.environ.get(RECORD_SUITE_FLOORS)))
 
 
 WHOLE_SUITE = "DPAUDIT_WHOLE_SUITE"
@@ -154,8 +159,50 @@ def pytest_runtest_logreport(report):
 
 
 def pytest_sessionfinish(session, exitstatus):
+    if hasattr(session.config, "workerinput"):
+        return  # what follows, the controller does once
     target = os.environ.get("DPAUDIT_RECORD_FILE_SECONDS")
-    if target and _SECONDS and not hasattr(session.config, "workerinput"):  # the controller, once
+    if target and _SECONDS:
         ranked = sorted(_SECONDS.items(), key=lambda kv: (-kv[1], kv[0]))
         text = json.dumps({k: round(v, 1) for k, v in ranked}, indent=1) + "\n"
         Path(target).write_text(text, encoding="utf-8")
+    store = Path(os.environ.get("DPAUDIT_CACHE_DIR", ""))
+    if store.name.startswith(_STORE_PREFIX):
+        if os.environ.get(RECORD_SUITE_FLOORS) and exitstatus == 0 and _whole_suite(session.config):
+            _keep_suite_floors(store / "floors")
+        shutil.rmtree(store, ignore_errors=True)
+
+
+SUITE_FLOORS = Path(__file__).with_name("suite_floors.json")
+"""The detection floors (:mod:`dpaudit.audit.floor_store`) the whole suite simulated in its last
+recorded run, with the code they were computed by. Each session starts from a temporary store
+(``DPAUDIT_CACHE_DIR``, shared by the xdist workers and the commands the tests start) holding them
+when that code is today's, and removes it at the end: the suite never reads or writes the user's
+own store, and a fresh machine does not simulate them again. A floor's name includes its
+parameters and the code, so a changed test simulates its own. ``DPAUDIT_RECORD_SUITE_FLOORS=1
+python -m pytest`` (the whole suite, passing) records them again from an empty store;
+``tests/test_procedure_floor.py`` fails when they were computed by other code."""
+
+RECORD_SUITE_FLOORS = "DPAUDIT_RECORD_SUITE_FLOORS"
+_STORE_PREFIX = "dpaudit-suite-floors-"
+
+
+def _session_floor_store(empty: bool) -> str:
+    """A new temporary store for this session, holding :data:`SUITE_FLOORS` unless ``empty``."""
+    from dpaudit.audit import floor_store
+
+    root = Path(tempfile.mkdtemp(prefix=_STORE_PREFIX))
+    kept = json.loads(SUITE_FLOORS.read_text(encoding="utf-8")) if SUITE_FLOORS.exists() and not empty else {}
+    if kept.get("code") == floor_store.code_hash():
+        for name, value in kept["floors"].items():
+            floor_store.write_json(root / "floors", name, value)
+    return str(root)
+
+
+def _keep_suite_floors(floors: Path) -> None:
+    """Write the floors this session's store holds to :data:`SUITE_FLOORS`."""
+    from dpaudit.audit import floor_store
+
+    found = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in sorted(floors.glob("*.json"))}
+    text = json.dumps({"code": floor_store.code_hash(), "floors": found}, indent=0, sort_keys=True)
+    SUITE_FLOORS.write_text(text + "\n", encoding="utf-8")

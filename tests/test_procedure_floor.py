@@ -219,6 +219,27 @@ def test_the_shipped_floors_were_computed_by_this_code():
     assert len(data["floors"]) >= 10
 
 
+def test_the_suite_reads_its_kept_floors_from_a_store_of_its_own():
+    """The floors the suite simulated in its last recorded run (``tests/suite_floors.json``,
+    ``tests/conftest.py``) were computed by this code, and this session's store holds them (it
+    starts empty only when recording). After changing a module of ``floor_store.CODE``, record
+    them again: stale kept floors are ignored, and a fresh machine then simulates every floor the
+    suite needs again (about three minutes of its time)."""
+    import json
+    import os
+    from pathlib import Path
+
+    from dpaudit.audit import floor_store
+
+    data = json.loads(Path(__file__).with_name("suite_floors.json").read_text())
+    assert data["code"] == floor_store.code_hash(), "run: DPAUDIT_RECORD_SUITE_FLOORS=1 python -m pytest"
+    assert len(data["floors"]) >= 100
+    store = floor_store.cache_dir()
+    assert store is not None and store.parent.name.startswith("dpaudit-suite-floors-")  # not the user's
+    if not os.environ.get("DPAUDIT_RECORD_SUITE_FLOORS"):  # a recording starts from an empty store
+        assert all(floor_store.read(name) == value for name, value in data["floors"].items())
+
+
 def test_a_default_mechanism_audit_uses_the_shipped_floors(monkeypatch):
     from dpaudit.audit import procedure_floor as pf
 
