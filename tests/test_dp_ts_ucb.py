@@ -250,9 +250,9 @@ def test_tune_below_the_frontier_adds_smaller_budgets_and_more_stages() -> None:
 
     env = parse_env("bernoulli:0.75,0.5,0.25")
     epochs = (1, 2, 4, 8, 16, 32, 64)
-    front = tune_dp_ts_ucb(env, 1500, target_mu=1.5, reps=3, seed=4, num=3, first_epochs=epochs,
+    front = tune_dp_ts_ucb(env, 600, target_mu=1.5, reps=3, seed=4, num=3, first_epochs=epochs,
                            below_frontier=False, progress=False)  # fmt: skip
-    res = tune_dp_ts_ucb(env, 1500, target_mu=1.5, reps=3, seed=4, num=3, progress=False)  # the default
+    res = tune_dp_ts_ucb(env, 600, target_mu=1.5, reps=3, seed=4, num=3, progress=False)  # the default
     tops = {(c.alpha, c.first_epoch): c.samples for c in front.candidates}
     assert {(c.alpha, c.first_epoch, c.samples) for c in res.candidates} == {
         (a, f, phi) for (a, f), top in tops.items() for phi in sample_ladder(top, BELOW_RATIO)
@@ -271,8 +271,8 @@ def test_tune_below_the_frontier_adds_smaller_budgets_and_more_stages() -> None:
         lead = [i for i, _, _ in sorted(stage, key=lambda c: c[1])]
         i, mean, _ = stage[0]
         c = res.candidates[i]
-        pol = DPTSUCB(alpha=c.alpha, c0=c.c0, first_epoch=c.first_epoch, design_horizon=1500)
-        assert simulate(pol, env, 1500, n, 5 + k, progress=False).final("pseudo") == mean
+        pol = DPTSUCB(alpha=c.alpha, c0=c.c0, first_epoch=c.first_epoch, design_horizon=600)
+        assert simulate(pol, env, 600, n, 5 + k, progress=False).final("pseudo") == mean
     assert res.best is res.candidates[lead[0]]
     runs = tuning_runs(len(res.candidates), 3, below_frontier=True)
     assert runs == 3 * len(res.candidates) + sum(n * len(stage) for n, stage in stages)

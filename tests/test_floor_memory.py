@@ -47,6 +47,13 @@ def test_a_floor_that_would_not_fit_is_refused_before_its_pools(monkeypatch):
 
 @pytest.mark.slow
 def test_the_cli_refuses_it_in_one_line(monkeypatch, capsys):
+    """The outputs view's floor, measured first, is stubbed (its search is tested in
+    ``tests/test_leak_floor.py``; measured here it took 18 s of this test's 20)."""
+    import bandits.auditing.black_box as bb
+    from dpaudit.audit.leak_floor import LeakFloor, LeakPoint
+
+    fixed = LeakFloor(0.3, 1.3, (LeakPoint(1.0, 0.9, 0.1),), 4, "stub", "epsilon", 1.0)
+    monkeypatch.setattr(bb, "black_box_leak_floor", lambda *a, **k: fixed)
     monkeypatch.setattr(floor_memory, "memory_limit", lambda: 4096)
     args = ["run", "lazy-ucb", "-T", "200", "-R", "1", "--audit-trials", "300", "--audit-floor", "algorithm"]
     code = main(args)
