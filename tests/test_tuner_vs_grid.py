@@ -58,7 +58,7 @@ def test_dense_grid_meets_the_budget_and_holds_every_frontier_point():
 
 @pytest.fixture(scope="module")
 def small_check():
-    cfg = tvg.GridCheckConfig(horizon=1000, reps=3, tuner_candidates=3, alphas=3, first_epochs=(1, 4, 16),
+    cfg = tvg.GridCheckConfig(horizon=500, reps=3, tuner_candidates=3, alphas=3, first_epochs=(1, 4, 16),
                               sample_ratio=2.0, screen=6, contenders=4, holdout_reps=12)  # fmt: skip
     return tvg.run_check(cfg)
 
