@@ -168,9 +168,18 @@ def pytest_sessionfinish(session, exitstatus):
         Path(target).write_text(text, encoding="utf-8")
     store = Path(os.environ.get("DPAUDIT_CACHE_DIR", ""))
     if store.name.startswith(_STORE_PREFIX):
+        _NEW_FLOORS.extend(sorted(p.stem for p in (store / "floors").glob("*.json") if p.stem not in _kept()))
         if os.environ.get(RECORD_SUITE_FLOORS) and exitstatus == 0 and _whole_suite(session.config):
             _keep_suite_floors(store / "floors")
         shutil.rmtree(store, ignore_errors=True)
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _NEW_FLOORS and not os.environ.get(RECORD_SUITE_FLOORS):
+        terminalreporter.write_line(
+            f"{len(_NEW_FLOORS)} detection floors were simulated that tests/suite_floors.json does not "
+            f"keep (a fresh machine simulates them again): DPAUDIT_RECORD_SUITE_FLOORS=1 python -m pytest "
+            f"records them")
 
 
 SUITE_FLOORS = Path(__file__).with_name("suite_floors.json")
@@ -181,10 +190,22 @@ when that code is today's, and removes it at the end: the suite never reads or w
 own store, and a fresh machine does not simulate them again. A floor's name includes its
 parameters and the code, so a changed test simulates its own. ``DPAUDIT_RECORD_SUITE_FLOORS=1
 python -m pytest`` (the whole suite, passing) records them again from an empty store;
-``tests/test_procedure_floor.py`` fails when they were computed by other code."""
+``tests/test_procedure_floor.py`` fails when they were computed by other code, and a session that
+simulated floors the file does not keep says how many at its end."""
 
 RECORD_SUITE_FLOORS = "DPAUDIT_RECORD_SUITE_FLOORS"
 _STORE_PREFIX = "dpaudit-suite-floors-"
+
+
+_NEW_FLOORS: list[str] = []
+
+
+def _kept() -> dict[str, dict]:
+    """The floors of :data:`SUITE_FLOORS`, if this code computed them (else none)."""
+    from dpaudit.audit import floor_store
+
+    kept = json.loads(SUITE_FLOORS.read_text(encoding="utf-8")) if SUITE_FLOORS.exists() else {}
+    return dict(kept["floors"]) if kept.get("code") == floor_store.code_hash() else {}
 
 
 def _session_floor_store(empty: bool) -> str:
@@ -192,10 +213,8 @@ def _session_floor_store(empty: bool) -> str:
     from dpaudit.audit import floor_store
 
     root = Path(tempfile.mkdtemp(prefix=_STORE_PREFIX))
-    kept = json.loads(SUITE_FLOORS.read_text(encoding="utf-8")) if SUITE_FLOORS.exists() and not empty else {}
-    if kept.get("code") == floor_store.code_hash():
-        for name, value in kept["floors"].items():
-            floor_store.write_json(root / "floors", name, value)
+    for name, value in ({} if empty else _kept()).items():
+        floor_store.write_json(root / "floors", name, value)
     return str(root)
 
 
