@@ -35,13 +35,23 @@ def figures_dir() -> Path | None:
 
 
 def show(fig: Any, name: str, dpi: int = 110) -> None:
-    """Display ``fig`` in the notebook; save it as ``name`` in :func:`figures_dir` too when set."""
+    """Display ``fig`` in the notebook; save it as ``name`` in :func:`figures_dir` too when set.
+
+    The figure is drawn once, as PNG at ``dpi``: the saved file and the inline image are the same
+    bytes (displaying the figure object would draw it again, at the inline backend's own size)."""
+    import io
+
     import matplotlib.pyplot as plt
-    from IPython.display import display
+    from IPython.display import Image, display
 
     fig.tight_layout()
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=dpi)
     folder = figures_dir()
     if folder is not None:
-        fig.savefig(folder / name, dpi=dpi)
-    display(fig)
+        if Path(name).suffix.lower() == ".png":
+            (folder / name).write_bytes(png.getvalue())
+        else:
+            fig.savefig(folder / name, dpi=dpi)
+    display(Image(data=png.getvalue()))
     plt.close(fig)
